@@ -1,0 +1,152 @@
+# cairn - top-level build.
+#
+#   make            library (static + shared), CLI, tests, examples, benchmarks
+#   make test       quick suite: unit, fuzz-corpus replay, MPI, CLI (installs deps first)
+#   make check      everything in `test` plus the sanitizer build of the suite
+#   make demo       the main job: heat stencil on 8 ranks / 4 emulated nodes, crash, restart
+#   make bench      benchmarks; every figure is a `bench:` line with a ratio
+#   make asan       the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make fuzz       libFuzzer targets (clang), run briefly over the corpus
+#   make install    PREFIX=/usr/local
+#
+# Only code that calls MPI (src/api, tests/mpi, examples, bench) is built with
+# mpicc; everything else is plain C11 built with -DCAIRN_NO_MPI.
+
+PREFIX ?= /usr/local
+CC ?= cc
+MPICC ?= mpicc
+BUILD ?= build
+OPT ?= -O2 -g
+SAN ?=
+
+# Dependencies: pkg-config first, plain -l as fallback (Jerasure/GF-Complete ship no .pc).
+pc = $(shell pkg-config --cflags --libs $(1) 2>/dev/null || echo $(2))
+DEP_LIBS := $(call pc,libxxhash,-lxxhash) $(call pc,inih,-linih) $(call pc,libpmem,-lpmem) -lpthread
+CMOCKA := $(call pc,cmocka,-lcmocka)
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) $(WARN) -Iinclude -MMD -MP
+LIB_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden
+LDFLAGS_ALL := $(SAN)
+
+# ---- sources, by layer (each folder depends only on those below it) ----
+COMMON_SRC := $(wildcard src/common/*.c)
+LEVELS_SRC := $(wildcard src/levels/*.c)
+API_SRC := $(wildcard src/api/*.c)
+NOMPI_SRC := $(COMMON_SRC) $(LEVELS_SRC)
+
+NOMPI_OBJ := $(NOMPI_SRC:%.c=$(BUILD)/%.o)
+API_OBJ := $(API_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ := $(NOMPI_OBJ) $(API_OBJ)
+
+LIBA := $(BUILD)/libcairn.a
+LIBSO := $(BUILD)/libcairn.so
+CLI := $(BUILD)/cairn
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+MPI_TEST_SRC := $(wildcard tests/mpi/*.c)
+MPI_TEST_BIN := $(MPI_TEST_SRC:tests/mpi/%.c=$(BUILD)/tests/%)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/replay_%)
+EXAMPLE_SRC := $(wildcard examples/*.c)
+EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+.PHONY: all lib test check demo bench asan fuzz install clean deps
+all: lib $(CLI) $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN) $(BUILD)/cairn.pc
+lib: $(LIBA) $(LIBSO)
+
+deps:
+	@bash scripts/setup.sh
+
+$(BUILD)/src/api/%.o: src/api/%.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(LIB_CFLAGS) -Isrc -c $< -o $@
+
+$(BUILD)/src/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -DCAIRN_NO_MPI -Isrc -c $< -o $@
+
+$(LIBA): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(LIBSO): $(LIB_OBJ)
+	$(MPICC) -shared -Wl,-soname,libcairn.so.$(shell sed -n 's/^#define CAIRN_VERSION_MAJOR \([0-9]*\)/\1/p' include/cairn.h) \
+	    $(LDFLAGS_ALL) -o $@ $^ $(DEP_LIBS)
+
+# The CLI uses the public header and src/common only, linked statically.
+$(BUILD)/src/tools/%.o: src/tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -c $< -o $@
+CLI_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/tools/*.c))
+$(CLI): $(CLI_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(DEP_LIBS)
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(NOMPI_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $^ $(CMOCKA) $(DEP_LIBS) $(LDFLAGS_ALL)
+
+$(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(COMMON_SRC:%.c=$(BUILD)/%.o)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $^ $(DEP_LIBS) $(LDFLAGS_ALL)
+
+$(BUILD)/tests/%: tests/mpi/%.c $(LIBA)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(BASE_CFLAGS) -Isrc -o $@ $< $(LIBA) $(DEP_LIBS) $(LDFLAGS_ALL)
+
+$(BUILD)/examples/%: examples/%.c $(LIBA)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(BASE_CFLAGS) -o $@ $< $(LIBA) $(DEP_LIBS) -lm $(LDFLAGS_ALL)
+
+$(BUILD)/bench/%: bench/%.c $(LIBA)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(BASE_CFLAGS) -Isrc -o $@ $< $(LIBA) $(DEP_LIBS) -lm $(LDFLAGS_ALL)
+
+$(BUILD)/cairn.pc: cairn.pc.in include/cairn.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)|' $< > $@
+
+# ---- entry points ----
+test: deps
+	$(MAKE) all
+	BUILD=$(BUILD) bash tests/run.sh
+
+asan: deps
+	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" OPT="-O1 -g" all
+	BUILD=build-asan CAIRN_SANITIZE=1 bash tests/run.sh
+
+check: test asan
+
+demo: deps
+	$(MAKE) all
+	BUILD=$(BUILD) bash scripts/demo.sh
+
+bench: deps
+	$(MAKE) all
+	BUILD=$(BUILD) bash bench/run.sh
+
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -DCAIRN_NO_MPI -O1 -g -Iinclude -Isrc -fsanitize=fuzzer,address,undefined
+fuzz: deps
+	@mkdir -p $(BUILD)/fuzz
+	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
+	  clang $(FUZZ_FLAGS) -o $(BUILD)/fuzz/$$n $$f $(COMMON_SRC) $(DEP_LIBS) || exit 1; \
+	  mkdir -p $(BUILD)/fuzz/$$n.corpus; \
+	  $(BUILD)/fuzz/$$n -max_total_time=$${FUZZ_SECONDS:-60} $(BUILD)/fuzz/$$n.corpus tests/fuzz/corpus/$$n || exit 1; \
+	done
+
+install: lib $(CLI) $(BUILD)/cairn.pc
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
+	    $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 include/cairn.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(BUILD)/cairn.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -m 644 man/cairn.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

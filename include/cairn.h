@@ -1,0 +1,190 @@
+/*
+ * cairn.h - the public API of libcairn, a node-local multi-level checkpoint
+ * store for MPI applications.
+ *
+ * This is the only installed header. Handles are opaque; every function
+ * returns 0 on success or a negative code: cairn's own codes from the table
+ * below (all <= -1000), or -errno for a failed system call. cairn_strerror()
+ * names both kinds; cairn_errmsg() returns the last detailed message of a
+ * handle ("rank 3: /dev/shm/cairn-0/job/node1/gen-7/rank-3.ckpt: block 12
+ * checksum mismatch").
+ *
+ * Collective calls (marked so below) must be made by every rank of the
+ * communicator given to cairn_init, in the same order. They return the same
+ * code on every rank: if any rank fails, every rank returns the failing
+ * rank's code and message.
+ *
+ * Memory: cairn never takes ownership of protected memory; the application
+ * keeps it valid from cairn_protect until it is unprotected, re-protected or
+ * the context is finalized. Strings passed in are copied.
+ *
+ * The library never exits, aborts or calls MPI_Abort; it only returns errors.
+ */
+#ifndef CAIRN_H
+#define CAIRN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef CAIRN_NO_MPI
+#include <mpi.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define CAIRN_EXPORT __attribute__((visibility("default")))
+#else
+#define CAIRN_EXPORT
+#endif
+
+#define CAIRN_VERSION_MAJOR 0
+#define CAIRN_VERSION_MINOR 1
+#define CAIRN_VERSION_PATCH 0
+#define CAIRN_VERSION_STRING "0.1.0"
+
+/*
+ * Error codes, pinned: their values never change between releases.
+ * X(NAME, value, message). One list generates the enum and cairn_strerror().
+ */
+#define CAIRN_ERROR_LIST(X)                                                        \
+    X(CAIRN_EINVAL,    -1001, "invalid argument")                                  \
+    X(CAIRN_ENOMEM,    -1002, "out of memory")                                     \
+    X(CAIRN_ECONFIG,   -1003, "bad configuration")                                 \
+    X(CAIRN_ENOTSUP,   -1004, "not supported by this build or configuration")     \
+    X(CAIRN_ENOENT,    -1005, "no checkpoint found")                               \
+    X(CAIRN_ECORRUPT,  -1006, "checkpoint data is corrupt")                        \
+    X(CAIRN_EIO,       -1007, "input/output error")                                \
+    X(CAIRN_ENOSPC,    -1008, "no space left on node-local storage")              \
+    X(CAIRN_EMPI,      -1009, "MPI error")                                         \
+    X(CAIRN_EUNSAFE,   -1010, "unsafe path: symlink, foreign owner or bad mode")  \
+    X(CAIRN_EMISMATCH, -1011, "checkpoint does not match the protected variables") \
+    X(CAIRN_ESTATE,    -1012, "call out of order")                                 \
+    X(CAIRN_EFORMAT,   -1013, "unsupported checkpoint format version")
+
+enum cairn_error {
+    CAIRN_OK = 0,
+#define CAIRN_X_ENUM(name, value, msg) name = value,
+    CAIRN_ERROR_LIST(CAIRN_X_ENUM)
+#undef CAIRN_X_ENUM
+};
+
+/* Element types of protected variables. Values are part of the on-disk format. */
+typedef enum cairn_type {
+    CAIRN_BYTE = 0, /* opaque bytes */
+    CAIRN_INT8 = 1,
+    CAIRN_UINT8 = 2,
+    CAIRN_INT16 = 3,
+    CAIRN_UINT16 = 4,
+    CAIRN_INT32 = 5,
+    CAIRN_UINT32 = 6,
+    CAIRN_INT64 = 7,
+    CAIRN_UINT64 = 8,
+    CAIRN_FLOAT = 9,
+    CAIRN_DOUBLE = 10,
+} cairn_type;
+
+/* Size in bytes of one element of TYPE, or 0 for an unknown type. */
+CAIRN_EXPORT size_t cairn_type_size(cairn_type type);
+
+/* Levels (a checkpoint at level L is also held at every lower level). */
+#define CAIRN_LEVEL_LOCAL 1   /* node-local storage: survives a process crash */
+#define CAIRN_LEVEL_PARTNER 2 /* copy on a partner node (not yet supported) */
+#define CAIRN_LEVEL_ERASURE 3 /* Reed-Solomon parity (not yet supported) */
+#define CAIRN_LEVEL_PFS 4     /* parallel file system (not yet supported) */
+
+#define CAIRN_MAX_DIMS 3
+#define CAIRN_NAME_MAX 255     /* longest variable or routed-file name */
+#define CAIRN_LATEST (-1L)     /* cairn_restart: the newest restorable generation */
+
+typedef struct cairn_ctx cairn_ctx;
+
+/* One generation, as reported by cairn_generations(). */
+typedef struct cairn_gen_info {
+    long id;          /* generation id given to cairn_checkpoint */
+    int level;        /* highest level the generation reached */
+    int nranks;       /* ranks that wrote it */
+    uint64_t bytes;   /* stored bytes, summed over all ranks */
+} cairn_gen_info;
+
+#ifndef CAIRN_NO_MPI
+/*
+ * Collective. Create a context over COMM (duplicated internally). CONFIG_PATH
+ * names an INI file, or is NULL for defaults; CAIRN_* environment variables
+ * override both (see README, "Configuration"). On failure *CTX is NULL and
+ * cairn_errmsg(NULL) explains.
+ */
+CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **ctx);
+#endif
+
+/*
+ * Local. Protect COUNT elements of TYPE at PTR under NAME (1..CAIRN_NAME_MAX
+ * bytes, no '/', unique per rank). NDIMS is 0 (plain array of COUNT) or 1..3,
+ * with DIMS[0..NDIMS-1] whose product is COUNT (DIMS[0] slowest varying).
+ * Protecting an existing name replaces its pointer, type and shape; its error
+ * bound is kept only if the type stays float or double. PTR may be NULL only
+ * when COUNT is 0.
+ */
+CAIRN_EXPORT int cairn_protect(cairn_ctx *ctx, const char *name, void *ptr, cairn_type type,
+                               size_t count, int ndims, const size_t *dims);
+
+/* Local. Stop protecting NAME. */
+CAIRN_EXPORT int cairn_unprotect(cairn_ctx *ctx, const char *name);
+
+/*
+ * Local. Allow lossy storage of float/double variable NAME with absolute
+ * error bound BOUND (> 0; 0 restores lossless). Recorded in every checkpoint;
+ * until a lossy codec is configured, data is stored losslessly regardless.
+ */
+CAIRN_EXPORT int cairn_protect_bound(cairn_ctx *ctx, const char *name, double abs_error_bound);
+
+/*
+ * Local. Put into PATH (PATH_LEN bytes) the node-local path for the file NAME
+ * (a plain file name, no '/'). Before a checkpoint: where to write the file so
+ * that the next cairn_checkpoint takes it into the generation. After
+ * cairn_restart: where the restored generation holds that file (read-only).
+ */
+CAIRN_EXPORT int cairn_route_file(cairn_ctx *ctx, const char *name, char *path, size_t path_len);
+
+/*
+ * Collective. Write generation ID (>= 0, greater than any generation this
+ * context wrote or restored) at LEVEL. Returns when the generation is
+ * complete on every rank; a crash at any instant leaves the previous complete
+ * generation restorable. Files routed since the last checkpoint are moved in.
+ * Levels 2-4 return CAIRN_ENOTSUP until they are built.
+ */
+CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level);
+
+/*
+ * Collective. Restore every protected variable from generation ID, or from
+ * the newest restorable one with CAIRN_LATEST; *RESTORED_ID (may be NULL)
+ * receives the id. Every byte is verified against its checksum before any
+ * protected memory is written; a corrupt or incomplete newer generation is
+ * skipped with a warning when ID is CAIRN_LATEST. On error protected memory
+ * is unchanged. Protected variables must match the checkpoint in type and
+ * element count (CAIRN_EMISMATCH otherwise); stored variables that are not
+ * protected are ignored.
+ */
+CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id);
+
+/*
+ * Collective. Fill INFO[0..MAX-1] with the complete generations, newest
+ * first; *COUNT receives how many exist (possibly more than MAX).
+ */
+CAIRN_EXPORT int cairn_generations(cairn_ctx *ctx, cairn_gen_info *info, int max, int *count);
+
+/* Collective. Free the context; accepts NULL. Checkpoints stay on disk. */
+CAIRN_EXPORT int cairn_finalize(cairn_ctx *ctx);
+
+/* Name of error code RC (cairn's own or -errno). Never NULL. */
+CAIRN_EXPORT const char *cairn_strerror(int rc);
+
+/* Last detailed message of CTX, "" if none; NULL ctx gives the last init failure. */
+CAIRN_EXPORT const char *cairn_errmsg(const cairn_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CAIRN_H */

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# setup.sh: install the Debian packages cairn builds, tests and benchmarks with.
+# Idempotent: does nothing when every package is already installed. Waits for
+# another package manager's lock instead of failing. Run as root (or via sudo).
+set -eu
+
+pkgs=(
+  build-essential pkg-config
+  libopenmpi-dev openmpi-bin            # MPI (MPICH also works: CAIRN_MPI=mpich)
+  libjerasure-dev libgf-complete-dev    # Cauchy Reed-Solomon
+  zlib1g-dev libzstd-dev liblz4-dev     # lossless codecs
+  libxxhash-dev                         # checksums and block hashes
+  libpmem-dev                           # persistent-memory / tmpfs writes
+  libinih-dev                           # INI configuration parser
+  libcmocka-dev                         # unit-test framework
+  clang libclang-rt-14-dev              # libFuzzer and sanitizers for `make fuzz`
+)
+if [ "${CAIRN_MPI:-openmpi}" = mpich ]; then
+  pkgs=("${pkgs[@]/libopenmpi-dev/libmpich-dev}")
+  pkgs=("${pkgs[@]/openmpi-bin/mpich}")
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+apt_opts=(-y -q -o DPkg::Lock::Timeout=600)
+$sudo apt-get "${apt_opts[@]}" update
+$sudo apt-get "${apt_opts[@]}" install --no-install-recommends "${missing[@]}"

@@ -1,0 +1,310 @@
+/*
+ * common.h - the contract of src/common, the layer every other part of cairn
+ * stands on. It depends on nothing but libc, xxHash and inih: no MPI.
+ *
+ *   errors   cn_err carries a code and a detailed message up the stack;
+ *            CN_FAIL / CN_TRY keep error paths one line.
+ *   log      one line per message to stderr, prefixed with rank and host.
+ *   hash     XXH3-64 checksums of blocks, tables and headers.
+ *   paths    directories created mode 0700 and opened without following
+ *            symlinks; names checked before they touch a path.
+ *   bytes    little-endian encoders and a bounds-checked reader.
+ *   format   the on-disk checkpoint file and node manifest (format.c), and a
+ *            reader that maps a checkpoint file and validates it (ckread.c).
+ *   config   the key table, INI + environment loading (config.c).
+ *   fault    named fault points for failure-injection tests (fault.c).
+ *
+ * Ownership: functions that allocate say so; the matching _free accepts NULL.
+ */
+#ifndef CAIRN_COMMON_H
+#define CAIRN_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Non-MPI objects are compiled with -DCAIRN_NO_MPI (see Makefile). */
+#include "cairn.h"
+
+/* ---- errors ------------------------------------------------------------ */
+
+#define CN_MSG_MAX 1024
+
+typedef struct cn_err {
+    int code;              /* 0 or a negative cairn code / -errno */
+    char msg[CN_MSG_MAX];  /* detailed message, "" if none */
+} cn_err;
+
+/* Record CODE and a formatted message in ERR (may be NULL); return CODE. */
+int cn_fail(cn_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* As cn_fail, with ": strerror(errno_value)" appended; returns -errno_value
+ * mapped to CAIRN_ENOSPC for ENOSPC/EDQUOT. */
+int cn_fail_errno(cn_err *err, int errno_value, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void cn_err_clear(cn_err *err);
+
+#define CN_FAIL_IF(cond, err, code, ...)                                                          \
+    do {                                                                                          \
+        if (cond)                                                                                 \
+            return cn_fail((err), (code), __VA_ARGS__);                                           \
+    } while (0)
+
+#define CN_TRY(expr)                                                                              \
+    do {                                                                                          \
+        int cn_rc_ = (expr);                                                                      \
+        if (cn_rc_ < 0)                                                                           \
+            return cn_rc_;                                                                        \
+    } while (0)
+
+/* ---- logging ----------------------------------------------------------- */
+
+enum cn_log_level { CN_LOG_ERROR = 0, CN_LOG_WARN = 1, CN_LOG_INFO = 2, CN_LOG_DEBUG = 3 };
+
+void cn_log_setup(int level, const char *prefix); /* prefix e.g. "rank 3 host n1" */
+void cn_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define cn_warn(...) cn_log(CN_LOG_WARN, __VA_ARGS__)
+#define cn_info(...) cn_log(CN_LOG_INFO, __VA_ARGS__)
+#define cn_debug(...) cn_log(CN_LOG_DEBUG, __VA_ARGS__)
+
+/* ---- hash -------------------------------------------------------------- */
+
+uint64_t cn_hash(const void *data, size_t len); /* XXH3-64, seed 0 */
+
+/* ---- paths ------------------------------------------------------------- */
+
+/* True if NAME is a plain file name: 1..CAIRN_NAME_MAX bytes, no '/', not "." or "..". */
+bool cn_name_ok(const char *name);
+
+/*
+ * Open (creating if missing, mode 0700) directory NAME under DIRFD without
+ * following symlinks, and check it is a directory owned by the effective user
+ * with no group/other permissions. Returns an O_DIRECTORY fd or a negative
+ * code (CAIRN_EUNSAFE for a symlink, foreign owner or loose mode).
+ */
+int cn_dir_open(int dirfd, const char *name, bool create, cn_err *err);
+
+/* Open an absolute or relative directory PATH (no create, no ownership check
+ * of the path itself beyond it being a directory). Returns fd or -errno. */
+int cn_dir_open_path(const char *path, cn_err *err);
+
+/* Remove NAME under DIRFD recursively, never following symlinks. Missing is OK. */
+int cn_rmtree_at(int dirfd, const char *name, cn_err *err);
+
+/* fsync a directory fd (persist renames in it). */
+int cn_dir_sync(int dirfd, cn_err *err);
+
+/* ---- bytes ------------------------------------------------------------- */
+
+static inline void cn_put_u16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void cn_put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void cn_put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint16_t cn_get_u16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t cn_get_u32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+static inline uint64_t cn_get_u64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/* Bounds-checked sequential reader: reads past the end set BAD and yield 0. */
+typedef struct cn_rd {
+    const uint8_t *p;
+    size_t len, off;
+    bool bad;
+} cn_rd;
+const uint8_t *cn_rd_take(cn_rd *r, size_t n); /* NULL (and bad) if fewer than n left */
+uint8_t cn_rd_u8(cn_rd *r);
+uint16_t cn_rd_u16(cn_rd *r);
+uint32_t cn_rd_u32(cn_rd *r);
+uint64_t cn_rd_u64(cn_rd *r);
+
+/* ---- format ------------------------------------------------------------ */
+/*
+ * A rank's checkpoint file (one per rank per generation):
+ *   [header, CN_HEADER_SIZE bytes][entry table][pad to 4096][data ...]
+ * Every integer is little-endian. Integrity is a chain: each data block has an
+ * XXH3-64 in the table, the table's XXH3-64 is in the header, and the header
+ * ends with the XXH3-64 of its other bytes (the file's checksum, also stored in
+ * the node manifest). Changing any byte breaks the chain somewhere.
+ */
+#define CN_FORMAT_VERSION 1
+#define CN_HEADER_SIZE 256
+#define CN_JOB_MAX 63 /* job ids and node names: at most 63 bytes */
+#define CN_DATA_ALIGN 4096
+#define CN_ENTRY_ALIGN 64
+#define CN_MAX_ENTRIES (1u << 20)
+#define CN_MIN_BLOCK (4u << 10)
+#define CN_MAX_BLOCK (1u << 30)
+#define CN_MAX_RANKS (1u << 24)
+
+extern const uint8_t CN_CKPT_MAGIC[8];     /* "CAIRNCK" 0x01 */
+extern const uint8_t CN_MANIFEST_MAGIC[8]; /* "CAIRNMF" 0x01 */
+
+enum cn_kind { CN_KIND_VAR = 0, CN_KIND_FILE = 1 };
+enum cn_codec { CN_CODEC_RAW = 0 };
+
+typedef struct cn_entry {
+    char name[CAIRN_NAME_MAX + 1];
+    uint8_t kind;          /* enum cn_kind */
+    uint8_t type;          /* cairn_type (CAIRN_BYTE for files) */
+    uint8_t ndims;         /* 0..3 */
+    uint8_t codec;         /* enum cn_codec */
+    uint64_t dims[CAIRN_MAX_DIMS];
+    uint64_t count;        /* elements (bytes for files) */
+    uint64_t raw_size;     /* bytes before encoding: count * type size */
+    uint64_t stored_size;  /* bytes in the data section */
+    uint64_t offset;       /* file offset of the stored bytes */
+    double error_bound;    /* 0 = lossless */
+    uint32_t nblocks;      /* ceil(stored_size / block_size) */
+    uint64_t *block_sums;  /* nblocks checksums; owned by the entry table */
+} cn_entry;
+
+typedef struct cn_header {
+    uint32_t version;
+    uint32_t level;
+    int64_t generation;
+    uint32_t rank, nranks;
+    uint32_t node, nnodes;
+    uint32_t block_size;   /* power of two in [CN_MIN_BLOCK, CN_MAX_BLOCK] */
+    uint32_t nentries;
+    uint64_t table_size;   /* bytes of the entry table */
+    uint64_t data_offset;  /* first data byte: CN_HEADER_SIZE + table, page aligned */
+    uint64_t file_size;
+    uint64_t table_sum;    /* XXH3-64 of the table bytes */
+    uint64_t header_sum;   /* XXH3-64 of header bytes [0, CN_HEADER_SIZE - 8) */
+    char job[CN_JOB_MAX + 1];
+} cn_header;
+
+/* Encoded size of a table of N entries (including block checksums). */
+size_t cn_table_size(const cn_entry *e, uint32_t n);
+/* Fill OUT (cn_table_size bytes). */
+void cn_table_encode(const cn_entry *e, uint32_t n, uint8_t *out);
+/* Parse and validate a table against H (which must already be valid);
+ * allocates *OUT (free with cn_entries_free). */
+int cn_table_decode(const uint8_t *buf, size_t len, const cn_header *h, cn_entry **out,
+                    cn_err *err);
+void cn_entries_free(cn_entry *e, uint32_t n);
+
+/* Fill OUT[CN_HEADER_SIZE] from H and set H->header_sum. */
+void cn_header_encode(cn_header *h, uint8_t *out);
+/* Parse and validate a header (magic, version, checksum, every field). */
+int cn_header_decode(const uint8_t *buf, size_t len, cn_header *h, cn_err *err);
+
+/*
+ * The node manifest: written by a node's leader after every rank of the job
+ * committed a generation. It names the job-wide rank -> node map and, for the
+ * ranks of this node, each checkpoint file's size and checksum.
+ */
+typedef struct cn_manifest_rank {
+    uint32_t rank;
+    uint64_t file_size;
+    uint64_t header_sum;
+} cn_manifest_rank;
+
+typedef struct cn_manifest {
+    uint32_t version;
+    uint32_t level;
+    int64_t generation;
+    uint32_t nranks, nnodes, node;
+    uint32_t nlocal;
+    char job[CN_JOB_MAX + 1];
+    char node_name[CN_JOB_MAX + 1];
+    uint32_t *rank_node;        /* nranks entries */
+    cn_manifest_rank *local;    /* nlocal entries, ascending rank */
+} cn_manifest;
+
+/* Encode into a malloc'd buffer (*OUT, *LEN). */
+int cn_manifest_encode(const cn_manifest *m, uint8_t **out, size_t *len, cn_err *err);
+/* Parse and validate; allocates arrays in M (free with cn_manifest_free). */
+int cn_manifest_decode(const uint8_t *buf, size_t len, cn_manifest *m, cn_err *err);
+void cn_manifest_free(cn_manifest *m);
+
+/* ---- checkpoint file reader (ckread.c) --------------------------------- */
+
+typedef struct cn_ckpt {
+    const uint8_t *map;   /* read-only mapping of the whole file */
+    size_t size;
+    cn_header h;
+    cn_entry *e;          /* h.nentries entries */
+} cn_ckpt;
+
+/* Map file NAME under DIRFD and validate header and table (not the data).
+ * PATH_FOR_MSG names the file in messages. Allocates *OUT. */
+int cn_ckpt_open(int dirfd, const char *name, const char *path_for_msg, cn_ckpt **out,
+                 cn_err *err);
+/* Same checks over a buffer the caller owns (used by the fuzz target). */
+int cn_ckpt_parse(const uint8_t *buf, size_t len, const char *path_for_msg, cn_ckpt **out,
+                  cn_err *err);
+/* Check every block checksum of every entry. */
+int cn_ckpt_verify(const cn_ckpt *c, const char *path_for_msg, cn_err *err);
+void cn_ckpt_close(cn_ckpt *c);
+const cn_entry *cn_ckpt_find(const cn_ckpt *c, const char *name);
+
+/* Read a whole small file NAME under DIRFD into a malloc'd buffer (max MAX bytes). */
+int cn_read_small(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len,
+                  cn_err *err);
+/* Write BUF atomically as NAME under DIRFD: NAME.tmp, fsync, rename, dir fsync. */
+int cn_write_atomic(int dirfd, const char *name, const void *buf, size_t len, cn_err *err);
+
+/* ---- naming of things on node-local storage ---------------------------- */
+/*
+ *  <base>/cairn-<uid>/<job>/<node>/gen-<id>/rank-<r>.ckpt     checkpoint files
+ *  <base>/cairn-<uid>/<job>/<node>/gen-<id>/manifest           node manifest
+ *  <base>/cairn-<uid>/<job>/<node>/files/rank-<r>/<name>       routed files
+ */
+#define CN_GEN_PREFIX "gen-"
+#define CN_MANIFEST_NAME "manifest"
+int cn_gen_dirname(char *buf, size_t len, int64_t gen);        /* "gen-%lld" */
+int cn_rank_filename(char *buf, size_t len, uint32_t rank);     /* "rank-%u.ckpt" */
+/* Parse "gen-<id>"; returns id >= 0 or -1. */
+int64_t cn_parse_gen_dirname(const char *name);
+
+/* ---- configuration (config.c) ------------------------------------------ */
+
+enum cn_io_mode { CN_IO_AUTO = 0, CN_IO_WRITE = 1, CN_IO_PMEM = 2 };
+
+typedef struct cn_config {
+    char base[4096];         /* store.base */
+    int keep;                /* store.keep */
+    uint32_t block_size;     /* store.block_size */
+    int io;                  /* store.io: enum cn_io_mode */
+    char job[CN_JOB_MAX + 1];  /* job.id ("" = from SLURM_JOB_ID or generated) */
+    char node[CN_JOB_MAX + 1]; /* job.node ("" = from ranks_per_node or hostname) */
+    int ranks_per_node;      /* job.ranks_per_node (0 = by node name) */
+    int log_level;           /* log.level: enum cn_log_level */
+} cn_config;
+
+/* Defaults, then PATH (may be NULL), then CAIRN_* environment overrides. */
+int cn_config_load(cn_config *cfg, const char *path, cn_err *err);
+/* Print the key reference (Markdown table) to F. */
+void cn_config_reference(void *file /* FILE* */);
+
+/* ---- fault injection (fault.c) ----------------------------------------- */
+/*
+ * CAIRN_FAULT="POINT[:gen=N][:rank=R]" makes the process kill itself with
+ * SIGKILL when it reaches POINT (for the given generation and rank, or any).
+ * Used by tests and drills to crash at a precise instant. Points:
+ * ckpt.write (half-way through a rank's data), ckpt.commit (rank file renamed,
+ * before the ranks agree), ckpt.manifest (all committed, before this node's
+ * manifest is written).
+ */
+void cn_fault_point(const char *point, int64_t gen, int rank);
+
+#endif /* CAIRN_COMMON_H */
