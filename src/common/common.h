@@ -43,6 +43,8 @@ int cn_fail(cn_err *err, int code, const char *fmt, ...) __attribute__((format(p
 int cn_fail_errno(cn_err *err, int errno_value, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void cn_err_clear(cn_err *err);
+/* Put a formatted prefix in front of ERR's message. */
+void cn_err_prefix(cn_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define CN_FAIL_IF(cond, err, code, ...)                                                          \
     do {                                                                                          \
@@ -192,6 +194,10 @@ typedef struct cn_header {
     char job[CN_JOB_MAX + 1];
 } cn_header;
 
+/* True if S is a valid job id or node name: 1..63 of [A-Za-z0-9._-], no leading '.'. */
+bool cn_id_ok(const char *s);
+uint64_t cn_align_up(uint64_t v, uint64_t a);
+
 /* Encoded size of a table of N entries (including block checksums). */
 size_t cn_table_size(const cn_entry *e, uint32_t n);
 /* Fill OUT (cn_table_size bytes). */
@@ -243,6 +249,7 @@ typedef struct cn_ckpt {
     size_t size;
     cn_header h;
     cn_entry *e;          /* h.nentries entries */
+    bool owns_map;        /* mapped by cn_ckpt_open (unmapped on close) */
 } cn_ckpt;
 
 /* Map file NAME under DIRFD and validate header and table (not the data).

@@ -1,0 +1,83 @@
+/*
+ * api.h - the contract of src/api, which composes the layers below into the
+ * public, collective API of cairn.h.
+ *
+ *   ctx.c         cairn_init/finalize: configuration, the job/rank/node model
+ *                 (emulated nodes), node-local directories; api_agree.
+ *   protect.c     the variable table: protect, unprotect, bounds, routed files.
+ *   checkpoint.c  one generation: write every rank's file, agree, write the
+ *                 node manifests, prune old generations.
+ *   inventory.c   which generations exist and are complete on every rank.
+ *   restart.c     choose, verify and restore a generation.
+ *
+ * Collective discipline: every public collective function ends each phase
+ * with api_agree(), so all ranks return the same code and message.
+ */
+#ifndef CAIRN_API_H
+#define CAIRN_API_H
+
+#include "cairn.h"
+#include "common/common.h"
+#include "levels/levels.h"
+
+typedef struct api_var {
+    char name[CAIRN_NAME_MAX + 1];
+    uint8_t kind;                 /* CN_KIND_VAR or CN_KIND_FILE (routed file) */
+    cairn_type type;
+    void *ptr;                    /* borrowed from the application */
+    size_t count;
+    int ndims;
+    size_t dims[CAIRN_MAX_DIMS];
+    double bound;
+} api_var;
+
+struct cairn_ctx {
+    MPI_Comm comm;                /* duplicate of the application's, errors return */
+    MPI_Comm node_comm;           /* the ranks of this (possibly emulated) node */
+    int rank, size;
+    int node, nnodes;             /* this rank's node index, node count */
+    int node_rank, node_size;     /* rank within the node; node_rank 0 leads */
+    uint32_t *rank_node;          /* size entries: node index of every rank */
+    char node_name[CN_JOB_MAX + 1];
+    char job[CN_JOB_MAX + 1];
+    cn_config cfg;
+    int io;                       /* resolved CN_IO_WRITE or CN_IO_PMEM */
+    int nodefd;                   /* <base>/cairn-<uid>/<job>/<node> */
+    int filesfd;                  /* <node>/files/rank-<r> (routed files) */
+    char node_path[4400];
+    char files_path[4500];
+    api_var *vars;
+    size_t nvars, cap;
+    long last_id;                 /* newest generation written or restored, -1 none */
+    char msg[CN_MSG_MAX + 64];    /* last error message (cairn_errmsg) */
+    cn_err err;                   /* scratch for the current call */
+};
+
+/*
+ * Collective. Agree on RC across ranks: returns the most negative code of any
+ * rank (0 if all succeeded); on failure, ctx->msg becomes "rank R: message"
+ * from the lowest failing rank with that code, on every rank.
+ */
+int api_agree(cairn_ctx *ctx, int rc);
+
+/* Find a protected name; NULL if absent. */
+api_var *api_var_find(cairn_ctx *ctx, const char *name);
+/* Add a routed-file entry NAME if absent (used by route_file and restart). */
+int api_file_register(cairn_ctx *ctx, const char *name);
+
+/* Collective inventory: ranks' local candidates and their intersection. */
+typedef struct api_gen {
+    long id;
+    int level;
+    uint64_t file_size;           /* this rank's file */
+    uint64_t header_sum;          /* from the manifest */
+} api_gen;
+
+/* Local: this rank's usable generations (valid manifest naming it, file of the
+ * right size present), newest first. Allocates *OUT. */
+int api_local_gens(cairn_ctx *ctx, api_gen **out, int *n);
+/* Collective: the newest id <= BOUND present in every rank's list, or -1. */
+long api_common_below(cairn_ctx *ctx, const api_gen *g, int n, long bound, int *rc);
+const api_gen *api_gen_find(const api_gen *g, int n, long id);
+
+#endif /* CAIRN_API_H */

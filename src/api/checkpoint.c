@@ -1,0 +1,257 @@
+/*
+ * checkpoint.c - write one generation, all ranks together.
+ *
+ * Commit protocol (a crash at any instant leaves the previous complete
+ * generation restorable):
+ *   1. the node leader clears and creates <node>/gen-<id>/;      agree
+ *   2. every rank writes rank-<r>.ckpt atomically (levels/local); agree
+ *   3. every node leader syncs the directory and writes the node manifest
+ *      (sizes and checksums of its ranks' files, the rank -> node map); agree
+ *   4. node leaders prune: keep the store.keep newest complete generations
+ *      and drop any newer than this one (an abandoned timeline).
+ * A generation is complete only when every node holds its manifest; restart
+ * never offers one that is not. On failure after step 1 the partial
+ * generation is removed.
+ */
+#include "api/api.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *level_name(int level)
+{
+    static const char *const names[] = {"?", "local", "partner", "erasure", "pfs"};
+    return level >= 1 && level <= 4 ? names[level] : "?";
+}
+
+/* Local argument checks, then make sure all ranks asked for the same thing. */
+static int check_args(cairn_ctx *ctx, long id, int level)
+{
+    cn_err *err = &ctx->err;
+    int rc = 0;
+    if (id < 0)
+        rc = cn_fail(err, CAIRN_EINVAL, "checkpoint id %ld is negative", id);
+    else if (id <= ctx->last_id)
+        rc = cn_fail(err, CAIRN_EINVAL, "checkpoint id %ld is not above the last one (%ld)", id,
+                     ctx->last_id);
+    else if (level < 1 || level > 4)
+        rc = cn_fail(err, CAIRN_EINVAL, "level %d does not exist (1..4)", level);
+    else if (level > CAIRN_LEVEL_LOCAL)
+        rc = cn_fail(err, CAIRN_ENOTSUP, "level %d (%s) is not supported yet; use level 1",
+                     level, level_name(level));
+    CN_TRY(api_agree(ctx, rc));
+    long mine[2] = {id, level}, lo[2], hi[2];
+    if (MPI_Allreduce(mine, lo, 2, MPI_LONG, MPI_MIN, ctx->comm) != MPI_SUCCESS ||
+        MPI_Allreduce(mine, hi, 2, MPI_LONG, MPI_MAX, ctx->comm) != MPI_SUCCESS)
+        return api_agree(ctx, cn_fail(err, CAIRN_EMPI, "MPI_Allreduce failed"));
+    if (lo[0] != hi[0] || lo[1] != hi[1])
+        rc = cn_fail(err, CAIRN_EINVAL, "ranks disagree: ids %ld..%ld, levels %ld..%ld", lo[0],
+                     hi[0], lo[1], hi[1]);
+    return api_agree(ctx, rc);
+}
+
+/* Map routed files read-only so they are written like variables. */
+static int collect_sources(cairn_ctx *ctx, lvl_src *src, size_t *maplen)
+{
+    for (size_t i = 0; i < ctx->nvars; i++) {
+        api_var *v = &ctx->vars[i];
+        lvl_src *s = &src[i];
+        memset(s, 0, sizeof *s);
+        s->name = v->name;
+        s->kind = v->kind;
+        s->type = (uint8_t)v->type;
+        s->ndims = (uint8_t)v->ndims;
+        for (int d = 0; d < v->ndims; d++)
+            s->dims[d] = v->dims[d];
+        s->error_bound = v->bound;
+        if (v->kind == CN_KIND_VAR) {
+            s->count = v->count;
+            s->size = v->count * cairn_type_size(v->type);
+            s->ptr = v->ptr;
+            continue;
+        }
+        int fd = openat(ctx->filesfd, v->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0)
+            return cn_fail_errno(&ctx->err, errno, "routed file %s/%s", ctx->files_path,
+                                 v->name);
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            close(fd);
+            return cn_fail(&ctx->err, CAIRN_EINVAL, "routed file %s/%s is not a regular file",
+                           ctx->files_path, v->name);
+        }
+        s->count = s->size = (uint64_t)st.st_size;
+        maplen[i] = (size_t)st.st_size;
+        if (st.st_size > 0) {
+            void *p = mmap(NULL, maplen[i], PROT_READ, MAP_PRIVATE, fd, 0);
+            if (p == MAP_FAILED) {
+                close(fd);
+                maplen[i] = 0;
+                return cn_fail_errno(&ctx->err, errno, "cannot map routed file %s", v->name);
+            }
+            s->ptr = p;
+        }
+        close(fd);
+    }
+    return 0;
+}
+
+static int write_rank_file(cairn_ctx *ctx, long id, int level, int genfd, const char *gen_path,
+                           lvl_written *out)
+{
+    lvl_src *src = calloc(ctx->nvars ? ctx->nvars : 1, sizeof *src);
+    size_t *maplen = calloc(ctx->nvars ? ctx->nvars : 1, sizeof *maplen);
+    int rc = (!src || !maplen) ? cn_fail(&ctx->err, CAIRN_ENOMEM, "out of memory") : 0;
+    if (rc == 0)
+        rc = collect_sources(ctx, src, maplen);
+    if (rc == 0) {
+        cn_header proto = {.level = (uint32_t)level, .generation = id,
+                           .rank = (uint32_t)ctx->rank, .nranks = (uint32_t)ctx->size,
+                           .node = (uint32_t)ctx->node, .nnodes = (uint32_t)ctx->nnodes,
+                           .block_size = ctx->cfg.block_size};
+        memcpy(proto.job, ctx->job, sizeof proto.job);
+        char name[64];
+        cn_rank_filename(name, sizeof name, (uint32_t)ctx->rank);
+        rc = lvl_local_write(genfd, gen_path, name, &proto, src, (uint32_t)ctx->nvars, ctx->io,
+                             out, &ctx->err);
+    }
+    for (size_t i = 0; src && maplen && i < ctx->nvars; i++)
+        if (maplen[i])
+            munmap((void *)src[i].ptr, maplen[i]);
+    free(src);
+    free(maplen);
+    return rc;
+}
+
+/* Node leader: sync the generation directory and write the node manifest. */
+static int write_manifest(cairn_ctx *ctx, long id, int level, int genfd, const lvl_written *w)
+{
+    uint64_t mine[3] = {(uint64_t)ctx->rank, w->file_size, w->header_sum};
+    uint64_t *all = NULL;
+    if (ctx->node_rank == 0 && !(all = malloc(sizeof mine * (size_t)ctx->node_size)))
+        return cn_fail(&ctx->err, CAIRN_ENOMEM, "out of memory");
+    if (MPI_Gather(mine, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, 0, ctx->node_comm) !=
+        MPI_SUCCESS) {
+        free(all);
+        return cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Gather on the node failed");
+    }
+    if (ctx->node_rank != 0)
+        return 0;
+    int rc = cn_dir_sync(genfd, &ctx->err);
+    cn_manifest m = {.level = (uint32_t)level, .generation = id, .nranks = (uint32_t)ctx->size,
+                     .nnodes = (uint32_t)ctx->nnodes, .node = (uint32_t)ctx->node,
+                     .nlocal = (uint32_t)ctx->node_size, .rank_node = ctx->rank_node};
+    memcpy(m.job, ctx->job, sizeof m.job);
+    memcpy(m.node_name, ctx->node_name, sizeof m.node_name);
+    m.local = calloc((size_t)ctx->node_size, sizeof *m.local);
+    if (!m.local)
+        rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "out of memory");
+    for (int i = 0; rc == 0 && i < ctx->node_size; i++) /* node ranks ascend (split key) */
+        m.local[i] = (cn_manifest_rank){(uint32_t)all[3 * i], all[3 * i + 1], all[3 * i + 2]};
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    if (rc == 0) {
+        cn_fault_point("ckpt.manifest", id, ctx->rank);
+        rc = cn_manifest_encode(&m, &buf, &len, &ctx->err);
+    }
+    if (rc == 0)
+        rc = cn_write_atomic(genfd, CN_MANIFEST_NAME, buf, len, &ctx->err);
+    free(buf);
+    free(m.local);
+    free(all);
+    return rc;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x < y) - (x > y);
+}
+
+/* Node leader: keep the KEEP newest complete generations <= ID, drop the rest. */
+static void prune(cairn_ctx *ctx, long id)
+{
+    int fd = dup(ctx->nodefd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    rewinddir(d);
+    long ids[4096];
+    size_t n = 0;
+    for (struct dirent *de; (de = readdir(d)) != NULL && n < 4096;) {
+        int64_t g = cn_parse_gen_dirname(de->d_name);
+        if (g >= 0)
+            ids[n++] = (long)g;
+    }
+    closedir(d);
+    qsort(ids, n, sizeof ids[0], cmp_desc);
+    int kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        char name[64], mf[128];
+        cn_gen_dirname(name, sizeof name, ids[i]);
+        snprintf(mf, sizeof mf, "%s/%s", name, CN_MANIFEST_NAME);
+        bool complete = faccessat(ctx->nodefd, mf, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+        if (ids[i] <= id && complete && kept < ctx->cfg.keep) {
+            kept++;
+            continue;
+        }
+        cn_err err = {0};
+        if (cn_rmtree_at(ctx->nodefd, name, &err) < 0)
+            cn_warn("prune: %s", err.msg);
+        else
+            cn_debug("pruned generation %ld", ids[i]);
+    }
+}
+
+CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)
+{
+    if (!ctx)
+        return CAIRN_EINVAL;
+    cn_err_clear(&ctx->err);
+    CN_TRY(check_args(ctx, id, level));
+
+    char gen[64], gen_path[4500];
+    cn_gen_dirname(gen, sizeof gen, id);
+    snprintf(gen_path, sizeof gen_path, "%s/%s", ctx->node_path, gen);
+    int rc = 0;
+    if (ctx->node_rank == 0) /* rewriting an id invalidates the old generation first */
+        rc = cn_rmtree_at(ctx->nodefd, gen, &ctx->err);
+    if (rc == 0 && ctx->node_rank == 0) {
+        int fd = cn_dir_open(ctx->nodefd, gen, true, &ctx->err);
+        rc = fd < 0 ? fd : close(fd);
+    }
+    CN_TRY(api_agree(ctx, rc));
+
+    int genfd = cn_dir_open(ctx->nodefd, gen, false, &ctx->err);
+    lvl_written w = {0};
+    rc = genfd < 0 ? genfd : write_rank_file(ctx, id, level, genfd, gen_path, &w);
+    if (rc == 0)
+        cn_fault_point("ckpt.commit", id, ctx->rank);
+    rc = api_agree(ctx, rc);
+    if (rc == 0)
+        rc = api_agree(ctx, write_manifest(ctx, id, level, genfd, &w));
+    if (genfd >= 0)
+        close(genfd);
+    if (rc < 0) {
+        if (ctx->node_rank == 0) {
+            cn_err ignored = {0};
+            cn_rmtree_at(ctx->nodefd, gen, &ignored);
+        }
+        return rc;
+    }
+    ctx->last_id = id;
+    if (ctx->node_rank == 0)
+        prune(ctx, id);
+    cn_info("generation %ld complete at level %d (%s)", id, level, level_name(level));
+    return 0;
+}

@@ -1,0 +1,232 @@
+/*
+ * ctx.c - cairn_init and cairn_finalize: configuration, the job/rank/node
+ * model and node-local directories; api_agree, the collective discipline.
+ *
+ * Nodes: a rank's node is CAIRN_NODE / job.node if set, else rank /
+ * job.ranks_per_node if that is set, else the hostname. Node names are
+ * gathered and numbered by first appearance in rank order, so every rank
+ * computes the same rank -> node map. On one machine this emulates many
+ * nodes, each with its own node-local directory.
+ *
+ * Directories: <base>/cairn-<uid>/<job>/<node>, each created 0700 and opened
+ * without following symlinks (cn_dir_open). The context owns its fds and the
+ * variable table; protected memory stays the application's.
+ */
+#include "api/api.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static char init_msg[CN_MSG_MAX + 64]; /* cairn_errmsg(NULL): why cairn_init failed */
+
+int api_agree(cairn_ctx *ctx, int rc)
+{
+    int global = rc;
+    if (MPI_Allreduce(&rc, &global, 1, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS) {
+        snprintf(ctx->msg, sizeof ctx->msg, "rank %d: MPI_Allreduce failed", ctx->rank);
+        return CAIRN_EMPI;
+    }
+    if (global == 0)
+        return 0;
+    int mine = rc == global ? ctx->rank : INT_MAX, root = 0;
+    char msg[CN_MSG_MAX];
+    snprintf(msg, sizeof msg, "%s", ctx->err.msg[0] ? ctx->err.msg : cairn_strerror(rc));
+    if (MPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS ||
+        MPI_Bcast(msg, sizeof msg, MPI_CHAR, root, ctx->comm) != MPI_SUCCESS) {
+        snprintf(ctx->msg, sizeof ctx->msg, "rank %d: MPI error while agreeing", ctx->rank);
+        return CAIRN_EMPI;
+    }
+    msg[sizeof msg - 1] = '\0';
+    snprintf(ctx->msg, sizeof ctx->msg, "rank %d: %s", root, msg);
+    return global;
+}
+
+/* This rank's node name: configured, emulated by rank, or the hostname. */
+static void own_node_name(cairn_ctx *ctx, char out[CN_JOB_MAX + 1])
+{
+    if (ctx->cfg.node[0]) {
+        snprintf(out, CN_JOB_MAX + 1, "%s", ctx->cfg.node);
+    } else if (ctx->cfg.ranks_per_node > 0) {
+        snprintf(out, CN_JOB_MAX + 1, "node%d", ctx->rank / ctx->cfg.ranks_per_node);
+    } else {
+        static const char ok[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-";
+        char host[CN_JOB_MAX + 1] = "localhost";
+        gethostname(host, sizeof host - 1);
+        host[strcspn(host, ".")] = '\0';
+        for (char *c = host; *c; c++)
+            if (!strchr(ok, *c))
+                *c = '_';
+        memcpy(out, host, sizeof host);
+        if (!cn_id_ok(out))
+            snprintf(out, CN_JOB_MAX + 1, "localhost");
+    }
+}
+
+static int build_node_model(cairn_ctx *ctx)
+{
+    char mine[CN_JOB_MAX + 1] = {0};
+    own_node_name(ctx, mine);
+    char *all = calloc((size_t)ctx->size, CN_JOB_MAX + 1);
+    ctx->rank_node = calloc((size_t)ctx->size, sizeof *ctx->rank_node);
+    if (!all || !ctx->rank_node) {
+        free(all);
+        return cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory for the node map");
+    }
+    if (MPI_Allgather(mine, CN_JOB_MAX + 1, MPI_CHAR, all, CN_JOB_MAX + 1, MPI_CHAR,
+                      ctx->comm) != MPI_SUCCESS) {
+        free(all);
+        return cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allgather of node names failed");
+    }
+    int nnodes = 0;
+    for (int r = 0; r < ctx->size; r++) {
+        const char *name = all + (size_t)r * (CN_JOB_MAX + 1);
+        int found = -1;
+        for (int q = 0; q < r && found < 0; q++)
+            if (strcmp(name, all + (size_t)q * (CN_JOB_MAX + 1)) == 0)
+                found = (int)ctx->rank_node[q];
+        ctx->rank_node[r] = (uint32_t)(found >= 0 ? found : nnodes++);
+    }
+    free(all);
+    ctx->nnodes = nnodes;
+    ctx->node = (int)ctx->rank_node[ctx->rank];
+    snprintf(ctx->node_name, sizeof ctx->node_name, "%s", mine);
+    if (MPI_Comm_split(ctx->comm, ctx->node, ctx->rank, &ctx->node_comm) != MPI_SUCCESS)
+        return cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Comm_split by node failed");
+    MPI_Comm_rank(ctx->node_comm, &ctx->node_rank);
+    MPI_Comm_size(ctx->node_comm, &ctx->node_size);
+    return 0;
+}
+
+/* The job id: configured, else SLURM_JOB_ID, else generated; rank 0's wins. */
+static int choose_job(cairn_ctx *ctx)
+{
+    char job[CN_JOB_MAX + 1] = {0};
+    const char *slurm = getenv("SLURM_JOB_ID");
+    if (ctx->cfg.job[0])
+        snprintf(job, sizeof job, "%s", ctx->cfg.job);
+    else if (slurm && cn_id_ok(slurm))
+        snprintf(job, sizeof job, "%s", slurm);
+    else
+        snprintf(job, sizeof job, "job-%lld-%d", (long long)time(NULL), (int)getpid());
+    if (MPI_Bcast(job, sizeof job, MPI_CHAR, 0, ctx->comm) != MPI_SUCCESS)
+        return cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Bcast of the job id failed");
+    memcpy(ctx->job, job, sizeof job);
+    return 0;
+}
+
+static int open_dirs(cairn_ctx *ctx)
+{
+    int basefd = cn_dir_open_path(ctx->cfg.base, &ctx->err);
+    if (basefd < 0)
+        return basefd;
+    char user[64], rankdir[64];
+    snprintf(user, sizeof user, "cairn-%u", (unsigned)geteuid());
+    snprintf(rankdir, sizeof rankdir, "rank-%d", ctx->rank);
+    int userfd = cn_dir_open(basefd, user, true, &ctx->err);
+    close(basefd);
+    if (userfd < 0)
+        return cn_err_prefix(&ctx->err, "%s/", ctx->cfg.base), userfd;
+    int jobfd = cn_dir_open(userfd, ctx->job, true, &ctx->err);
+    close(userfd);
+    if (jobfd < 0)
+        return jobfd;
+    ctx->nodefd = cn_dir_open(jobfd, ctx->node_name, true, &ctx->err);
+    close(jobfd);
+    if (ctx->nodefd < 0)
+        return ctx->nodefd;
+    int filesfd = cn_dir_open(ctx->nodefd, "files", true, &ctx->err);
+    if (filesfd < 0)
+        return filesfd;
+    ctx->filesfd = cn_dir_open(filesfd, rankdir, true, &ctx->err);
+    close(filesfd);
+    if (ctx->filesfd < 0)
+        return ctx->filesfd;
+    snprintf(ctx->node_path, sizeof ctx->node_path, "%s/%s/%s/%s", ctx->cfg.base, user, ctx->job,
+             ctx->node_name);
+    snprintf(ctx->files_path, sizeof ctx->files_path, "%s/files/%s", ctx->node_path, rankdir);
+    return 0;
+}
+
+static void ctx_free(cairn_ctx *ctx)
+{
+    if (ctx->nodefd >= 0)
+        close(ctx->nodefd);
+    if (ctx->filesfd >= 0)
+        close(ctx->filesfd);
+    if (ctx->node_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&ctx->node_comm);
+    if (ctx->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&ctx->comm);
+    free(ctx->rank_node);
+    free(ctx->vars);
+    free(ctx);
+}
+
+CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **out)
+{
+    init_msg[0] = '\0';
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (!out || !inited) {
+        snprintf(init_msg, sizeof init_msg, "%s", !out ? "ctx pointer is NULL"
+                                                       : "MPI is not initialized");
+        return !out ? CAIRN_EINVAL : CAIRN_ESTATE;
+    }
+    *out = NULL;
+    cairn_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) {
+        snprintf(init_msg, sizeof init_msg, "out of memory");
+        return CAIRN_ENOMEM;
+    }
+    ctx->nodefd = ctx->filesfd = -1;
+    ctx->node_comm = MPI_COMM_NULL;
+    ctx->last_id = -1;
+    if (MPI_Comm_dup(comm, &ctx->comm) != MPI_SUCCESS) {
+        free(ctx);
+        snprintf(init_msg, sizeof init_msg, "MPI_Comm_dup failed");
+        return CAIRN_EMPI;
+    }
+    MPI_Comm_set_errhandler(ctx->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(ctx->comm, &ctx->rank);
+    MPI_Comm_size(ctx->comm, &ctx->size);
+
+    int rc = api_agree(ctx, cn_config_load(&ctx->cfg, config_path, &ctx->err));
+    if (rc == 0) {
+        char host[64] = "?", prefix[128];
+        gethostname(host, sizeof host - 1);
+        snprintf(prefix, sizeof prefix, "rank %d host %s", ctx->rank, host);
+        cn_log_setup(ctx->cfg.log_level, prefix);
+        rc = api_agree(ctx, build_node_model(ctx));
+    }
+    if (rc == 0)
+        rc = api_agree(ctx, choose_job(ctx));
+    if (rc == 0)
+        rc = api_agree(ctx, open_dirs(ctx));
+    if (rc == 0) {
+        ctx->io = ctx->cfg.io != CN_IO_AUTO ? ctx->cfg.io : lvl_local_probe_io(ctx->node_path);
+        cn_info("job %s, node %s (%d of %d), directory %s, io %s", ctx->job, ctx->node_name,
+                ctx->node, ctx->nnodes, ctx->node_path, ctx->io == CN_IO_PMEM ? "pmem" : "write");
+    }
+    if (rc < 0) {
+        snprintf(init_msg, sizeof init_msg, "%s", ctx->msg);
+        ctx_free(ctx);
+        return rc;
+    }
+    *out = ctx;
+    return 0;
+}
+
+CAIRN_EXPORT int cairn_finalize(cairn_ctx *ctx)
+{
+    if (!ctx)
+        return 0;
+    int rc = MPI_Barrier(ctx->comm) == MPI_SUCCESS ? 0 : CAIRN_EMPI;
+    ctx_free(ctx);
+    return rc;
+}
+
+CAIRN_EXPORT const char *cairn_errmsg(const cairn_ctx *ctx) { return ctx ? ctx->msg : init_msg; }

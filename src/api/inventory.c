@@ -1,0 +1,178 @@
+/*
+ * inventory.c - which generations can be restored.
+ *
+ * Locally, a rank can use generation G when <node>/gen-G/manifest decodes,
+ * belongs to this job, lists this rank on this node with the same rank ->
+ * node map and rank count, and the rank's file is present with the size the
+ * manifest records. Globally, G is usable when every rank can use it: ranks
+ * walk down from their newest candidates with MIN all-reductions until they
+ * meet (api_common_below). Data checksums are checked later, by restart.
+ */
+#include "api/api.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Does generation ID hold a manifest that names this rank's file as usable? */
+static bool usable(cairn_ctx *ctx, long id, api_gen *out)
+{
+    char gen[64], rank_file[64];
+    cn_gen_dirname(gen, sizeof gen, id);
+    cn_rank_filename(rank_file, sizeof rank_file, (uint32_t)ctx->rank);
+    cn_err err = {0};
+    int genfd = cn_dir_open(ctx->nodefd, gen, false, &err);
+    if (genfd < 0)
+        return false;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    cn_manifest m;
+    bool ok = false;
+    if (cn_read_small(genfd, CN_MANIFEST_NAME, 64u << 20, &buf, &len, &err) == 0 &&
+        cn_manifest_decode(buf, len, &m, &err) == 0) {
+        ok = m.generation == id && strcmp(m.job, ctx->job) == 0 &&
+             m.nranks == (uint32_t)ctx->size && m.nnodes == (uint32_t)ctx->nnodes &&
+             m.node == (uint32_t)ctx->node &&
+             memcmp(m.rank_node, ctx->rank_node, sizeof *m.rank_node * (size_t)ctx->size) == 0;
+        const cn_manifest_rank *me = NULL;
+        for (uint32_t i = 0; ok && i < m.nlocal; i++)
+            if (m.local[i].rank == (uint32_t)ctx->rank)
+                me = &m.local[i];
+        struct stat st;
+        ok = ok && me && fstatat(genfd, rank_file, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+             S_ISREG(st.st_mode) && (uint64_t)st.st_size == me->file_size;
+        if (ok)
+            *out = (api_gen){id, (int)m.level, me->file_size, me->header_sum};
+        else
+            cn_debug("generation %ld not usable on this rank (manifest does not match the job)",
+                     id);
+        cn_manifest_free(&m);
+    } else if (err.msg[0]) {
+        cn_debug("generation %ld: %s", id, err.msg);
+        if (err.code == CAIRN_ECORRUPT || err.code == CAIRN_EFORMAT)
+            cn_warn("%s/%s/%s: %s", ctx->node_path, gen, CN_MANIFEST_NAME, err.msg);
+    }
+    free(buf);
+    close(genfd);
+    return ok;
+}
+
+static int cmp_gen_desc(const void *a, const void *b)
+{
+    long x = ((const api_gen *)a)->id, y = ((const api_gen *)b)->id;
+    return (x < y) - (x > y);
+}
+
+int api_local_gens(cairn_ctx *ctx, api_gen **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    int fd = dup(ctx->nodefd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return cn_fail(&ctx->err, CAIRN_EIO, "cannot list %s", ctx->node_path);
+    }
+    rewinddir(d);
+    size_t cap = 16, cnt = 0;
+    api_gen *g = malloc(cap * sizeof *g);
+    int rc = g ? 0 : cn_fail(&ctx->err, CAIRN_ENOMEM, "out of memory");
+    for (struct dirent *de; rc == 0 && (de = readdir(d)) != NULL;) {
+        int64_t id = cn_parse_gen_dirname(de->d_name);
+        if (id < 0 || id > (int64_t)0x7fffffffffffffffLL)
+            continue;
+        if (cnt == cap) {
+            api_gen *ng = realloc(g, 2 * cap * sizeof *g);
+            if (!ng) {
+                rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "out of memory");
+                break;
+            }
+            g = ng;
+            cap *= 2;
+        }
+        if (usable(ctx, (long)id, &g[cnt]))
+            cnt++;
+    }
+    closedir(d);
+    if (rc < 0) {
+        free(g);
+        return rc;
+    }
+    qsort(g, cnt, sizeof *g, cmp_gen_desc);
+    *out = g;
+    *n = (int)cnt;
+    return 0;
+}
+
+const api_gen *api_gen_find(const api_gen *g, int n, long id)
+{
+    for (int i = 0; i < n; i++)
+        if (g[i].id == id)
+            return &g[i];
+    return NULL;
+}
+
+long api_common_below(cairn_ctx *ctx, const api_gen *g, int n, long bound, int *rc)
+{
+    *rc = 0;
+    for (;;) {
+        long mine = -1, low = -1;
+        for (int i = 0; i < n && mine < 0; i++) /* g is newest first */
+            if (g[i].id <= bound)
+                mine = g[i].id;
+        if (MPI_Allreduce(&mine, &low, 1, MPI_LONG, MPI_MIN, ctx->comm) != MPI_SUCCESS) {
+            *rc = CAIRN_EMPI;
+            return -1;
+        }
+        if (low < 0)
+            return -1;
+        int have = api_gen_find(g, n, low) != NULL, all = 0;
+        if (MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_LAND, ctx->comm) != MPI_SUCCESS) {
+            *rc = CAIRN_EMPI;
+            return -1;
+        }
+        if (all)
+            return low;
+        bound = low - 1;
+    }
+}
+
+CAIRN_EXPORT int cairn_generations(cairn_ctx *ctx, cairn_gen_info *info, int max, int *count)
+{
+    if (!ctx)
+        return CAIRN_EINVAL;
+    cn_err_clear(&ctx->err);
+    int rc = (!count || max < 0 || (max > 0 && !info))
+                 ? cn_fail(&ctx->err, CAIRN_EINVAL, "generations: bad output arguments")
+                 : 0;
+    CN_TRY(api_agree(ctx, rc));
+    api_gen *g = NULL;
+    int n = 0;
+    rc = api_agree(ctx, api_local_gens(ctx, &g, &n));
+    int found = 0;
+    for (long bound = 0x7fffffffffffffffL; rc == 0;) {
+        long id = api_common_below(ctx, g, n, bound, &rc);
+        if (id < 0 || rc < 0)
+            break;
+        const api_gen *mine = api_gen_find(g, n, id);
+        uint64_t bytes = mine->file_size, total = 0;
+        int level = mine->level, min_level = 0;
+        if (MPI_Allreduce(&bytes, &total, 1, MPI_UINT64_T, MPI_SUM, ctx->comm) != MPI_SUCCESS ||
+            MPI_Allreduce(&level, &min_level, 1, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS)
+            rc = CAIRN_EMPI;
+        if (found < max)
+            info[found] = (cairn_gen_info){id, min_level, ctx->size, total};
+        found++;
+        bound = id - 1;
+    }
+    free(g);
+    if (rc < 0)
+        return api_agree(ctx, rc);
+    *count = found;
+    return 0;
+}

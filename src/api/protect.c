@@ -1,0 +1,153 @@
+/*
+ * protect.c - the variable table: what the next checkpoint stores.
+ *
+ * Local calls, no communication. The table holds names, types, shapes and
+ * borrowed pointers; it never owns or copies protected memory. Routed files
+ * live in the same table (kind CN_KIND_FILE) so a name means one thing.
+ */
+#include "api/api.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int set_msg(cairn_ctx *ctx, int rc)
+{
+    snprintf(ctx->msg, sizeof ctx->msg, "%s", ctx->err.msg);
+    return rc;
+}
+
+api_var *api_var_find(cairn_ctx *ctx, const char *name)
+{
+    for (size_t i = 0; i < ctx->nvars; i++)
+        if (strcmp(ctx->vars[i].name, name) == 0)
+            return &ctx->vars[i];
+    return NULL;
+}
+
+static api_var *var_add(cairn_ctx *ctx, const char *name)
+{
+    if (ctx->nvars == ctx->cap) {
+        size_t cap = ctx->cap ? 2 * ctx->cap : 16;
+        api_var *v = realloc(ctx->vars, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        ctx->vars = v;
+        ctx->cap = cap;
+    }
+    api_var *v = &ctx->vars[ctx->nvars++];
+    memset(v, 0, sizeof *v);
+    snprintf(v->name, sizeof v->name, "%s", name);
+    return v;
+}
+
+CAIRN_EXPORT int cairn_protect(cairn_ctx *ctx, const char *name, void *ptr, cairn_type type,
+                               size_t count, int ndims, const size_t *dims)
+{
+    if (!ctx)
+        return CAIRN_EINVAL;
+    cn_err *err = &ctx->err;
+    cn_err_clear(err);
+    if (!cn_name_ok(name))
+        return set_msg(ctx, cn_fail(err, CAIRN_EINVAL, "protect: bad name (1..%d bytes, no '/')",
+                                    CAIRN_NAME_MAX));
+    if (cairn_type_size(type) == 0 || (int)type < 0)
+        return set_msg(ctx, cn_fail(err, CAIRN_EINVAL, "protect '%s': unknown type %d", name,
+                                    (int)type));
+    if (!ptr && count > 0)
+        return set_msg(ctx, cn_fail(err, CAIRN_EINVAL, "protect '%s': NULL pointer", name));
+    if (ndims < 0 || ndims > CAIRN_MAX_DIMS || (ndims > 0 && !dims))
+        return set_msg(ctx, cn_fail(err, CAIRN_EINVAL, "protect '%s': ndims must be 0..%d", name,
+                                    CAIRN_MAX_DIMS));
+    size_t prod = 1, bytes;
+    for (int d = 0; d < ndims; d++)
+        if (__builtin_mul_overflow(prod, dims[d], &prod))
+            prod = SIZE_MAX;
+    if (ndims > 0 && prod != count)
+        return set_msg(ctx, cn_fail(err, CAIRN_EINVAL,
+                                    "protect '%s': dims multiply to %zu, count is %zu", name,
+                                    prod, count));
+    if (__builtin_mul_overflow(count, cairn_type_size(type), &bytes))
+        return set_msg(ctx, cn_fail(err, CAIRN_EINVAL, "protect '%s': size overflows", name));
+    api_var *v = api_var_find(ctx, name);
+    if (v && v->kind != CN_KIND_VAR)
+        return set_msg(ctx, cn_fail(err, CAIRN_EINVAL, "protect '%s': name is a routed file",
+                                    name));
+    double bound = v ? v->bound : 0.0;
+    if (!v && !(v = var_add(ctx, name)))
+        return set_msg(ctx, cn_fail(err, CAIRN_ENOMEM, "protect '%s': out of memory", name));
+    v->kind = CN_KIND_VAR;
+    v->type = type;
+    v->ptr = ptr;
+    v->count = count;
+    v->ndims = ndims;
+    memset(v->dims, 0, sizeof v->dims);
+    for (int d = 0; d < ndims; d++)
+        v->dims[d] = dims[d];
+    v->bound = (type == CAIRN_FLOAT || type == CAIRN_DOUBLE) ? bound : 0.0;
+    return 0;
+}
+
+CAIRN_EXPORT int cairn_unprotect(cairn_ctx *ctx, const char *name)
+{
+    if (!ctx)
+        return CAIRN_EINVAL;
+    api_var *v = name ? api_var_find(ctx, name) : NULL;
+    if (!v)
+        return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL, "unprotect: '%s' is not protected",
+                                    name ? name : "(null)"));
+    *v = ctx->vars[--ctx->nvars];
+    return 0;
+}
+
+CAIRN_EXPORT int cairn_protect_bound(cairn_ctx *ctx, const char *name, double bound)
+{
+    if (!ctx)
+        return CAIRN_EINVAL;
+    api_var *v = name ? api_var_find(ctx, name) : NULL;
+    if (!v || v->kind != CN_KIND_VAR)
+        return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
+                                    "protect_bound: '%s' is not a protected variable",
+                                    name ? name : "(null)"));
+    if (v->type != CAIRN_FLOAT && v->type != CAIRN_DOUBLE)
+        return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
+                                    "protect_bound '%s': only float and double may be lossy",
+                                    name));
+    if (!isfinite(bound) || bound < 0)
+        return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
+                                    "protect_bound '%s': bound must be finite and >= 0", name));
+    v->bound = bound;
+    return 0;
+}
+
+int api_file_register(cairn_ctx *ctx, const char *name)
+{
+    api_var *v = api_var_find(ctx, name);
+    if (v)
+        return v->kind == CN_KIND_FILE
+                   ? 0
+                   : cn_fail(&ctx->err, CAIRN_EINVAL, "'%s' is a protected variable", name);
+    if (!(v = var_add(ctx, name)))
+        return cn_fail(&ctx->err, CAIRN_ENOMEM, "out of memory");
+    v->kind = CN_KIND_FILE;
+    v->type = CAIRN_BYTE;
+    return 0;
+}
+
+CAIRN_EXPORT int cairn_route_file(cairn_ctx *ctx, const char *name, char *path, size_t path_len)
+{
+    if (!ctx)
+        return CAIRN_EINVAL;
+    cn_err_clear(&ctx->err);
+    if (!cn_name_ok(name) || !path)
+        return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
+                                    "route_file: bad name or NULL path buffer"));
+    int n = snprintf(path, path_len, "%s/%s", ctx->files_path, name);
+    if (n < 0 || (size_t)n >= path_len)
+        return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
+                                    "route_file '%s': path buffer too small (%d bytes needed)",
+                                    name, n + 1));
+    int rc = api_file_register(ctx, name);
+    return rc < 0 ? set_msg(ctx, rc) : 0;
+}

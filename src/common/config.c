@@ -1,0 +1,361 @@
+/*
+ * config.c - cairn's settings: one key table drives everything.
+ *
+ * A setting reaches cn_config in three layers, each overriding the one
+ * before: the built-in default, the INI file (parsed by libinih), then the
+ * CAIRN_* environment variable. Every key is one row of KEYS below: section,
+ * name, environment variable, kind of value with its limits, default as text,
+ * the cn_config field it fills, and its description. Defaults, file values
+ * and environment values all pass through set_value(), so a default is
+ * validated like any other value, and cn_config_reference() prints the
+ * documentation from the same rows, so the docs cannot drift.
+ *
+ * Errors name the source, the line and the key ("config f.ini:7: store.keep:
+ * 'abc' is not an integer"); the first one stops loading. inih v55 does not
+ * give the handler a line number, so the file goes through a reader that
+ * counts lines. That reader also drops leading blanks, so an indented
+ * "key = value" is a key and not a continuation of the previous value.
+ *
+ * Depends on libc, inih and cn_id_ok() (format.c). Allocates nothing; the
+ * caller owns the cn_config and the cn_err.
+ */
+#include "common/common.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum kind { K_STR, K_INT, K_SIZE, K_ENUM };
+
+typedef struct key_def {
+    const char *section, *name, *env;
+    enum kind kind;
+    long long min, max;       /* K_INT, K_SIZE: inclusive range */
+    const char *const *words; /* K_ENUM: NULL-terminated; a word's index is its value */
+    const char *def;          /* default, as text */
+    size_t off, size;         /* the field: char[size] (K_STR), uint32_t (K_SIZE), else int */
+    /* Rule beyond kind and range: NULL if text V / number N is fine, else the problem. */
+    const char *(*check)(const char *v, long long n);
+    const char *doc;
+} key_def;
+
+#define FIELD(f) .off = offsetof(cn_config, f), .size = sizeof(((cn_config *)0)->f)
+#define QUOTE_MAX 80 /* longest value quoted in a message */
+
+static const char *const IO_WORDS[] = {"auto", "write", "pmem", NULL};
+static const char *const LOG_WORDS[] = {"error", "warn", "info", "debug", NULL};
+_Static_assert(CN_IO_AUTO == 0 && CN_IO_WRITE == 1 && CN_IO_PMEM == 2, "IO_WORDS order");
+_Static_assert(CN_LOG_ERROR == 0 && CN_LOG_WARN == 1 && CN_LOG_INFO == 2 && CN_LOG_DEBUG == 3,
+               "LOG_WORDS order");
+
+static const char *check_abs(const char *v, long long n)
+{
+    (void)n;
+    return v[0] == '/' ? NULL : "is not an absolute path";
+}
+
+static const char *check_id(const char *v, long long n)
+{
+    (void)n;
+    return !*v || cn_id_ok(v) ? NULL : "is not 1-63 of A-Z a-z 0-9 . _ - (no leading '.')";
+}
+
+static const char *check_pow2(const char *v, long long n)
+{
+    (void)v;
+    return (n & (n - 1)) == 0 ? NULL : "must be a power of two";
+}
+
+static const key_def KEYS[] = {
+    {.section = "store", .name = "base", .env = "CAIRN_BASE", .kind = K_STR, .def = "/dev/shm",
+     FIELD(base), .check = check_abs,
+     .doc = "base directory of node-local storage (RAM disk, NVMe or pmem mount); an absolute "
+            "path of at most 4095 bytes"},
+    {.section = "store", .name = "keep", .env = "CAIRN_KEEP", .kind = K_INT, .min = 1, .max = 1000,
+     .def = "2", FIELD(keep), .doc = "complete generations kept on node-local storage"},
+    {.section = "store", .name = "block_size", .env = "CAIRN_BLOCK_SIZE", .kind = K_SIZE,
+     .min = CN_MIN_BLOCK, .max = CN_MAX_BLOCK, .def = "1M", FIELD(block_size),
+     .check = check_pow2, .doc = "checksum block size; a power of two"},
+    {.section = "store", .name = "io", .env = "CAIRN_IO", .kind = K_ENUM, .words = IO_WORDS,
+     .def = "auto", FIELD(io),
+     .doc = "how level-1 files are written: `write` (write(2)), `pmem` (libpmem), `auto` (choose)"},
+    {.section = "job", .name = "id", .env = "CAIRN_JOB", .kind = K_STR, .def = "", FIELD(job),
+     .check = check_id,
+     .doc = "job id naming the checkpoint directory; empty means SLURM_JOB_ID or a generated one. "
+            "1-63 of A-Z a-z 0-9 . _ -, not starting with '.'"},
+    {.section = "job", .name = "node", .env = "CAIRN_NODE", .kind = K_STR, .def = "", FIELD(node),
+     .check = check_id,
+     .doc = "this rank's node name (to emulate nodes); empty means by ranks_per_node or the "
+            "hostname. Same characters as job.id"},
+    {.section = "job", .name = "ranks_per_node", .env = "CAIRN_RANKS_PER_NODE", .kind = K_INT,
+     .min = 0, .max = 1000000, .def = "0", FIELD(ranks_per_node),
+     .doc = "emulate nodes of this many consecutive ranks; 0 means nodes by job.node or hostname"},
+    {.section = "log", .name = "level", .env = "CAIRN_LOG_LEVEL", .kind = K_ENUM,
+     .words = LOG_WORDS, .def = "warn", FIELD(log_level),
+     .doc = "messages printed to stderr: this level and more severe ones"},
+};
+#define NKEYS (sizeof KEYS / sizeof KEYS[0])
+
+/* "4K", "1G" or plain bytes. */
+static void fmt_size(char *buf, size_t n, long long v)
+{
+    static const char *const unit[] = {"", "K", "M", "G"};
+    int i = 0;
+    for (; i < 3 && v > 0 && v % 1024 == 0; i++)
+        v /= 1024;
+    snprintf(buf, n, "%lld%s", v, unit[i]);
+}
+
+/* What K accepts: "1..1000", "4K..1G", "auto, write, pmem", "" for strings. */
+static void fmt_accepts(char *buf, size_t n, const key_def *k)
+{
+    char lo[32], hi[32];
+    buf[0] = '\0';
+    if (k->kind == K_INT) {
+        snprintf(buf, n, "%lld..%lld", k->min, k->max);
+    } else if (k->kind == K_SIZE) {
+        fmt_size(lo, sizeof lo, k->min);
+        fmt_size(hi, sizeof hi, k->max);
+        snprintf(buf, n, "%s..%s", lo, hi);
+    } else if (k->kind == K_ENUM) {
+        size_t len = 0;
+        for (int i = 0; k->words[i] && len < n; i++)
+            len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", k->words[i]);
+    }
+}
+
+/*
+ * Base-10 integer, the whole string; with SIZE, no sign and an optional binary
+ * K, M, G, KiB, MiB or GiB (any case). Returns 0, -1 (malformed), -2 (too big).
+ */
+static int parse_num(const char *v, bool size, long long *out)
+{
+    static const char *const suffix[] = {"", "K", "M", "G", "", "KiB", "MiB", "GiB"};
+    const char *digit = v + (!size && (*v == '-' || *v == '+'));
+    if (*digit < '0' || *digit > '9')
+        return -1; /* strtoll would skip blanks and take signs */
+    char *end;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    bool over = errno == ERANGE;
+    for (int i = 0; i < (size ? 8 : 1); i++) {
+        if (strcasecmp(end, suffix[i]) == 0) {
+            long long unit = 1LL << (10 * (i % 4));
+            if (over || n > LLONG_MAX / unit)
+                return -2;
+            *out = n * unit;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/*
+ * Parse V as key K and store it in C. On error, put in WHY the quoted value
+ * and the problem ("'abc' is not an integer") and return -1.
+ */
+static int set_value(cn_config *c, const key_def *k, const char *v, char *why, size_t why_len)
+{
+    char accepts[128], buf[192];
+    const char *bad = NULL;
+    long long num = 0;
+    int rc = 0;
+    fmt_accepts(accepts, sizeof accepts, k);
+    switch (k->kind) {
+    case K_STR:
+        if (strlen(v) >= k->size) {
+            snprintf(buf, sizeof buf, "is longer than %zu bytes", k->size - 1);
+            bad = buf;
+        }
+        break;
+    case K_INT:
+    case K_SIZE:
+        rc = parse_num(v, k->kind == K_SIZE, &num);
+        if (rc == -1) {
+            bad = k->kind == K_INT ? "is not an integer" : "is not a size (use e.g. 64K, 1M)";
+        } else if (rc == -2 || num < k->min || num > k->max) {
+            snprintf(buf, sizeof buf, "is out of range %s", accepts);
+            bad = buf;
+        }
+        break;
+    case K_ENUM:
+        for (num = 0; k->words[num] && strcasecmp(v, k->words[num]) != 0; num++)
+            ;
+        if (!k->words[num]) {
+            snprintf(buf, sizeof buf, "must be one of %s", accepts);
+            bad = buf;
+        }
+        break;
+    }
+    if (!bad && k->check)
+        bad = k->check(v, num);
+    if (bad) {
+        size_t len = strlen(v);
+        snprintf(why, why_len, "'%.*s%s' %s", (int)(len > QUOTE_MAX ? QUOTE_MAX : len), v,
+                 len > QUOTE_MAX ? "..." : "", bad);
+        return -1;
+    }
+    char *field = (char *)c + k->off;
+    if (k->kind == K_STR) {
+        memcpy(field, v, strlen(v) + 1);
+    } else if (k->kind == K_SIZE) {
+        uint32_t u = (uint32_t)num;
+        memcpy(field, &u, sizeof u);
+    } else {
+        int i = (int)num;
+        memcpy(field, &i, sizeof i);
+    }
+    return 0;
+}
+
+/* ---- INI file ------------------------------------------------------------ */
+
+typedef struct parse_state {
+    cn_config *cfg;
+    FILE *f;
+    int line;            /* lines handed to inih so far */
+    int err_line;        /* line of the first error found here, 0 if none */
+    int read_errno;      /* a read error, 0 if none */
+    char why[CN_MSG_MAX / 2];
+} parse_state;
+
+/* inih's fgets-like reader: counts lines, rejects over-long ones, drops leading blanks. */
+static char *reader(char *buf, int num, void *user)
+{
+    parse_state *st = user;
+    errno = 0;
+    if (st->err_line || !fgets(buf, num, st->f)) {
+        if (ferror(st->f))
+            st->read_errno = errno ? errno : EIO;
+        return NULL; /* end of input: inih stops */
+    }
+    st->line++;
+    size_t len = strlen(buf);
+    if (len == (size_t)num - 1 && buf[len - 1] != '\n') {
+        int ch = getc(st->f);
+        if (ch != EOF) {
+            snprintf(st->why, sizeof st->why, "line is longer than %d bytes", num - 2);
+            st->err_line = st->line;
+            return NULL;
+        }
+    }
+    size_t skip = strspn(buf, " \t");
+    memmove(buf, buf + skip, len - skip + 1);
+    return buf;
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+    parse_state *st = user;
+    bool known_section = false;
+    for (size_t i = 0; i < NKEYS; i++) {
+        const key_def *k = &KEYS[i];
+        if (strcmp(section, k->section) != 0)
+            continue;
+        known_section = true;
+        if (strcmp(name, k->name) != 0)
+            continue;
+        char why[CN_MSG_MAX / 2 - 64];
+        if (set_value(st->cfg, k, value, why, sizeof why) == 0)
+            return 1;
+        snprintf(st->why, sizeof st->why, "%s.%s: %s", section, name, why);
+        st->err_line = st->line;
+        return 0;
+    }
+    if (!*section)
+        snprintf(st->why, sizeof st->why, "key '%.100s' outside a section", name);
+    else if (!known_section)
+        snprintf(st->why, sizeof st->why, "unknown section [%.100s]", section);
+    else
+        snprintf(st->why, sizeof st->why, "unknown key '%.100s.%.100s'", section, name);
+    st->err_line = st->line;
+    return 0;
+}
+
+static int load_file(cn_config *c, const char *path, cn_err *err)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return cn_fail(err, CAIRN_ECONFIG, "config %s: cannot open: %s", path, strerror(errno));
+    parse_state st = {.cfg = c, .f = f};
+    int rc = ini_parse_stream(reader, &st, handler, &st);
+    fclose(f);
+    if (rc == -2)
+        return cn_fail(err, CAIRN_ENOMEM, "config %s: out of memory", path);
+    if (st.read_errno)
+        return cn_fail(err, CAIRN_ECONFIG, "config %s: cannot read: %s", path,
+                       strerror(st.read_errno));
+    /* inih reports the first failing line; if it precedes ours, inih found it. */
+    if (rc > 0 && (!st.err_line || rc < st.err_line))
+        return cn_fail(err, CAIRN_ECONFIG, "config %s:%d: syntax error", path, rc);
+    if (st.err_line)
+        return cn_fail(err, CAIRN_ECONFIG, "config %s:%d: %s", path, st.err_line, st.why);
+    return 0;
+}
+
+/* ---- defaults, environment, entry points ---------------------------------- */
+
+static int load_defaults(cn_config *c, cn_err *err)
+{
+    char why[CN_MSG_MAX / 2];
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < NKEYS; i++)
+        if (set_value(c, &KEYS[i], KEYS[i].def, why, sizeof why) < 0)
+            return cn_fail(err, CAIRN_ECONFIG, "built-in default of %s.%s: %s", KEYS[i].section,
+                           KEYS[i].name, why);
+    return 0;
+}
+
+static int load_env(cn_config *c, cn_err *err)
+{
+    char why[CN_MSG_MAX / 2];
+    for (size_t i = 0; i < NKEYS; i++) {
+        const char *v = getenv(KEYS[i].env);
+        if (v && *v && set_value(c, &KEYS[i], v, why, sizeof why) < 0)
+            return cn_fail(err, CAIRN_ECONFIG, "environment %s: %s", KEYS[i].env, why);
+    }
+    return 0;
+}
+
+int cn_config_load(cn_config *cfg, const char *path, cn_err *err)
+{
+    CN_FAIL_IF(!cfg, err, CAIRN_EINVAL, "cn_config_load: cfg is NULL");
+    cn_config c;
+    int rc = load_defaults(&c, err);
+    if (rc == 0 && path)
+        rc = load_file(&c, path, err);
+    if (rc == 0)
+        rc = load_env(&c, err);
+    if (rc < 0)
+        (void)load_defaults(&c, NULL); /* on error the caller sees defaults, never a mix */
+    *cfg = c;
+    return rc;
+}
+
+void cn_config_reference(void *file)
+{
+    FILE *f = file;
+    fprintf(f, "Each setting is, in increasing priority: the default below, the key in the INI "
+               "file given to `cairn_init` (`[section]` then `key = value`), then the environment "
+               "variable (an empty variable counts as unset). In the file, a key given twice "
+               "takes its last value; names are case-sensitive, words are not; a line starting "
+               "with `;` or `#` is a comment, and so is the rest of a line after ` ;`; a line "
+               "holds at most %d bytes (a longer `store.base` must come from `CAIRN_BASE`). "
+               "Sizes take a binary suffix: `K`, `M`, `G` (or `KiB`, `MiB`, `GiB`).\n\n",
+            INI_MAX_LINE - 2);
+    fprintf(f, "| key | env | type | default | description |\n");
+    fprintf(f, "|-----|-----|------|---------|-------------|\n");
+    for (size_t i = 0; i < NKEYS; i++) {
+        const key_def *k = &KEYS[i];
+        static const char *const kinds[] = {"string", "integer", "size", "one of"};
+        char accepts[128];
+        fmt_accepts(accepts, sizeof accepts, k);
+        fprintf(f, "| `%s.%s` | `%s` | %s%s%s | %s%s%s | %s |\n", k->section, k->name, k->env,
+                kinds[k->kind], *accepts ? " " : "", accepts, *k->def ? "`" : "",
+                *k->def ? k->def : "(empty)", *k->def ? "`" : "", k->doc);
+    }
+}

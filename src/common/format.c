@@ -1,0 +1,415 @@
+/*
+ * format.c - encode and validate the on-disk checkpoint header, entry table
+ * and node manifest (layouts in common.h; every integer little-endian).
+ *
+ * Every decoder treats its input as hostile: it checks lengths before reading
+ * (through cn_rd), checksums before trusting, and every field's range and its
+ * consistency with the others before anything is used. Decoders allocate only
+ * after the sizes they allocate from are validated, and free everything on
+ * failure. These functions are the fuzz targets' entry points.
+ */
+#include "common/common.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const uint8_t CN_CKPT_MAGIC[8] = {'C', 'A', 'I', 'R', 'N', 'C', 'K', 1};
+const uint8_t CN_MANIFEST_MAGIC[8] = {'C', 'A', 'I', 'R', 'N', 'M', 'F', 1};
+
+#define HDR_SUM_OFF (CN_HEADER_SIZE - 8)
+#define HDR_JOB_OFF 88
+#define HDR_RESERVED_OFF (HDR_JOB_OFF + CN_JOB_MAX + 1)
+#define ENTRY_FIXED 74 /* bytes of an entry besides its name and block sums */
+
+bool cn_id_ok(const char *s)
+{
+    size_t n = strnlen(s, CN_JOB_MAX + 1);
+    if (n == 0 || n > CN_JOB_MAX || s[0] == '.')
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+/* Copy a fixed 64-byte NUL-padded id field; false if not a valid id. */
+static bool get_id(const uint8_t *p, char out[CN_JOB_MAX + 1])
+{
+    memcpy(out, p, CN_JOB_MAX + 1);
+    if (out[CN_JOB_MAX] != '\0')
+        return false;
+    size_t n = strlen(out);
+    for (size_t i = n; i <= CN_JOB_MAX; i++)
+        if (out[i] != '\0')
+            return false;
+    return cn_id_ok(out);
+}
+
+static bool is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
+
+uint64_t cn_align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+/* ---- header ----------------------------------------------------------- */
+
+void cn_header_encode(cn_header *h, uint8_t *out)
+{
+    memset(out, 0, CN_HEADER_SIZE);
+    memcpy(out, CN_CKPT_MAGIC, 8);
+    cn_put_u32(out + 8, h->version);
+    cn_put_u32(out + 12, CN_HEADER_SIZE);
+    cn_put_u32(out + 16, h->level);
+    cn_put_u32(out + 20, h->rank);
+    cn_put_u32(out + 24, h->nranks);
+    cn_put_u32(out + 28, h->node);
+    cn_put_u32(out + 32, h->nnodes);
+    cn_put_u32(out + 36, h->block_size);
+    cn_put_u64(out + 40, (uint64_t)h->generation);
+    cn_put_u32(out + 48, h->nentries);
+    cn_put_u64(out + 56, h->table_size);
+    cn_put_u64(out + 64, h->data_offset);
+    cn_put_u64(out + 72, h->file_size);
+    cn_put_u64(out + 80, h->table_sum);
+    memcpy(out + HDR_JOB_OFF, h->job, strnlen(h->job, CN_JOB_MAX));
+    h->header_sum = cn_hash(out, HDR_SUM_OFF);
+    cn_put_u64(out + HDR_SUM_OFF, h->header_sum);
+}
+
+int cn_header_decode(const uint8_t *buf, size_t len, cn_header *h, cn_err *err)
+{
+    memset(h, 0, sizeof *h);
+    CN_FAIL_IF(len < CN_HEADER_SIZE, err, CAIRN_ECORRUPT,
+               "truncated header: %zu bytes, expected %d", len, CN_HEADER_SIZE);
+    CN_FAIL_IF(memcmp(buf, CN_CKPT_MAGIC, 7) != 0, err, CAIRN_ECORRUPT,
+               "not a cairn checkpoint file (bad magic)");
+    h->version = cn_get_u32(buf + 8);
+    CN_FAIL_IF(buf[7] != CN_CKPT_MAGIC[7] || h->version != CN_FORMAT_VERSION, err,
+               CAIRN_EFORMAT, "checkpoint format version %u; this build reads version %d",
+               h->version, CN_FORMAT_VERSION);
+    h->header_sum = cn_get_u64(buf + HDR_SUM_OFF);
+    CN_FAIL_IF(cn_hash(buf, HDR_SUM_OFF) != h->header_sum, err, CAIRN_ECORRUPT,
+               "header checksum mismatch");
+    CN_FAIL_IF(cn_get_u32(buf + 12) != CN_HEADER_SIZE, err, CAIRN_ECORRUPT,
+               "bad header size %u", cn_get_u32(buf + 12));
+    h->level = cn_get_u32(buf + 16);
+    h->rank = cn_get_u32(buf + 20);
+    h->nranks = cn_get_u32(buf + 24);
+    h->node = cn_get_u32(buf + 28);
+    h->nnodes = cn_get_u32(buf + 32);
+    h->block_size = cn_get_u32(buf + 36);
+    h->generation = (int64_t)cn_get_u64(buf + 40);
+    h->nentries = cn_get_u32(buf + 48);
+    h->table_size = cn_get_u64(buf + 56);
+    h->data_offset = cn_get_u64(buf + 64);
+    h->file_size = cn_get_u64(buf + 72);
+    h->table_sum = cn_get_u64(buf + 80);
+    CN_FAIL_IF(h->level < 1 || h->level > 4, err, CAIRN_ECORRUPT, "bad level %u", h->level);
+    CN_FAIL_IF(h->nranks < 1 || h->nranks > CN_MAX_RANKS || h->rank >= h->nranks, err,
+               CAIRN_ECORRUPT, "bad rank %u of %u", h->rank, h->nranks);
+    CN_FAIL_IF(h->nnodes < 1 || h->nnodes > h->nranks || h->node >= h->nnodes, err,
+               CAIRN_ECORRUPT, "bad node %u of %u", h->node, h->nnodes);
+    CN_FAIL_IF(!is_pow2(h->block_size) || h->block_size < CN_MIN_BLOCK ||
+                   h->block_size > CN_MAX_BLOCK,
+               err, CAIRN_ECORRUPT, "bad block size %u", h->block_size);
+    CN_FAIL_IF(h->generation < 0, err, CAIRN_ECORRUPT, "bad generation %lld",
+               (long long)h->generation);
+    CN_FAIL_IF(h->nentries > CN_MAX_ENTRIES, err, CAIRN_ECORRUPT, "bad entry count %u",
+               h->nentries);
+    CN_FAIL_IF(h->table_size > h->file_size ||
+                   h->data_offset != cn_align_up(CN_HEADER_SIZE + h->table_size, CN_DATA_ALIGN) ||
+                   h->data_offset > h->file_size,
+               err, CAIRN_ECORRUPT, "bad layout: table %llu bytes, data at %llu, file %llu",
+               (unsigned long long)h->table_size, (unsigned long long)h->data_offset,
+               (unsigned long long)h->file_size);
+    CN_FAIL_IF(cn_get_u32(buf + 52) != 0, err, CAIRN_ECORRUPT, "reserved header field set");
+    for (size_t i = HDR_RESERVED_OFF; i < HDR_SUM_OFF; i++)
+        CN_FAIL_IF(buf[i] != 0, err, CAIRN_ECORRUPT, "reserved header bytes set");
+    CN_FAIL_IF(!get_id(buf + HDR_JOB_OFF, h->job), err, CAIRN_ECORRUPT, "bad job id in header");
+    return 0;
+}
+
+/* ---- entry table ------------------------------------------------------ */
+
+size_t cn_table_size(const cn_entry *e, uint32_t n)
+{
+    size_t total = 0;
+    for (uint32_t i = 0; i < n; i++)
+        total += ENTRY_FIXED + strlen(e[i].name) + 8 * (size_t)e[i].nblocks;
+    return total;
+}
+
+void cn_table_encode(const cn_entry *e, uint32_t n, uint8_t *out)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        size_t nl = strlen(e[i].name);
+        cn_put_u16(out, (uint16_t)nl);
+        memcpy(out + 2, e[i].name, nl);
+        out += 2 + nl;
+        out[0] = e[i].kind;
+        out[1] = e[i].type;
+        out[2] = e[i].ndims;
+        out[3] = e[i].codec;
+        out += 4;
+        for (int d = 0; d < CAIRN_MAX_DIMS; d++, out += 8)
+            cn_put_u64(out, e[i].dims[d]);
+        uint64_t bound_bits;
+        memcpy(&bound_bits, &e[i].error_bound, 8);
+        const uint64_t fields[5] = {e[i].count, e[i].raw_size, e[i].stored_size, e[i].offset,
+                                    bound_bits};
+        for (int f = 0; f < 5; f++, out += 8)
+            cn_put_u64(out, fields[f]);
+        cn_put_u32(out, e[i].nblocks);
+        out += 4;
+        for (uint32_t b = 0; b < e[i].nblocks; b++, out += 8)
+            cn_put_u64(out, e[i].block_sums[b]);
+    }
+}
+
+void cn_entries_free(cn_entry *e, uint32_t n)
+{
+    if (!e)
+        return;
+    for (uint32_t i = 0; i < n; i++)
+        free(e[i].block_sums);
+    free(e);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp((*(const cn_entry *const *)a)->name, (*(const cn_entry *const *)b)->name);
+}
+
+/* Check one entry's fields (not its block sums) against the header. */
+static int check_entry(const cn_entry *e, const cn_header *h, uint64_t prev_end, cn_err *err)
+{
+    CN_FAIL_IF(!cn_name_ok(e->name), err, CAIRN_ECORRUPT, "entry has a bad name");
+    CN_FAIL_IF(e->kind > CN_KIND_FILE || e->type > CAIRN_DOUBLE || e->ndims > CAIRN_MAX_DIMS ||
+                   e->codec != CN_CODEC_RAW,
+               err, CAIRN_ECORRUPT, "entry '%s': bad kind/type/dims/codec", e->name);
+    CN_FAIL_IF(e->kind == CN_KIND_FILE && (e->type != CAIRN_BYTE || e->ndims != 0), err,
+               CAIRN_ECORRUPT, "file entry '%s' with a type or shape", e->name);
+    if (e->ndims > 0) {
+        uint64_t prod = 1;
+        for (int d = 0; d < e->ndims; d++)
+            CN_FAIL_IF(__builtin_mul_overflow(prod, e->dims[d], &prod), err, CAIRN_ECORRUPT,
+                       "entry '%s': dims overflow", e->name);
+        CN_FAIL_IF(prod != e->count, err, CAIRN_ECORRUPT,
+                   "entry '%s': dims do not multiply to the count", e->name);
+    }
+    for (int d = e->ndims; d < CAIRN_MAX_DIMS; d++)
+        CN_FAIL_IF(e->dims[d] != 0, err, CAIRN_ECORRUPT, "entry '%s': unused dim set", e->name);
+    uint64_t raw;
+    CN_FAIL_IF(__builtin_mul_overflow(e->count, (uint64_t)cairn_type_size(e->type), &raw) ||
+                   raw != e->raw_size || e->stored_size != e->raw_size,
+               err, CAIRN_ECORRUPT, "entry '%s': sizes disagree with count and type", e->name);
+    CN_FAIL_IF(!isfinite(e->error_bound) || e->error_bound < 0 ||
+                   (e->error_bound > 0 && e->type != CAIRN_FLOAT && e->type != CAIRN_DOUBLE),
+               err, CAIRN_ECORRUPT, "entry '%s': bad error bound", e->name);
+    uint64_t end;
+    CN_FAIL_IF(e->offset < h->data_offset || e->offset < prev_end ||
+                   e->offset % CN_ENTRY_ALIGN != 0 ||
+                   __builtin_add_overflow(e->offset, e->stored_size, &end) || end > h->file_size,
+               err, CAIRN_ECORRUPT, "entry '%s': data outside the file or overlapping", e->name);
+    uint64_t nb = (e->stored_size + h->block_size - 1) / h->block_size;
+    CN_FAIL_IF(nb != e->nblocks, err, CAIRN_ECORRUPT, "entry '%s': bad block count", e->name);
+    return 0;
+}
+
+static int decode_entry(cn_rd *r, const cn_header *h, cn_entry *e, uint64_t prev_end,
+                        cn_err *err)
+{
+    uint16_t nl = cn_rd_u16(r);
+    const uint8_t *name = cn_rd_take(r, nl);
+    CN_FAIL_IF(r->bad || nl == 0 || nl > CAIRN_NAME_MAX || memchr(name, 0, nl), err,
+               CAIRN_ECORRUPT, "truncated or bad entry name");
+    memcpy(e->name, name, nl);
+    e->name[nl] = '\0';
+    e->kind = cn_rd_u8(r);
+    e->type = cn_rd_u8(r);
+    e->ndims = cn_rd_u8(r);
+    e->codec = cn_rd_u8(r);
+    for (int d = 0; d < CAIRN_MAX_DIMS; d++)
+        e->dims[d] = cn_rd_u64(r);
+    e->count = cn_rd_u64(r);
+    e->raw_size = cn_rd_u64(r);
+    e->stored_size = cn_rd_u64(r);
+    e->offset = cn_rd_u64(r);
+    uint64_t bound_bits = cn_rd_u64(r);
+    memcpy(&e->error_bound, &bound_bits, 8);
+    e->nblocks = cn_rd_u32(r);
+    CN_FAIL_IF(r->bad, err, CAIRN_ECORRUPT, "truncated entry '%s'", e->name);
+    CN_TRY(check_entry(e, h, prev_end, err));
+    CN_FAIL_IF((uint64_t)e->nblocks * 8 > r->len - r->off, err, CAIRN_ECORRUPT,
+               "entry '%s': block checksums truncated", e->name);
+    if (e->nblocks) {
+        e->block_sums = malloc(8 * (size_t)e->nblocks);
+        CN_FAIL_IF(!e->block_sums, err, CAIRN_ENOMEM, "no memory for block checksums");
+        for (uint32_t b = 0; b < e->nblocks; b++)
+            e->block_sums[b] = cn_rd_u64(r);
+    }
+    return 0;
+}
+
+int cn_table_decode(const uint8_t *buf, size_t len, const cn_header *h, cn_entry **out,
+                    cn_err *err)
+{
+    *out = NULL;
+    CN_FAIL_IF(len != h->table_size, err, CAIRN_ECORRUPT, "table is %zu bytes, header says %llu",
+               len, (unsigned long long)h->table_size);
+    CN_FAIL_IF(cn_hash(buf, len) != h->table_sum, err, CAIRN_ECORRUPT, "table checksum mismatch");
+    CN_FAIL_IF((uint64_t)h->nentries * (ENTRY_FIXED + 1) > len, err, CAIRN_ECORRUPT,
+               "table too short for %u entries", h->nentries);
+    cn_entry *e = calloc(h->nentries ? h->nentries : 1, sizeof *e);
+    CN_FAIL_IF(!e, err, CAIRN_ENOMEM, "no memory for %u entries", h->nentries);
+    cn_rd r = {.p = buf, .len = len};
+    uint64_t prev_end = h->data_offset;
+    int rc = 0;
+    for (uint32_t i = 0; i < h->nentries && rc == 0; i++) {
+        rc = decode_entry(&r, h, &e[i], prev_end, err);
+        prev_end = e[i].offset + e[i].stored_size;
+    }
+    if (rc == 0 && r.off != len)
+        rc = cn_fail(err, CAIRN_ECORRUPT, "%zu trailing bytes after the table", len - r.off);
+    if (rc == 0 && h->nentries > 1) {
+        const cn_entry **sorted = malloc(h->nentries * sizeof *sorted);
+        if (!sorted) {
+            rc = cn_fail(err, CAIRN_ENOMEM, "no memory");
+        } else {
+            for (uint32_t i = 0; i < h->nentries; i++)
+                sorted[i] = &e[i];
+            qsort(sorted, h->nentries, sizeof *sorted, cmp_names);
+            for (uint32_t i = 1; i < h->nentries && rc == 0; i++)
+                if (strcmp(sorted[i - 1]->name, sorted[i]->name) == 0)
+                    rc = cn_fail(err, CAIRN_ECORRUPT, "duplicate entry '%s'", sorted[i]->name);
+            free(sorted);
+        }
+    }
+    if (rc < 0) {
+        cn_entries_free(e, h->nentries);
+        return rc;
+    }
+    *out = e;
+    return 0;
+}
+
+/* ---- node manifest ---------------------------------------------------- */
+
+#define MF_FIXED (8 + 4 * 7 + 8 + 2 * (CN_JOB_MAX + 1)) /* through node_name */
+#define MF_LOCAL 20
+
+int cn_manifest_encode(const cn_manifest *m, uint8_t **out, size_t *len, cn_err *err)
+{
+    size_t n = MF_FIXED + 4 * (size_t)m->nranks + MF_LOCAL * (size_t)m->nlocal + 8;
+    uint8_t *b = calloc(1, n);
+    CN_FAIL_IF(!b, err, CAIRN_ENOMEM, "no memory for the manifest");
+    uint8_t *p = b;
+    memcpy(p, CN_MANIFEST_MAGIC, 8);
+    p += 8;
+    const uint32_t f[] = {CN_FORMAT_VERSION, m->level, m->nranks, m->nnodes, m->node, m->nlocal, 0};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++, p += 4)
+        cn_put_u32(p, f[i]);
+    cn_put_u64(p, (uint64_t)m->generation);
+    p += 8;
+    memcpy(p, m->job, strnlen(m->job, CN_JOB_MAX));
+    p += CN_JOB_MAX + 1;
+    memcpy(p, m->node_name, strnlen(m->node_name, CN_JOB_MAX));
+    p += CN_JOB_MAX + 1;
+    for (uint32_t i = 0; i < m->nranks; i++, p += 4)
+        cn_put_u32(p, m->rank_node[i]);
+    for (uint32_t i = 0; i < m->nlocal; i++, p += MF_LOCAL) {
+        cn_put_u32(p, m->local[i].rank);
+        cn_put_u64(p + 4, m->local[i].file_size);
+        cn_put_u64(p + 12, m->local[i].header_sum);
+    }
+    cn_put_u64(p, cn_hash(b, n - 8));
+    *out = b;
+    *len = n;
+    return 0;
+}
+
+void cn_manifest_free(cn_manifest *m)
+{
+    if (!m)
+        return;
+    free(m->rank_node);
+    free(m->local);
+    m->rank_node = NULL;
+    m->local = NULL;
+}
+
+static int check_manifest(const cn_manifest *m, cn_err *err)
+{
+    CN_FAIL_IF(m->level < 1 || m->level > 4, err, CAIRN_ECORRUPT, "manifest: bad level %u",
+               m->level);
+    CN_FAIL_IF(m->generation < 0, err, CAIRN_ECORRUPT, "manifest: bad generation");
+    CN_FAIL_IF(m->nranks < 1 || m->nranks > CN_MAX_RANKS || m->nnodes < 1 ||
+                   m->nnodes > m->nranks || m->node >= m->nnodes || m->nlocal > m->nranks,
+               err, CAIRN_ECORRUPT, "manifest: bad rank/node counts");
+    return 0;
+}
+
+int cn_manifest_decode(const uint8_t *buf, size_t len, cn_manifest *m, cn_err *err)
+{
+    memset(m, 0, sizeof *m);
+    CN_FAIL_IF(len < MF_FIXED + 8 || memcmp(buf, CN_MANIFEST_MAGIC, 7) != 0, err, CAIRN_ECORRUPT,
+               "not a cairn manifest (bad magic or truncated)");
+    cn_rd r = {.p = buf, .len = len, .off = 8};
+    m->version = cn_rd_u32(&r);
+    CN_FAIL_IF(buf[7] != CN_MANIFEST_MAGIC[7] || m->version != CN_FORMAT_VERSION, err,
+               CAIRN_EFORMAT, "manifest format version %u; this build reads version %d",
+               m->version, CN_FORMAT_VERSION);
+    CN_FAIL_IF(cn_hash(buf, len - 8) != cn_get_u64(buf + len - 8), err, CAIRN_ECORRUPT,
+               "manifest checksum mismatch");
+    m->level = cn_rd_u32(&r);
+    m->nranks = cn_rd_u32(&r);
+    m->nnodes = cn_rd_u32(&r);
+    m->node = cn_rd_u32(&r);
+    m->nlocal = cn_rd_u32(&r);
+    uint32_t reserved = cn_rd_u32(&r);
+    m->generation = (int64_t)cn_rd_u64(&r);
+    const uint8_t *job = cn_rd_take(&r, CN_JOB_MAX + 1);
+    const uint8_t *node = cn_rd_take(&r, CN_JOB_MAX + 1);
+    CN_FAIL_IF(r.bad || reserved != 0, err, CAIRN_ECORRUPT, "manifest: bad fixed part");
+    CN_TRY(check_manifest(m, err));
+    CN_FAIL_IF(!get_id(job, m->job) || !get_id(node, m->node_name), err, CAIRN_ECORRUPT,
+               "manifest: bad job or node name");
+    CN_FAIL_IF(len != MF_FIXED + 4 * (size_t)m->nranks + MF_LOCAL * (size_t)m->nlocal + 8, err,
+               CAIRN_ECORRUPT, "manifest: length %zu does not match its counts", len);
+    m->rank_node = malloc(4 * (size_t)m->nranks);
+    m->local = malloc(sizeof *m->local * (m->nlocal ? m->nlocal : 1));
+    if (!m->rank_node || !m->local) {
+        cn_manifest_free(m);
+        return cn_fail(err, CAIRN_ENOMEM, "no memory for the manifest");
+    }
+    int rc = 0;
+    uint8_t *seen = calloc(m->nnodes, 1);
+    if (!seen)
+        rc = cn_fail(err, CAIRN_ENOMEM, "no memory for the manifest");
+    for (uint32_t i = 0; rc == 0 && i < m->nranks; i++) {
+        m->rank_node[i] = cn_rd_u32(&r);
+        if (m->rank_node[i] >= m->nnodes)
+            rc = cn_fail(err, CAIRN_ECORRUPT, "manifest: rank %u on bad node %u", i,
+                         m->rank_node[i]);
+        else
+            seen[m->rank_node[i]] = 1;
+    }
+    for (uint32_t i = 0; rc == 0 && i < m->nnodes; i++)
+        if (!seen[i])
+            rc = cn_fail(err, CAIRN_ECORRUPT, "manifest: node %u has no ranks", i);
+    free(seen);
+    for (uint32_t i = 0; rc == 0 && i < m->nlocal; i++) {
+        cn_manifest_rank *l = &m->local[i];
+        l->rank = cn_rd_u32(&r);
+        l->file_size = cn_rd_u64(&r);
+        l->header_sum = cn_rd_u64(&r);
+        if (l->rank >= m->nranks || m->rank_node[l->rank] != m->node ||
+            (i > 0 && l->rank <= m->local[i - 1].rank) || l->file_size < CN_DATA_ALIGN)
+            rc = cn_fail(err, CAIRN_ECORRUPT, "manifest: bad entry for rank %u", l->rank);
+    }
+    if (rc < 0)
+        cn_manifest_free(m);
+    return rc;
+}

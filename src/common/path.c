@@ -1,0 +1,213 @@
+/*
+ * path.c - safe directories and atomic small files on node-local storage.
+ *
+ * Node-local bases such as /dev/shm are shared by every user of a node, so
+ * nothing here follows a symlink: directories are created with mkdirat(0700)
+ * and opened with O_NOFOLLOW | O_DIRECTORY, then checked to be owned by us
+ * with no group/other access. Every later path is opened relative to such a
+ * checked directory fd. Removal walks with unlinkat and never leaves a
+ * checked directory through a link.
+ */
+#include "common/common.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+bool cn_name_ok(const char *name)
+{
+    if (!name || !*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        return false;
+    size_t n = strnlen(name, CAIRN_NAME_MAX + 1);
+    return n <= CAIRN_NAME_MAX && !strchr(name, '/');
+}
+
+int cn_dir_open(int dirfd, const char *name, bool create, cn_err *err)
+{
+    if (create && mkdirat(dirfd, name, 0700) != 0 && errno != EEXIST)
+        return cn_fail_errno(err, errno, "cannot create directory %s", name);
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        if (e == ELOOP || e == ENOTDIR) {
+            struct stat st;
+            if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+                return cn_fail(err, CAIRN_EUNSAFE, "%s is a symlink; refusing to follow it", name);
+            return cn_fail(err, CAIRN_EUNSAFE, "%s is not a directory", name);
+        }
+        return cn_fail_errno(err, e, "cannot open directory %s", name);
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return cn_fail_errno(err, e, "cannot stat %s", name);
+    }
+    if (st.st_uid != geteuid()) {
+        close(fd);
+        return cn_fail(err, CAIRN_EUNSAFE, "%s is owned by uid %u, not by this user (uid %u)",
+                       name, (unsigned)st.st_uid, (unsigned)geteuid());
+    }
+    if (st.st_mode & 077) {
+        close(fd);
+        return cn_fail(err, CAIRN_EUNSAFE, "%s has mode %03o; it must be 0700", name,
+                       (unsigned)(st.st_mode & 0777));
+    }
+    return fd;
+}
+
+int cn_dir_open_path(const char *path, cn_err *err)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return cn_fail_errno(err, errno, "cannot open directory %s", path);
+    return fd;
+}
+
+int cn_rmtree_at(int dfd, const char *name, cn_err *err)
+{
+    if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
+        return 0;
+    if (errno != EISDIR && errno != EPERM)
+        return cn_fail_errno(err, errno, "cannot remove %s", name);
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return cn_fail_errno(err, errno, "cannot open %s for removal", name);
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        int e = errno;
+        close(fd);
+        return cn_fail_errno(err, e, "cannot list %s", name);
+    }
+    int rc = 0;
+    struct dirent *de;
+    while (rc == 0 && (de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        rc = cn_rmtree_at(dirfd(d), de->d_name, err);
+    }
+    closedir(d);
+    if (rc == 0 && unlinkat(dfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
+        rc = cn_fail_errno(err, errno, "cannot remove directory %s", name);
+    return rc;
+}
+
+int cn_dir_sync(int dirfd, cn_err *err)
+{
+    if (fsync(dirfd) != 0 && errno != EINVAL)
+        return cn_fail_errno(err, errno, "cannot sync directory");
+    return 0;
+}
+
+int cn_read_small(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len,
+                  cn_err *err)
+{
+    *out = NULL;
+    *len = 0;
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return cn_fail_errno(err, errno, "cannot open %s", name);
+    struct stat st;
+    int rc = 0;
+    uint8_t *buf = NULL;
+    if (fstat(fd, &st) != 0) {
+        rc = cn_fail_errno(err, errno, "cannot stat %s", name);
+    } else if (!S_ISREG(st.st_mode)) {
+        rc = cn_fail(err, CAIRN_EUNSAFE, "%s is not a regular file", name);
+    } else if ((uint64_t)st.st_size > max) {
+        rc = cn_fail(err, CAIRN_ECORRUPT, "%s is %lld bytes, more than the %zu allowed", name,
+                     (long long)st.st_size, max);
+    } else if (!(buf = malloc((size_t)st.st_size + 1))) {
+        rc = cn_fail(err, CAIRN_ENOMEM, "no memory to read %s", name);
+    } else {
+        size_t got = 0;
+        while (got < (size_t)st.st_size) {
+            ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0) {
+                rc = r < 0 ? cn_fail_errno(err, errno, "cannot read %s", name)
+                           : cn_fail(err, CAIRN_ECORRUPT, "%s shrank while being read", name);
+                break;
+            }
+            got += (size_t)r;
+        }
+        *len = got;
+    }
+    close(fd);
+    if (rc < 0) {
+        free(buf);
+        *len = 0;
+        return rc;
+    }
+    *out = buf;
+    return 0;
+}
+
+int cn_write_atomic(int dirfd, const char *name, const void *buf, size_t len, cn_err *err)
+{
+    char tmp[CAIRN_NAME_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", name);
+    unlinkat(dirfd, tmp, 0);
+    int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return cn_fail_errno(err, errno, "cannot create %s", tmp);
+    const uint8_t *p = buf;
+    size_t done = 0;
+    int rc = 0;
+    while (done < len) {
+        ssize_t w = write(fd, p + done, len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            rc = cn_fail_errno(err, errno, "cannot write %s", tmp);
+            break;
+        }
+        done += (size_t)w;
+    }
+    if (rc == 0 && fdatasync(fd) != 0)
+        rc = cn_fail_errno(err, errno, "cannot sync %s", tmp);
+    if (close(fd) != 0 && rc == 0)
+        rc = cn_fail_errno(err, errno, "cannot close %s", tmp);
+    if (rc == 0 && renameat(dirfd, tmp, dirfd, name) != 0)
+        rc = cn_fail_errno(err, errno, "cannot rename %s to %s", tmp, name);
+    if (rc < 0) {
+        unlinkat(dirfd, tmp, 0);
+        return rc;
+    }
+    return cn_dir_sync(dirfd, err);
+}
+
+int cn_gen_dirname(char *buf, size_t len, int64_t gen)
+{
+    int n = snprintf(buf, len, CN_GEN_PREFIX "%lld", (long long)gen);
+    return (n < 0 || (size_t)n >= len) ? CAIRN_EINVAL : 0;
+}
+
+int cn_rank_filename(char *buf, size_t len, uint32_t rank)
+{
+    int n = snprintf(buf, len, "rank-%u.ckpt", rank);
+    return (n < 0 || (size_t)n >= len) ? CAIRN_EINVAL : 0;
+}
+
+int64_t cn_parse_gen_dirname(const char *name)
+{
+    size_t pl = strlen(CN_GEN_PREFIX);
+    if (strncmp(name, CN_GEN_PREFIX, pl) != 0)
+        return -1;
+    const char *d = name + pl;
+    if (!*d || strlen(d) > 18 || (d[0] == '0' && d[1]))
+        return -1;
+    int64_t v = 0;
+    for (; *d; d++) {
+        if (*d < '0' || *d > '9')
+            return -1;
+        v = v * 10 + (*d - '0');
+    }
+    return v;
+}

@@ -1,0 +1,211 @@
+/*
+ * local.c - level 1: write one rank's checkpoint file to node-local storage.
+ *
+ * Layout (common.h): header, entry table, page-aligned data. Data goes out
+ * first, one checksum block at a time: each block is hashed and then copied
+ * while it is still in cache, so checksumming costs no extra pass over
+ * memory. The table and header, which hold those checksums, go last, at the
+ * front of the file. Then the file is made durable (fdatasync, or libpmem's
+ * persist/msync) and renamed from NAME.tmp to NAME; the caller syncs the
+ * directory when every file of the generation is in.
+ *
+ * Two ways to move the bytes: plain pwrite(), or libpmem (map the file,
+ * memcpy with pmem_memcpy_nodrain on real persistent memory, then drain or
+ * msync as libpmem says the mapping needs). The caller picks one; see
+ * lvl_local_probe_io for the automatic choice.
+ */
+#include "levels/levels.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libpmem.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Fill the entry table from SRC: offsets, block counts, empty checksum arrays. */
+static int plan_layout(cn_header *h, const lvl_src *src, uint32_t n, cn_entry **out,
+                       cn_err *err)
+{
+    cn_entry *e = calloc(n ? n : 1, sizeof *e);
+    CN_FAIL_IF(!e, err, CAIRN_ENOMEM, "no memory for the entry table");
+    for (uint32_t i = 0; i < n; i++) {
+        snprintf(e[i].name, sizeof e[i].name, "%s", src[i].name);
+        e[i].kind = src[i].kind;
+        e[i].type = src[i].type;
+        e[i].ndims = src[i].ndims;
+        e[i].codec = CN_CODEC_RAW;
+        memcpy(e[i].dims, src[i].dims, sizeof e[i].dims);
+        e[i].count = src[i].count;
+        e[i].raw_size = e[i].stored_size = src[i].size;
+        e[i].error_bound = src[i].error_bound;
+        e[i].nblocks = (uint32_t)((src[i].size + h->block_size - 1) / h->block_size);
+        if (e[i].nblocks && !(e[i].block_sums = calloc(e[i].nblocks, 8))) {
+            cn_entries_free(e, n);
+            return cn_fail(err, CAIRN_ENOMEM, "no memory for block checksums");
+        }
+    }
+    h->nentries = n;
+    h->table_size = cn_table_size(e, n);
+    h->data_offset = cn_align_up(CN_HEADER_SIZE + h->table_size, CN_DATA_ALIGN);
+    uint64_t off = h->data_offset;
+    for (uint32_t i = 0; i < n; i++) {
+        off = cn_align_up(off, CN_ENTRY_ALIGN);
+        e[i].offset = off;
+        off += e[i].stored_size;
+    }
+    h->file_size = off;
+    *out = e;
+    return 0;
+}
+
+static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off, const char *path,
+                      cn_err *err)
+{
+    const uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t w = pwrite(fd, p, len, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return cn_fail_errno(err, errno, "%s: write failed", path);
+        p += w;
+        off += (uint64_t)w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Where the bytes go: a file descriptor or a libpmem mapping. */
+typedef struct sink {
+    int fd;
+    uint8_t *map;
+    int is_pmem;
+    const char *path;
+} sink;
+
+static int sink_put(sink *s, const void *buf, size_t len, uint64_t off, cn_err *err)
+{
+    if (!s->map)
+        return pwrite_all(s->fd, buf, len, off, s->path, err);
+    if (s->is_pmem)
+        pmem_memcpy_nodrain(s->map + off, buf, len);
+    else
+        memcpy(s->map + off, buf, len);
+    return 0;
+}
+
+/* Hash and store every block of every entry; fire the mid-write fault point. */
+static int put_data(sink *s, const cn_header *h, cn_entry *e, const lvl_src *src, uint32_t n,
+                    cn_err *err)
+{
+    uint64_t total = h->file_size - h->data_offset, done = 0;
+    bool fault_fired = false;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *p = src[i].ptr;
+        for (uint32_t b = 0; b < e[i].nblocks; b++) {
+            uint64_t off = (uint64_t)b * h->block_size;
+            size_t len = (size_t)(e[i].stored_size - off < h->block_size ? e[i].stored_size - off
+                                                                         : h->block_size);
+            e[i].block_sums[b] = cn_hash(p + off, len);
+            CN_TRY(sink_put(s, p + off, len, e[i].offset + off, err));
+            done += len;
+            if (!fault_fired && done * 2 >= total) {
+                fault_fired = true;
+                cn_fault_point("ckpt.write", h->generation, (int)h->rank);
+            }
+        }
+    }
+    return 0;
+}
+
+static int put_meta(sink *s, cn_header *h, const cn_entry *e, cn_err *err)
+{
+    uint8_t *meta = calloc(1, CN_HEADER_SIZE + h->table_size);
+    CN_FAIL_IF(!meta, err, CAIRN_ENOMEM, "no memory for the table");
+    cn_table_encode(e, h->nentries, meta + CN_HEADER_SIZE);
+    h->table_sum = cn_hash(meta + CN_HEADER_SIZE, h->table_size);
+    cn_header_encode(h, meta);
+    int rc = sink_put(s, meta, CN_HEADER_SIZE + h->table_size, 0, err);
+    free(meta);
+    return rc;
+}
+
+static int write_plain(int genfd, const char *tmp, sink *s, cn_header *h, cn_entry *e,
+                       const lvl_src *src, uint32_t n, cn_err *err)
+{
+    s->fd = openat(genfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (s->fd < 0)
+        return cn_fail_errno(err, errno, "%s: cannot create", s->path);
+    int rc = put_data(s, h, e, src, n, err);
+    if (rc == 0)
+        rc = put_meta(s, h, e, err);
+    if (rc == 0 && fdatasync(s->fd) != 0)
+        rc = cn_fail_errno(err, errno, "%s: cannot sync", s->path);
+    if (close(s->fd) != 0 && rc == 0)
+        rc = cn_fail_errno(err, errno, "%s: cannot close", s->path);
+    return rc;
+}
+
+static int write_pmem(sink *s, cn_header *h, cn_entry *e, const lvl_src *src, uint32_t n,
+                      cn_err *err)
+{
+    size_t mapped = 0;
+    s->map = pmem_map_file(s->path, (size_t)h->file_size, PMEM_FILE_CREATE | PMEM_FILE_EXCL,
+                           0600, &mapped, &s->is_pmem);
+    if (!s->map)
+        return cn_fail_errno(err, errno, "%s: libpmem cannot map %llu bytes", s->path,
+                             (unsigned long long)h->file_size);
+    int rc = put_data(s, h, e, src, n, err);
+    if (rc == 0)
+        rc = put_meta(s, h, e, err);
+    if (rc == 0 && s->is_pmem)
+        pmem_drain();
+    else if (rc == 0 && pmem_msync(s->map, mapped) != 0)
+        rc = cn_fail_errno(err, errno, "%s: cannot persist", s->path);
+    pmem_unmap(s->map, mapped);
+    return rc;
+}
+
+int lvl_local_write(int genfd, const char *gen_path, const char *name, const cn_header *proto,
+                    const lvl_src *src, uint32_t n, int io, lvl_written *out, cn_err *err)
+{
+    char tmp[CAIRN_NAME_MAX + 8], path[4096 + 2 * CAIRN_NAME_MAX];
+    snprintf(tmp, sizeof tmp, "%s.tmp", name);
+    snprintf(path, sizeof path, "%s/%s", gen_path, tmp);
+    cn_header h = *proto;
+    h.version = CN_FORMAT_VERSION;
+    cn_entry *e = NULL;
+    CN_TRY(plan_layout(&h, src, n, &e, err));
+
+    unlinkat(genfd, tmp, 0); /* a leftover of a crashed write */
+    sink s = {.fd = -1, .path = path};
+    int rc = io == CN_IO_PMEM ? write_pmem(&s, &h, e, src, n, err)
+                              : write_plain(genfd, tmp, &s, &h, e, src, n, err);
+    cn_entries_free(e, n);
+    if (rc == 0 && renameat(genfd, tmp, genfd, name) != 0)
+        rc = cn_fail_errno(err, errno, "%s: cannot rename into place", path);
+    if (rc < 0) {
+        unlinkat(genfd, tmp, 0);
+        return rc;
+    }
+    out->file_size = h.file_size;
+    out->header_sum = h.header_sum;
+    return 0;
+}
+
+int lvl_local_probe_io(const char *dir_path)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/.pmem-probe.%d", dir_path, (int)getpid());
+    size_t mapped = 0;
+    int is_pmem = 0;
+    void *map = pmem_map_file(path, 4096, PMEM_FILE_CREATE | PMEM_FILE_EXCL, 0600, &mapped,
+                              &is_pmem);
+    unlink(path);
+    if (!map)
+        return CN_IO_WRITE;
+    pmem_unmap(map, mapped);
+    return is_pmem ? CN_IO_PMEM : CN_IO_WRITE;
+}

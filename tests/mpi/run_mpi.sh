@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# run_mpi.sh - multi-process scenarios: real mpirun jobs on emulated nodes.
+#
+# 4 ranks on 2 emulated nodes (CAIRN_RANKS_PER_NODE=2), each scenario in its
+# own base directory on tmpfs. A restart is always a new mpirun job that names
+# the old job's directory (CAIRN_JOB). Sourced by tests/run.sh, which provides
+# `check DESC CMD...` and the pass/fail counters.
+: "${BUILD:=build}"
+T=$BUILD/tests/t_ckpt
+NP=4
+export CAIRN_RANKS_PER_NODE=2 CAIRN_LOG_LEVEL=warn
+unset CAIRN_FAULT
+
+mpi() { scripts/mpirun.sh "$NP" "$T" "$@"; }
+fresh() { # fresh base and job for one scenario
+  export CAIRN_BASE; CAIRN_BASE=$(mktemp -d /dev/shm/cairn-test.XXXXXX)
+  export CAIRN_JOB="t-$1"
+  SCRATCH_DIRS+=("$CAIRN_BASE")
+}
+gen_dir() { echo "$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node$1/gen-$2"; }
+crash() { # run a job that must die at the fault point given as $1
+  CAIRN_FAULT=$1 mpi "${@:2}" >/dev/null 2>&1 && return 1; return 0
+}
+
+fresh roundtrip
+check "save 3 generations (4 ranks, 2 nodes)" mpi save 3
+check "new job restores the newest, bit-exact" mpi restore 3
+check "keep=2: two generations listed" mpi gens 2
+check "explicit generation 2 restores" mpi restore-id 2
+check "generation 1 was pruned" test ! -e "$(gen_dir 0 1)"
+
+fresh nothing
+check "restart with nothing saved says so (CAIRN_ENOENT)" mpi expect-fail CAIRN_ENOENT
+for l in 2 3 4; do
+  check "level $l is refused with CAIRN_ENOTSUP" mpi level $l
+done
+
+for point in ckpt.write:gen=3:rank=1 ckpt.commit:gen=3:rank=3 ckpt.manifest:gen=3:rank=2; do
+  fresh "kill-${point%%:*}"
+  mpi save 2 >/dev/null
+  check "kill -9 at $point: the job dies" crash "$point" save 3
+  check "  ... restart restores generation 2" mpi restore 2
+done
+
+fresh flip
+mpi save 3 >/dev/null
+f=$(gen_dir 1 3)/rank-3.ckpt
+printf '\xff' | dd of="$f" bs=1 seek=5000 conv=notrunc status=none
+check "flipped byte: falls back to generation 2 and names the file" \
+  bash -c "scripts/mpirun.sh $NP $T restore 2 2>&1 | tee /dev/stderr | grep -q 'rank-3.ckpt.*checksum mismatch'"
+printf '\xff' | dd of="$(gen_dir 0 2)/rank-0.ckpt" bs=1 seek=4200 conv=notrunc status=none
+check "every generation corrupt: CAIRN_ECORRUPT, never restored" mpi expect-fail CAIRN_ECORRUPT
+
+fresh trunc
+mpi save 3 >/dev/null
+truncate -s 5000 "$(gen_dir 0 3)/rank-1.ckpt"
+check "truncated file: falls back to generation 2" mpi restore 2
+rm "$(gen_dir 1 2)/manifest"
+check "deleted manifest: no complete generation (CAIRN_ENOENT)" mpi expect-fail CAIRN_ENOENT
+
+if [ "$(id -u)" -eq 0 ]; then
+  fresh enospc
+  mount -t tmpfs -o size=1m tmpfs "$CAIRN_BASE" && MOUNTS+=("$CAIRN_BASE")
+  mpi save 1 >/dev/null
+  check "full disk: CAIRN_ENOSPC, clear message" mpi big 2
+  check "  ... the previous generation still restores" mpi restore 1
+  check "  ... no partial files left" bash -c "! find '$CAIRN_BASE' -name '*.tmp' -o -name 'gen-2' | grep -q ."
+
+  fresh foreign
+  mkdir -m 700 "$CAIRN_BASE/cairn-$(id -u)" && chown 65534 "$CAIRN_BASE/cairn-$(id -u)"
+  check "directory owned by another user: CAIRN_EUNSAFE" mpi expect-init-fail CAIRN_EUNSAFE
+else
+  echo "# skipped full-disk and foreign-owner scenarios: need root"
+fi
+
+fresh symlink
+mkdir -p "$CAIRN_BASE/elsewhere" && chmod 700 "$CAIRN_BASE/elsewhere"
+ln -s "$CAIRN_BASE/elsewhere" "$CAIRN_BASE/cairn-$(id -u)"
+check "planted symlink in the base: CAIRN_EUNSAFE" mpi expect-init-fail CAIRN_EUNSAFE
+check "  ... nothing written through it" test -z "$(ls -A "$CAIRN_BASE/elsewhere")"
+
+fresh config
+printf '[store]\nkeep = 2\nkep = 3\n' > "$CAIRN_BASE/bad.ini"
+check "bad config key: CAIRN_ECONFIG naming key and line" \
+  bash -c "T_CONFIG='$CAIRN_BASE/bad.ini' scripts/mpirun.sh $NP $T expect-init-fail CAIRN_ECONFIG 2>&1 | grep -q \"bad.ini:3: unknown key 'store.kep'\""

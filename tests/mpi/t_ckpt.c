@@ -1,0 +1,244 @@
+/*
+ * t_ckpt.c - the MPI test application behind tests/mpi/run_mpi.sh.
+ *
+ * One program, several modes, so each scenario is a real job (mpirun) and a
+ * restart is a new job that names the old one's directory (CAIRN_JOB):
+ *   save N [LEVEL]     protect variables of every type, checkpoint gens 1..N
+ *   restore GEN        restart LATEST, expect GEN, compare every byte
+ *   restore-id GEN     restart generation GEN explicitly
+ *   expect-fail CODE   restart must fail with CODE (e.g. CAIRN_ENOENT) everywhere
+ *   level L            checkpoint at level L must fail with CAIRN_ENOTSUP
+ *   big MiB            one checkpoint of MiB per rank; expect it to fail with ENOSPC
+ *   gens N             cairn_generations must list N generations, newest first
+ * Data are a function of (rank, generation, variable), so a restored byte
+ * from the wrong rank, generation or variable is caught. Ranks agree on
+ * pass/fail; rank 0 prints "PASS mode" or "FAIL mode: reason" and the exit
+ * status is 0 only on PASS.
+ */
+#include "cairn.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NVARS 6
+
+static int rank, nranks;
+static double *field;   /* 2-D 37 x 53 doubles */
+static float *cube;     /* 3-D 3 x 5 x 7 floats */
+static int32_t *ints;   /* 1001 int32 */
+static uint8_t *bytes;  /* 4099 bytes: not a multiple of anything */
+static int64_t step;    /* scalar */
+static uint16_t *empty; /* zero elements */
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static void fill(long gen, int zero)
+{
+    for (int i = 0; i < 37 * 53; i++)
+        field[i] = zero ? 0 : (double)mix((uint64_t)(rank * 1000003 + gen * 7919 + i)) / 3.0;
+    for (int i = 0; i < 3 * 5 * 7; i++)
+        cube[i] = zero ? 0 : (float)(rank + gen * 0.5 + i * 0.25);
+    for (int i = 0; i < 1001; i++)
+        ints[i] = zero ? 0 : (int32_t)mix((uint64_t)(rank + 77 * gen + 31 * i));
+    for (int i = 0; i < 4099; i++)
+        bytes[i] = zero ? 0 : (uint8_t)mix((uint64_t)(rank * 13 + gen * 17 + i));
+    step = zero ? 0 : gen * 100 + rank;
+}
+
+static int same(long gen)
+{
+    double *f = malloc(sizeof(double) * 37 * 53);
+    float *c = malloc(sizeof(float) * 105);
+    int32_t *n = malloc(sizeof(int32_t) * 1001);
+    uint8_t *b = malloc(4099);
+    memcpy(f, field, sizeof(double) * 37 * 53);
+    memcpy(c, cube, sizeof(float) * 105);
+    memcpy(n, ints, sizeof(int32_t) * 1001);
+    memcpy(b, bytes, 4099);
+    int64_t s = step;
+    fill(gen, 0);
+    int ok = memcmp(f, field, sizeof(double) * 37 * 53) == 0 &&
+             memcmp(c, cube, sizeof(float) * 105) == 0 &&
+             memcmp(n, ints, sizeof(int32_t) * 1001) == 0 && memcmp(b, bytes, 4099) == 0 &&
+             s == step;
+    free(f), free(c), free(n), free(b);
+    return ok;
+}
+
+static int protect_all(cairn_ctx *ctx)
+{
+    size_t d2[2] = {37, 53}, d3[3] = {3, 5, 7};
+    int rc = 0;
+    rc |= cairn_protect(ctx, "field", field, CAIRN_DOUBLE, 37 * 53, 2, d2);
+    rc |= cairn_protect(ctx, "cube", cube, CAIRN_FLOAT, 105, 3, d3);
+    rc |= cairn_protect(ctx, "ints", ints, CAIRN_INT32, 1001, 0, NULL);
+    rc |= cairn_protect(ctx, "bytes", bytes, CAIRN_UINT8, 4099, 1, (size_t[]){4099});
+    rc |= cairn_protect(ctx, "step", &step, CAIRN_INT64, 1, 0, NULL);
+    rc |= cairn_protect(ctx, "empty", empty, CAIRN_UINT16, 0, 0, NULL);
+    rc |= cairn_protect_bound(ctx, "field", 1e-6); /* recorded; data stays lossless */
+    return rc;
+}
+
+static int write_routed(cairn_ctx *ctx, long gen)
+{
+    char path[4096];
+    if (cairn_route_file(ctx, "notes.txt", path, sizeof path) != 0)
+        return -1;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "rank %d generation %ld\n", rank, gen);
+    return fclose(f);
+}
+
+static int check_routed(cairn_ctx *ctx, long gen)
+{
+    char path[4096], want[128], got[128] = "";
+    if (cairn_route_file(ctx, "notes.txt", path, sizeof path) != 0)
+        return 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    if (!fgets(got, sizeof got, f))
+        got[0] = '\0';
+    fclose(f);
+    snprintf(want, sizeof want, "rank %d generation %ld\n", rank, gen);
+    return strcmp(got, want) == 0;
+}
+
+static int code_of(const char *name)
+{
+#define T_X(n, v, m)                                                                              \
+    if (strcmp(name, #n) == 0)                                                                    \
+        return v;
+    CAIRN_ERROR_LIST(T_X)
+#undef T_X
+    return 1;
+}
+
+static int finish(const char *mode, int ok, const char *why)
+{
+    int all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf(all ? "PASS %s\n" : "FAIL %s: %s\n", mode, why);
+    if (!ok)
+        fprintf(stderr, "rank %d: FAIL %s: %s\n", rank, mode, why);
+    return all ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    if (argc < 3) {
+        if (rank == 0)
+            fprintf(stderr, "usage: t_ckpt MODE ARG [LEVEL]\n");
+        MPI_Finalize();
+        return 2;
+    }
+    const char *mode = argv[1];
+    long arg = strtol(argv[2], NULL, 10);
+    field = malloc(sizeof(double) * 37 * 53);
+    cube = malloc(sizeof(float) * 105);
+    ints = malloc(sizeof(int32_t) * 1001);
+    bytes = malloc(4099);
+    char why[1200] = "";
+    int ok = 1;
+
+    cairn_ctx *ctx = NULL;
+    int rc = cairn_init(MPI_COMM_WORLD, getenv("T_CONFIG"), &ctx);
+    if (rc != 0) {
+        snprintf(why, sizeof why, "init: %s: %s", cairn_strerror(rc), cairn_errmsg(NULL));
+        ok = strcmp(mode, "expect-init-fail") == 0 && rc == code_of(argv[2]);
+        if (rank == 0)
+            printf("message: %s\n", cairn_errmsg(NULL));
+        int r = finish(mode, ok, why);
+        MPI_Finalize();
+        return r;
+    }
+    if (protect_all(ctx) != 0) {
+        ok = 0;
+        snprintf(why, sizeof why, "protect failed: %s", cairn_errmsg(ctx));
+    } else if (strcmp(mode, "save") == 0) {
+        int level = argc > 3 ? atoi(argv[3]) : CAIRN_LEVEL_LOCAL;
+        for (long g = 1; ok && g <= arg; g++) {
+            fill(g, 0);
+            write_routed(ctx, g);
+            rc = cairn_checkpoint(ctx, g, level);
+            if (rc != 0) {
+                ok = 0;
+                snprintf(why, sizeof why, "checkpoint %ld: %s: %s", g, cairn_strerror(rc),
+                         cairn_errmsg(ctx));
+            }
+        }
+    } else if (strcmp(mode, "restore") == 0 || strcmp(mode, "restore-id") == 0) {
+        fill(0, 1);
+        long got = -2;
+        rc = cairn_restart(ctx, strcmp(mode, "restore") == 0 ? CAIRN_LATEST : arg, &got);
+        if (rc != 0)
+            snprintf(why, sizeof why, "restart: %s: %s", cairn_strerror(rc), cairn_errmsg(ctx));
+        else if (got != arg)
+            snprintf(why, sizeof why, "restored generation %ld, expected %ld", got, arg);
+        else if (!same(arg))
+            snprintf(why, sizeof why, "restored bytes differ from generation %ld", arg);
+        else if (!check_routed(ctx, arg))
+            snprintf(why, sizeof why, "routed file differs from generation %ld", arg);
+        ok = why[0] == '\0';
+    } else if (strcmp(mode, "expect-fail") == 0) {
+        fill(0, 1);
+        rc = cairn_restart(ctx, CAIRN_LATEST, NULL);
+        snprintf(why, sizeof why, "restart gave %s: %s", cairn_strerror(rc), cairn_errmsg(ctx));
+        ok = rc == code_of(argv[2]) && cairn_errmsg(ctx)[0] != '\0';
+        if (rank == 0)
+            printf("message: %s\n", cairn_errmsg(ctx));
+    } else if (strcmp(mode, "level") == 0) {
+        fill(1, 0);
+        rc = cairn_checkpoint(ctx, 1, (int)arg);
+        snprintf(why, sizeof why, "level %ld gave %s: %s", arg, cairn_strerror(rc),
+                 cairn_errmsg(ctx));
+        ok = rc == CAIRN_ENOTSUP;
+        if (rank == 0)
+            printf("message: %s\n", cairn_errmsg(ctx));
+    } else if (strcmp(mode, "big") == 0) {
+        size_t n = (size_t)arg << 20;
+        uint8_t *big = malloc(n);
+        memset(big, 0x5a, n);
+        cairn_protect(ctx, "big", big, CAIRN_UINT8, n, 0, NULL);
+        fill(2, 0);
+        rc = cairn_checkpoint(ctx, 2, CAIRN_LEVEL_LOCAL);
+        snprintf(why, sizeof why, "big checkpoint gave %s: %s", cairn_strerror(rc),
+                 cairn_errmsg(ctx));
+        ok = rc == CAIRN_ENOSPC;
+        if (rank == 0)
+            printf("message: %s\n", cairn_errmsg(ctx));
+        free(big);
+    } else if (strcmp(mode, "gens") == 0) {
+        cairn_gen_info info[8];
+        int count = -1;
+        rc = cairn_generations(ctx, info, 8, &count);
+        snprintf(why, sizeof why, "generations: rc %d count %d newest %ld", rc, count,
+                 count > 0 ? info[0].id : -1L);
+        ok = rc == 0 && count == (int)arg;
+        for (int i = 0; ok && i < count; i++)
+            ok = info[i].level == 1 && info[i].nranks == nranks && info[i].bytes > 0 &&
+                 (i == 0 || info[i].id < info[i - 1].id);
+    } else {
+        snprintf(why, sizeof why, "unknown mode %s", mode);
+        ok = 0;
+    }
+    int r = finish(mode, ok, why);
+    cairn_finalize(ctx);
+    MPI_Finalize();
+    free(field), free(cube), free(ints), free(bytes);
+    return r;
+}
