@@ -50,6 +50,7 @@ struct cairn_ctx {
     size_t nvars, cap;
     long last_id;                 /* newest generation written or restored, -1 none */
     char msg[CN_MSG_MAX + 64];    /* last error message (cairn_errmsg) */
+    char layout_note[256];        /* set by the inventory: a generation of another layout */
     cn_err err;                   /* scratch for the current call */
 };
 

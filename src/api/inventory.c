@@ -34,10 +34,16 @@ static bool usable(cairn_ctx *ctx, long id, api_gen *out)
     bool ok = false;
     if (cn_read_small(genfd, CN_MANIFEST_NAME, 64u << 20, &buf, &len, &err) == 0 &&
         cn_manifest_decode(buf, len, &m, &err) == 0) {
-        ok = m.generation == id && strcmp(m.job, ctx->job) == 0 &&
-             m.nranks == (uint32_t)ctx->size && m.nnodes == (uint32_t)ctx->nnodes &&
-             m.node == (uint32_t)ctx->node &&
-             memcmp(m.rank_node, ctx->rank_node, sizeof *m.rank_node * (size_t)ctx->size) == 0;
+        bool same_layout = m.nranks == (uint32_t)ctx->size &&
+                           m.nnodes == (uint32_t)ctx->nnodes && m.node == (uint32_t)ctx->node &&
+                           memcmp(m.rank_node, ctx->rank_node,
+                                  sizeof *m.rank_node * (size_t)ctx->size) == 0;
+        ok = m.generation == id && strcmp(m.job, ctx->job) == 0 && same_layout;
+        if (!same_layout && !ctx->layout_note[0])
+            snprintf(ctx->layout_note, sizeof ctx->layout_note,
+                     "generation %ld was written by %u ranks on %u nodes; this run has %d ranks "
+                     "on %d nodes (or a different rank -> node map)",
+                     id, m.nranks, m.nnodes, ctx->size, ctx->nnodes);
         const cn_manifest_rank *me = NULL;
         for (uint32_t i = 0; ok && i < m.nlocal; i++)
             if (m.local[i].rank == (uint32_t)ctx->rank)
@@ -71,6 +77,7 @@ int api_local_gens(cairn_ctx *ctx, api_gen **out, int *n)
 {
     *out = NULL;
     *n = 0;
+    ctx->layout_note[0] = '\0';
     int fd = dup(ctx->nodefd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {

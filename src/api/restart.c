@@ -124,6 +124,10 @@ CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id)
                          skipped_msg);
                 break;
             }
+            if (ctx->layout_note[0]) {
+                rc = cn_fail(&ctx->err, CAIRN_EMISMATCH, "%s", ctx->layout_note);
+                break;
+            }
             if (id == CAIRN_LATEST)
                 cn_fail(&ctx->err, CAIRN_ENOENT, "no complete checkpoint of job %s in %s",
                         ctx->job, ctx->node_path);

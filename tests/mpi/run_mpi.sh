@@ -29,6 +29,9 @@ check "keep=2: two generations listed" mpi gens 2
 check "explicit generation 2 restores" mpi restore-id 2
 check "generation 1 was pruned" test ! -e "$(gen_dir 0 1)"
 
+check "restart on 2 ranks of a 4-rank job: CAIRN_EMISMATCH naming both" \
+  bash -c "scripts/mpirun.sh 2 $T expect-fail CAIRN_EMISMATCH | grep -q 'written by 4 ranks on 2 nodes; this run has 2 ranks'"
+
 fresh nothing
 check "restart with nothing saved says so (CAIRN_ENOENT)" mpi expect-fail CAIRN_ENOENT
 for l in 2 3 4; do
