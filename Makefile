@@ -55,7 +55,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all lib test check demo bench asan fuzz install clean deps
-all: lib $(CLI) $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN) $(BUILD)/cairn.pc
+all: lib $(CLI) $(BUILD)/tests/mktree $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN) $(BUILD)/cairn.pc
 lib: $(LIBA) $(LIBSO)
 
 deps:
@@ -90,6 +90,10 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(NOMPI_OBJ)
 	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $^ $(CMOCKA) $(DEP_LIBS) $(LDFLAGS_ALL)
 
 $(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(COMMON_SRC:%.c=$(BUILD)/%.o)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $^ $(DEP_LIBS) $(LDFLAGS_ALL)
+
+$(BUILD)/tests/mktree: tests/cli/mktree.c $(COMMON_SRC:%.c=$(BUILD)/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $^ $(DEP_LIBS) $(LDFLAGS_ALL)
 

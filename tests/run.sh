@@ -54,5 +54,8 @@ check "README config reference is generated from the key table" \
 echo "# MPI scenarios"
 source tests/mpi/run_mpi.sh
 
+echo "# the demo (small grid): crash, restart, verify against an uninterrupted run"
+check "demo: heat stencil, 8 ranks on 4 nodes, restart bit-exact" env NX=256 NY=256 bash scripts/demo.sh
+
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

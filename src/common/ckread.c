@@ -44,7 +44,7 @@ int cn_ckpt_open(int dirfd, const char *name, const char *path, cn_ckpt **out, c
     *out = NULL;
     if (!path)
         path = name;
-    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         int e = errno;
         if (e == ENOENT)
@@ -75,11 +75,28 @@ int cn_ckpt_open(int dirfd, const char *name, const char *path, cn_ckpt **out, c
     return rc;
 }
 
+/* Alignment gaps carry no checksum, so they must be zero. */
+static bool zeros(const uint8_t *p, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
 int cn_ckpt_verify(const cn_ckpt *c, const char *path, cn_err *err)
 {
     uint32_t bs = c->h.block_size;
-    for (uint32_t i = 0; i < c->h.nentries; i++) {
+    uint64_t gap = CN_HEADER_SIZE + c->h.table_size; /* end of what precedes entry i */
+    for (uint32_t i = 0; i <= c->h.nentries; i++) {
+        uint64_t next = i < c->h.nentries ? c->e[i].offset : c->h.file_size;
+        if (!zeros(c->map + gap, next - gap))
+            return cn_fail(err, CAIRN_ECORRUPT, "%s: nonzero padding before offset %llu",
+                           path ? path : "checkpoint", (unsigned long long)next);
+        if (i == c->h.nentries)
+            break;
         const cn_entry *e = &c->e[i];
+        gap = e->offset + e->stored_size;
         for (uint32_t b = 0; b < e->nblocks; b++) {
             uint64_t off = (uint64_t)b * bs;
             uint64_t n = e->stored_size - off < bs ? e->stored_size - off : bs;

@@ -118,7 +118,7 @@ int cn_header_decode(const uint8_t *buf, size_t len, cn_header *h, cn_err *err)
                (long long)h->generation);
     CN_FAIL_IF(h->nentries > CN_MAX_ENTRIES, err, CAIRN_ECORRUPT, "bad entry count %u",
                h->nentries);
-    CN_FAIL_IF(h->table_size > h->file_size ||
+    CN_FAIL_IF(h->file_size < CN_HEADER_SIZE || h->table_size > h->file_size - CN_HEADER_SIZE ||
                    h->data_offset != cn_align_up(CN_HEADER_SIZE + h->table_size, CN_DATA_ALIGN) ||
                    h->data_offset > h->file_size,
                err, CAIRN_ECORRUPT, "bad layout: table %llu bytes, data at %llu, file %llu",

@@ -109,7 +109,7 @@ int cn_read_small(int dirfd, const char *name, size_t max, uint8_t **out, size_t
 {
     *out = NULL;
     *len = 0;
-    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return cn_fail_errno(err, errno, "cannot open %s", name);
     struct stat st;

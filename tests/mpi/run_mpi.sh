@@ -47,11 +47,15 @@ done
 
 fresh flip
 mpi save 3 >/dev/null
+check "cairn verify: every file of a real job is OK (exit 0)" \
+  "$BUILD/cairn" verify --base "$CAIRN_BASE" --job "$CAIRN_JOB"
 f=$(gen_dir 1 3)/rank-3.ckpt
 printf '\xff' | dd of="$f" bs=1 seek=5000 conv=notrunc status=none
 check "flipped byte: falls back to generation 2 and names the file" \
   bash -c "scripts/mpirun.sh $NP $T restore 2 2>&1 | tee /dev/stderr | grep -q 'rank-3.ckpt.*checksum mismatch'"
 printf '\xff' | dd of="$(gen_dir 0 2)/rank-0.ckpt" bs=1 seek=4200 conv=notrunc status=none
+check "cairn verify: the flipped files are reported (exit 4)" \
+  bash -c "'$BUILD/cairn' verify --base '$CAIRN_BASE' --job '$CAIRN_JOB'; [ \$? -eq 4 ]"
 check "every generation corrupt: CAIRN_ECORRUPT, never restored" mpi expect-fail CAIRN_ECORRUPT
 
 fresh trunc

@@ -1,0 +1,208 @@
+/*
+ * cli_inspect.c - `cairn inspect FILE...`: print what a checkpoint file or a
+ * node manifest holds, recognised by its magic bytes.
+ *
+ * A checkpoint file is opened with cn_ckpt_open, which validates the header
+ * and the entry table (their checksums and every field) but not the data;
+ * the output says so. A manifest is decoded with cn_manifest_decode.
+ */
+#include "tools/tools.h"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char cli_inspect_usage[] =
+    "Usage: cairn inspect FILE...\n"
+    "\n"
+    "Print the contents of checkpoint files (rank-<r>.ckpt) and node manifests,\n"
+    "recognised by their magic bytes. For a checkpoint file: the header (format\n"
+    "version, job, generation, level, rank, node, block size, file size, header\n"
+    "checksum) and one line per entry:\n"
+    "  NAME  KIND  TYPE  DIMS  COUNT  RAW  STORED  CODEC  RATIO  BLOCKS  BOUND\n"
+    "(KIND var or file; RAW and STORED in bytes; RATIO is raw/stored; BOUND is the\n"
+    "absolute error bound, '-' for lossless). The header and entry table are\n"
+    "validated, the data is not: use 'cairn verify' for that. For a manifest: its\n"
+    "fields, the rank -> node map, and the size and header checksum of each rank\n"
+    "file of its node.\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help   show this help\n";
+
+#define FIELD "%-17s"
+
+static void print_ckpt(const char *path, const cn_ckpt *c)
+{
+    const cn_header *h = &c->h;
+    char hb[32];
+    printf(FIELD "%s\n", "file:", path);
+    printf(FIELD "checkpoint, format version %u\n", "kind:", h->version);
+    printf(FIELD "%s\n", "job:", h->job);
+    printf(FIELD "%lld\n", "generation:", (long long)h->generation);
+    printf(FIELD "%u (%s)\n", "level:", h->level, cli_level_name(h->level));
+    printf(FIELD "%u of %u\n", "rank:", h->rank, h->nranks);
+    printf(FIELD "%u of %u\n", "node:", h->node, h->nnodes);
+    printf(FIELD "%s (%u bytes)\n", "block size:", cli_human(h->block_size, hb, sizeof hb),
+           h->block_size);
+    printf(FIELD "%s (%llu bytes)\n", "file size:", cli_human(h->file_size, hb, sizeof hb),
+           (unsigned long long)h->file_size);
+    printf(FIELD "%u (table %llu bytes, checksum 0x%016llx; data at %llu)\n", "entries:",
+           h->nentries, (unsigned long long)h->table_size, (unsigned long long)h->table_sum,
+           (unsigned long long)h->data_offset);
+    printf(FIELD "0x%016llx\n", "header checksum:", (unsigned long long)h->header_sum);
+    printf(FIELD "header and table valid; data not verified (use cairn verify)\n", "checked:");
+    if (h->nentries == 0)
+        return;
+    putchar('\n');
+    cli_table t;
+    cli_table_init(&t, "llllrrrlrrr");
+    const char *head[] = {"NAME", "KIND",  "TYPE",  "DIMS",   "COUNT", "RAW",
+                          "STORED", "CODEC", "RATIO", "BLOCKS", "BOUND"};
+    for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
+        cli_table_add(&t, "%s", head[i]);
+    for (uint32_t i = 0; i < h->nentries; i++) {
+        const cn_entry *e = &c->e[i];
+        char dims[96] = "-";
+        for (int d = 0, n = 0; d < e->ndims; d++)
+            n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%llu", d ? "x" : "",
+                          (unsigned long long)e->dims[d]);
+        cli_table_add(&t, "%s", e->name);
+        cli_table_add(&t, "%s", e->kind == CN_KIND_FILE ? "file" : "var");
+        cli_table_add(&t, "%s", cli_type_name(e->type));
+        cli_table_add(&t, "%s", dims);
+        cli_table_add(&t, "%llu", (unsigned long long)e->count);
+        cli_table_add(&t, "%llu", (unsigned long long)e->raw_size);
+        cli_table_add(&t, "%llu", (unsigned long long)e->stored_size);
+        cli_table_add(&t, "%s", e->codec == CN_CODEC_RAW ? "raw" : "?");
+        if (e->stored_size)
+            cli_table_add(&t, "%.2f", (double)e->raw_size / (double)e->stored_size);
+        else
+            cli_table_add(&t, "-");
+        cli_table_add(&t, "%u", e->nblocks);
+        if (e->error_bound > 0)
+            cli_table_add(&t, "%g", e->error_bound);
+        else
+            cli_table_add(&t, "-");
+    }
+    cli_table_print(&t, stdout);
+    cli_table_free(&t);
+}
+
+/* "0-3,8,10-11": the ranks of node NODE, at most ~200 characters. */
+static void node_ranks(const cn_manifest *m, uint32_t node, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (uint32_t r = 0; r < m->nranks; r++) {
+        if (m->rank_node[r] != node)
+            continue;
+        uint32_t end = r;
+        while (end + 1 < m->nranks && m->rank_node[end + 1] == node)
+            end++;
+        if (n + 48 > len) {
+            snprintf(buf + n, len - n, ",...");
+            return;
+        }
+        n += (size_t)snprintf(buf + n, len - n, end > r ? "%s%u-%u" : "%s%u", n ? "," : "", r,
+                              end);
+        r = end;
+    }
+}
+
+static void print_manifest(const char *path, const cn_manifest *m)
+{
+    printf(FIELD "%s\n", "file:", path);
+    printf(FIELD "node manifest, format version %u\n", "kind:", m->version);
+    printf(FIELD "%s\n", "job:", m->job);
+    printf(FIELD "%lld\n", "generation:", (long long)m->generation);
+    printf(FIELD "%u (%s)\n", "level:", m->level, cli_level_name(m->level));
+    printf(FIELD "%s (%u of %u)\n", "node:", m->node_name, m->node, m->nnodes);
+    printf(FIELD "%u in the job, %u on this node\n", "ranks:", m->nranks, m->nlocal);
+    char ranks[256];
+    for (uint32_t nd = 0; nd < m->nnodes; nd++) {
+        if (nd == 64 && m->nnodes > 65) {
+            printf(FIELD "... %u more nodes\n", "", m->nnodes - 64);
+            break;
+        }
+        node_ranks(m, nd, ranks, sizeof ranks);
+        printf(FIELD "node %u: ranks %s\n", nd == 0 ? "rank map:" : "", nd, ranks);
+    }
+    printf(FIELD "manifest valid; rank files not checked (use cairn verify)\n", "checked:");
+    if (m->nlocal == 0)
+        return;
+    putchar('\n');
+    cli_table t;
+    cli_table_init(&t, "rlrl");
+    cli_table_add(&t, "RANK");
+    cli_table_add(&t, "FILE");
+    cli_table_add(&t, "SIZE");
+    cli_table_add(&t, "HEADER CHECKSUM");
+    for (uint32_t i = 0; i < m->nlocal; i++) {
+        char name[32];
+        cn_rank_filename(name, sizeof name, m->local[i].rank);
+        cli_table_add(&t, "%u", m->local[i].rank);
+        cli_table_add(&t, "%s", name);
+        cli_table_add(&t, "%llu", (unsigned long long)m->local[i].file_size);
+        cli_table_add(&t, "0x%016llx", (unsigned long long)m->local[i].header_sum);
+    }
+    cli_table_print(&t, stdout);
+    cli_table_free(&t);
+}
+
+static int inspect_one(const char *verb, const char *path)
+{
+    cn_err err = {0};
+    int kind, rc = cli_file_kind(path, &kind, &err);
+    if (rc == 0 && kind == CLI_FILE_CKPT) {
+        cn_ckpt *c;
+        rc = cn_ckpt_open(AT_FDCWD, path, path, &c, &err);
+        if (rc == 0) {
+            print_ckpt(path, c);
+            cn_ckpt_close(c);
+        }
+    } else if (rc == 0 && kind == CLI_FILE_MANIFEST) {
+        uint8_t *buf;
+        size_t len;
+        cn_manifest m;
+        rc = cn_read_small(AT_FDCWD, path, CLI_MANIFEST_MAX, &buf, &len, &err);
+        if (rc == 0) {
+            rc = cn_manifest_decode(buf, len, &m, &err);
+            free(buf);
+        }
+        if (rc == 0) {
+            print_manifest(path, &m);
+            cn_manifest_free(&m);
+        }
+    } else if (rc == 0) {
+        rc = cn_fail(&err, CAIRN_ECORRUPT, "not a cairn checkpoint file or manifest (bad magic)");
+    }
+    if (rc < 0)
+        cli_error(verb, "%s: %s", path, cli_msg_after(&err, path));
+    return cli_exit_for(rc);
+}
+
+int cli_inspect(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *verb = argv[0];
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (c == 'h')
+            return cli_help(verb);
+        return cli_getopt_fail(verb, c, argv);
+    }
+    if (optind == argc)
+        return cli_usage_error(verb, "no file given");
+    int rc = CLI_EXIT_OK;
+    for (int i = optind; i < argc; i++) {
+        if (i > optind)
+            putchar('\n');
+        fflush(stdout);
+        rc = cli_exit_worst(rc, inspect_one(verb, argv[i]));
+    }
+    return rc;
+}

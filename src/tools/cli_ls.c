@@ -1,0 +1,265 @@
+/*
+ * cli_ls.c - `cairn ls`: list jobs, or one job's generations, with cheap
+ * checks only (manifests decoded, rank files present with the size their
+ * manifest gives); no data is read or hashed - that is `cairn verify`.
+ *
+ * A generation's status, over the node directories visible here:
+ *   corrupt     a manifest fails to decode or does not belong where it lies,
+ *               or a listed rank file has the wrong size or is not a file
+ *   complete    every node the manifest lists has a valid manifest and all
+ *               its rank files
+ *   partial     complete on every visible node, but the manifest lists more
+ *               nodes than are visible (a real cluster shows each node only
+ *               its own directory; run ls on every node, or verify there)
+ *   incomplete  otherwise: some node lacks the generation, its manifest or a
+ *               rank file (an interrupted checkpoint looks like this)
+ */
+#include "tools/tools.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char cli_ls_usage[] =
+    "Usage: cairn ls [--base DIR] [--config FILE] [--job ID]\n"
+    "\n"
+    "Without --job, list the jobs under <base>/cairn-<uid>: visible node directories,\n"
+    "generations, and the newest complete generation with its level and size.\n"
+    "With --job, list that job's generations, newest first:\n"
+    "  GEN  LEVEL  NODES  RANKS  BYTES  STATUS\n"
+    "NODES is complete/seen (nodes holding a complete copy / node directories\n"
+    "visible here, plus 'of N' when the manifest lists N nodes); RANKS is rank\n"
+    "files present with the right size / ranks of the job; BYTES sums them.\n"
+    "STATUS is complete, partial (complete on every visible node, but not all\n"
+    "nodes are visible here), incomplete (a node lacks the generation, its\n"
+    "manifest or a listed rank file) or corrupt (a manifest does not decode or\n"
+    "a rank file has the wrong size). Only manifests and file sizes are checked;\n"
+    "use 'cairn verify' to check the data. Files named *.tmp are ignored.\n"
+    "\n"
+    "Options:\n"
+    "  -b, --base DIR      node-local base directory (default: CAIRN_BASE, else\n"
+    "                      store.base of --config, else /dev/shm)\n"
+    "  -c, --config FILE   read store.base from this INI file\n"
+    "  -j, --job ID        list the generations of job ID\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "ls exits 0 when it could list (whatever the statuses), 3 for no such job or\n"
+    "a job without generations or a base without a cairn directory.\n";
+
+enum gen_status { ST_COMPLETE, ST_PARTIAL, ST_INCOMPLETE, ST_CORRUPT };
+static const char *const STATUS_NAME[] = {"complete", "partial", "incomplete", "corrupt"};
+
+typedef struct gen_sum {
+    uint32_t level;         /* lowest level among the manifests; 0 if none decoded */
+    uint32_t nnodes;        /* nodes the manifests list; 0 if unknown */
+    uint32_t nranks;        /* ranks of the job; 0 if unknown */
+    size_t nodes_complete;  /* visible nodes with a valid manifest and all their files */
+    uint64_t ranks_ok;      /* rank files present with the manifest's size */
+    uint64_t bytes;         /* sizes of the rank files present */
+    bool corrupt;
+    int status;
+} gen_sum;
+
+/* Count (without a manifest) the rank files in GENFD and their bytes. */
+static void count_unlisted(int genfd, gen_sum *s)
+{
+    cli_names names;
+    if (cli_names_read(genfd, &names, NULL) < 0)
+        return;
+    for (size_t i = 0; i < names.n; i++) {
+        struct stat st;
+        if (cli_parse_rank_filename(names.v[i]) >= 0 &&
+            fstatat(genfd, names.v[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+            s->bytes += (uint64_t)st.st_size;
+    }
+    cli_names_free(&names);
+}
+
+/* Add generation GEN on NODE to S. */
+static void sum_node(const cli_job *j, const cli_node *node, int64_t gen, gen_sum *s)
+{
+    cn_err err = {0};
+    int genfd = cli_gen_open(node, gen, &err);
+    if (genfd < 0) {
+        if (genfd != CAIRN_ENOENT)
+            s->corrupt = true; /* a symlink or foreign directory in its place */
+        return;
+    }
+    cn_manifest m;
+    int rc = cli_manifest_load(genfd, j->name, gen, node->name, &m, &err);
+    if (rc < 0) {
+        if (rc != CAIRN_ENOENT)
+            s->corrupt = true;
+        count_unlisted(genfd, s);
+        close(genfd);
+        return;
+    }
+    if (s->level == 0 || m.level < s->level)
+        s->level = m.level;
+    s->nnodes = m.nnodes;
+    s->nranks = m.nranks;
+    bool whole = true;
+    for (uint32_t i = 0; i < m.nlocal; i++) {
+        char name[32];
+        struct stat st;
+        cn_rank_filename(name, sizeof name, m.local[i].rank);
+        if (fstatat(genfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            whole = false;
+            continue;
+        }
+        if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != m.local[i].file_size) {
+            s->corrupt = true;
+            whole = false;
+        } else {
+            s->ranks_ok++;
+        }
+        if (S_ISREG(st.st_mode))
+            s->bytes += (uint64_t)st.st_size;
+    }
+    if (whole)
+        s->nodes_complete++;
+    cn_manifest_free(&m);
+    close(genfd);
+}
+
+static void summarize(const cli_job *j, int64_t gen, gen_sum *s)
+{
+    memset(s, 0, sizeof *s);
+    for (size_t i = 0; i < j->nnodes; i++)
+        sum_node(j, &j->node[i], gen, s);
+    if (s->corrupt)
+        s->status = ST_CORRUPT;
+    else if (s->nnodes && s->nodes_complete >= s->nnodes && s->ranks_ok == s->nranks)
+        s->status = ST_COMPLETE;
+    else if (s->nnodes && s->nodes_complete == j->nnodes && j->nnodes < s->nnodes)
+        s->status = ST_PARTIAL;
+    else
+        s->status = ST_INCOMPLETE;
+}
+
+static int ls_job(const char *verb, const cli_store *st, const char *job)
+{
+    cli_job j;
+    int rc = cli_job_open(verb, st, job, &j);
+    if (rc != CLI_EXIT_OK) {
+        cli_job_close(&j);
+        return rc;
+    }
+    if (j.ngens == 0) {
+        cli_error(verb, "job '%s' has no generations in %s", job, j.path);
+        cli_job_close(&j);
+        return CLI_EXIT_MISSING;
+    }
+    cli_table t;
+    cli_table_init(&t, "rrrrrl");
+    const char *head[] = {"GEN", "LEVEL", "NODES", "RANKS", "BYTES", "STATUS"};
+    for (size_t i = 0; i < 6; i++)
+        cli_table_add(&t, "%s", head[i]);
+    for (size_t g = 0; g < j.ngens; g++) {
+        gen_sum s;
+        char hb[32], of[32] = "";
+        summarize(&j, j.gen[g], &s);
+        if (s.nnodes && s.nnodes != j.nnodes)
+            snprintf(of, sizeof of, " of %u", s.nnodes);
+        cli_table_add(&t, "%lld", (long long)j.gen[g]);
+        if (s.level)
+            cli_table_add(&t, "%u", s.level);
+        else
+            cli_table_add(&t, "-");
+        cli_table_add(&t, "%zu/%zu%s", s.nodes_complete, j.nnodes, of);
+        if (s.nranks)
+            cli_table_add(&t, "%llu/%u", (unsigned long long)s.ranks_ok, s.nranks);
+        else
+            cli_table_add(&t, "-");
+        cli_table_add(&t, "%s", cli_human(s.bytes, hb, sizeof hb));
+        cli_table_add(&t, "%s", STATUS_NAME[s.status]);
+    }
+    cli_table_print(&t, stdout);
+    cli_table_free(&t);
+    cli_job_close(&j);
+    return CLI_EXIT_OK;
+}
+
+static int ls_all(const char *verb, const cli_store *st)
+{
+    if (st->fd < 0) {
+        cli_error(verb, "no checkpoints: %s does not exist", st->path);
+        return CLI_EXIT_MISSING;
+    }
+    cli_names jobs;
+    int rc = cli_job_names(verb, st, &jobs);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    cli_table t;
+    cli_table_init(&t, "lrrrrrl");
+    const char *head[] = {"JOB", "NODES", "GENS", "NEWEST", "LEVEL", "BYTES", "STATUS"};
+    for (size_t i = 0; i < 7; i++)
+        cli_table_add(&t, "%s", head[i]);
+    for (size_t i = 0; i < jobs.n; i++) {
+        cli_job j;
+        if (cli_job_open(verb, st, jobs.v[i], &j) != CLI_EXIT_OK) {
+            rc = cli_exit_worst(rc, CLI_EXIT_ERROR);
+            cli_job_close(&j);
+            continue;
+        }
+        /* The newest generation that is complete (or complete as far as we see). */
+        gen_sum s = {0};
+        size_t g;
+        for (g = 0; g < j.ngens; g++) {
+            summarize(&j, j.gen[g], &s);
+            if (s.status == ST_COMPLETE || s.status == ST_PARTIAL)
+                break;
+        }
+        char hb[32];
+        cli_table_add(&t, "%s", j.name);
+        cli_table_add(&t, "%zu", j.nnodes);
+        cli_table_add(&t, "%zu", j.ngens);
+        if (g < j.ngens) {
+            cli_table_add(&t, "%lld", (long long)j.gen[g]);
+            cli_table_add(&t, "%u", s.level);
+            cli_table_add(&t, "%s", cli_human(s.bytes, hb, sizeof hb));
+            cli_table_add(&t, "%s", STATUS_NAME[s.status]);
+        } else {
+            for (int c = 0; c < 3; c++)
+                cli_table_add(&t, "-");
+            cli_table_add(&t, "%s", j.ngens ? "none complete" : "no generations");
+        }
+        cli_job_close(&j);
+    }
+    cli_table_print(&t, stdout);
+    cli_table_free(&t);
+    cli_names_free(&jobs);
+    return rc;
+}
+
+int cli_ls(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"base", required_argument, NULL, 'b'}, {"config", required_argument, NULL, 'c'},
+        {"job", required_argument, NULL, 'j'},  {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *verb = argv[0], *base = NULL, *config = NULL, *job = NULL;
+    int c;
+    while ((c = getopt_long(argc, argv, ":b:c:j:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b': base = optarg; break;
+        case 'c': config = optarg; break;
+        case 'j': job = optarg; break;
+        case 'h': return cli_help(verb);
+        default: return cli_getopt_fail(verb, c, argv);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error(verb, "unexpected argument '%s'", argv[optind]);
+    cli_store st;
+    int rc = cli_store_open(verb, base, config, &st);
+    if (rc == CLI_EXIT_OK)
+        rc = job ? ls_job(verb, &st, job) : ls_all(verb, &st);
+    cli_store_close(&st);
+    return rc;
+}

@@ -1,0 +1,183 @@
+/*
+ * tools.h - the internal contract of the cairn command-line tool.
+ *
+ * The CLI is built with -DCAIRN_NO_MPI and linked with src/common only: it
+ * reads what the library wrote, it never takes part in a job.
+ *
+ *   cli.c          main, the verb table, help and version, messages, exit
+ *                  statuses, small output helpers (sizes, aligned tables)
+ *   cli_disk.c     the node-local store: resolve <base>/cairn-<uid>, walk
+ *                  jobs, node and generation directories, load manifests
+ *   cli_ls.c       cairn ls       cli_inspect.c  cairn inspect
+ *   cli_verify.c   cairn verify   cli_config.c   cairn config
+ *
+ * Adding a verb: one X(...) line in CLI_VERB_LIST below, and in a file of its
+ * own `int cli_<name>(int argc, char **argv)` plus `const char
+ * cli_<name>_usage[]`. The verb gets argv[0] = its name, parses its options
+ * with getopt_long (cli_getopt_fail for the errors, cli_help for --help) and
+ * returns an exit status from CLI_EXIT_LIST.
+ *
+ * Messages: results go to stdout; errors go to stderr as "cairn: VERB: ...".
+ * Memory: the tool exits on allocation failure (cli_alloc), so helpers here
+ * never return ENOMEM; whoever fills a struct frees it with its _free/_close.
+ */
+#ifndef CAIRN_TOOLS_H
+#define CAIRN_TOOLS_H
+
+#include "common/common.h"
+
+#include <stdio.h>
+
+/* ---- exit statuses ------------------------------------------------------ */
+
+/* X(NAME, value, meaning): one list makes the enum, --help and the merge order. */
+#define CLI_EXIT_LIST(X)                                                                          \
+    X(CLI_EXIT_OK, 0, "success")                                                                  \
+    X(CLI_EXIT_ERROR, 1, "error: I/O, bad configuration, unsafe directory, other")               \
+    X(CLI_EXIT_USAGE, 2, "usage error: unknown verb or option, missing or bad argument")         \
+    X(CLI_EXIT_MISSING, 3, "missing data: no such job, no generations, a missing file")          \
+    X(CLI_EXIT_CORRUPT, 4, "corruption: a checksum or format check failed (wins over 3)")
+
+enum cli_exit {
+#define CLI_X_EXIT(name, value, meaning) name = value,
+    CLI_EXIT_LIST(CLI_X_EXIT)
+#undef CLI_X_EXIT
+};
+
+/* The more serious of two statuses: corrupt > missing > usage > error > ok. */
+int cli_exit_worst(int a, int b);
+/* The status for a cairn return code: ENOENT -> missing, ECORRUPT/EFORMAT ->
+ * corrupt, other failures -> error, 0 -> ok. */
+int cli_exit_for(int rc);
+/* Print the exit status table (for help texts). */
+void cli_print_exit_codes(FILE *f);
+
+/* ---- verbs -------------------------------------------------------------- */
+
+/* X(name, one-line summary), in the order `cairn --help` lists them. */
+#define CLI_VERB_LIST(X)                                                                          \
+    X(ls, "list jobs, or the generations of one job, with cheap checks")                         \
+    X(inspect, "print the header and entries of a checkpoint file or manifest")                  \
+    X(verify, "check every checksum of a job's generations, or of files")                        \
+    X(config, "print the configuration reference, or check a config file")
+
+#define CLI_X_DECL(name, summary)                                                                 \
+    int cli_##name(int argc, char **argv);                                                        \
+    extern const char cli_##name##_usage[];
+CLI_VERB_LIST(CLI_X_DECL)
+#undef CLI_X_DECL
+
+/* ---- messages and option parsing --------------------------------------- */
+
+/* "cairn: VERB: message\n" on stderr. */
+void cli_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* cli_error plus "Try 'cairn help VERB'."; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Report getopt_long's return C ('?' or ':', optstring starting with ':'). */
+int cli_getopt_fail(const char *verb, int c, char **argv);
+/* Print VERB's help (usage text and exit statuses) to stdout; returns CLI_EXIT_OK. */
+int cli_help(const char *verb);
+/* Reset getopt for a verb's argv (argv[0] = verb name); quiet, own messages. */
+void cli_getopt_reset(void);
+/* Message of ERR without a leading "PATH: " (the caller prints the path). */
+const char *cli_msg_after(const cn_err *err, const char *path);
+
+/* ---- output helpers ----------------------------------------------------- */
+
+void *cli_alloc(size_t n);                /* calloc or exit(CLI_EXIT_ERROR) */
+char *cli_strdup(const char *s);          /* strdup or exit */
+/* DIR "/" NAME into OUT; exits (status 1) if it does not fit, which cannot
+ * happen for paths the store builds (its base is at most 4095 bytes). */
+void cli_path_join(char *out, size_t len, const char *dir, const char *name);
+/* "0 B", "512 B", "1.5 KiB", "4.0 MiB" ... into BUF (at least 16 bytes). */
+const char *cli_human(uint64_t bytes, char *buf, size_t len);
+const char *cli_type_name(int type);      /* "double", or "type-N" */
+const char *cli_level_name(uint32_t level); /* "local", "partner", "erasure", "pfs" */
+
+/* A table printed with aligned columns, two spaces apart. ALIGN holds one
+ * character per column, 'l' or 'r'. Cells are added left to right. */
+typedef struct cli_table {
+    size_t ncols, ncells, cap;
+    char **cells;
+    const char *align;
+} cli_table;
+
+void cli_table_init(cli_table *t, const char *align);
+void cli_table_add(cli_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_table_print(const cli_table *t, FILE *f);
+void cli_table_free(cli_table *t);
+
+/* ---- the node-local store (cli_disk.c) --------------------------------- */
+
+/* Longest manifest cn_manifest_decode can accept. */
+#define CLI_MANIFEST_MAX (172 + 24 * (size_t)CN_MAX_RANKS + 8)
+#define CLI_PATH_MAX 4352
+
+typedef struct cli_store {
+    char path[CLI_PATH_MAX]; /* <base>/cairn-<uid> */
+    int fd;                  /* the checked directory; -1 if it does not exist */
+} cli_store;
+
+/*
+ * Find the user directory: BASE if given, else store.base from CONFIG (may be
+ * NULL), CAIRN_BASE or the default. A missing user directory is not an error
+ * (fd -1). Returns an exit status; messages are printed for VERB.
+ */
+int cli_store_open(const char *verb, const char *base, const char *config, cli_store *s);
+void cli_store_close(cli_store *s);
+
+/* Sorted (version order: node2 before node10) entry names of a directory. */
+typedef struct cli_names {
+    char **v;
+    size_t n;
+} cli_names;
+int cli_names_read(int dirfd, cli_names *out, cn_err *err);
+void cli_names_free(cli_names *names);
+
+/* Job IDs under the store (entries that are directories we own). */
+int cli_job_names(const char *verb, const cli_store *s, cli_names *out);
+
+typedef struct cli_node {
+    char name[CN_JOB_MAX + 1];
+    char path[CLI_PATH_MAX];
+    int fd;
+} cli_node;
+
+typedef struct cli_job {
+    char name[CN_JOB_MAX + 1];
+    char path[CLI_PATH_MAX];
+    int fd;
+    cli_node *node;  /* visible node directories, in name order */
+    size_t nnodes;
+    int64_t *gen;    /* every generation id on any node, newest first */
+    size_t ngens;
+} cli_job;
+
+/* Open job NAME of the store and list its nodes and generations. Returns an
+ * exit status (CLI_EXIT_MISSING if there is no such job); prints for VERB. */
+int cli_job_open(const char *verb, const cli_store *s, const char *name, cli_job *j);
+void cli_job_close(cli_job *j);
+
+/* Open generation GEN's directory on NODE: fd, or CAIRN_ENOENT if absent, or
+ * another negative code (CAIRN_EUNSAFE for a symlink...). */
+int cli_gen_open(const cli_node *node, int64_t gen, cn_err *err);
+
+/*
+ * Read and decode the manifest in GENFD, then check it belongs where it lies:
+ * job JOB, generation GEN, node NODE_NAME. CAIRN_ENOENT if there is none,
+ * CAIRN_ECORRUPT/EFORMAT if it is bad. On success free M with cn_manifest_free.
+ */
+int cli_manifest_load(int genfd, const char *job, int64_t gen, const char *node_name,
+                      cn_manifest *m, cn_err *err);
+
+/* "rank-<r>.ckpt" -> r, else -1. */
+long cli_parse_rank_filename(const char *name);
+/* True if NAME ends in ".tmp" (an in-flight write). */
+bool cli_is_tmp(const char *name);
+
+/* What a file is, by its first bytes. */
+enum cli_file_kind { CLI_FILE_CKPT, CLI_FILE_MANIFEST, CLI_FILE_OTHER };
+/* Returns 0 and *KIND, or a negative code with ERR set (missing, unreadable). */
+int cli_file_kind(const char *path, int *kind, cn_err *err);
+
+#endif /* CAIRN_TOOLS_H */

@@ -1,0 +1,367 @@
+/*
+ * test_manifest.c - the node manifest (format.c), and the small name and
+ * error helpers every path and message goes through: ids, entry names,
+ * generation directory names, cairn_strerror and cn_err.
+ *
+ * Manifests are encoded with cn_manifest_encode, which does not validate, so
+ * a test can encode a bad manifest with a valid checksum and see the decoder
+ * reject it for the right reason.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+
+/* Job of 4 ranks on 2 nodes (ranks 0,2 on node 0; 1,3 on node 1), as seen by node 1. */
+static uint32_t rank_node4[] = {0, 1, 0, 1};
+static cn_manifest_rank local4[] = {{1, 8192, 0x1111222233334444ull},
+                                    {3, 12288, 0xfedcba9876543210ull}};
+
+static cn_manifest sample(void)
+{
+    cn_manifest m = {.version = CN_FORMAT_VERSION, .level = 1, .generation = 12,
+                     .nranks = 4, .nnodes = 2, .node = 1, .nlocal = 2,
+                     .rank_node = rank_node4, .local = local4};
+    strcpy(m.job, "slurm-1234");
+    strcpy(m.node_name, "node-b");
+    return m;
+}
+
+static uint8_t *encode(const cn_manifest *m, size_t *len)
+{
+    uint8_t *buf = NULL;
+    cn_err err = {0};
+    assert_int_equal(cn_manifest_encode(m, &buf, len, &err), 0);
+    assert_non_null(buf);
+    return buf;
+}
+
+/* Decode a private copy of exactly LEN bytes (so ASan sees over-reads). */
+static int decode(const uint8_t *buf, size_t len, cn_manifest *m, cn_err *err)
+{
+    uint8_t *copy = malloc(len ? len : 1);
+    assert_non_null(copy);
+    memcpy(copy, buf, len);
+    int rc = cn_manifest_decode(copy, len, m, err);
+    free(copy);
+    if (rc < 0) {
+        assert_null(m->rank_node);
+        assert_null(m->local);
+    }
+    return rc;
+}
+
+static void expect_reject(const cn_manifest *m, int code, const char *what)
+{
+    size_t len;
+    uint8_t *buf = encode(m, &len);
+    cn_manifest out;
+    cn_err err = {0};
+    assert_int_equal(decode(buf, len, &out, &err), code);
+    if (!strstr(err.msg, what))
+        fail_msg("message '%s' lacks '%s'", err.msg, what);
+    free(buf);
+}
+
+static void check_equal(const cn_manifest *a, const cn_manifest *b)
+{
+    assert_int_equal(a->version, CN_FORMAT_VERSION);
+    assert_int_equal(a->level, b->level);
+    assert_int_equal(a->generation, b->generation);
+    assert_int_equal(a->nranks, b->nranks);
+    assert_int_equal(a->nnodes, b->nnodes);
+    assert_int_equal(a->node, b->node);
+    assert_int_equal(a->nlocal, b->nlocal);
+    assert_string_equal(a->job, b->job);
+    assert_string_equal(a->node_name, b->node_name);
+    for (uint32_t i = 0; i < b->nranks; i++)
+        assert_int_equal(a->rank_node[i], b->rank_node[i]);
+    for (uint32_t i = 0; i < b->nlocal; i++) {
+        assert_int_equal(a->local[i].rank, b->local[i].rank);
+        assert_int_equal(a->local[i].file_size, b->local[i].file_size);
+        assert_int_equal(a->local[i].header_sum, b->local[i].header_sum);
+    }
+}
+
+/* ---- manifest ------------------------------------------------------- */
+
+static void test_manifest_round_trip(void **state)
+{
+    (void)state;
+    cn_manifest m = sample();
+    size_t len;
+    uint8_t *buf = encode(&m, &len);
+    /* magic, 7 u32, generation, job, node name, rank map, locals, checksum */
+    assert_int_equal(len, 8 + 28 + 8 + 64 + 64 + 4 * 4 + 20 * 2 + 8);
+    assert_memory_equal(buf, CN_MANIFEST_MAGIC, 8);
+    cn_manifest out;
+    cn_err err = {0};
+    assert_int_equal(decode(buf, len, &out, &err), 0);
+    check_equal(&out, &m);
+    cn_manifest_free(&out);
+    assert_null(out.rank_node);
+    cn_manifest_free(NULL);
+    free(buf);
+
+    /* One rank, one node; a long job id and level 4. */
+    uint32_t one_node[] = {0};
+    cn_manifest_rank one_local[] = {{0, CN_DATA_ALIGN, 42}};
+    cn_manifest s = {.level = 4, .generation = 0, .nranks = 1, .nnodes = 1, .node = 0,
+                     .nlocal = 1, .rank_node = one_node, .local = one_local};
+    memset(s.job, 'j', CN_JOB_MAX);
+    strcpy(s.node_name, "n0");
+    buf = encode(&s, &len);
+    assert_int_equal(decode(buf, len, &out, &err), 0);
+    check_equal(&out, &s);
+    assert_int_equal(strlen(out.job), CN_JOB_MAX);
+    cn_manifest_free(&out);
+    free(buf);
+
+    /* No local ranks (a node listed with none of its ranks committed here). */
+    m = sample();
+    m.nlocal = 0;
+    buf = encode(&m, &len);
+    assert_int_equal(decode(buf, len, &out, &err), 0);
+    check_equal(&out, &m);
+    cn_manifest_free(&out);
+    free(buf);
+}
+
+static void test_manifest_every_flip_and_truncation_fails(void **state)
+{
+    (void)state;
+    cn_manifest m = sample();
+    size_t len;
+    uint8_t *buf = encode(&m, &len);
+    static const uint8_t masks[] = {0x01, 0x80, 0xff};
+    for (size_t off = 0; off < len; off++) {
+        for (size_t k = 0; k < sizeof masks; k++) {
+            buf[off] ^= masks[k];
+            cn_manifest out;
+            cn_err err = {0};
+            int rc = decode(buf, len, &out, &err);
+            buf[off] ^= masks[k];
+            if (rc != CAIRN_ECORRUPT && rc != CAIRN_EFORMAT)
+                fail_msg("flip 0x%02x at byte %zu: rc %d", masks[k], off, rc);
+        }
+    }
+    for (size_t n = 0; n < len; n++) {
+        cn_manifest out;
+        int rc = decode(buf, n, &out, NULL);
+        if (rc != CAIRN_ECORRUPT)
+            fail_msg("truncated to %zu bytes: rc %d", n, rc);
+    }
+    cn_manifest out;
+    assert_int_equal(decode(buf, len, &out, NULL), 0);
+    cn_manifest_free(&out);
+    free(buf);
+}
+
+static void test_manifest_bad_fields(void **state)
+{
+    (void)state;
+    cn_manifest m;
+    uint32_t map[4];
+    cn_manifest_rank loc[2];
+#define MF_CASE(stmt, code, what)                                                                 \
+    do {                                                                                          \
+        m = sample();                                                                             \
+        memcpy(map, rank_node4, sizeof map);                                                      \
+        memcpy(loc, local4, sizeof loc);                                                          \
+        m.rank_node = map;                                                                        \
+        m.local = loc;                                                                            \
+        stmt;                                                                                     \
+        expect_reject(&m, code, what);                                                            \
+    } while (0)
+    MF_CASE(loc[0].rank = 0, CAIRN_ECORRUPT, "bad entry for rank 0"); /* rank 0 is on node 0 */
+    MF_CASE(map[3] = 0, CAIRN_ECORRUPT, "bad entry for rank 3");     /* map moves rank 3 */
+    MF_CASE(loc[1].rank = 1, CAIRN_ECORRUPT, "bad entry for rank 1"); /* not ascending */
+    MF_CASE(loc[1].rank = 4, CAIRN_ECORRUPT, "bad entry for rank 4"); /* out of range */
+    MF_CASE(loc[0].file_size = CN_DATA_ALIGN - 1, CAIRN_ECORRUPT, "bad entry for rank 1");
+    MF_CASE(map[2] = 2, CAIRN_ECORRUPT, "rank 2 on bad node 2");
+    MF_CASE((map[0] = 1, map[2] = 1), CAIRN_ECORRUPT, "node 0 has no ranks");
+    MF_CASE(m.level = 0, CAIRN_ECORRUPT, "bad level 0");
+    MF_CASE(m.level = 5, CAIRN_ECORRUPT, "bad level 5");
+    MF_CASE(m.generation = -3, CAIRN_ECORRUPT, "bad generation");
+    MF_CASE(m.node = 2, CAIRN_ECORRUPT, "bad rank/node counts");
+    MF_CASE((m.nnodes = 5, m.node = 0), CAIRN_ECORRUPT, "bad rank/node counts");
+    MF_CASE(m.job[0] = '.', CAIRN_ECORRUPT, "bad job or node name");
+    MF_CASE(m.node_name[0] = '\0', CAIRN_ECORRUPT, "bad job or node name");
+    MF_CASE(strcpy(m.node_name, "a/b"), CAIRN_ECORRUPT, "bad job or node name");
+#undef MF_CASE
+
+    /* Counts that do not match the length: the encoder sizes the buffer from
+     * the counts, so shrink nranks after encoding and reseal by hand. */
+    m = sample();
+    size_t len;
+    uint8_t *buf = encode(&m, &len);
+    cn_put_u32(buf + 16, 3); /* nranks */
+    cn_put_u64(buf + len - 8, cn_hash(buf, len - 8));
+    cn_manifest out;
+    cn_err err = {0};
+    assert_int_equal(decode(buf, len, &out, &err), CAIRN_ECORRUPT);
+    assert_non_null(strstr(err.msg, "does not match its counts"));
+    cn_put_u32(buf + 16, 4);
+    cn_put_u32(buf + 32, 1); /* reserved */
+    cn_put_u64(buf + len - 8, cn_hash(buf, len - 8));
+    assert_int_equal(decode(buf, len, &out, &err), CAIRN_ECORRUPT);
+    assert_non_null(strstr(err.msg, "bad fixed part"));
+    cn_put_u32(buf + 32, 0);
+    cn_put_u32(buf + 8, 2); /* version */
+    cn_put_u64(buf + len - 8, cn_hash(buf, len - 8));
+    assert_int_equal(decode(buf, len, &out, &err), CAIRN_EFORMAT);
+    assert_non_null(strstr(err.msg, "manifest format version 2"));
+    free(buf);
+}
+
+/* ---- names ---------------------------------------------------------- */
+
+static void test_parse_gen_dirname(void **state)
+{
+    (void)state;
+    assert_int_equal(cn_parse_gen_dirname("gen-0"), 0);
+    assert_int_equal(cn_parse_gen_dirname("gen-12"), 12);
+    assert_int_equal(cn_parse_gen_dirname("gen-999999999999999999"), 999999999999999999ll);
+    static const char *const bad[] = {"gen-012", "gen-", "gen-1x", "gen--1", "gen-+1", "gen- 1",
+                                      "gen-1 ", "gen-1000000000000000000", "gen", "",
+                                      "Gen-1", "xgen-1", "manifest", "gen-0x1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (cn_parse_gen_dirname(bad[i]) != -1)
+            fail_msg("'%s' parsed as %lld", bad[i], (long long)cn_parse_gen_dirname(bad[i]));
+
+    char buf[32];
+    assert_int_equal(cn_gen_dirname(buf, sizeof buf, 12), 0);
+    assert_string_equal(buf, "gen-12");
+    assert_int_equal(cn_parse_gen_dirname(buf), 12);
+    assert_int_equal(cn_gen_dirname(buf, 6, 12), CAIRN_EINVAL);
+    assert_int_equal(cn_rank_filename(buf, sizeof buf, 7), 0);
+    assert_string_equal(buf, "rank-7.ckpt");
+    assert_int_equal(cn_rank_filename(buf, 11, 7), CAIRN_EINVAL);
+}
+
+static void test_id_ok(void **state)
+{
+    (void)state;
+    char id[CN_JOB_MAX + 2];
+    memset(id, 'a', sizeof id);
+    id[CN_JOB_MAX] = '\0';
+    assert_true(cn_id_ok(id));
+    id[CN_JOB_MAX] = 'a';
+    id[CN_JOB_MAX + 1] = '\0';
+    assert_false(cn_id_ok(id));
+    static const char *const good[] = {"a", "0", "job-1.a_B", "x.", "-"};
+    static const char *const bad[] = {"",    ".hidden", ".",        "..", "a/b",
+                                      "a b", "a\n",     "\xc3\xa9", "a:b"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        if (!cn_id_ok(good[i]))
+            fail_msg("'%s' refused", good[i]);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (cn_id_ok(bad[i]))
+            fail_msg("'%s' accepted", bad[i]);
+}
+
+static void test_name_ok(void **state)
+{
+    (void)state;
+    char name[CAIRN_NAME_MAX + 2];
+    memset(name, 'n', sizeof name);
+    name[CAIRN_NAME_MAX] = '\0';
+    assert_true(cn_name_ok(name));
+    name[CAIRN_NAME_MAX] = 'n';
+    name[CAIRN_NAME_MAX + 1] = '\0';
+    assert_false(cn_name_ok(name));
+    assert_true(cn_name_ok("a"));
+    assert_true(cn_name_ok(".hidden"));
+    assert_true(cn_name_ok("..."));
+    assert_true(cn_name_ok("a b:c"));
+    assert_false(cn_name_ok(NULL));
+    assert_false(cn_name_ok(""));
+    assert_false(cn_name_ok("."));
+    assert_false(cn_name_ok(".."));
+    assert_false(cn_name_ok("a/b"));
+    assert_false(cn_name_ok("/"));
+}
+
+/* ---- errors --------------------------------------------------------- */
+
+static void test_strerror(void **state)
+{
+    (void)state;
+    /* The values are pinned: they are part of the ABI. */
+    assert_int_equal(CAIRN_EINVAL, -1001);
+    assert_int_equal(CAIRN_ECORRUPT, -1006);
+    assert_int_equal(CAIRN_EUNSAFE, -1010);
+    assert_int_equal(CAIRN_EFORMAT, -1013);
+    static const struct {
+        int code;
+        const char *msg;
+    } table[] = {
+#define X(name, value, msg) {name, msg},
+        CAIRN_ERROR_LIST(X)
+#undef X
+    };
+    size_t n = sizeof table / sizeof table[0];
+    assert_int_equal(n, 13);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(table[i].code, -1001 - (int)i);
+        assert_string_equal(cairn_strerror(table[i].code), table[i].msg);
+        for (size_t j = 0; j < i; j++)
+            assert_string_not_equal(table[i].msg, table[j].msg);
+    }
+    assert_string_equal(cairn_strerror(CAIRN_ECORRUPT), "checkpoint data is corrupt");
+    assert_string_equal(cairn_strerror(0), "success");
+    assert_string_equal(cairn_strerror(-ENOENT), strerror(ENOENT));
+    assert_string_equal(cairn_strerror(-ENOENT), "No such file or directory");
+    assert_string_equal(cairn_strerror(-5000), "unknown error");
+    assert_string_equal(cairn_strerror(1), "unknown error");
+}
+
+static void test_cn_err(void **state)
+{
+    (void)state;
+    cn_err err = {0};
+    assert_int_equal(cn_fail(&err, CAIRN_EINVAL, "bad %s %d", "x", 3), CAIRN_EINVAL);
+    assert_int_equal(err.code, CAIRN_EINVAL);
+    assert_string_equal(err.msg, "bad x 3");
+    cn_err_prefix(&err, "rank %d: ", 2);
+    assert_string_equal(err.msg, "rank 2: bad x 3");
+    assert_int_equal(cn_fail_errno(&err, EACCES, "open %s", "f"), -EACCES);
+    assert_string_equal(err.msg, "open f: Permission denied");
+    assert_int_equal(cn_fail_errno(&err, ENOSPC, "w"), CAIRN_ENOSPC);
+    assert_int_equal(cn_fail_errno(&err, EDQUOT, "w"), CAIRN_ENOSPC);
+    assert_int_equal(cn_fail_errno(NULL, EIO, "w"), -EIO);
+    cn_err_clear(&err);
+    assert_int_equal(err.code, 0);
+    assert_string_equal(err.msg, "");
+    /* A message longer than the buffer is cut, not overrun. */
+    char big[2 * CN_MSG_MAX];
+    memset(big, 'm', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    cn_fail(&err, CAIRN_EIO, "%s", big);
+    assert_int_equal(strlen(err.msg), CN_MSG_MAX - 1);
+    cn_err_prefix(&err, "p: ");
+    assert_int_equal(strlen(err.msg), CN_MSG_MAX - 1);
+    assert_memory_equal(err.msg, "p: mmm", 6);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_manifest_round_trip),
+        cmocka_unit_test(test_manifest_every_flip_and_truncation_fails),
+        cmocka_unit_test(test_manifest_bad_fields),
+        cmocka_unit_test(test_parse_gen_dirname),
+        cmocka_unit_test(test_id_ok),
+        cmocka_unit_test(test_name_ok),
+        cmocka_unit_test(test_strerror),
+        cmocka_unit_test(test_cn_err),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
