@@ -67,11 +67,15 @@ check "deleted manifest: no complete generation (CAIRN_ENOENT)" mpi expect-fail 
 
 if [ "$(id -u)" -eq 0 ]; then
   fresh enospc
-  mount -t tmpfs -o size=1m tmpfs "$CAIRN_BASE" && MOUNTS+=("$CAIRN_BASE")
-  mpi save 1 >/dev/null
-  check "full disk: CAIRN_ENOSPC, clear message" mpi big 2
-  check "  ... the previous generation still restores" mpi restore 1
-  check "  ... no partial files left" bash -c "! find '$CAIRN_BASE' -name '*.tmp' -o -name 'gen-2' | grep -q ."
+  if mount -t tmpfs -o size=1m,mode=1777 tmpfs "$CAIRN_BASE"; then
+    MOUNTS+=("$CAIRN_BASE")
+    mpi save 1 >/dev/null
+    check "full disk: CAIRN_ENOSPC, clear message" mpi big 2
+    check "  ... the previous generation still restores" mpi restore 1
+    check "  ... no partial files left" bash -c "! find '$CAIRN_BASE' -name '*.tmp' -o -name 'gen-2' | grep -q ."
+  else
+    echo "# skipped full-disk scenario: cannot mount a small tmpfs here"
+  fi
 
   fresh foreign
   mkdir -m 700 "$CAIRN_BASE/cairn-$(id -u)" && chown 65534 "$CAIRN_BASE/cairn-$(id -u)"
