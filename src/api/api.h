@@ -17,6 +17,8 @@
 #define CAIRN_API_H
 
 #include "cairn.h"
+
+#include <pthread.h>
 #include "common/common.h"
 #include "levels/levels.h"
 
@@ -42,6 +44,7 @@ struct cairn_ctx {
     char job[CN_JOB_MAX + 1];
     cn_config cfg;
     int io;                       /* resolved CN_IO_WRITE or CN_IO_PMEM */
+    bool hash_thread;             /* a core to spare per rank: checksum in a thread */
     int nodefd;                   /* <base>/cairn-<uid>/<job>/<node> */
     int filesfd;                  /* <node>/files/rank-<r> (routed files) */
     char node_path[4400];
@@ -51,6 +54,8 @@ struct cairn_ctx {
     long last_id;                 /* newest generation written or restored, -1 none */
     char msg[CN_MSG_MAX + 64];    /* last error message (cairn_errmsg) */
     char layout_note[256];        /* set by the inventory: a generation of another layout */
+    pthread_t trash_thread;       /* removes pruned generations in the background */
+    bool trash_running;
     cn_err err;                   /* scratch for the current call */
 };
 
@@ -60,6 +65,12 @@ struct cairn_ctx {
  * from the lowest failing rank with that code, on every rank.
  */
 int api_agree(cairn_ctx *ctx, int rc);
+
+/* Pruned generations are renamed to "<prefix><name>.<pid>" and removed in
+ * the background. api_trash_empty starts that removal (after waiting for the
+ * previous one); with WAIT it also waits for it. trash.c. */
+#define API_TRASH_PREFIX ".trash-"
+void api_trash_empty(cairn_ctx *ctx, bool wait);
 
 /* Find a protected name; NULL if absent. */
 api_var *api_var_find(cairn_ctx *ctx, const char *name);

@@ -119,8 +119,9 @@ static int write_rank_file(cairn_ctx *ctx, long id, int level, int genfd, const 
         memcpy(proto.job, ctx->job, sizeof proto.job);
         char name[64];
         cn_rank_filename(name, sizeof name, (uint32_t)ctx->rank);
-        rc = lvl_local_write(genfd, gen_path, name, &proto, src, (uint32_t)ctx->nvars, ctx->io,
-                             out, &ctx->err);
+        int io = ctx->io | (ctx->hash_thread ? LVL_IO_HASH_THREAD : 0);
+        rc = lvl_local_write(genfd, gen_path, name, &proto, src, (uint32_t)ctx->nvars, io, out,
+                             &ctx->err);
     }
     for (size_t i = 0; src && maplen && i < ctx->nvars; i++)
         if (maplen[i])
@@ -175,7 +176,12 @@ static int cmp_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-/* Node leader: keep the KEEP newest complete generations <= ID, drop the rest. */
+/*
+ * Node leader: keep the KEEP newest complete generations <= ID, drop the rest.
+ * Dropping is a rename to ".trash-*" now (so the name is free at once) and
+ * the removal itself in a background thread (api_trash_empty), off the
+ * application's critical path.
+ */
 static void prune(cairn_ctx *ctx, long id)
 {
     int fd = dup(ctx->nodefd);
@@ -195,9 +201,9 @@ static void prune(cairn_ctx *ctx, long id)
     }
     closedir(d);
     qsort(ids, n, sizeof ids[0], cmp_desc);
-    int kept = 0;
+    int kept = 0, trashed = 0;
     for (size_t i = 0; i < n; i++) {
-        char name[64], mf[128];
+        char name[64], mf[128], trash[128];
         cn_gen_dirname(name, sizeof name, ids[i]);
         snprintf(mf, sizeof mf, "%s/%s", name, CN_MANIFEST_NAME);
         bool complete = faccessat(ctx->nodefd, mf, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
@@ -205,12 +211,14 @@ static void prune(cairn_ctx *ctx, long id)
             kept++;
             continue;
         }
-        cn_err err = {0};
-        if (cn_rmtree_at(ctx->nodefd, name, &err) < 0)
-            cn_warn("prune: %s", err.msg);
+        snprintf(trash, sizeof trash, "%s%s.%d", API_TRASH_PREFIX, name, (int)getpid());
+        if (renameat(ctx->nodefd, name, ctx->nodefd, trash) == 0)
+            trashed++;
         else
-            cn_debug("pruned generation %ld", ids[i]);
+            cn_warn("prune: cannot move %s/%s aside: %s", ctx->node_path, name, strerror(errno));
     }
+    if (trashed)
+        api_trash_empty(ctx, false);
 }
 
 CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)

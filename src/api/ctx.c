@@ -151,8 +151,24 @@ static int open_dirs(cairn_ctx *ctx)
     return 0;
 }
 
+/* Do this host's ranks leave a core free for a checksum thread each? */
+static bool spare_core(cairn_ctx *ctx)
+{
+    MPI_Comm host;
+    int on_host = ctx->size;
+    if (MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) ==
+        MPI_SUCCESS) {
+        MPI_Comm_size(host, &on_host);
+        MPI_Comm_free(&host);
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus >= 2L * on_host;
+}
+
 static void ctx_free(cairn_ctx *ctx)
 {
+    if (ctx->trash_running)
+        pthread_join(ctx->trash_thread, NULL);
     if (ctx->nodefd >= 0)
         close(ctx->nodefd);
     if (ctx->filesfd >= 0)
@@ -208,6 +224,9 @@ CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **
         rc = api_agree(ctx, open_dirs(ctx));
     if (rc == 0) {
         ctx->io = ctx->cfg.io != CN_IO_AUTO ? ctx->cfg.io : lvl_local_probe_io(ctx->node_path);
+        ctx->hash_thread = spare_core(ctx);
+        if (ctx->node_rank == 0)
+            api_trash_empty(ctx, false); /* leftovers of a crashed job */
         cn_info("job %s, node %s (%d of %d), directory %s, io %s", ctx->job, ctx->node_name,
                 ctx->node, ctx->nnodes, ctx->node_path, ctx->io == CN_IO_PMEM ? "pmem" : "write");
     }

@@ -36,9 +36,12 @@ typedef struct lvl_written {
  * used for libpmem and messages): header fields from PROTO (level,
  * generation, rank, nranks, node, nnodes, block_size, job), entries from
  * SRC[0..N-1], data checksummed per block as it is copied. IO is CN_IO_WRITE
- * or CN_IO_PMEM. The file appears under NAME only complete and durable; on
+ * or CN_IO_PMEM, optionally ORed with LVL_IO_HASH_THREAD to checksum in a
+ * second thread (worth it only when this rank has a core to spare). The file appears under NAME only complete and durable; on
  * failure no NAME or NAME.tmp is left behind and an existing NAME is kept.
  */
+#define LVL_IO_HASH_THREAD 0x100
+
 int lvl_local_write(int genfd, const char *gen_path, const char *name, const cn_header *proto,
                     const lvl_src *src, uint32_t n, int io, lvl_written *out, cn_err *err);
 

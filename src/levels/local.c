@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libpmem.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,7 @@ typedef struct sink {
     uint8_t *map;
     int is_pmem;
     const char *path;
+    bool hash_thread;
 } sink;
 
 static int sink_put(sink *s, const void *buf, size_t len, uint64_t off, cn_err *err)
@@ -96,28 +98,126 @@ static int sink_put(sink *s, const void *buf, size_t len, uint64_t off, cn_err *
     return 0;
 }
 
+/* One checksum block: where it comes from, where it goes, where its sum goes. */
+typedef struct blk {
+    const uint8_t *p;
+    size_t len;
+    uint64_t off;
+    uint64_t *sum;
+} blk;
+
+/*
+ * Checksums cost a pass over the data unless it is in cache. Without a spare
+ * core the writer hashes each block right after copying it, from cache. With
+ * one (LVL_IO_HASH_THREAD), a hasher thread runs at most HASH_LEAD blocks
+ * ahead of the writer, so each block is read from memory once (by the hasher)
+ * and copied from cache (by the writer), and hashing overlaps the write.
+ */
+#define HASH_LEAD 4
+
+typedef struct hasher {
+    blk *b;
+    size_t n;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t hashed, written; /* blocks done by each side */
+    bool stop;
+} hasher;
+
+static void *hash_blocks(void *arg)
+{
+    hasher *hs = arg;
+    for (size_t k = 0; k < hs->n; k++) {
+        pthread_mutex_lock(&hs->mu);
+        while (!hs->stop && k >= hs->written + HASH_LEAD)
+            pthread_cond_wait(&hs->cv, &hs->mu);
+        bool stop = hs->stop;
+        pthread_mutex_unlock(&hs->mu);
+        if (stop)
+            break;
+        *hs->b[k].sum = cn_hash(hs->b[k].p, hs->b[k].len);
+        pthread_mutex_lock(&hs->mu);
+        hs->hashed = k + 1;
+        pthread_cond_broadcast(&hs->cv);
+        pthread_mutex_unlock(&hs->mu);
+    }
+    return NULL;
+}
+
+static void hasher_mark(hasher *hs, size_t written, bool stop)
+{
+    pthread_mutex_lock(&hs->mu);
+    hs->written = written;
+    hs->stop = hs->stop || stop;
+    pthread_cond_broadcast(&hs->cv);
+    pthread_mutex_unlock(&hs->mu);
+}
+
+static int write_blocks(sink *s, const cn_header *h, blk *b, size_t n, hasher *hs, cn_err *err)
+{
+    uint64_t total = h->file_size - h->data_offset, done = 0;
+    bool fault_fired = false;
+    for (size_t k = 0; k < n; k++) {
+        if (hs) { /* wait until the block is hashed: then it is in cache */
+            pthread_mutex_lock(&hs->mu);
+            while (hs->hashed <= k)
+                pthread_cond_wait(&hs->cv, &hs->mu);
+            pthread_mutex_unlock(&hs->mu);
+        }
+        int rc = sink_put(s, b[k].p, b[k].len, b[k].off, err);
+        if (!hs) /* the copy just pulled the block into cache: hash it there */
+            *b[k].sum = cn_hash(b[k].p, b[k].len);
+        if (hs)
+            hasher_mark(hs, k + 1, rc < 0);
+        CN_TRY(rc);
+        done += b[k].len;
+        if (!fault_fired && done * 2 >= total) {
+            fault_fired = true;
+            cn_fault_point("ckpt.write", h->generation, (int)h->rank);
+        }
+    }
+    return 0;
+}
+
 /* Hash and store every block of every entry; fire the mid-write fault point. */
 static int put_data(sink *s, const cn_header *h, cn_entry *e, const lvl_src *src, uint32_t n,
                     cn_err *err)
 {
-    uint64_t total = h->file_size - h->data_offset, done = 0;
-    bool fault_fired = false;
-    for (uint32_t i = 0; i < n; i++) {
-        const uint8_t *p = src[i].ptr;
-        for (uint32_t b = 0; b < e[i].nblocks; b++) {
-            uint64_t off = (uint64_t)b * h->block_size;
-            size_t len = (size_t)(e[i].stored_size - off < h->block_size ? e[i].stored_size - off
-                                                                         : h->block_size);
-            e[i].block_sums[b] = cn_hash(p + off, len);
-            CN_TRY(sink_put(s, p + off, len, e[i].offset + off, err));
-            done += len;
-            if (!fault_fired && done * 2 >= total) {
-                fault_fired = true;
-                cn_fault_point("ckpt.write", h->generation, (int)h->rank);
-            }
+    size_t nb = 0;
+    for (uint32_t i = 0; i < n; i++)
+        nb += e[i].nblocks;
+    blk *b = malloc((nb ? nb : 1) * sizeof *b);
+    CN_FAIL_IF(!b, err, CAIRN_ENOMEM, "no memory for the block list");
+    size_t k = 0;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < e[i].nblocks; j++, k++) {
+            uint64_t off = (uint64_t)j * h->block_size;
+            b[k] = (blk){(const uint8_t *)src[i].ptr + off,
+                         (size_t)(e[i].stored_size - off < h->block_size ? e[i].stored_size - off
+                                                                         : h->block_size),
+                         e[i].offset + off, &e[i].block_sums[j]};
         }
+    hasher hs = {.b = b, .n = nb};
+    pthread_t tid;
+    bool threaded = s->hash_thread && nb > HASH_LEAD && pthread_mutex_init(&hs.mu, NULL) == 0;
+    if (threaded && pthread_cond_init(&hs.cv, NULL) != 0) {
+        pthread_mutex_destroy(&hs.mu);
+        threaded = false;
     }
-    return 0;
+    if (threaded && pthread_create(&tid, NULL, hash_blocks, &hs) != 0) {
+        pthread_cond_destroy(&hs.cv);
+        pthread_mutex_destroy(&hs.mu);
+        threaded = false;
+    }
+    int rc = write_blocks(s, h, b, nb, threaded ? &hs : NULL, err);
+    if (threaded) {
+        hasher_mark(&hs, nb, true);
+        pthread_join(tid, NULL);
+        pthread_cond_destroy(&hs.cv);
+        pthread_mutex_destroy(&hs.mu);
+    }
+    free(b);
+    return rc;
 }
 
 static int put_meta(sink *s, cn_header *h, const cn_entry *e, cn_err *err)
@@ -180,7 +280,8 @@ int lvl_local_write(int genfd, const char *gen_path, const char *name, const cn_
     CN_TRY(plan_layout(&h, src, n, &e, err));
 
     unlinkat(genfd, tmp, 0); /* a leftover of a crashed write */
-    sink s = {.fd = -1, .path = path};
+    sink s = {.fd = -1, .path = path, .hash_thread = io & LVL_IO_HASH_THREAD};
+    io &= ~LVL_IO_HASH_THREAD;
     int rc = io == CN_IO_PMEM ? write_pmem(&s, &h, e, src, n, err)
                               : write_plain(genfd, tmp, &s, &h, e, src, n, err);
     cn_entries_free(e, n);

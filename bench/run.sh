@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# bench/run.sh: run the benchmarks (built by `make`; this script builds nothing).
+#   BUILD=build bash bench/run.sh [SECTION...]     SECTION: all (default), l1
+# Every figure is printed as a line
+#   bench: NAME VALUE UNIT ratio=R vs BASELINE
+# with the baseline measured in the same run; lines starting with '#' are
+# details and notes. Exits non-zero if any benchmark failed.
+#
+# Each section is a function bench_SECTION; a new benchmark adds one and
+# lists it in SECTIONS. Checkpoints go to a fresh directory under /dev/shm,
+# removed on exit; each invocation gets its own CAIRN_JOB.
+#
+# Knobs (environment), for quick runs:
+#   L1_RANKS="1 2"  L1_SIZES="64 256 1024" (MiB per rank)  L1_IOS="write pmem"
+#   L1_REPS=5 (L1_REPS_LARGE=3 for sizes >= 1024 MiB)
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+SECTIONS=(l1)
+
+tmp=$(mktemp -d /dev/shm/cairn-bench.XXXXXX) || { echo "run.sh: mktemp failed" >&2; exit 1; }
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+export CAIRN_BASE=$tmp
+unset CAIRN_IO CAIRN_KEEP CAIRN_NODE
+
+failed=0
+invocation=0
+
+# run_mpi NP PROGRAM ARGS...: one MPI invocation with a job id of its own;
+# the checkpoints it leaves are removed afterwards to free the RAM disk.
+run_mpi() {
+  local np=$1; shift
+  invocation=$((invocation + 1))
+  local rc=0
+  CAIRN_JOB="bench-$$-$invocation" CAIRN_RANKS_PER_NODE=$np \
+    bash scripts/mpirun.sh "$np" "$@" || rc=$?
+  rm -rf "${tmp:?}"/* "${tmp:?}"/.[!.]* 2>/dev/null
+  if [ "$rc" -ne 0 ]; then
+    echo "# FAILED (exit $rc): $np rank(s): $*"
+    failed=1
+  fi
+  return 0
+}
+
+# mem_ok NEED_RAM_MIB NEED_SHM_MIB: enough available memory and RAM-disk space?
+mem_ok() {
+  local avail_ram avail_shm
+  avail_ram=$(awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo)
+  avail_shm=$(df -Pm "$tmp" | awk 'NR == 2 {print $4}')
+  [ -n "$avail_ram" ] && [ -n "$avail_shm" ] || return 0
+  [ "$avail_ram" -ge "$1" ] && [ "$avail_shm" -ge "$2" ]
+}
+
+# ---- l1: level-1 checkpoint bandwidth vs plain write() and memcpy ----
+bench_l1() {
+  local bin=$BUILD/bench/l1_bench
+  if [ ! -x "$bin" ]; then
+    echo "# FAILED: $bin not built (run make first)"
+    failed=1
+    return
+  fi
+  local ranks=${L1_RANKS:-1 2} sizes=${L1_SIZES:-64 256 1024} ios=${L1_IOS:-write pmem}
+  local reps=${L1_REPS:-5} reps_large=${L1_REPS_LARGE:-3}
+  # Headline first: the default configuration (io=auto), 1 rank, 256 MiB.
+  run_mpi 1 "$bin" --size 256 --reps "$reps" --io auto --headline
+  local np size io r total
+  for np in $ranks; do
+    for size in $sizes; do
+      r=$reps
+      [ "$size" -ge 1024 ] && r=$reps_large
+      # Peak use: data + memcpy target in RAM, and two generations on the
+      # RAM disk while the newer one commits, plus headroom.
+      total=$((np * size))
+      if ! mem_ok $((4 * total + 512)) $((2 * total + 256)); then
+        echo "# skipped: l1 np$np.${size}M: not enough free memory for $((4 * total)) MiB"
+        continue
+      fi
+      for io in $ios; do
+        run_mpi "$np" "$bin" --size "$size" --reps "$r" --io "$io"
+      done
+    done
+  done
+}
+
+# ---- main ----
+want=("$@")
+[ ${#want[@]} -eq 0 ] && want=(all)
+run=()
+for s in "${want[@]}"; do
+  if [ "$s" = all ]; then
+    run+=("${SECTIONS[@]}")
+  elif declare -F "bench_$s" >/dev/null; then
+    run+=("$s")
+  else
+    echo "run.sh: unknown section '$s' (sections: all ${SECTIONS[*]})" >&2
+    exit 2
+  fi
+done
+
+start=$SECONDS
+for s in "${run[@]}"; do
+  echo "# section $s"
+  "bench_$s"
+done
+echo "# benchmarks done in $((SECONDS - start)) s"
+exit "$failed"
