@@ -2,7 +2,7 @@
 #
 #   make            library (static + shared), CLI, tests, examples, benchmarks
 #   make test       quick suite: unit, fuzz-corpus replay, MPI, CLI (installs deps first)
-#   make check      everything in `test` plus the sanitizer build of the suite
+#   make check      `test`, then the suite under ASan/UBSan and built with MPICH
 #   make demo       the main job: heat stencil on 8 ranks / 4 emulated nodes, crash, restart
 #   make bench      benchmarks; every figure is a `bench:` line with a ratio
 #   make asan       the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -54,7 +54,7 @@ EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all lib test check demo bench asan fuzz install clean deps
+.PHONY: all lib test check check-mpich demo bench asan fuzz install clean deps
 all: lib $(CLI) $(BUILD)/tests/mktree $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN) $(BUILD)/cairn.pc
 lib: $(LIBA) $(LIBSO)
 
@@ -121,7 +121,13 @@ asan: deps
 	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" OPT="-O1 -g" all
 	BUILD=build-asan CAIRN_SANITIZE=1 bash tests/run.sh
 
-check: test asan
+# The same suite built and launched with MPICH (installed beside Open MPI).
+check-mpich:
+	@bash scripts/setup.sh mpich
+	$(MAKE) BUILD=build-mpich MPICC=mpicc.mpich all
+	BUILD=build-mpich CAIRN_LAUNCHER=mpirun.mpich bash tests/run.sh
+
+check: test asan check-mpich
 
 demo: deps
 	$(MAKE) all
@@ -151,6 +157,6 @@ install: lib $(CLI) $(BUILD)/cairn.pc
 	install -m 644 man/cairn.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-mpich
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

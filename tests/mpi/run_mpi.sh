@@ -28,6 +28,8 @@ check "new job restores the newest, bit-exact" mpi restore 3
 check "keep=2: two generations listed" mpi gens 2
 check "explicit generation 2 restores" mpi restore-id 2
 check "generation 1 was pruned" test ! -e "$(gen_dir 0 1)"
+check "  ... and removed by the time the job ended (no .trash-* left)" \
+  bash -c "! ls -a '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB'/node* | grep -q trash"
 
 check "restart on 2 ranks of a 4-rank job: CAIRN_EMISMATCH naming both" \
   bash -c "scripts/mpirun.sh 2 $T expect-fail CAIRN_EMISMATCH | grep -q 'written by 4 ranks on 2 nodes; this run has 2 ranks'"
