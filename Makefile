@@ -9,7 +9,7 @@
 #   make fuzz       libFuzzer targets (clang), run briefly over the corpus
 #   make install    PREFIX=/usr/local
 #
-# Only code that calls MPI (src/api, tests/mpi, examples, bench) is built with
+# Only code that calls MPI (src/api, src/erasure/ring*, tests/mpi, examples, bench) is built with
 # mpicc; everything else is plain C11 built with -DCAIRN_NO_MPI.
 
 PREFIX ?= /usr/local
@@ -21,7 +21,8 @@ SAN ?=
 
 # Dependencies: pkg-config first, plain -l as fallback (Jerasure/GF-Complete ship no .pc).
 pc = $(shell pkg-config --cflags --libs $(1) 2>/dev/null || echo $(2))
-DEP_LIBS := $(call pc,libxxhash,-lxxhash) $(call pc,inih,-linih) $(call pc,libpmem,-lpmem) -lpthread
+DEP_LIBS := $(call pc,libxxhash,-lxxhash) $(call pc,inih,-linih) $(call pc,libpmem,-lpmem) \
+            -lJerasure -lgf_complete $(call pc,libisal,-lisal) -lpthread
 CMOCKA := $(call pc,cmocka,-lcmocka)
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
@@ -32,8 +33,10 @@ LDFLAGS_ALL := $(SAN)
 # ---- sources, by layer (each folder depends only on those below it) ----
 COMMON_SRC := $(wildcard src/common/*.c)
 LEVELS_SRC := $(wildcard src/levels/*.c)
-API_SRC := $(wildcard src/api/*.c)
-NOMPI_SRC := $(COMMON_SRC) $(LEVELS_SRC)
+RING_SRC := $(wildcard src/erasure/ring*.c)
+ERASURE_SRC := $(filter-out $(RING_SRC),$(wildcard src/erasure/*.c))
+API_SRC := $(wildcard src/api/*.c) $(RING_SRC)
+NOMPI_SRC := $(COMMON_SRC) $(ERASURE_SRC) $(LEVELS_SRC)
 
 NOMPI_OBJ := $(NOMPI_SRC:%.c=$(BUILD)/%.o)
 API_OBJ := $(API_SRC:%.c=$(BUILD)/%.o)
@@ -62,6 +65,10 @@ deps:
 	@bash scripts/setup.sh
 
 $(BUILD)/src/api/%.o: src/api/%.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(LIB_CFLAGS) -Isrc -c $< -o $@
+
+$(BUILD)/src/erasure/ring%.o: src/erasure/ring%.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(LIB_CFLAGS) -Isrc -c $< -o $@
 

@@ -8,6 +8,7 @@ pkgs=(
   build-essential pkg-config
   libopenmpi-dev openmpi-bin            # MPI (MPICH also works: setup.sh mpich)
   libjerasure-dev libgf-complete-dev    # Cauchy Reed-Solomon
+  libisal-dev                           # accelerated erasure-coding kernels
   zlib1g-dev libzstd-dev liblz4-dev     # lossless codecs
   libxxhash-dev                         # checksums and block hashes
   libpmem-dev                           # persistent-memory / tmpfs writes
