@@ -242,6 +242,50 @@ int cn_manifest_encode(const cn_manifest *m, uint8_t **out, size_t *len, cn_err 
 int cn_manifest_decode(const uint8_t *buf, size_t len, cn_manifest *m, cn_err *err);
 void cn_manifest_free(cn_manifest *m);
 
+/*
+ * A parity file (level 3; pfile.c): one per node per generation, holding the
+ * parity rows this node keeps for its encoding set, and a description of the
+ * whole set, identical in every member's file, from which any survivor can
+ * rebuild a lost member: every member's node, node name, payload size and rank
+ * files (rank, size, header checksum), and the job's rank -> node map.
+ *   [metadata, meta_size bytes, ending in its XXH3-64][pad to 4096][rows]
+ * Row i (0..m-1) is parity row i of stripe (member - i) mod n, `chunk` bytes,
+ * checksummed per block of block_size in the metadata.
+ */
+extern const uint8_t CN_PARITY_MAGIC[8]; /* "CAIRNPF" 0x01 */
+#define CN_PARITY_NAME "parity.ec"
+
+typedef struct cn_pmember {
+    uint32_t node;                  /* node index in the job */
+    char node_name[CN_JOB_MAX + 1];
+    uint64_t payload;               /* bytes: its rank files, concatenated by rank */
+    uint32_t nlocal;
+    cn_manifest_rank *local;        /* its rank files, ascending rank */
+} cn_pmember;
+
+typedef struct cn_parity {
+    uint32_t version, level;
+    int64_t generation;
+    char job[CN_JOB_MAX + 1];
+    uint32_t nranks, nnodes;
+    uint32_t *rank_node;            /* nranks entries */
+    uint32_t set, n, m, w, form;    /* set index; members; parity rows; GF(2^w); enum ec_form */
+    uint32_t member;                /* whose file this is (0..n-1) */
+    uint64_t chunk;                 /* bytes per shard */
+    uint32_t block_size;            /* checksum block */
+    cn_pmember *members;            /* n entries */
+    uint64_t *row_sums;             /* m * ceil(chunk / block_size) checksums */
+    uint64_t data_offset, file_size;
+} cn_parity;
+
+uint32_t cn_parity_nblocks(const cn_parity *p);
+/* Encode metadata into a malloc'd buffer; sets data_offset and file_size. */
+int cn_parity_encode(cn_parity *p, uint8_t **out, size_t *len, cn_err *err);
+/* Parse and validate the metadata at the start of BUF (LEN bytes: the whole
+ * file, or at least the metadata). Allocates arrays in P (cn_parity_free). */
+int cn_parity_decode(const uint8_t *buf, size_t len, cn_parity *p, cn_err *err);
+void cn_parity_free(cn_parity *p);
+
 /* ---- checkpoint file reader (ckread.c) --------------------------------- */
 
 typedef struct cn_ckpt {
@@ -295,6 +339,11 @@ typedef struct cn_config {
     char job[CN_JOB_MAX + 1];  /* job.id ("" = from SLURM_JOB_ID or generated) */
     char node[CN_JOB_MAX + 1]; /* job.node ("" = from ranks_per_node or hostname) */
     int ranks_per_node;      /* job.ranks_per_node (0 = by node name) */
+    int set_size;            /* erasure.set_size */
+    int ec_m;                /* erasure.m */
+    int ec_w;                /* erasure.w */
+    int ec_kernel;           /* erasure.kernel: enum ec_kernel (src/erasure) */
+    uint32_t ec_block;       /* erasure.block_size */
     int log_level;           /* log.level: enum cn_log_level */
 } cn_config;
 

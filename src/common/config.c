@@ -48,6 +48,7 @@ typedef struct key_def {
 
 static const char *const IO_WORDS[] = {"auto", "write", "pmem", NULL};
 static const char *const LOG_WORDS[] = {"error", "warn", "info", "debug", NULL};
+static const char *const KERNEL_WORDS[] = {"auto", "isal", "matrix", "bitmatrix", NULL};
 _Static_assert(CN_IO_AUTO == 0 && CN_IO_WRITE == 1 && CN_IO_PMEM == 2, "IO_WORDS order");
 _Static_assert(CN_LOG_ERROR == 0 && CN_LOG_WARN == 1 && CN_LOG_INFO == 2 && CN_LOG_DEBUG == 3,
                "LOG_WORDS order");
@@ -68,6 +69,12 @@ static const char *check_pow2(const char *v, long long n)
 {
     (void)v;
     return (n & (n - 1)) == 0 ? NULL : "must be a power of two";
+}
+
+static const char *check_w(const char *v, long long n)
+{
+    (void)v;
+    return n == 8 || n == 16 ? NULL : "must be 8 or 16";
 }
 
 static const key_def KEYS[] = {
@@ -94,6 +101,24 @@ static const key_def KEYS[] = {
     {.section = "job", .name = "ranks_per_node", .env = "CAIRN_RANKS_PER_NODE", .kind = K_INT,
      .min = 0, .max = 1000000, .def = "0", FIELD(ranks_per_node),
      .doc = "emulate nodes of this many consecutive ranks; 0 means nodes by job.node or hostname"},
+    {.section = "erasure", .name = "set_size", .env = "CAIRN_SET_SIZE", .kind = K_INT, .min = 2,
+     .max = 1024, .def = "8", FIELD(set_size),
+     .doc = "nodes per level-3 encoding set; the nodes are split into sets of nearly equal size "
+            "no larger than this"},
+    {.section = "erasure", .name = "m", .env = "CAIRN_EC_M", .kind = K_INT, .min = 1, .max = 32,
+     .def = "2", FIELD(ec_m),
+     .doc = "parity shards per encoding set: level 3 survives the loss of any m nodes of a set; "
+            "every set needs at least m + 1 nodes"},
+    {.section = "erasure", .name = "w", .env = "CAIRN_EC_W", .kind = K_INT, .min = 8, .max = 16,
+     .def = "8", FIELD(ec_w), .check = check_w,
+     .doc = "Galois field GF(2^w) of the Cauchy Reed-Solomon code: 8, or 16 for sets above 256"},
+    {.section = "erasure", .name = "kernel", .env = "CAIRN_EC_KERNEL", .kind = K_ENUM,
+     .words = KERNEL_WORDS, .def = "auto", FIELD(ec_kernel),
+     .doc = "encoding kernel: `isal` (ISA-L), `matrix` (Jerasure + GF-Complete), `bitmatrix` "
+            "(Jerasure's scheduled bitmatrix; a different code), `auto` (fastest available)"},
+    {.section = "erasure", .name = "block_size", .env = "CAIRN_EC_BLOCK", .kind = K_SIZE,
+     .min = 64 << 10, .max = 4 << 20, .def = "1M", FIELD(ec_block),
+     .doc = "size of the blocks that travel the encoding ring"},
     {.section = "log", .name = "level", .env = "CAIRN_LOG_LEVEL", .kind = K_ENUM,
      .words = LOG_WORDS, .def = "warn", FIELD(log_level),
      .doc = "messages printed to stderr: this level and more severe ones"},
