@@ -29,6 +29,11 @@ static const char *const KEYS[][2] = {
     {"job.id", "CAIRN_JOB"},
     {"job.node", "CAIRN_NODE"},
     {"job.ranks_per_node", "CAIRN_RANKS_PER_NODE"},
+    {"erasure.set_size", "CAIRN_SET_SIZE"},
+    {"erasure.m", "CAIRN_EC_M"},
+    {"erasure.w", "CAIRN_EC_W"},
+    {"erasure.kernel", "CAIRN_EC_KERNEL"},
+    {"erasure.block_size", "CAIRN_EC_BLOCK"},
     {"log.level", "CAIRN_LOG_LEVEL"},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
@@ -62,6 +67,11 @@ static void assert_defaults(const cn_config *c)
     assert_string_equal(c->job, "");
     assert_string_equal(c->node, "");
     assert_int_equal(c->ranks_per_node, 0);
+    assert_int_equal(c->set_size, 8);
+    assert_int_equal(c->ec_m, 2);
+    assert_int_equal(c->ec_w, 8);
+    assert_int_equal(c->ec_kernel, 0);
+    assert_int_equal(c->ec_block, 1u << 20);
     assert_int_equal(c->log_level, CN_LOG_WARN);
 }
 
