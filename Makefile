@@ -68,7 +68,7 @@ $(BUILD)/src/api/%.o: src/api/%.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(LIB_CFLAGS) -Isrc -c $< -o $@
 
-$(BUILD)/src/erasure/ring%.o: src/erasure/ring%.c
+$(RING_SRC:%.c=$(BUILD)/%.o): $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(LIB_CFLAGS) -Isrc -c $< -o $@
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/run.sh: run the benchmarks (built by `make`; this script builds nothing).
-#   BUILD=build bash bench/run.sh [SECTION...]     SECTION: all (default), l1
+#   BUILD=build bash bench/run.sh [SECTION...]     SECTION: all (default), l1, ec, ring
 # Every figure is printed as a line
 #   bench: NAME VALUE UNIT ratio=R vs BASELINE
 # with the baseline measured in the same run; lines starting with '#' are
@@ -13,10 +13,12 @@
 # Knobs (environment), for quick runs:
 #   L1_RANKS="1 2"  L1_SIZES="64 256 1024" (MiB per rank)  L1_IOS="write pmem"
 #   L1_REPS=5 (L1_REPS_LARGE=3 for sizes >= 1024 MiB)
+#   EC_SHARD=1024 (KiB per shard)  EC_REPS=7  EC_KS="4 8 16"  EC_MS="1 2 3 4"
+#   RING_SIZE=64 (MiB per member)  RING_MEMBERS=2,4,8,16  RING_REPS=5  RING_BLOCK=65536
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-SECTIONS=(l1)
+SECTIONS=(l1 ec ring)
 
 tmp=$(mktemp -d /dev/shm/cairn-bench.XXXXXX) || { echo "run.sh: mktemp failed" >&2; exit 1; }
 trap 'rm -rf "$tmp"' EXIT
@@ -81,6 +83,51 @@ bench_l1() {
       done
     done
   done
+}
+
+# ---- ec: erasure codec throughput, each kernel vs ISA-L and memcpy ----
+# One process, no MPI: encode of k data shards into m parity shards for every
+# kernel, ISA-L's ec_encode_data (same Cauchy matrix) and memcpy side by side;
+# then decode of two lost data shards (k=8, m=2) vs encode.
+bench_ec() {
+  local bin=$BUILD/bench/ec_bench
+  if [ ! -x "$bin" ]; then
+    echo "# FAILED: $bin not built (run make first)"
+    failed=1
+    return
+  fi
+  local rc=0
+  "$bin" --shard "${EC_SHARD:-1024}" --reps "${EC_REPS:-7}" --ks "${EC_KS:-4 8 16}" \
+    --ms "${EC_MS:-1 2 3 4}" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "# FAILED (exit $rc): $bin"
+    failed=1
+  fi
+}
+
+# ---- ring: pipelined ring encode as the set grows, and a model to 1024 nodes ----
+# One job of as many ranks as the largest set: sets of 2 (a core each) to 16
+# members (emulated, sharing the cores) encode RING_SIZE MiB each, m=1; the
+# ratio is time per byte of total work vs 2 members. Then the per-block
+# compute and transfer times feed a replay of the ring's schedule for 8..1024
+# nodes with a core each (m=2). Waiting ranks yield their core
+# (mpi_yield_when_idle, Open MPI), as the emulated members must share it.
+bench_ring() {
+  local bin=$BUILD/bench/ring_bench
+  if [ ! -x "$bin" ]; then
+    echo "# FAILED: $bin not built (run make first)"
+    failed=1
+    return
+  fi
+  local size=${RING_SIZE:-64} members=${RING_MEMBERS:-2,4,8,16}
+  local np=${members##*,}
+  # Every rank: payload + parity + a scratch copy for the model, plus headroom.
+  if ! mem_ok $((np * size * 3 + 512)) 0; then
+    echo "# skipped: ring: not enough free memory for $np x $((size * 3)) MiB"
+    return
+  fi
+  OMPI_MCA_mpi_yield_when_idle=1 run_mpi "$np" "$bin" --size "$size" --members "$members" \
+    --reps "${RING_REPS:-5}" --block "${RING_BLOCK:-65536}"
 }
 
 # ---- main ----

@@ -62,7 +62,8 @@ extern "C" {
     X(CAIRN_EUNSAFE,   -1010, "unsafe path: symlink, foreign owner or bad mode")  \
     X(CAIRN_EMISMATCH, -1011, "checkpoint does not match the protected variables") \
     X(CAIRN_ESTATE,    -1012, "call out of order")                                 \
-    X(CAIRN_EFORMAT,   -1013, "unsupported checkpoint format version")
+    X(CAIRN_EFORMAT,   -1013, "unsupported checkpoint format version")                 \
+    X(CAIRN_ELOST,     -1014, "more nodes lost than the checkpoint's level can rebuild")
 
 enum cairn_error {
     CAIRN_OK = 0,

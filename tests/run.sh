@@ -56,6 +56,8 @@ if [ -n "${CAIRN_SANITIZE:-}" ]; then
   export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 fi
 source tests/mpi/run_mpi.sh
+echo "# levels 2 and 3: node losses, rebuild, restore"
+source tests/mpi/run_levels.sh
 
 echo "# the demo (small grid): crash, restart, verify against an uninterrupted run"
 check "demo: heat stencil, 8 ranks on 4 nodes, restart bit-exact" env NX=256 NY=256 bash scripts/demo.sh

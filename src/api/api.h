@@ -9,6 +9,9 @@
  *                 node manifests, prune old generations.
  *   inventory.c   which generations exist and are complete on every rank.
  *   restart.c     choose, verify and restore a generation.
+ *   level2.c      partner copies: each node's files on the next node.
+ *   level3.c      parity: the node's payload through the encoding ring.
+ *   recover.c     rebuild lost nodes from partner copies or by decoding.
  *
  * Collective discipline: every public collective function ends each phase
  * with api_agree(), so all ranks return the same code and message.
@@ -20,6 +23,7 @@
 
 #include <pthread.h>
 #include "common/common.h"
+#include "erasure/erasure.h"
 #include "levels/levels.h"
 
 typedef struct api_var {
@@ -39,6 +43,11 @@ struct cairn_ctx {
     int rank, size;
     int node, nnodes;             /* this rank's node index, node count */
     int node_rank, node_size;     /* rank within the node; node_rank 0 leads */
+    MPI_Comm leaders;             /* node leaders only (rank = node index), else NULL */
+    MPI_Comm set_comm;            /* leaders of this node's encoding set (rank = member) */
+    int set, nsets;               /* this node's encoding set and the count of sets */
+    int set_member, set_n;        /* member index in the set, members in the set */
+    int min_set;                  /* size of the smallest set */
     uint32_t *rank_node;          /* size entries: node index of every rank */
     char node_name[CN_JOB_MAX + 1];
     char job[CN_JOB_MAX + 1];
@@ -71,6 +80,28 @@ int api_agree(cairn_ctx *ctx, int rc);
  * previous one); with WAIT it also waits for it. trash.c. */
 #define API_TRASH_PREFIX ".trash-"
 void api_trash_empty(cairn_ctx *ctx, bool wait);
+
+/* Encoding sets: nodes split into nsets contiguous sets of nearly equal size. */
+int api_set_of(int node, int nnodes, int nsets);
+int api_set_first(int set, int nnodes, int nsets);
+
+/* Levels 2 and 3 for generation ID, by node leaders (level2.c, level3.c).
+ * M is this node's level-1 manifest. Local results; callers agree. */
+int api_partner_copy(cairn_ctx *ctx, int genfd, const cn_manifest *m);
+int api_encode(cairn_ctx *ctx, int genfd, const char *gen_path, const cn_manifest *m);
+/* Read, decode and return this node's manifest of the generation in GENFD. */
+int api_read_manifest(cairn_ctx *ctx, int genfd, cn_manifest *m);
+/* Rewrite this node's manifest with LEVEL (after a higher level completed). */
+int api_set_manifest_level(cairn_ctx *ctx, int genfd, int level);
+
+/*
+ * Collective (recover.c). Make generation ID (or the newest recoverable one
+ * with CAIRN_LATEST) whole on every node: rebuild lost nodes' files from
+ * partner copies (level 2) or by decoding (level 3). *CHOSEN gets the id, or
+ * -1 if no generation exists at all. Fails with CAIRN_ELOST naming the
+ * generation, the set and the lost nodes when too many are lost.
+ */
+int api_recover(cairn_ctx *ctx, long id, long *chosen);
 
 /* Find a protected name; NULL if absent. */
 api_var *api_var_find(cairn_ctx *ctx, const char *name);

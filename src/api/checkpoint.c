@@ -43,9 +43,18 @@ static int check_args(cairn_ctx *ctx, long id, int level)
                      ctx->last_id);
     else if (level < 1 || level > 4)
         rc = cn_fail(err, CAIRN_EINVAL, "level %d does not exist (1..4)", level);
-    else if (level > CAIRN_LEVEL_LOCAL)
-        rc = cn_fail(err, CAIRN_ENOTSUP, "level %d (%s) is not supported yet; use level 1",
+    else if (level == CAIRN_LEVEL_PFS)
+        rc = cn_fail(err, CAIRN_ENOTSUP, "level %d (%s) is not supported yet; use levels 1-3",
                      level, level_name(level));
+    else if (level == CAIRN_LEVEL_PARTNER && ctx->nnodes < 2)
+        rc = cn_fail(err, CAIRN_ECONFIG, "level 2 needs at least 2 nodes; this job runs on 1");
+    else if (level == CAIRN_LEVEL_ERASURE && ctx->min_set <= ctx->cfg.ec_m)
+        rc = cn_fail(err, CAIRN_ECONFIG,
+                     "level 3 with erasure.m = %d needs more than %d nodes in every encoding "
+                     "set; %d nodes in %d set(s) of at most erasure.set_size = %d leave %d in the "
+                     "smallest",
+                     ctx->cfg.ec_m, ctx->cfg.ec_m, ctx->nnodes, ctx->nsets, ctx->cfg.set_size,
+                     ctx->min_set);
     CN_TRY(api_agree(ctx, rc));
     long mine[2] = {id, level}, lo[2], hi[2];
     if (MPI_Allreduce(mine, lo, 2, MPI_LONG, MPI_MIN, ctx->comm) != MPI_SUCCESS ||
@@ -221,6 +230,27 @@ static void prune(cairn_ctx *ctx, long id)
         api_trash_empty(ctx, false);
 }
 
+/* Levels 2 and 3 on a generation complete at level 1; then mark the manifests. */
+static int raise_level(cairn_ctx *ctx, int level, int genfd, const char *gen_path)
+{
+    cn_manifest m = {0};
+    int rc = api_agree(ctx, ctx->node_rank == 0 ? api_read_manifest(ctx, genfd, &m) : 0);
+    if (rc == 0 && ctx->node_rank == 0)
+        rc = level == CAIRN_LEVEL_PARTNER ? api_partner_copy(ctx, genfd, &m)
+                                          : api_encode(ctx, genfd, gen_path, &m);
+    cn_manifest_free(&m);
+    rc = api_agree(ctx, rc);
+    if (rc == 0)
+        rc = api_agree(ctx, ctx->node_rank == 0 ? api_set_manifest_level(ctx, genfd, level) : 0);
+    if (rc < 0) {
+        char msg[sizeof ctx->msg];
+        snprintf(msg, sizeof msg, "level %d failed, generation kept at level 1: %.1000s", level,
+                 ctx->msg);
+        memcpy(ctx->msg, msg, sizeof msg);
+    }
+    return rc;
+}
+
 CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)
 {
     if (!ctx)
@@ -247,19 +277,25 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)
         cn_fault_point("ckpt.commit", id, ctx->rank);
     rc = api_agree(ctx, rc);
     if (rc == 0)
-        rc = api_agree(ctx, write_manifest(ctx, id, level, genfd, &w));
-    if (genfd >= 0)
-        close(genfd);
+        rc = api_agree(ctx, write_manifest(ctx, id, CAIRN_LEVEL_LOCAL, genfd, &w));
     if (rc < 0) {
+        if (genfd >= 0)
+            close(genfd);
         if (ctx->node_rank == 0) {
             cn_err ignored = {0};
             cn_rmtree_at(ctx->nodefd, gen, &ignored);
         }
         return rc;
     }
+    /* Complete at level 1 from here on: a failure above keeps it. */
     ctx->last_id = id;
+    if (level > CAIRN_LEVEL_LOCAL)
+        rc = raise_level(ctx, level, genfd, gen_path);
+    close(genfd);
     if (ctx->node_rank == 0)
         prune(ctx, id);
+    if (rc < 0)
+        return rc;
     cn_info("generation %ld complete at level %d (%s)", id, level, level_name(level));
     return 0;
 }

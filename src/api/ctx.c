@@ -101,6 +101,39 @@ static int build_node_model(cairn_ctx *ctx)
     return 0;
 }
 
+int api_set_of(int node, int nnodes, int nsets) { return (int)((long)node * nsets / nnodes); }
+
+int api_set_first(int set, int nnodes, int nsets)
+{
+    return (int)(((long)set * nnodes + nsets - 1) / nsets);
+}
+
+/* Node leaders' communicator and the encoding sets over it. */
+static int build_sets(cairn_ctx *ctx)
+{
+    int nn = ctx->nnodes;
+    ctx->nsets = (nn + ctx->cfg.set_size - 1) / ctx->cfg.set_size;
+    ctx->set = api_set_of(ctx->node, nn, ctx->nsets);
+    ctx->set_member = ctx->node - api_set_first(ctx->set, nn, ctx->nsets);
+    ctx->set_n = api_set_first(ctx->set + 1, nn, ctx->nsets) - api_set_first(ctx->set, nn, ctx->nsets);
+    ctx->min_set = nn;
+    for (int s = 0; s < ctx->nsets; s++) {
+        int size = api_set_first(s + 1, nn, ctx->nsets) - api_set_first(s, nn, ctx->nsets);
+        if (size < ctx->min_set)
+            ctx->min_set = size;
+    }
+    if (MPI_Comm_split(ctx->comm, ctx->node_rank == 0 ? 0 : MPI_UNDEFINED, ctx->node,
+                       &ctx->leaders) != MPI_SUCCESS)
+        return cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Comm_split of node leaders failed");
+    if (ctx->leaders != MPI_COMM_NULL) {
+        MPI_Comm_set_errhandler(ctx->leaders, MPI_ERRORS_RETURN);
+        if (MPI_Comm_split(ctx->leaders, ctx->set, ctx->node, &ctx->set_comm) != MPI_SUCCESS)
+            return cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Comm_split of encoding sets failed");
+        MPI_Comm_set_errhandler(ctx->set_comm, MPI_ERRORS_RETURN);
+    }
+    return 0;
+}
+
 /* The job id: configured, else SLURM_JOB_ID, else generated; rank 0's wins. */
 static int choose_job(cairn_ctx *ctx)
 {
@@ -173,6 +206,10 @@ static void ctx_free(cairn_ctx *ctx)
         close(ctx->nodefd);
     if (ctx->filesfd >= 0)
         close(ctx->filesfd);
+    if (ctx->set_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&ctx->set_comm);
+    if (ctx->leaders != MPI_COMM_NULL)
+        MPI_Comm_free(&ctx->leaders);
     if (ctx->node_comm != MPI_COMM_NULL)
         MPI_Comm_free(&ctx->node_comm);
     if (ctx->comm != MPI_COMM_NULL)
@@ -199,7 +236,7 @@ CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **
         return CAIRN_ENOMEM;
     }
     ctx->nodefd = ctx->filesfd = -1;
-    ctx->node_comm = MPI_COMM_NULL;
+    ctx->node_comm = ctx->leaders = ctx->set_comm = MPI_COMM_NULL;
     ctx->last_id = -1;
     if (MPI_Comm_dup(comm, &ctx->comm) != MPI_SUCCESS) {
         free(ctx);
@@ -217,6 +254,8 @@ CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **
         snprintf(prefix, sizeof prefix, "rank %d host %s", ctx->rank, host);
         cn_log_setup(ctx->cfg.log_level, prefix);
         rc = api_agree(ctx, build_node_model(ctx));
+    if (rc == 0)
+        rc = api_agree(ctx, build_sets(ctx));
     }
     if (rc == 0)
         rc = api_agree(ctx, choose_job(ctx));

@@ -107,6 +107,8 @@ CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id)
                  ? cn_fail(&ctx->err, CAIRN_EINVAL, "restart: bad generation id %ld", id)
                  : 0;
     CN_TRY(api_agree(ctx, rc));
+    long whole = -1; /* rebuild lost nodes first (levels 2 and 3) */
+    CN_TRY(api_recover(ctx, id, &whole));
     api_gen *g = NULL;
     int n = 0;
     rc = api_agree(ctx, api_local_gens(ctx, &g, &n));

@@ -285,6 +285,9 @@ int cn_parity_encode(cn_parity *p, uint8_t **out, size_t *len, cn_err *err);
  * file, or at least the metadata). Allocates arrays in P (cn_parity_free). */
 int cn_parity_decode(const uint8_t *buf, size_t len, cn_parity *p, cn_err *err);
 void cn_parity_free(cn_parity *p);
+/* Decode MAP (a whole parity file of SIZE bytes) and verify its size, padding
+ * and every row block checksum; messages start with PATH. */
+int cn_parity_check(const uint8_t *map, size_t size, const char *path, cn_parity *p, cn_err *err);
 
 /* ---- checkpoint file reader (ckread.c) --------------------------------- */
 

@@ -194,3 +194,32 @@ int cn_parity_decode(const uint8_t *buf, size_t len, cn_parity *p, cn_err *err)
     p->file_size = p->data_offset + (uint64_t)p->m * p->chunk;
     return 0;
 }
+
+int cn_parity_check(const uint8_t *map, size_t size, const char *path, cn_parity *p, cn_err *err)
+{
+    int rc = cn_parity_decode(map, size, p, err);
+    if (rc < 0) {
+        cn_err_prefix(err, "%s: ", path);
+        return rc;
+    }
+    if (p->file_size != size)
+        rc = cn_fail(err, CAIRN_ECORRUPT, "%s: size %zu, expected %llu", path, size,
+                     (unsigned long long)p->file_size);
+    /* No checksum covers the padding after the metadata: it must be zero. */
+    for (uint64_t i = cn_get_u32(map + 12); rc == 0 && i < p->data_offset; i++)
+        if (map[i])
+            rc = cn_fail(err, CAIRN_ECORRUPT, "%s: nonzero padding", path);
+    uint32_t nb = cn_parity_nblocks(p);
+    for (uint32_t r = 0; rc == 0 && r < p->m; r++)
+        for (uint32_t b = 0; rc == 0 && b < nb; b++) {
+            uint64_t off = (uint64_t)b * p->block_size;
+            uint64_t n = p->chunk - off < p->block_size ? p->chunk - off : p->block_size;
+            if (cn_hash(map + p->data_offset + (uint64_t)r * p->chunk + off, (size_t)n) !=
+                p->row_sums[(size_t)r * nb + b])
+                rc = cn_fail(err, CAIRN_ECORRUPT, "%s: row %u block %u checksum mismatch", path,
+                             r, b);
+        }
+    if (rc < 0)
+        cn_parity_free(p);
+    return rc;
+}

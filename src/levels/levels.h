@@ -6,6 +6,12 @@
  *   local.c   level 1: one checkpoint file per rank in a node-local generation
  *             directory, written with plain write() or through libpmem, made
  *             durable and renamed into place (atomic commit of the file).
+ *   payload.c a node's payload for levels 2 and 3: its rank files of one
+ *             generation read as one byte stream (zero-padded past the end),
+ *             and the same stream written back into rank files on rebuild.
+ *   parity.c  level 3: the node's parity file (rows it holds for its set),
+ *             written in pieces, checksummed, committed atomically; read back
+ *             and verified for decoding.
  */
 #ifndef CAIRN_LEVELS_H
 #define CAIRN_LEVELS_H
@@ -51,5 +57,57 @@ int lvl_local_write(int genfd, const char *gen_path, const char *name, const cn_
  * faster on tmpfs and page-cache file systems; see README, "Level 1").
  */
 int lvl_local_probe_io(const char *dir_path);
+
+/* ---- payloads (payload.c) -------------------------------------------- */
+
+typedef struct lvl_payload lvl_payload;
+
+/* Map the rank files LOCAL[0..N-1] (ascending rank) under GENFD read-only. */
+int lvl_payload_open(int genfd, const cn_manifest_rank *local, uint32_t n, lvl_payload **out,
+                     cn_err *err);
+uint64_t lvl_payload_size(const lvl_payload *p);
+/* Copy LEN bytes at OFF of the concatenation into BUF; zeros past its end. */
+void lvl_payload_read(const lvl_payload *p, uint64_t off, void *buf, size_t len);
+void lvl_payload_close(lvl_payload *p);
+
+typedef struct lvl_payload_out lvl_payload_out;
+
+/* Create empty NAME.tmp files for the rank files LOCAL[0..N-1] under GENFD. */
+int lvl_payload_create(int genfd, const cn_manifest_rank *local, uint32_t n,
+                       lvl_payload_out **out, cn_err *err);
+/* Store LEN bytes at OFF of the concatenation (bytes past its end are dropped). */
+int lvl_payload_write(lvl_payload_out *o, uint64_t off, const void *buf, size_t len,
+                      cn_err *err);
+/* Verify every rebuilt file (header checksum as listed, all blocks) and rename
+ * it into place; on failure remove them. Frees O either way. */
+int lvl_payload_commit(lvl_payload_out *o, const char *gen_path, cn_err *err);
+void lvl_payload_abort(lvl_payload_out *o);
+
+/* ---- parity files (parity.c) ------------------------------------------ */
+
+typedef struct lvl_parity_out lvl_parity_out;
+
+/* Start GENFD/parity.ec.tmp for META (copied; row sums filled at commit). */
+int lvl_parity_create(int genfd, const cn_parity *meta, lvl_parity_out **out, cn_err *err);
+/* Store LEN bytes at OFF of row ROW. */
+int lvl_parity_write(lvl_parity_out *o, int row, uint64_t off, const void *buf, size_t len,
+                     cn_err *err);
+/* Checksum the rows, write the metadata, persist, rename. Frees O either way. */
+int lvl_parity_commit(lvl_parity_out *o, int genfd, cn_err *err);
+void lvl_parity_abort(lvl_parity_out *o, int genfd);
+
+typedef struct lvl_parity_in {
+    cn_parity meta;
+    const uint8_t *map; /* the whole file, read-only */
+    size_t size;
+} lvl_parity_in;
+
+/* Map, validate and verify (every row block checksum) GENFD/parity.ec. */
+int lvl_parity_open(int genfd, const char *path_for_msg, lvl_parity_in *in, cn_err *err);
+void lvl_parity_close(lvl_parity_in *in);
+static inline const uint8_t *lvl_parity_row(const lvl_parity_in *in, int row)
+{
+    return in->map + in->meta.data_offset + (uint64_t)row * in->meta.chunk;
+}
 
 #endif /* CAIRN_LEVELS_H */

@@ -23,6 +23,8 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char cli_verify_usage[] =
@@ -122,6 +124,36 @@ static void verify_ckpt(vstate *v, int dirfd, const char *name, const char *path
     if (rc < 0)
         report_fail(v, path, rc, &err);
     else {
+        printf("OK %s\n", path);
+        v->ok++;
+    }
+}
+
+/* Verify the level-3 parity file of a generation directory, if it has one. */
+static void verify_parity(vstate *v, int genfd, const char *gpath)
+{
+    char path[CLI_PATH_MAX + 16];
+    cli_path_join(path, sizeof path, gpath, CN_PARITY_NAME);
+    int fd = openat(genfd, CN_PARITY_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return; /* levels 1 and 2 have none */
+    cn_err err = {0};
+    struct stat st;
+    int rc = 0;
+    void *map = MAP_FAILED;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 24)
+        rc = cn_fail(&err, CAIRN_ECORRUPT, "not a parity file");
+    else if ((map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)
+        rc = cn_fail_errno(&err, errno, "cannot map");
+    close(fd);
+    cn_parity p;
+    if (rc == 0 && (rc = cn_parity_check(map, (size_t)st.st_size, path, &p, &err)) == 0)
+        cn_parity_free(&p);
+    if (map != MAP_FAILED)
+        munmap(map, (size_t)st.st_size);
+    if (rc < 0) {
+        report_fail(v, path, rc, &err);
+    } else {
         printf("OK %s\n", path);
         v->ok++;
     }
@@ -270,6 +302,7 @@ static void verify_gen(vstate *v, const cli_job *j, int64_t gen, bool explicit)
                 cli_path_join(rpath, sizeof rpath, gpath, rname);
                 verify_ckpt(v, fds[i], rname, rpath, &m[i], &m[i].local[k]);
             }
+            verify_parity(v, fds[i], gpath);
             note_strays(v, fds[i], gpath, &m[i]);
         }
         if (mrc[i] == 0)

@@ -36,9 +36,10 @@ check "restart on 2 ranks of a 4-rank job: CAIRN_EMISMATCH naming both" \
 
 fresh nothing
 check "restart with nothing saved says so (CAIRN_ENOENT)" mpi expect-fail CAIRN_ENOENT
-for l in 2 3 4; do
-  check "level $l is refused with CAIRN_ENOTSUP" mpi level $l
-done
+check "level 4 is refused with CAIRN_ENOTSUP" mpi level 4 CAIRN_ENOTSUP
+check "level 3 on 2 nodes with m=2: CAIRN_ECONFIG says why" \
+  bash -c "scripts/mpirun.sh $NP $T level 3 CAIRN_ECONFIG | grep -q 'needs more than 2 nodes in every encoding set'"
+check "level 2 on 1 node: CAIRN_ECONFIG" env CAIRN_RANKS_PER_NODE=4 scripts/mpirun.sh $NP $T level 2 CAIRN_ECONFIG
 
 for point in ckpt.write:gen=3:rank=1 ckpt.commit:gen=3:rank=3 ckpt.manifest:gen=3:rank=2; do
   fresh "kill-${point%%:*}"

@@ -299,6 +299,7 @@ static void test_strerror(void **state)
     assert_int_equal(CAIRN_ECORRUPT, -1006);
     assert_int_equal(CAIRN_EUNSAFE, -1010);
     assert_int_equal(CAIRN_EFORMAT, -1013);
+    assert_int_equal(CAIRN_ELOST, -1014);
     static const struct {
         int code;
         const char *msg;
@@ -308,7 +309,7 @@ static void test_strerror(void **state)
 #undef X
     };
     size_t n = sizeof table / sizeof table[0];
-    assert_int_equal(n, 13);
+    assert_int_equal(n, 14);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(table[i].code, -1001 - (int)i);
         assert_string_equal(cairn_strerror(table[i].code), table[i].msg);

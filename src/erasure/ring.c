@@ -1,0 +1,762 @@
+/*
+ * ring.c - the pipelined ring encode of the rotated layout, and the set
+ * decode (MPI). The layout itself is in erasure.h.
+ *
+ * Encode. Member x works, at step s = 0..n-1 of a block, on stripe
+ * t = (x - s - m) mod n: for s < k it is stripe t's data column s (its own
+ * chunk s), so it multiplies its block of chunk s by column s of the coding
+ * matrix and adds it to the m partial-parity rows it received from x - 1
+ * (s = 0: it starts them); for s >= k it is the holder of row s - k, which is
+ * now final, and stores it. It then passes the rows still needed to x + 1,
+ * which works on the same stripe at step s + 1. Every member is busy at every
+ * step (a ring reduce-scatter) and each link carries one message per step, so
+ * a member's time is n * nb steps whatever n is, for a chunk of nb blocks.
+ *
+ * Double buffering. Taken block by block, step s of x waits for step s - 1 of
+ * x - 1, so compute and transfer would alternate. Blocks therefore go in
+ * pairs (lanes; a triple for the last three of an odd count): steps
+ * interleave as (b, s), (b+1, s), (b, s+1), ... and while the partial parity
+ * of one lane travels to x + 1, x works on the other; a step costs
+ * max(compute, transfer) instead of their sum. A chunk shorter than two
+ * blocks is cut in two blocks so that there are always two lanes. Each lane
+ * has two row buffers (the one received into, the one worked on and sent);
+ * the next data block is read while messages are in flight, and long column
+ * updates are cut into slices between which MPI progresses the transfers.
+ *
+ * Decode. Every member holds exactly one shard of every stripe, so each lost
+ * member leaves every stripe one shard short. Each stripe is decoded by a
+ * survivor, round-robin, so the work spreads over the n - e survivors: the
+ * decoder's own shard and the first k - 1 other surviving shards (data before
+ * parity) go to it, it calls ec_decode and sends the rebuilt shards to their
+ * lost owners. A survivor thus receives about k - 1 shards of a chunk per
+ * stripe it decodes and a lost member n, so per member the traffic is
+ * about one payload whatever n is (decoding at a lost member would funnel
+ * n payloads into it). Stripes go in rounds of one per survivor, block by
+ * block, each round a gather, the decodes and a scatter; blocking phases are
+ * enough for a rare operation.
+ *
+ * Errors. A failing callback or codec call does not stop the protocol (the
+ * others would wait forever): the member goes on with zeros and reports at
+ * the end, where an all-reduce agrees on the code and the failing member's
+ * message. An MPI failure does stop it. Messages use tags EC_TAG_* on COMM;
+ * callers give the ring a communicator of its own.
+ *
+ * Depends on erasure.h (the codec, the layout), common.h and MPI. Buffers are
+ * allocated here and freed before returning.
+ */
+#include "erasure/erasure.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    EC_TAG_RING = 0x4543, /* + lane */
+    EC_TAG_GATHER = 0x4550,
+    EC_TAG_SCATTER = 0x4551,
+};
+
+#define RING_LANES 3 /* at most; 2 but for the last group of an odd count */
+#define RING_PROGRESS_SLICE (256u << 10) /* column update between MPI progress calls */
+#define RING_MEM_ALIGN 64
+
+/* The set and its geometry, the same on every member once agreed. */
+typedef struct ring_geo {
+    MPI_Comm comm;
+    int n, x, m, k;
+    uint64_t chunk;
+    size_t blk, align;  /* blk: a multiple of align, <= chunk */
+    uint64_t nb;        /* blocks per chunk */
+} ring_geo;
+
+static int mpi_fail(cn_err *err, int mrc, const char *what)
+{
+    char s[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    MPI_Error_string(mrc, s, &len);
+    return cn_fail(err, CAIRN_EMPI, "%s failed: %s", what, s);
+}
+
+#define MPI_TRY(call, what)                                                                       \
+    do {                                                                                          \
+        int mrc_ = (call);                                                                        \
+        if (mrc_ != MPI_SUCCESS)                                                                  \
+            return mpi_fail(err, mrc_, what);                                                     \
+    } while (0)
+
+/*
+ * Collective: every member returns the lowest code any member had, with the
+ * message of the lowest-ranked member that had it ("member X: ...").
+ */
+static int ring_agree(MPI_Comm comm, int rc, cn_err *err)
+{
+    int rank = 0, global = rc;
+    MPI_Comm_rank(comm, &rank);
+    MPI_TRY(MPI_Allreduce(&rc, &global, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+    if (global == 0)
+        return 0;
+    int mine = rc == global ? rank : INT_MAX, root = 0;
+    char msg[CN_MSG_MAX];
+    snprintf(msg, sizeof msg, "%s", err && err->msg[0] ? err->msg : cairn_strerror(rc));
+    MPI_TRY(MPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+    MPI_TRY(MPI_Bcast(msg, sizeof msg, MPI_CHAR, root, comm), "MPI_Bcast");
+    msg[sizeof msg - 1] = '\0';
+    return cn_fail(err, global, "member %d: %s", root, msg);
+}
+
+/*
+ * The codec's m for a set of N members, or -1 if it is not a code of k + m = N
+ * shards. erasure.h offers no accessor for the codec's k and m, so ask the
+ * codec itself: rebuilding the last E of N shards (parity rows when E <= m)
+ * works exactly when E <= m, and a column update works for columns < k only.
+ * The shards are one alignment unit each; their contents do not matter.
+ */
+static int codec_m(const ec_codec *c, int n, cn_err *err)
+{
+    size_t len = ec_codec_align(c);
+    uint8_t *mem = calloc((size_t)n + 1, len);
+    uint8_t **sh = malloc(sizeof *sh * EC_MAX_SHARDS);
+    int *erased = malloc(sizeof *erased * EC_MAX_SHARDS);
+    int lo = 0, hi = n; /* rebuilding e shards works for e <= lo, fails for e >= hi */
+    int rc = 0;
+    if (!mem || !sh || !erased) {
+        rc = cn_fail(err, CAIRN_ENOMEM, "ring: out of memory");
+        goto out;
+    }
+    for (int i = 0; i < EC_MAX_SHARDS; i++) /* past n only if the codec is not k + m = n */
+        sh[i] = mem + (size_t)(i < n ? i : n) * len;
+    while (hi - lo > 1) {
+        int e = lo + (hi - lo) / 2;
+        for (int i = 0; i < e; i++)
+            erased[i] = n - e + i;
+        cn_err probe;
+        cn_err_clear(&probe);
+        int prc = ec_decode(c, sh, erased, e, len, &probe);
+        if (prc == 0) {
+            lo = e;
+        } else if (prc == CAIRN_ECORRUPT) {
+            hi = e;
+        } else if (prc == CAIRN_EINVAL) { /* a shard index past the codec's k + m */
+            lo = -1;
+            break;
+        } else {
+            rc = cn_fail(err, prc, "ring: probing the codec: %s", probe.msg);
+            goto out;
+        }
+    }
+    rc = lo;
+    int k = n - lo;
+    if (lo >= 1 && (ec_encode_column(c, k - 1, mem, sh, len, true) != 0 ||
+                    ec_encode_column(c, k, mem, sh, len, true) == 0))
+        rc = -1;
+out:
+    free(mem);
+    free(sh);
+    free(erased);
+    return rc;
+}
+
+/*
+ * Collective: check the arguments on every member and that all members
+ * passed the same ones. Fills G. Returns the same code on every member.
+ */
+static int geo_setup(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t block,
+                     ring_geo *g, cn_err *err)
+{
+    memset(g, 0, sizeof *g);
+    g->comm = comm;
+    MPI_TRY(MPI_Comm_size(comm, &g->n), "MPI_Comm_size");
+    MPI_TRY(MPI_Comm_rank(comm, &g->x), "MPI_Comm_rank");
+    int rc = 0;
+    if (!c) {
+        rc = cn_fail(err, CAIRN_EINVAL, "ring: no codec");
+    } else if (g->n < 2) {
+        rc = cn_fail(err, CAIRN_EINVAL, "ring: a set needs at least 2 members, not %d", g->n);
+    } else {
+        g->align = ec_codec_align(c);
+        int m = codec_m(c, g->n, err);
+        if (m < -1)
+            rc = m;
+        else if (m < 1 || m >= g->n)
+            rc = cn_fail(err, CAIRN_EINVAL,
+                         "ring: the codec does not fit a set of %d members (k + m must be %d)",
+                         g->n, g->n);
+        g->m = m;
+        g->k = g->n - m;
+    }
+    if (rc == 0 && (g->align == 0 || chunk % g->align != 0))
+        rc = cn_fail(err, CAIRN_EINVAL, "ring: chunk %llu is not a multiple of %zu bytes",
+                     (unsigned long long)chunk, g->align);
+    if (rc == 0) {
+        /* A multiple of align, at least one unit, at most half the chunk
+         * (rounded up), and m rows of it must fit one MPI message (int count). */
+        size_t cap = (size_t)INT_MAX / (size_t)g->m / g->align * g->align;
+        size_t blk = block / g->align * g->align;
+        if (blk == 0)
+            blk = g->align;
+        if (blk > cap)
+            blk = cap;
+        if (chunk > 0 && blk > chunk / 2) /* two blocks at least: two lanes */
+            blk = (size_t)(chunk / 2 + g->align - 1) / g->align * g->align;
+        g->blk = blk;
+        g->chunk = chunk;
+        g->nb = chunk == 0 ? 0 : (chunk + blk - 1) / blk;
+        if (g->k > 0 && chunk > UINT64_MAX / (uint64_t)g->k)
+            rc = cn_fail(err, CAIRN_EINVAL, "ring: chunk %llu too large",
+                         (unsigned long long)chunk);
+    }
+    CN_TRY(ring_agree(comm, rc, err));
+
+    /* Same geometry everywhere: max of v and of -v gives max and min at once. */
+    int64_t v[4] = {(int64_t)g->chunk, (int64_t)g->blk, g->m, ec_codec_form(c)}, mm[8], r[8];
+    for (int i = 0; i < 4; i++) {
+        mm[i] = v[i];
+        mm[4 + i] = -v[i];
+    }
+    MPI_TRY(MPI_Allreduce(mm, r, 8, MPI_INT64_T, MPI_MAX, comm), "MPI_Allreduce");
+    for (int i = 0; i < 4; i++)
+        if (r[i] != -r[4 + i])
+            return cn_fail(err, CAIRN_EINVAL,
+                           "ring: members disagree on the %s (%lld on some, %lld on others)",
+                           (const char *[]){"chunk size", "block size", "parity count m",
+                                            "codec form"}[i],
+                           (long long)-r[4 + i], (long long)r[i]);
+    return 0;
+}
+
+static uint8_t *buf_alloc(size_t len)
+{
+    size_t a = (len + RING_MEM_ALIGN - 1) / RING_MEM_ALIGN * RING_MEM_ALIGN;
+    return aligned_alloc(RING_MEM_ALIGN, a ? a : RING_MEM_ALIGN);
+}
+
+/* ---- encode ------------------------------------------------------------ */
+
+/* One unit of a member's work: step S of block B, in lane LANE. */
+typedef struct ring_item {
+    uint64_t b;
+    int s, lane;
+} ring_item;
+
+/* Lanes of the group of blocks starting at BASE: pairs, the last three together. */
+static int group_lanes(const ring_geo *g, uint64_t base)
+{
+    uint64_t left = g->nb - base;
+    return left == 3 ? 3 : left >= 2 ? 2 : (int)left;
+}
+
+/* Order: blocks in groups; within a group, step by step, lane by lane. */
+static bool item_next(const ring_geo *g, ring_item *it)
+{
+    uint64_t base = it->b - (uint64_t)it->lane;
+    int lanes = group_lanes(g, base);
+    if (it->lane + 1 < lanes) {
+        it->lane++;
+        it->b++;
+        return true;
+    }
+    it->b = base;
+    it->lane = 0;
+    if (it->s + 1 < g->n) {
+        it->s++;
+        return true;
+    }
+    it->s = 0;
+    it->b = base + (uint64_t)lanes;
+    return it->b < g->nb;
+}
+
+/* First row still travelling when the receiver is at step S. */
+static int rows_lo(const ring_geo *g, int s) { return s > g->k ? s - g->k : 0; }
+
+static size_t block_len(const ring_geo *g, uint64_t b)
+{
+    uint64_t left = g->chunk - b * g->blk;
+    return left < g->blk ? (size_t)left : g->blk;
+}
+
+typedef struct ring_lane {
+    uint8_t *buf[2];         /* m rows each; step s works in buf[s & 1] */
+    MPI_Request rreq, sreq;  /* receive for the next step; send of the last */
+} ring_lane;
+
+typedef struct ring_enc {
+    ring_geo g;
+    const ec_codec *c;
+    const ec_ring_io *io;
+    ring_lane lane[RING_LANES];
+    uint8_t *data;           /* the current item's data block */
+    int lrc;                 /* first local (callback or codec) error */
+    cn_err lerr;
+} ring_enc;
+
+static void local_fail(ring_enc *e, int rc, const cn_err *why)
+{
+    if (e->lrc == 0 && rc < 0) {
+        e->lrc = rc;
+        e->lerr = *why;
+        if (!e->lerr.msg[0])
+            snprintf(e->lerr.msg, sizeof e->lerr.msg, "%s", cairn_strerror(rc));
+    }
+}
+
+static int progress(ring_enc *e)
+{
+    MPI_Request r[2 * RING_LANES];
+    for (int l = 0; l < RING_LANES; l++) {
+        r[2 * l] = e->lane[l].rreq;
+        r[2 * l + 1] = e->lane[l].sreq;
+    }
+    MPI_Status st[2 * RING_LANES]; /* not MPI_STATUSES_IGNORE: MPICH + GCC warn */
+    int flag = 0;
+    int mrc = MPI_Testall(2 * RING_LANES, r, &flag, st);
+    if (mrc == MPI_SUCCESS && flag) /* all completed: the requests were freed */
+        for (int l = 0; l < RING_LANES; l++)
+            e->lane[l].rreq = e->lane[l].sreq = MPI_REQUEST_NULL;
+    return mrc;
+}
+
+/* Read this member's block B of chunk S into data (zeros after an error). */
+static void read_block(ring_enc *e, const ring_item *it)
+{
+    size_t len = block_len(&e->g, it->b);
+    uint64_t off = (uint64_t)it->s * e->g.chunk + it->b * e->g.blk;
+    if (e->lrc == 0) {
+        cn_err why;
+        cn_err_clear(&why);
+        int rc = e->io->read(e->io->arg, off, e->data, len, &why);
+        if (rc < 0)
+            local_fail(e, rc, &why);
+    }
+    if (e->lrc != 0)
+        memset(e->data, 0, len);
+}
+
+/* The column update of one item, in slices with MPI progress between them. */
+static int column_update(ring_enc *e, const ring_item *it, uint8_t *rowbuf, size_t len, cn_err *err)
+{
+    const ring_geo *g = &e->g;
+    size_t slice = RING_PROGRESS_SLICE / g->align * g->align;
+    if (slice == 0)
+        slice = g->align;
+    uint8_t *rows[EC_MAX_SHARDS];
+    for (size_t off = 0; off < len; off += slice) {
+        size_t n = len - off < slice ? len - off : slice;
+        for (int r = 0; r < g->m; r++)
+            rows[r] = rowbuf + (size_t)r * len + off;
+        if (e->lrc == 0) {
+            int rc = ec_encode_column(e->c, it->s, e->data + off, rows, n, it->s == 0);
+            if (rc < 0) {
+                cn_err why;
+                cn_fail(&why, rc, "ring: column update failed: %s", cairn_strerror(rc));
+                local_fail(e, rc, &why);
+            }
+        }
+        if (off + n < len)
+            MPI_TRY(progress(e), "MPI_Testall");
+    }
+    return 0;
+}
+
+static int run_item(ring_enc *e, const ring_item *it, cn_err *err)
+{
+    const ring_geo *g = &e->g;
+    ring_lane *L = &e->lane[it->lane];
+    int s = it->s, tag = EC_TAG_RING + it->lane;
+    int left = (g->x + g->n - 1) % g->n, right = (g->x + 1) % g->n;
+    size_t len = block_len(g, it->b);
+    uint8_t *rows = L->buf[s & 1];
+
+    if (s > 0)
+        MPI_TRY(MPI_Wait(&L->rreq, MPI_STATUS_IGNORE), "MPI_Wait (ring receive)");
+    if (s < g->k) {
+        CN_TRY(column_update(e, it, rows, len, err));
+    } else if (e->lrc == 0) {
+        int r = s - g->k, t = ((g->x - s - g->m) % g->n + g->n) % g->n;
+        cn_err why;
+        cn_err_clear(&why);
+        int rc = e->io->write_parity(e->io->arg, t, r, it->b * g->blk, rows + (size_t)r * len,
+                                     len, &why);
+        if (rc < 0)
+            local_fail(e, rc, &why);
+    }
+    /* The other buffer was sent at step s - 1: once that is done, the next
+     * step's rows can arrive in it while this one's go out. */
+    MPI_TRY(MPI_Wait(&L->sreq, MPI_STATUS_IGNORE), "MPI_Wait (ring send)");
+    if (s + 1 < g->n) {
+        int lo = rows_lo(g, s + 1), count = (g->m - lo) * (int)len;
+        uint8_t *next = L->buf[(s + 1) & 1];
+        MPI_TRY(MPI_Irecv(next + (size_t)lo * len, count, MPI_BYTE, left, tag, g->comm, &L->rreq),
+                "MPI_Irecv");
+        MPI_TRY(MPI_Isend(rows + (size_t)lo * len, count, MPI_BYTE, right, tag, g->comm,
+                          &L->sreq),
+                "MPI_Isend");
+    }
+    return 0;
+}
+
+/* Cancel and release whatever is still in flight after an MPI failure. */
+static bool abandon(ring_enc *e)
+{
+    bool clean = true;
+    for (int l = 0; l < RING_LANES; l++) {
+        MPI_Request *rq[2] = {&e->lane[l].rreq, &e->lane[l].sreq};
+        for (int i = 0; i < 2; i++) {
+            if (*rq[i] == MPI_REQUEST_NULL)
+                continue;
+            if (i == 0)
+                MPI_Cancel(rq[i]);
+            MPI_Request_free(rq[i]);
+            clean = false;
+        }
+    }
+    return clean;
+}
+
+int ec_ring_encode(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t block,
+                   const ec_ring_io *io, cn_err *err)
+{
+    cn_err local;
+    if (!err)
+        err = &local;
+    cn_err_clear(err);
+    ring_enc e;
+    memset(&e, 0, sizeof e);
+    e.c = c;
+    e.io = io;
+    CN_TRY(geo_setup(comm, c, chunk, block, &e.g, err));
+    const ring_geo *g = &e.g;
+    int rc = 0;
+    if (!io || !io->read || !io->write_parity)
+        rc = cn_fail(err, CAIRN_EINVAL, "ring: encode needs read and write_parity callbacks");
+    for (int l = 0; l < RING_LANES; l++)
+        e.lane[l].rreq = e.lane[l].sreq = MPI_REQUEST_NULL;
+    bool alloc = true;
+    int lanes = g->nb % 2 && g->nb > 1 ? 3 : 2;
+    if (rc == 0 && g->nb > 0) {
+        for (int l = 0; l < lanes; l++)
+            for (int i = 0; i < 2; i++)
+                alloc &= (e.lane[l].buf[i] = buf_alloc((size_t)g->m * g->blk)) != NULL;
+        alloc &= (e.data = buf_alloc(g->blk)) != NULL;
+        if (!alloc)
+            rc = cn_fail(err, CAIRN_ENOMEM, "ring: out of memory for %d x %zu-byte buffers",
+                         2 * lanes + 1, (size_t)g->m * g->blk);
+    }
+    rc = ring_agree(comm, rc, err);
+
+    bool clean = true;
+    if (rc == 0 && g->nb > 0) {
+        ring_item it = {0, 0, 0};
+        read_block(&e, &it);
+        for (bool more = true; more && rc == 0;) {
+            ring_item next = it;
+            more = item_next(g, &next);
+            rc = run_item(&e, &it, err);
+            if (rc == 0 && more && next.s < g->k)
+                read_block(&e, &next); /* while this step's messages travel */
+            it = next;
+        }
+        if (rc != 0) {
+            clean = abandon(&e);
+        } else {
+            cn_err_clear(err);
+            if (e.lrc != 0)
+                *err = e.lerr;
+            rc = ring_agree(comm, e.lrc, err);
+        }
+    }
+    if (clean) { /* else MPI may still touch them: leave them be */
+        for (int l = 0; l < RING_LANES; l++)
+            for (int i = 0; i < 2; i++)
+                free(e.lane[l].buf[i]);
+        free(e.data);
+    }
+    return rc;
+}
+
+/* ---- decode ------------------------------------------------------------ */
+
+#define RING_DECODE_MEM (32u << 20) /* n blocks: a decoder's shards, a survivor's sends */
+
+typedef struct ring_dec {
+    ring_geo g;              /* g.blk, g.nb: the decode block, at most RING_DECODE_MEM / n */
+    const ec_codec *c;
+    const ec_ring_io *io;
+    const bool *lost;
+    int count, nsurv;
+    int *lostlist;           /* the lost members, ascending */
+    int *surv;               /* the survivors, ascending: surv[i] decodes stripe t0 + i */
+    bool *sel;               /* by shard index: the k shards the decoder works from */
+    int *erased;             /* the other shard indexes */
+    uint8_t *shards;         /* a decoder's n shards of one block */
+    uint8_t *sendbuf;        /* a survivor's shard per stripe of the round */
+    uint8_t *recvbuf;        /* a lost member's rebuilt shard per stripe of the round */
+    MPI_Request *req;
+    MPI_Status *st;          /* not MPI_STATUSES_IGNORE: MPICH + GCC warn */
+    int lrc;
+    cn_err lerr;
+} ring_dec;
+
+/* Shard index of member Y in stripe T: data column p, or k + parity row r. */
+static int shard_of(const ring_geo *g, int t, int y)
+{
+    int p = ec_data_column(g->n, g->m, t, y);
+    return p >= 0 ? p : g->k + ((y - t) % g->n + g->n) % g->n;
+}
+
+static int shard_member(const ring_geo *g, int t, int idx)
+{
+    return idx < g->k ? ec_data_member(g->n, g->m, t, idx)
+                      : ec_parity_holder(g->n, t, idx - g->k);
+}
+
+/* The k shards stripe T's decoder DEC works from: its own, then the first
+ * k - 1 other surviving ones (data before parity). Fills sel and erased (the
+ * m others, the lost ones among them); returns the erased count. */
+static int dec_select(ring_dec *d, int t, int dec)
+{
+    const ring_geo *g = &d->g;
+    int own = shard_of(g, t, dec), chosen = 1, ne = 0;
+    for (int idx = 0; idx < g->n; idx++) {
+        if (idx == own) {
+            d->sel[idx] = true;
+            continue;
+        }
+        d->sel[idx] = chosen < g->k && !d->lost[shard_member(g, t, idx)];
+        if (d->sel[idx])
+            chosen++;
+        else
+            d->erased[ne++] = idx;
+    }
+    return ne;
+}
+
+static void dec_fail(ring_dec *d, int rc, const cn_err *why)
+{
+    if (d->lrc == 0 && rc < 0) {
+        d->lrc = rc;
+        d->lerr = *why;
+        if (!d->lerr.msg[0])
+            snprintf(d->lerr.msg, sizeof d->lerr.msg, "%s", cairn_strerror(rc));
+    }
+}
+
+/* Read this member's shard IDX of stripe T (block at OFF, LEN bytes) into BUF. */
+static void dec_read(ring_dec *d, int t, int idx, uint64_t off, uint8_t *buf, size_t len)
+{
+    const ring_geo *g = &d->g;
+    if (d->lrc == 0) {
+        cn_err why;
+        cn_err_clear(&why);
+        int rc = idx < g->k
+                     ? d->io->read(d->io->arg, (uint64_t)idx * g->chunk + off, buf, len, &why)
+                     : d->io->read_parity(d->io->arg, t, idx - g->k, off, buf, len, &why);
+        if (rc < 0)
+            dec_fail(d, rc, &why);
+    }
+    if (d->lrc != 0)
+        memset(buf, 0, len);
+}
+
+/* Store this member's rebuilt shard IDX of stripe T. */
+static void dec_store(ring_dec *d, int t, int idx, uint64_t off, const uint8_t *buf, size_t len)
+{
+    const ring_geo *g = &d->g;
+    if (d->lrc != 0)
+        return;
+    cn_err why;
+    cn_err_clear(&why);
+    int rc = idx < g->k
+                 ? d->io->write_data(d->io->arg, (uint64_t)idx * g->chunk + off, buf, len, &why)
+                 : d->io->write_parity(d->io->arg, t, idx - g->k, off, buf, len, &why);
+    if (rc < 0)
+        dec_fail(d, rc, &why);
+}
+
+/* One round (stripes T0 .. T0 + nsurv - 1, stripe t decoded by surv[t - T0]) of one block. */
+static int dec_round(ring_dec *d, int t0, uint64_t off, size_t len, cn_err *err)
+{
+    const ring_geo *g = &d->g;
+    int tn = t0 + d->nsurv < g->n ? t0 + d->nsurv : g->n, nreq = 0;
+    bool me_lost = d->lost[g->x];
+
+    /* Gather: the chosen shards of each stripe to its decoder. */
+    for (int t = t0; t < tn; t++) {
+        int dec = d->surv[t - t0], mine = shard_of(g, t, g->x);
+        if (me_lost)
+            continue;
+        dec_select(d, t, dec);
+        if (dec == g->x) {
+            dec_read(d, t, mine, off, d->shards + (size_t)mine * len, len);
+            for (int idx = 0; idx < g->n; idx++)
+                if (d->sel[idx] && idx != mine)
+                    MPI_TRY(MPI_Irecv(d->shards + (size_t)idx * len, (int)len, MPI_BYTE,
+                                      shard_member(g, t, idx), EC_TAG_GATHER, g->comm,
+                                      &d->req[nreq++]),
+                            "MPI_Irecv");
+        } else if (d->sel[mine]) {
+            uint8_t *buf = d->sendbuf + (size_t)(t - t0) * len;
+            dec_read(d, t, mine, off, buf, len);
+            MPI_TRY(MPI_Isend(buf, (int)len, MPI_BYTE, dec, EC_TAG_GATHER, g->comm,
+                              &d->req[nreq++]),
+                    "MPI_Isend");
+        }
+    }
+    MPI_TRY(MPI_Waitall(nreq, d->req, d->st), "MPI_Waitall (decode gather)");
+
+    /* Decode; send the rebuilt shards to their lost owners. */
+    nreq = 0;
+    for (int t = t0; t < tn; t++) {
+        int dec = d->surv[t - t0];
+        if (dec == g->x) {
+            uint8_t *sh[EC_MAX_SHARDS];
+            for (int idx = 0; idx < g->n; idx++)
+                sh[idx] = d->shards + (size_t)idx * len;
+            int ne = dec_select(d, t, dec);
+            if (d->lrc == 0) {
+                cn_err why;
+                cn_err_clear(&why);
+                int rc = ec_decode(d->c, sh, d->erased, ne, len, &why);
+                if (rc < 0)
+                    dec_fail(d, rc, &why);
+            }
+            for (int j = 0; j < d->count; j++) {
+                int y = d->lostlist[j];
+                MPI_TRY(MPI_Isend(sh[shard_of(g, t, y)], (int)len, MPI_BYTE, y, EC_TAG_SCATTER,
+                                  g->comm, &d->req[nreq++]),
+                        "MPI_Isend");
+            }
+        } else if (me_lost) {
+            MPI_TRY(MPI_Irecv(d->recvbuf + (size_t)(t - t0) * len, (int)len, MPI_BYTE, dec,
+                              EC_TAG_SCATTER, g->comm, &d->req[nreq++]),
+                    "MPI_Irecv");
+        }
+    }
+    MPI_TRY(MPI_Waitall(nreq, d->req, d->st), "MPI_Waitall (decode scatter)");
+    if (me_lost)
+        for (int t = t0; t < tn; t++)
+            dec_store(d, t, shard_of(g, t, g->x), off, d->recvbuf + (size_t)(t - t0) * len,
+                      len);
+    return 0;
+}
+
+/* Collective: check that every member passed the same LOST; list it in D. */
+static int dec_lost(ring_dec *d, cn_err *err)
+{
+    const ring_geo *g = &d->g;
+    size_t n = (size_t)g->n;
+    uint8_t *mine = calloc(n, 1), *any = calloc(n, 1), *every = calloc(n, 1);
+    int rc = 0;
+    if (!mine || !any || !every || !d->lostlist || !d->surv || !d->sel || !d->erased)
+        rc = cn_fail(err, CAIRN_ENOMEM, "ring: out of memory");
+    else if (!d->lost || !d->io || !d->io->read || !d->io->write_parity ||
+             !d->io->read_parity || !d->io->write_data)
+        rc = cn_fail(err, CAIRN_EINVAL, "ring: decode needs the lost array and four callbacks");
+    else
+        for (size_t y = 0; y < n; y++)
+            mine[y] = d->lost[y] ? 1 : 0;
+    rc = ring_agree(g->comm, rc, err);
+    if (rc == 0) {
+        int m1 = MPI_Allreduce(mine, any, g->n, MPI_UNSIGNED_CHAR, MPI_BOR, g->comm);
+        int m2 = MPI_Allreduce(mine, every, g->n, MPI_UNSIGNED_CHAR, MPI_BAND, g->comm);
+        if (m1 != MPI_SUCCESS || m2 != MPI_SUCCESS)
+            rc = mpi_fail(err, m1 != MPI_SUCCESS ? m1 : m2, "MPI_Allreduce");
+        else if (memcmp(any, every, n) != 0)
+            rc = cn_fail(err, CAIRN_EINVAL, "ring: members disagree on which members are lost");
+    }
+    free(mine);
+    free(any);
+    free(every);
+    if (rc != 0)
+        return rc;
+
+    char names[256] = "";
+    size_t used = 0;
+    for (int y = 0; y < g->n; y++) {
+        if (!d->lost[y]) {
+            d->surv[d->nsurv++] = y;
+            continue;
+        }
+        d->lostlist[d->count++] = y;
+        if (used < sizeof names) {
+            int w = snprintf(names + used, sizeof names - used, "%s%d", used ? ", " : "", y);
+            used += w > 0 ? (size_t)w : 0;
+        }
+    }
+    if (used >= sizeof names)
+        snprintf(names + sizeof names - 5, 5, "...");
+    if (d->count > g->m)
+        return cn_fail(err, CAIRN_ECORRUPT, "%d members lost (%s), at most %d can be rebuilt",
+                       d->count, names, g->m);
+    return 0;
+}
+
+int ec_ring_decode(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t block,
+                   const bool *lost, const ec_ring_io *io, cn_err *err)
+{
+    cn_err local;
+    if (!err)
+        err = &local;
+    cn_err_clear(err);
+    ring_dec d;
+    memset(&d, 0, sizeof d);
+    d.c = c;
+    d.io = io;
+    d.lost = lost;
+    CN_TRY(geo_setup(comm, c, chunk, block, &d.g, err));
+    ring_geo *g = &d.g;
+    size_t n = (size_t)g->n;
+    d.lostlist = malloc(sizeof *d.lostlist * n);
+    d.surv = malloc(sizeof *d.surv * n);
+    d.sel = malloc(sizeof *d.sel * n);
+    d.erased = malloc(sizeof *d.erased * n);
+    int rc = dec_lost(&d, err);
+    bool inflight = false;
+    if (rc == 0 && d.count > 0 && g->nb > 0) {
+        /* A decoder holds n shards of a block, a survivor sends up to n: bound
+         * the block by memory. */
+        size_t cap = RING_DECODE_MEM / n / g->align * g->align;
+        if (g->blk > cap) {
+            g->blk = cap > 0 ? cap : g->align;
+            g->nb = (g->chunk + g->blk - 1) / g->blk;
+        }
+        bool me_lost = lost[g->x];
+        if (me_lost) {
+            d.recvbuf = buf_alloc(n * g->blk);
+        } else {
+            d.shards = buf_alloc(n * g->blk);
+            d.sendbuf = buf_alloc(n * g->blk);
+        }
+        d.req = malloc(sizeof *d.req * 2 * n);
+        d.st = malloc(sizeof *d.st * 2 * n);
+        if ((me_lost ? !d.recvbuf : !d.shards || !d.sendbuf) || !d.req || !d.st)
+            rc = cn_fail(err, CAIRN_ENOMEM, "ring: out of memory for decode buffers");
+        rc = ring_agree(comm, rc, err);
+        if (rc == 0) {
+            for (uint64_t b = 0; rc == 0 && b < g->nb; b++)
+                for (int t0 = 0; rc == 0 && t0 < g->n; t0 += d.nsurv)
+                    rc = dec_round(&d, t0, b * g->blk, block_len(g, b), err);
+            if (rc == 0) {
+                cn_err_clear(err);
+                if (d.lrc != 0)
+                    *err = d.lerr;
+                rc = ring_agree(comm, d.lrc, err);
+            } else {
+                inflight = true; /* an MPI call failed: requests may be pending */
+            }
+        }
+    }
+    if (!inflight) { /* else MPI may still touch them: leave them be */
+        free(d.shards);
+        free(d.sendbuf);
+        free(d.recvbuf);
+        free(d.req);
+        free(d.st);
+    }
+    free(d.lostlist);
+    free(d.surv);
+    free(d.sel);
+    free(d.erased);
+    return rc;
+}
