@@ -26,7 +26,7 @@ DEP_LIBS := $(call pc,libxxhash,-lxxhash) $(call pc,inih,-linih) $(call pc,libpm
 CMOCKA := $(call pc,cmocka,-lcmocka)
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) $(WARN) -Iinclude -MMD -MP
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) $(WARN) -Iinclude -I/usr/include/jerasure -MMD -MP
 LIB_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden
 LDFLAGS_ALL := $(SAN)
 
@@ -58,7 +58,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all lib test check check-mpich demo bench asan fuzz install clean deps
-all: lib $(CLI) $(BUILD)/tests/mktree $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN) $(BUILD)/cairn.pc
+all: lib $(CLI) $(BUILD)/cairn-rebuild $(BUILD)/tests/mktree $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN) $(BUILD)/cairn.pc
 lib: $(LIBA) $(LIBSO)
 
 deps:
@@ -78,11 +78,11 @@ $(BUILD)/src/%.o: src/%.c
 
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	ar rcs $@ $(filter-out %.h,$^)
 
 $(LIBSO): $(LIB_OBJ)
 	$(MPICC) -shared -Wl,-soname,libcairn.so.$(shell sed -n 's/^#define CAIRN_VERSION_MAJOR \([0-9]*\)/\1/p' include/cairn.h) \
-	    $(LDFLAGS_ALL) -o $@ $^ $(DEP_LIBS)
+	    $(LDFLAGS_ALL) -o $@ $(filter-out %.h,$^) $(DEP_LIBS)
 
 # The CLI uses the public header and src/common only, linked statically.
 $(BUILD)/src/tools/%.o: src/tools/%.c
@@ -90,19 +90,23 @@ $(BUILD)/src/tools/%.o: src/tools/%.c
 	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -c $< -o $@
 CLI_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/tools/*.c))
 $(CLI): $(CLI_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(DEP_LIBS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(filter-out %.h,$^) $(DEP_LIBS)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(NOMPI_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $^ $(CMOCKA) $(DEP_LIBS) $(LDFLAGS_ALL)
+	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $(filter-out %.h,$^) $(CMOCKA) $(DEP_LIBS) $(LDFLAGS_ALL)
 
 $(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(COMMON_SRC:%.c=$(BUILD)/%.o)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $^ $(DEP_LIBS) $(LDFLAGS_ALL)
+	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $(filter-out %.h,$^) $(DEP_LIBS) $(LDFLAGS_ALL)
+
+# The MPI half of `cairn rebuild`: public API only.
+$(BUILD)/cairn-rebuild: src/tools/rebuild/cairn_rebuild.c $(LIBA)
+	$(MPICC) $(BASE_CFLAGS) -o $@ $< $(LIBA) $(DEP_LIBS) $(LDFLAGS_ALL)
 
 $(BUILD)/tests/mktree: tests/cli/mktree.c $(COMMON_SRC:%.c=$(BUILD)/%.o)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $^ $(DEP_LIBS) $(LDFLAGS_ALL)
+	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $(filter-out %.h,$^) $(DEP_LIBS) $(LDFLAGS_ALL)
 
 $(BUILD)/tests/%: tests/mpi/%.c $(LIBA)
 	@mkdir -p $(dir $@)
@@ -153,13 +157,13 @@ fuzz: deps
 	  $(BUILD)/fuzz/$$n -max_total_time=$${FUZZ_SECONDS:-60} $(BUILD)/fuzz/$$n.corpus tests/fuzz/corpus/$$n || exit 1; \
 	done
 
-install: lib $(CLI) $(BUILD)/cairn.pc
+install: lib $(CLI) $(BUILD)/cairn-rebuild $(BUILD)/cairn.pc
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
 	    $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 include/cairn.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(CLI) $(BUILD)/cairn-rebuild $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/cairn.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 	install -m 644 man/cairn.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 

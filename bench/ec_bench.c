@@ -44,7 +44,7 @@
 #include "erasure/erasure.h"
 
 #define MAX_REPS 101
-#define SAMPLE_BYTES ((size_t)96 << 20)
+#define SAMPLE_BYTES ((size_t)64 << 20)
 #define MAX_K 16
 #define MAX_M 4
 
@@ -279,7 +279,7 @@ static int parse_list(const char *s, int *out, int max)
 int main(int argc, char **argv)
 {
     size_t shard = (size_t)1 << 20;
-    int reps = 7, ks[8] = {4, 8, 16}, nk = 3, ms[8] = {1, 2, 3, 4}, nm = 4;
+    int reps = 21, ks[8] = {4, 8, 16}, nk = 3, ms[8] = {1, 2, 3, 4}, nm = 4;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shard") && i + 1 < argc)
             shard = (size_t)strtoul(argv[++i], NULL, 10) << 10;

@@ -18,10 +18,12 @@
  * and, as a detail, the time of ec_ring_decode with members 0..m-1 lost.
  *
  * Model. Rank 0 measures, per block, the compute of one ring step (read the
- * block from the payload + ec_encode_column into m rows), the store of a
- * final row (memcpy), for blocks of BLOCK and BLOCK/16 bytes (a line a + b *
- * len through them); ranks 0 and 1 measure the transfer of the m rows (half
- * a ping-pong). It then replays ring.c's schedule on one member of a set of
+ * block from the payload + ec_encode_column into m rows) and the store of a
+ * final row (memcpy); ranks 0 and 1 measure the transfer of the m rows (half
+ * a ping-pong); each for block sizes from 1 KiB to BLOCK, doubling, and
+ * interpolated between (the lower quartile of single-block samples: the
+ * modelled node is dedicated, this machine is shared). It then replays
+ * ring.c's schedule on one member of a set of
  * n identical nodes (by symmetry every member's timeline is the same): the
  * items in ring.c's order (blocks in pairs, the last three together; step by
  * step, lane by lane), each starting when the member is free and its partial
@@ -220,28 +222,35 @@ static double measure_ring(int n, int m, int kernel, size_t block, int reps, con
 
 /* ---- the model --------------------------------------------------------- */
 
-typedef struct line { double a, b; } line; /* seconds = a + b * bytes */
+/* Seconds against bytes, measured at doubling sizes, linear in between. */
+#define CURVE_MAX 32
+typedef struct curve {
+    int n;
+    double len[CURVE_MAX], t[CURVE_MAX];
+} curve;
 
-static line fit(double len1, double t1, double len2, double t2)
+static double at(const curve *c, double len)
 {
-    line l;
-    l.b = (t2 - t1) / (len2 - len1);
-    if (l.b < 0)
-        l.b = 0;
-    l.a = t1 - l.b * len1;
-    if (l.a < 0)
-        l.a = 0;
-    return l;
+    int i = 1;
+    while (i < c->n - 1 && len > c->len[i])
+        i++;
+    double t = c->t[i - 1] +
+               (c->t[i] - c->t[i - 1]) * (len - c->len[i - 1]) / (c->len[i] - c->len[i - 1]);
+    return t > 0 ? t : 0;
 }
 
-static double at(line l, double len) { return l.a + l.b * len; }
-
 /*
- * Model inputs are medians of single-block samples: this machine is shared
- * (and virtual), and a median of samples ignores the slices when another
- * process had the core, which a node of the modelled cluster would not see.
+ * Model inputs are the lower quartile of single-block samples: this machine
+ * is shared (and virtual), and the quartile ignores the slices when another
+ * process had the core, which a dedicated node would not see.
  */
-#define SAMPLES 4096
+#define SAMPLES 2048
+
+static double quartile(double *t, size_t n)
+{
+    qsort(t, n, sizeof *t, cmp_double);
+    return t[n / 4];
+}
 
 /* Per block of LEN: read from the payload + column update into m rows. */
 static double time_compute(const ec_codec *c, int k, int m, const uint8_t *payload, size_t size,
@@ -264,8 +273,7 @@ static double time_compute(const ec_codec *c, int k, int m, const uint8_t *paylo
             if (pass > 0 || i >= 16) /* the first few warm up */
                 t[ns++] = now() - t0;
         }
-    qsort(t, ns, sizeof *t, cmp_double);
-    double med = t[ns / 2];
+    double med = quartile(t, ns);
     free(data);
     free(rows);
     free(t);
@@ -288,8 +296,7 @@ static double time_store(uint8_t *big, size_t size, size_t len)
             if (pass > 0 || i >= 16)
                 t[ns++] = now() - t0;
         }
-    qsort(t, ns, sizeof *t, cmp_double);
-    double med = t[ns / 2];
+    double med = quartile(t, ns);
     free(row);
     free(t);
     return med;
@@ -299,7 +306,7 @@ static double time_store(uint8_t *big, size_t size, size_t len)
 static double time_transfer(size_t len)
 {
     uint8_t *buf = aligned_alloc(64, len);
-    int iters = len >= (1u << 20) ? 200 : 1000;
+    int iters = len >= (1u << 20) ? 100 : 400;
     double *t = malloc(sizeof *t * (size_t)iters);
     if (!buf || !t)
         die("out of memory");
@@ -316,15 +323,14 @@ static double time_transfer(size_t len)
         if (i >= 0)
             t[i] = (now() - t0) / 2;
     }
-    qsort(t, (size_t)iters, sizeof *t, cmp_double);
-    double med = t[iters / 2];
+    double med = quartile(t, (size_t)iters);
     free(buf);
     free(t);
     return med;
 }
 
 typedef struct costs {
-    line compute, store, transfer; /* transfer: per byte of the message (m rows) */
+    curve compute, store, transfer; /* transfer: against the message (m rows) */
 } costs;
 
 /*
@@ -354,10 +360,10 @@ static double simulate(int n, int m, uint64_t size, size_t block, const costs *c
                 uint64_t b = base + (uint64_t)l;
                 double len = (double)(chunk - b * blk < blk ? chunk - b * blk : blk);
                 double start = cpu > arrive[l] || s == 0 ? cpu : arrive[l];
-                cpu = start + at(s < k ? cs->compute : cs->store, len);
+                cpu = start + at(s < k ? &cs->compute : &cs->store, len);
                 if (s + 1 < n) {
                     int lo = s + 1 > k ? s + 1 - k : 0;
-                    double x = at(cs->transfer, (double)(m - lo) * len);
+                    double x = at(&cs->transfer, (double)(m - lo) * len);
                     double leave = cpu > link ? cpu : link;
                     arrive[l] = link = leave + x;
                     if (serial)
@@ -468,56 +474,78 @@ int main(int argc, char **argv)
     }
 
     /* ---- model inputs: per-block compute, store, transfer ---- */
-    size_t small = block / 16 < 4096 ? 4096 : block / 16;
     costs cs8[2], cs16;      /* cs8[0]: m = 1 (the model check), cs8[1]: model_m */
     int mm[2] = {1, model_m};
-    double c_meas[3][2] = {{0}}, s_meas[2] = {0}, x_meas[2][2] = {{0}};
-    size_t lens[2] = {small, block};
+    memset(cs8, 0, sizeof cs8);
+    memset(&cs16, 0, sizeof cs16);
+    int npts = 0;
+    double lens[CURVE_MAX];
+    for (size_t len = 1024; len < block && npts < CURVE_MAX - 1; len *= 2)
+        lens[npts++] = (double)len;
+    lens[npts++] = (double)block;
     if (rank == 0) {
         cn_err err;
         for (int v = 0; v < 3; v++) {
             int mv = v == 2 ? model_m : mm[v], w = v == 2 ? 16 : 8;
             int k = v == 2 ? 1024 - model_m : 8;
+            curve *cv = v == 2 ? &cs16.compute : &cs8[v].compute;
             ec_codec *c = NULL;
             if (ec_codec_new(k, mv, w, v == 2 ? EC_KERNEL_MATRIX : kernel, &c, &err) != 0)
                 die("ec_codec_new(k=%d, m=%d, w=%d): %s", k, mv, w, err.msg);
-            for (int j = 0; j < 2; j++)
-                c_meas[v][j] = time_compute(c, k, mv, payload, size, lens[j]);
+            size_t align = ec_codec_align(c);
+            cv->n = npts;
+            for (int j = 0; j < npts; j++) {
+                size_t len = (size_t)align_up((uint64_t)lens[j], align);
+                cv->len[j] = (double)len;
+                cv->t[j] = time_compute(c, k, mv, payload, size, len);
+            }
             ec_codec_free(c);
         }
         uint8_t *big = malloc(size);
         if (!big)
             die("out of memory");
         memset(big, 1, size); /* not 0: malloc + memset 0 becomes calloc, untouched pages */
-        for (int j = 0; j < 2; j++)
-            s_meas[j] = time_store(big, size, lens[j]);
+        cs8[0].store.n = npts;
+        for (int j = 0; j < npts; j++) {
+            cs8[0].store.len[j] = lens[j];
+            cs8[0].store.t[j] = time_store(big, size, (size_t)lens[j]);
+        }
         free(big);
+        cs8[1].store = cs16.store = cs8[0].store;
     }
     polite_barrier();
     if (rank <= 1) {
-        for (int v = 0; v < 2; v++)
-            for (int j = 0; j < 2; j++)
-                x_meas[v][j] = time_transfer((size_t)mm[v] * lens[j]);
+        for (int v = 0; v < 2; v++) {
+            cs8[v].transfer.n = npts;
+            for (int j = 0; j < npts; j++) {
+                cs8[v].transfer.len[j] = (double)mm[v] * lens[j];
+                cs8[v].transfer.t[j] = time_transfer((size_t)mm[v] * (size_t)lens[j]);
+            }
+        }
+        cs16.transfer = cs8[1].transfer;
     }
     polite_barrier();
 
     if (rank == 0) {
-        double l0 = (double)lens[0], l1 = (double)lens[1];
         for (int v = 0; v < 2; v++) {
-            cs8[v].compute = fit(l0, c_meas[v][0], l1, c_meas[v][1]);
-            cs8[v].store = fit(l0, s_meas[0], l1, s_meas[1]);
-            cs8[v].transfer = fit((double)mm[v] * l0, x_meas[v][0], (double)mm[v] * l1,
-                                  x_meas[v][1]);
+            printf("# model inputs m=%d (us per block of", mm[v]);
+            for (int j = 0; j < npts; j++)
+                printf(" %.0fK", lens[j] / 1024);
+            printf("):\n#   compute");
+            for (int j = 0; j < npts; j++)
+                printf(" %.1f", cs8[v].compute.t[j] * 1e6);
+            printf("\n#   store  ");
+            for (int j = 0; j < npts; j++)
+                printf(" %.1f", cs8[v].store.t[j] * 1e6);
+            printf("\n#   transfer of m rows");
+            for (int j = 0; j < npts; j++)
+                printf(" %.1f", cs8[v].transfer.t[j] * 1e6);
+            printf("\n");
         }
-        cs16 = cs8[1];
-        cs16.compute = fit(l0, c_meas[2][0], l1, c_meas[2][1]);
-        for (int v = 0; v < 2; v++)
-            printf("# model inputs m=%d, per block of %zu (%zu) bytes: compute %.1f (%.1f) us, "
-                   "store %.1f (%.1f) us, transfer of m rows %.1f (%.1f) us\n",
-                   mm[v], block, small, c_meas[v][1] * 1e6, c_meas[v][0] * 1e6, s_meas[1] * 1e6,
-                   s_meas[0] * 1e6, x_meas[v][1] * 1e6, x_meas[v][0] * 1e6);
-        printf("# model inputs m=%d, w=16 matrix kernel (sets above 256): compute %.1f (%.1f) us\n",
-               model_m, c_meas[2][1] * 1e6, c_meas[2][0] * 1e6);
+        printf("#   compute, m=%d, w=16 matrix kernel (sets above 256):", model_m);
+        for (int j = 0; j < npts; j++)
+            printf(" %.1f", cs16.compute.t[j] * 1e6);
+        printf("\n");
 
         uint64_t chunk, nb;
         if (t_run[0] > 0) {
@@ -526,6 +554,8 @@ int main(int argc, char **argv)
             printf("# model check n=2 m=1: %.3f s overlapped, %.3f s serial; measured %.3f s "
                    "(%.2fx the overlapped model)\n",
                    ov, se, t_run[0], t_run[0] / ov);
+            printf("#   (here MPI moves the bytes with the members' CPUs, and only inside MPI "
+                   "calls: rendezvous handshakes wait for the peer's next call; a NIC would not)\n");
         }
         double t8 = 0, t8w8 = 0, t1024 = 0, t1024w8 = 0;
         printf("# model, %zu MiB per node, m=%d, block %zu, one core per node "

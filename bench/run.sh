@@ -13,7 +13,7 @@
 # Knobs (environment), for quick runs:
 #   L1_RANKS="1 2"  L1_SIZES="64 256 1024" (MiB per rank)  L1_IOS="write pmem"
 #   L1_REPS=5 (L1_REPS_LARGE=3 for sizes >= 1024 MiB)
-#   EC_SHARD=1024 (KiB per shard)  EC_REPS=7  EC_KS="4 8 16"  EC_MS="1 2 3 4"
+#   EC_SHARD=1024 (KiB per shard)  EC_REPS=21  EC_KS="4 8 16"  EC_MS="1 2 3 4"
 #   RING_SIZE=64 (MiB per member)  RING_MEMBERS=2,4,8,16  RING_REPS=5  RING_BLOCK=65536
 set -u
 cd "$(dirname "$0")/.."
@@ -97,7 +97,7 @@ bench_ec() {
     return
   fi
   local rc=0
-  "$bin" --shard "${EC_SHARD:-1024}" --reps "${EC_REPS:-7}" --ks "${EC_KS:-4 8 16}" \
+  "$bin" --shard "${EC_SHARD:-1024}" --reps "${EC_REPS:-21}" --ks "${EC_KS:-4 8 16}" \
     --ms "${EC_MS:-1 2 3 4}" || rc=$?
   if [ "$rc" -ne 0 ]; then
     echo "# FAILED (exit $rc): $bin"

@@ -92,8 +92,8 @@ CAIRN_EXPORT size_t cairn_type_size(cairn_type type);
 
 /* Levels (a checkpoint at level L is also held at every lower level). */
 #define CAIRN_LEVEL_LOCAL 1   /* node-local storage: survives a process crash */
-#define CAIRN_LEVEL_PARTNER 2 /* copy on a partner node (not yet supported) */
-#define CAIRN_LEVEL_ERASURE 3 /* Reed-Solomon parity (not yet supported) */
+#define CAIRN_LEVEL_PARTNER 2 /* a copy on the next node: survives one loss per pair */
+#define CAIRN_LEVEL_ERASURE 3 /* Reed-Solomon parity: survives m losses per set */
 #define CAIRN_LEVEL_PFS 4     /* parallel file system (not yet supported) */
 
 #define CAIRN_MAX_DIMS 3
@@ -153,8 +153,11 @@ CAIRN_EXPORT int cairn_route_file(cairn_ctx *ctx, const char *name, char *path, 
  * Collective. Write generation ID (>= 0, greater than any generation this
  * context wrote or restored) at LEVEL. Returns when the generation is
  * complete on every rank; a crash at any instant leaves the previous complete
- * generation restorable. Files routed since the last checkpoint are moved in.
- * Levels 2-4 return CAIRN_ENOTSUP until they are built.
+ * generation restorable. Routed files are taken in. Level 1 always; level 2
+ * adds a copy of each node's files on the next node; level 3 adds Cauchy
+ * Reed-Solomon parity across the nodes of each encoding set (config
+ * erasure.*). If level 2 or 3 fails, the generation stays complete at level 1
+ * and the error says so. Level 4 returns CAIRN_ENOTSUP until it is built.
  */
 CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level);
 
@@ -169,6 +172,17 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level);
  * protected are ignored.
  */
 CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id);
+
+/*
+ * Collective. Rebuild what lost or replaced nodes are missing of generation
+ * ID (or of the newest generation that can be made whole, with CAIRN_LATEST)
+ * from partner copies (level 2) or by decoding parity (level 3), and
+ * regenerate lost copies and parity, without restoring anything into memory.
+ * *REBUILT_ID (may be NULL) receives the id, -1 if there is no checkpoint.
+ * cairn_restart does the same first. Fails with CAIRN_ELOST naming the
+ * generation, the set and the nodes when more are lost than the level allows.
+ */
+CAIRN_EXPORT int cairn_rebuild(cairn_ctx *ctx, long id, long *rebuilt_id);
 
 /*
  * Collective. Fill INFO[0..MAX-1] with the complete generations, newest

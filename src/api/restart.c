@@ -165,3 +165,19 @@ CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id)
     cn_info("restored generation %ld", got);
     return 0;
 }
+
+CAIRN_EXPORT int cairn_rebuild(cairn_ctx *ctx, long id, long *rebuilt_id)
+{
+    if (!ctx)
+        return CAIRN_EINVAL;
+    cn_err_clear(&ctx->err);
+    int rc = id < 0 && id != CAIRN_LATEST
+                 ? cn_fail(&ctx->err, CAIRN_EINVAL, "rebuild: bad generation id %ld", id)
+                 : 0;
+    CN_TRY(api_agree(ctx, rc));
+    long got = -1;
+    CN_TRY(api_recover(ctx, id, &got));
+    if (rebuilt_id)
+        *rebuilt_id = got;
+    return 0;
+}

@@ -1,6 +1,6 @@
 /*
- * codec_isal.c - EC_KERNEL_ISAL: ISA-L's erasure-code kernels (AVX2 /
- * AVX-512 / GFNI, chosen by ISA-L at run time) applied to Jerasure's matrix.
+ * codec_isal.c - EC_KERNEL_ISAL: ISA-L's erasure-code kernels (SSE / AVX2 /
+ * AVX-512, chosen by ISA-L at run time) applied to Jerasure's matrix.
  *
  * ISA-L works in GF(2^8) with the polynomial 0x11d, the same field as
  * Jerasure / GF-Complete at w = 8, so the same coefficients give the same

@@ -59,6 +59,7 @@ void cli_print_exit_codes(FILE *f);
     X(ls, "list jobs, or the generations of one job, with cheap checks")                         \
     X(inspect, "print the header and entries of a checkpoint file or manifest")                  \
     X(verify, "check every checksum of a job's generations, or of files")                        \
+    X(rebuild, "rebuild lost nodes' files from partner copies or parity (MPI)")                 \
     X(config, "print the configuration reference, or check a config file")
 
 #define CLI_X_DECL(name, summary)                                                                 \

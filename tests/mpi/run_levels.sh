@@ -32,6 +32,12 @@ check "level 3: every loss of up to m=2 nodes of set 0 is rebuilt bit-exact ($(e
 [ -n "$failed_combos" ] && echo "#   failed patterns:$failed_combos"
 check "level 3: 2 nodes lost in each set at once" restore_after_loss 2 1 2 5 7
 check "level 3: the rebuilt nodes are protected again (lose two others)" restore_after_loss 2 0 3
+wipe 4
+check "cairn rebuild: a wiped node is rebuilt without a restart" \
+  env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+  CAIRN_LAUNCHER="${CAIRN_LAUNCHER:-mpirun --oversubscribe}" "$BUILD/cairn" rebuild --np 8
+check "  ... and every file, parity included, verifies" \
+  "$BUILD/cairn" verify --base "$CAIRN_BASE" --job "$CAIRN_JOB" --gen 2
 f=$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node6/gen-2/parity.ec
 printf '\xff' | dd of="$f" bs=1 seek=$(( $(stat -c %s "$f") - 100 )) conv=notrunc status=none
 check "level 3: a corrupt parity file is detected and rebuilt" \
