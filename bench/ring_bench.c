@@ -23,11 +23,11 @@
  * a ping-pong); each for block sizes from 1 KiB to BLOCK, doubling, and
  * interpolated between (the lower quartile of single-block samples: the
  * modelled node is dedicated, this machine is shared). It then replays
- * ring.c's schedule on one member of a set of
- * n identical nodes (by symmetry every member's timeline is the same): the
- * items in ring.c's order (blocks in pairs, the last three together; step by
- * step, lane by lane), each starting when the member is free and its partial
- * parity has arrived from the left, each send leaving when the link is free.
+ * ring.c's schedule on one member of a set of n identical nodes (by symmetry
+ * every member's timeline is the same): the items in ring.c's order (blocks
+ * in pairs, the last three together; step by step, lane by lane), each
+ * starting when the member is free and its partial parity has arrived from
+ * the left, each send leaving when the link is free.
  * Transfers overlap compute (a NIC moves the bytes); "serial" charges them to
  * the CPU as well, as shared memory on one machine does. With the payload per
  * node fixed, chunk = SIZE / (n - m): n * nb steps of a shrinking block, so
@@ -174,7 +174,7 @@ static double measure_ring(int n, int m, int kernel, size_t block, int reps, con
         cn_err err;
         if (ec_codec_new(n - m, m, n > 256 ? 16 : 8, kernel, &c, &err) != 0)
             die("ec_codec_new(k=%d, m=%d): %s", n - m, m, err.msg);
-        uint64_t chunk = align_up((size + (size_t)(n - m) - 1) / (size_t)(n - m), ec_codec_align(c));
+        uint64_t k = (uint64_t)(n - m), chunk = align_up((size + k - 1) / k, ec_codec_align(c));
         mem_io io = {payload, size, malloc((size_t)m * chunk), chunk, NULL};
         if (rank < m)
             io.restored = malloc((size_t)(n - m) * chunk);
@@ -554,8 +554,9 @@ int main(int argc, char **argv)
             printf("# model check n=2 m=1: %.3f s overlapped, %.3f s serial; measured %.3f s "
                    "(%.2fx the overlapped model)\n",
                    ov, se, t_run[0], t_run[0] / ov);
-            printf("#   (here MPI moves the bytes with the members' CPUs, and only inside MPI "
-                   "calls: rendezvous handshakes wait for the peer's next call; a NIC would not)\n");
+            printf("#   (here MPI moves the bytes with the members' CPUs, and only inside "
+                   "MPI calls: rendezvous handshakes wait for the peer's next call; a NIC "
+                   "would not)\n");
         }
         double t8 = 0, t8w8 = 0, t1024 = 0, t1024w8 = 0;
         printf("# model, %zu MiB per node, m=%d, block %zu, one core per node "

@@ -66,7 +66,7 @@ typedef struct ring_geo {
     MPI_Comm comm;
     int n, x, m, k;
     uint64_t chunk;
-    size_t blk, align;  /* blk: a multiple of align, <= chunk */
+    size_t blk, align;  /* blk: a multiple of align, at most half the chunk rounded up */
     uint64_t nb;        /* blocks per chunk */
 } ring_geo;
 
