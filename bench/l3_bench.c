@@ -14,8 +14,12 @@
  * Each repetition, always in this order:
  *   l1       cairn_checkpoint(id++, CAIRN_LEVEL_LOCAL);
  *   l3       cairn_checkpoint(id++, CAIRN_LEVEL_ERASURE) (level 1 + parity);
- *   rebuild  rank 0 wipes the directories of nodes 1..LOST (rm -rf, untimed;
- *            the other ranks wait at a barrier), then
+ *   rebuild  untimed: every rank finalizes its context (a lost node's process
+ *            dies with it; a context cannot rebuild into a node directory
+ *            wiped while it holds it open), rank 0 wipes the directories of
+ *            nodes 1..LOST (rm -rf; the other ranks wait at a barrier), every
+ *            rank opens a new context (the restarted job on replacement
+ *            nodes, with empty node directories); timed:
  *            cairn_rebuild(ctx, CAIRN_LATEST, &got), which must return 0 and
  *            got == the level-3 generation. The lost nodes get back their
  *            rank files, manifest and parity.
@@ -256,6 +260,24 @@ static void verify(cairn_ctx *ctx, uint8_t *data, uint8_t *ref, size_t size, lon
         die("verification of generation %ld failed", want);
 }
 
+/* Collective: a context protecting DATA, whose node directory must be
+ * JOB_DIR/node<rank> (the directory the benchmark wipes). */
+static cairn_ctx *open_ctx(uint8_t *data, size_t size, const char *job_dir)
+{
+    cairn_ctx *ctx = NULL;
+    check_cairn(cairn_init(MPI_COMM_WORLD, NULL, &ctx), NULL, "cairn_init");
+    check_cairn(cairn_protect(ctx, "data", data, CAIRN_UINT8, size, 0, NULL), ctx,
+                "cairn_protect");
+    char mine[4608];
+    snprintf(mine, sizeof mine, "%s/node%d", job_dir, g_rank);
+    struct stat st;
+    int bad = lstat(mine, &st) != 0 || !S_ISDIR(st.st_mode), any = 0;
+    check_mpi(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+    if (any)
+        die("node directory %s (or another rank's) not found after cairn_init", mine);
+    return ctx;
+}
+
 int main(int argc, char **argv)
 {
     long size_mib = 16, reps = 5, warmup = 1, lost = 2, verify_every = 2;
@@ -318,21 +340,7 @@ int main(int argc, char **argv)
     fill(data, size, g_rank);
     memset(ref, 0xA5, size); /* pre-fault */
 
-    cairn_ctx *ctx = NULL;
-    check_cairn(cairn_init(MPI_COMM_WORLD, NULL, &ctx), NULL, "cairn_init");
-    check_cairn(cairn_protect(ctx, "data", data, CAIRN_UINT8, size, 0, NULL), ctx,
-                "cairn_protect");
-    {
-        /* cairn_init made this rank's node directory: is it where we wipe? */
-        char mine[4608];
-        snprintf(mine, sizeof mine, "%s/node%d", job_dir, g_rank);
-        struct stat st;
-        int bad = lstat(mine, &st) != 0 || !S_ISDIR(st.st_mode), any = 0;
-        check_mpi(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD),
-                  "MPI_Allreduce");
-        if (any)
-            die("node directory %s (or another rank's) not found after cairn_init", mine);
-    }
+    cairn_ctx *ctx = open_ctx(data, size, job_dir);
 
     long total = warmup + reps;
     double *local = calloc((size_t)(N_TIMES * total), sizeof *local);
@@ -365,6 +373,11 @@ int main(int argc, char **argv)
         usleep(SETTLE_US);
         barrier();
 
+        /* The lost nodes' processes die with them: the job ends, the node
+         * directories are wiped, a new run starts on replacement nodes. */
+        check_cairn(cairn_finalize(ctx), NULL, "cairn_finalize");
+        ctx = NULL;
+        barrier();
         if (g_rank == 0) {
             for (long x = 1; x <= lost; x++) {
                 char path[4608];
@@ -372,6 +385,8 @@ int main(int argc, char **argv)
                 wipe(path);
             }
         }
+        barrier();
+        ctx = open_ctx(data, size, job_dir);
         barrier();
         long got = -1;
         t0 = now();
@@ -422,9 +437,10 @@ int main(int argc, char **argv)
                nranks, cpus);
         printf("# encode time := l3 - l1 of the same rep (what level 3 adds to a level-1 "
                "checkpoint: ring encode + parity files)\n");
-        printf("# rebuild: nodes 1..%ld wiped (rm -rf), cairn_rebuild(CAIRN_LATEST) verifies "
-               "the survivors, decodes, and writes back the lost rank files, manifests and "
-               "parity\n",
+        printf("# rebuild: untimed, contexts finalized, nodes 1..%ld wiped (rm -rf), new "
+               "contexts opened (a restarted job on replacement nodes); timed, "
+               "cairn_rebuild(CAIRN_LATEST): verify the survivors, decode, write back the lost "
+               "rank files, manifests and parity\n",
                lost);
         printf("# each time is the slowest rank's; ratios are medians of per-rep ratios\n");
         print_list("l1", l1, nr, "s");

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/run.sh: run the benchmarks (built by `make`; this script builds nothing).
-#   BUILD=build bash bench/run.sh [SECTION...]     SECTION: all (default), l1, ec, ring
+#   BUILD=build bash bench/run.sh [SECTION...]     SECTION: all (default), l1, ec, ring, l3
 # Every figure is printed as a line
 #   bench: NAME VALUE UNIT ratio=R vs BASELINE
 # with the baseline measured in the same run; lines starting with '#' are
@@ -15,10 +15,11 @@
 #   L1_REPS=5 (L1_REPS_LARGE=3 for sizes >= 1024 MiB)
 #   EC_SHARD=1024 (KiB per shard)  EC_REPS=21  EC_KS="4 8 16"  EC_MS="1 2 3 4"
 #   RING_SIZE=64 (MiB per member)  RING_MEMBERS=2,4,8,16  RING_REPS=5  RING_BLOCK=65536
+#   L3_SIZE=16 (MiB per rank)  L3_REPS=5
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-SECTIONS=(l1 ec ring)
+SECTIONS=(l1 ec ring l3)
 
 tmp=$(mktemp -d /dev/shm/cairn-bench.XXXXXX) || { echo "run.sh: mktemp failed" >&2; exit 1; }
 trap 'rm -rf "$tmp"' EXIT
@@ -128,6 +129,33 @@ bench_ring() {
   fi
   OMPI_MCA_mpi_yield_when_idle=1 run_mpi "$np" "$bin" --size "$size" --members "$members" \
     --reps "${RING_REPS:-5}" --block "${RING_BLOCK:-65536}"
+}
+
+# ---- l3: level-3 checkpoint vs level 1, rebuild of 2 lost nodes vs encode ----
+# One job of 10 ranks, each its own emulated node (CAIRN_RANKS_PER_NODE=1, set
+# through env as the program run_mpi launches), one encoding set k=8, m=2.
+# Per rep: a level-1 and a level-3 checkpoint of L3_SIZE MiB per rank; then
+# node1 and node2 are wiped and cairn_rebuild decodes them back (the restart
+# after it is checked bit-exact every few reps). Encode time is l3 - l1. The
+# nodes share the machine's cores, so waiting ranks yield theirs (as in ring);
+# the expected "rebuilt ... by decoding" warnings are silenced.
+bench_l3() {
+  local bin=$BUILD/bench/l3_bench
+  if [ ! -x "$bin" ]; then
+    echo "# FAILED: $bin not built (run make first)"
+    failed=1
+    return
+  fi
+  local np=10 size=${L3_SIZE:-16}
+  # Every rank: data + a reference copy; on the RAM disk two generations of
+  # every rank's file plus 2/8 parity, and a generation being written.
+  if ! mem_ok $((np * size * 3 + 512)) $((np * size * 4 + 256)); then
+    echo "# skipped: l3: not enough free memory for $np x $((size * 7)) MiB"
+    return
+  fi
+  CAIRN_KEEP=2 CAIRN_SET_SIZE=$np CAIRN_EC_M=2 CAIRN_LOG_LEVEL=error \
+    OMPI_MCA_mpi_yield_when_idle=1 \
+    run_mpi "$np" env CAIRN_RANKS_PER_NODE=1 "$bin" --size "$size" --reps "${L3_REPS:-5}"
 }
 
 # ---- main ----

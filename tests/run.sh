@@ -56,6 +56,8 @@ if [ -n "${CAIRN_SANITIZE:-}" ]; then
   export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 fi
 source tests/mpi/run_mpi.sh
+echo "# the encoding ring: parity against a central encode, every loss pattern decoded"
+source tests/mpi/run_ring.sh
 echo "# levels 2 and 3: node losses, rebuild, restore"
 source tests/mpi/run_levels.sh
 

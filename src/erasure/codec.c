@@ -260,3 +260,7 @@ int ec_decode(const ec_codec *c, uint8_t *const *shards, const int *erased, int 
     free(rows);
     return rc;
 }
+
+int ec_codec_k(const ec_codec *c) { return c->k; }
+int ec_codec_m(const ec_codec *c) { return c->m; }
+int ec_codec_w(const ec_codec *c) { return c->w; }

@@ -54,6 +54,9 @@ int ec_codec_new(int k, int m, int w, int kernel, ec_codec **out, cn_err *err);
 void ec_codec_free(ec_codec *c);
 
 int ec_codec_kernel(const ec_codec *c);   /* the resolved kernel */
+int ec_codec_k(const ec_codec *c);
+int ec_codec_m(const ec_codec *c);
+int ec_codec_w(const ec_codec *c);
 int ec_codec_form(const ec_codec *c);     /* enum ec_form */
 const char *ec_kernel_name(int kernel);   /* "isal", "matrix", "bitmatrix", "auto" */
 /* Shard lengths must be multiples of this (8 for matrix forms, w * packet for bitmatrix). */
@@ -110,6 +113,12 @@ typedef struct ec_ring_io {
 } ec_ring_io;
 
 /*
+ * The ring uses tags 0x4543-0x4551 on COMM: give it a communicator of its
+ * own. BLOCK is a hint: it is rounded down to ec_codec_align and cut so that
+ * every chunk has at least two blocks in flight. write_data also receives the
+ * rebuilt padding past a member's true payload (zeros): callers drop it.
+ * Shard buffers aligned to 64 bytes avoid a copy inside GF-Complete.
+ *
  * Collective over COMM (n members, one per node, rank = member index).
  * Encode the set: every member contributes k = n - m chunks of CHUNK bytes
  * (a multiple of ec_codec_align) and stores the parity rows it holds, in

@@ -105,57 +105,6 @@ static int ring_agree(MPI_Comm comm, int rc, cn_err *err)
     return cn_fail(err, global, "member %d: %s", root, msg);
 }
 
-/*
- * The codec's m for a set of N members, or -1 if it is not a code of k + m = N
- * shards. erasure.h offers no accessor for the codec's k and m, so ask the
- * codec itself: rebuilding the last E of N shards (parity rows when E <= m)
- * works exactly when E <= m, and a column update works for columns < k only.
- * The shards are one alignment unit each; their contents do not matter.
- */
-static int codec_m(const ec_codec *c, int n, cn_err *err)
-{
-    size_t len = ec_codec_align(c);
-    uint8_t *mem = calloc((size_t)n + 1, len);
-    uint8_t **sh = malloc(sizeof *sh * EC_MAX_SHARDS);
-    int *erased = malloc(sizeof *erased * EC_MAX_SHARDS);
-    int lo = 0, hi = n; /* rebuilding e shards works for e <= lo, fails for e >= hi */
-    int rc = 0;
-    if (!mem || !sh || !erased) {
-        rc = cn_fail(err, CAIRN_ENOMEM, "ring: out of memory");
-        goto out;
-    }
-    for (int i = 0; i < EC_MAX_SHARDS; i++) /* past n only if the codec is not k + m = n */
-        sh[i] = mem + (size_t)(i < n ? i : n) * len;
-    while (hi - lo > 1) {
-        int e = lo + (hi - lo) / 2;
-        for (int i = 0; i < e; i++)
-            erased[i] = n - e + i;
-        cn_err probe;
-        cn_err_clear(&probe);
-        int prc = ec_decode(c, sh, erased, e, len, &probe);
-        if (prc == 0) {
-            lo = e;
-        } else if (prc == CAIRN_ECORRUPT) {
-            hi = e;
-        } else if (prc == CAIRN_EINVAL) { /* a shard index past the codec's k + m */
-            lo = -1;
-            break;
-        } else {
-            rc = cn_fail(err, prc, "ring: probing the codec: %s", probe.msg);
-            goto out;
-        }
-    }
-    rc = lo;
-    int k = n - lo;
-    if (lo >= 1 && (ec_encode_column(c, k - 1, mem, sh, len, true) != 0 ||
-                    ec_encode_column(c, k, mem, sh, len, true) == 0))
-        rc = -1;
-out:
-    free(mem);
-    free(sh);
-    free(erased);
-    return rc;
-}
 
 /*
  * Collective: check the arguments on every member and that all members
@@ -175,10 +124,8 @@ static int geo_setup(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t bl
         rc = cn_fail(err, CAIRN_EINVAL, "ring: a set needs at least 2 members, not %d", g->n);
     } else {
         g->align = ec_codec_align(c);
-        int m = codec_m(c, g->n, err);
-        if (m < -1)
-            rc = m;
-        else if (m < 1 || m >= g->n)
+        int m = ec_codec_m(c);
+        if (ec_codec_k(c) + m != g->n)
             rc = cn_fail(err, CAIRN_EINVAL,
                          "ring: the codec does not fit a set of %d members (k + m must be %d)",
                          g->n, g->n);
