@@ -63,6 +63,7 @@ struct cairn_ctx {
     long last_id;                 /* newest generation written or restored, -1 none */
     char msg[CN_MSG_MAX + 64];    /* last error message (cairn_errmsg) */
     char layout_note[256];        /* set by the inventory: a generation of another layout */
+    bool echo;                    /* ctx->err only echoes another rank's failure */
     pthread_t trash_thread;       /* removes pruned generations in the background */
     bool trash_running;
     cn_err err;                   /* scratch for the current call */
@@ -102,6 +103,13 @@ int api_set_manifest_level(cairn_ctx *ctx, int genfd, int level);
  * generation, the set and the lost nodes when too many are lost.
  */
 int api_recover(cairn_ctx *ctx, long id, long *chosen);
+
+/* Record CODE as the echo of a failure elsewhere ("another member failed"),
+ * so that api_agree reports the original message instead. Returns CODE. */
+int api_echo(cairn_ctx *ctx, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Reopen the node directory (and routed files directory): after a node's
+ * directory was wiped under a live context, as a replaced node is. */
+int api_reopen_dirs(cairn_ctx *ctx);
 
 /* Find a protected name; NULL if absent. */
 api_var *api_var_find(cairn_ctx *ctx, const char *name);

@@ -15,6 +15,7 @@
 #include "api/api.h"
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,17 @@
 #include <unistd.h>
 
 static char init_msg[CN_MSG_MAX + 64]; /* cairn_errmsg(NULL): why cairn_init failed */
+
+int api_echo(cairn_ctx *ctx, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->err.msg, sizeof ctx->err.msg, fmt, ap);
+    va_end(ap);
+    ctx->err.code = code;
+    ctx->echo = true;
+    return code;
+}
 
 int api_agree(cairn_ctx *ctx, int rc)
 {
@@ -32,7 +44,9 @@ int api_agree(cairn_ctx *ctx, int rc)
     }
     if (global == 0)
         return 0;
-    int mine = rc == global ? ctx->rank : INT_MAX, root = 0;
+    /* The lowest rank with the code wins, preferring an original failure to
+     * an echo of it ("another member failed"). */
+    int mine = rc != global ? INT_MAX : ctx->echo ? ctx->size + ctx->rank : ctx->rank, root = 0;
     char msg[CN_MSG_MAX];
     snprintf(msg, sizeof msg, "%s", ctx->err.msg[0] ? ctx->err.msg : cairn_strerror(rc));
     if (MPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS ||
@@ -40,6 +54,8 @@ int api_agree(cairn_ctx *ctx, int rc)
         snprintf(ctx->msg, sizeof ctx->msg, "rank %d: MPI error while agreeing", ctx->rank);
         return CAIRN_EMPI;
     }
+    root %= ctx->size;
+    ctx->echo = false;
     msg[sizeof msg - 1] = '\0';
     snprintf(ctx->msg, sizeof ctx->msg, "rank %d: %s", root, msg);
     return global;
@@ -149,6 +165,18 @@ static int choose_job(cairn_ctx *ctx)
         return cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Bcast of the job id failed");
     memcpy(ctx->job, job, sizeof job);
     return 0;
+}
+
+static int open_dirs(cairn_ctx *ctx);
+
+int api_reopen_dirs(cairn_ctx *ctx)
+{
+    if (ctx->nodefd >= 0)
+        close(ctx->nodefd);
+    if (ctx->filesfd >= 0)
+        close(ctx->filesfd);
+    ctx->nodefd = ctx->filesfd = -1;
+    return open_dirs(ctx);
 }
 
 static int open_dirs(cairn_ctx *ctx)

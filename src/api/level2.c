@@ -86,7 +86,7 @@ int api_partner_copy(cairn_ctx *ctx, int genfd, const cn_manifest *m)
     if (MPI_Allreduce(mine2, all, 2, MPI_UINT64_T, MPI_MAX, ctx->leaders) != MPI_SUCCESS)
         all[1] = 1, rc = rc ? rc : cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce failed");
     if (rc == 0 && all[1])
-        rc = cn_fail(&ctx->err, CAIRN_EIO, "partner copy failed on another node");
+        rc = api_echo(ctx, CAIRN_EIO, "partner copy failed on another node");
     if (rc == 0)
         rc = stream(ctx, payload, copy, their_size, all[0], to, from);
     if (rc == 0) {

@@ -188,7 +188,7 @@ int api_encode(cairn_ctx *ctx, int genfd, const char *gen_path, const cn_manifes
     if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, ctx->set_comm) != MPI_SUCCESS)
         worst = rc = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce in the set failed");
     if (rc == 0 && worst < 0)
-        rc = cn_fail(&ctx->err, worst, "another member of set %d failed", ctx->set);
+        rc = api_echo(ctx, worst, "another member of set %d failed", ctx->set);
     if (rc == 0) {
         enc_io io = {payload, out, ctx->set_n, ctx->set_member};
         ec_ring_io rio = {.read = enc_read, .write_parity = enc_write_parity, .arg = &io};

@@ -286,7 +286,7 @@ static int rebuild_set(cairn_ctx *ctx, long id, const node_state *all, lvl_parit
     int worst = rc;
     MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, ctx->set_comm);
     if (rc == 0 && worst < 0)
-        rc = cn_fail(&ctx->err, worst, "another member of set %d failed", ctx->set);
+        rc = api_echo(ctx, worst, "another member of set %d failed", ctx->set);
     if (rc == 0) {
         ec_ring_io rio = {dec_read, dec_write_parity, dec_read_parity, dec_write_data, &io};
         rc = ec_ring_decode(ctx->set_comm, codec, p.chunk, ctx->cfg.ec_block, lost, &rio,
@@ -399,7 +399,7 @@ static int leaders_agree(cairn_ctx *ctx, int rc)
     if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, ctx->leaders) != MPI_SUCCESS)
         return cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce among node leaders failed");
     if (rc == 0 && worst < 0)
-        return cn_fail(&ctx->err, worst, "rebuild failed on another node");
+        return api_echo(ctx, worst, "rebuild failed on another node");
     return rc;
 }
 
@@ -498,7 +498,11 @@ static int recover_leader(cairn_ctx *ctx, long id, long *chosen)
 int api_recover(cairn_ctx *ctx, long id, long *chosen)
 {
     long got = -1;
-    int rc = ctx->node_rank == 0 ? recover_leader(ctx, id, &got) : 0;
+    /* A replaced node may have lost its directory under this very context. */
+    int rc = api_agree(ctx, api_reopen_dirs(ctx));
+    if (rc < 0)
+        return rc;
+    rc = ctx->node_rank == 0 ? recover_leader(ctx, id, &got) : 0;
     rc = api_agree(ctx, rc);
     if (MPI_Bcast(&got, 1, MPI_LONG, 0, ctx->comm) != MPI_SUCCESS && rc == 0)
         rc = CAIRN_EMPI;

@@ -238,7 +238,15 @@ static int write_plain(int genfd, const char *tmp, sink *s, cn_header *h, cn_ent
     s->fd = openat(genfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (s->fd < 0)
         return cn_fail_errno(err, errno, "%s: cannot create", s->path);
-    int rc = put_data(s, h, e, src, n, err);
+    /* The size first: trailing alignment padding (e.g. before an empty last
+     * entry) is never written, but the file must still end where the header
+     * says. On tmpfs this allocates nothing. */
+    int rc = ftruncate(s->fd, (off_t)h->file_size) == 0
+                 ? 0
+                 : cn_fail_errno(err, errno, "%s: cannot size to %llu bytes", s->path,
+                                 (unsigned long long)h->file_size);
+    if (rc == 0)
+        rc = put_data(s, h, e, src, n, err);
     if (rc == 0)
         rc = put_meta(s, h, e, err);
     if (rc == 0 && fdatasync(s->fd) != 0)

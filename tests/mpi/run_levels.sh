@@ -38,6 +38,9 @@ check "cairn rebuild: a wiped node is rebuilt without a restart" \
   CAIRN_LAUNCHER="${CAIRN_LAUNCHER:-mpirun --oversubscribe}" "$BUILD/cairn" rebuild --np 8
 check "  ... and every file, parity included, verifies" \
   "$BUILD/cairn" verify --base "$CAIRN_BASE" --job "$CAIRN_JOB" --gen 2
+check "cairn_rebuild in a live job after two nodes were wiped under it" \
+  env T_WIPE="rm -rf $CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB-live/node1 $CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB-live/node6" \
+  CAIRN_JOB="$CAIRN_JOB-live" scripts/mpirun.sh 8 "$T" live-rebuild 3
 f=$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node6/gen-2/parity.ec
 printf '\xff' | dd of="$f" bs=1 seek=$(( $(stat -c %s "$f") - 100 )) conv=notrunc status=none
 check "level 3: a corrupt parity file is detected and rebuilt" \

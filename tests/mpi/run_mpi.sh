@@ -34,6 +34,10 @@ check "  ... and removed by the time the job ended (no .trash-* left)" \
 check "restart on 2 ranks of a 4-rank job: CAIRN_EMISMATCH naming both" \
   bash -c "scripts/mpirun.sh 2 $T expect-fail CAIRN_EMISMATCH | grep -q 'written by 4 ranks on 2 nodes; this run has 2 ranks'"
 
+fresh emptylast
+check "checkpoint whose last variable is empty restores in the same job" mpi live-rebuild 1
+check "  ... with the libpmem write path too" env CAIRN_IO=pmem CAIRN_JOB=t-emptylast-pmem scripts/mpirun.sh $NP $T live-rebuild 1
+
 fresh nothing
 check "restart with nothing saved says so (CAIRN_ENOENT)" mpi expect-fail CAIRN_ENOENT
 check "level 4 is refused with CAIRN_ENOTSUP" mpi level 4 CAIRN_ENOTSUP

@@ -10,6 +10,8 @@
  *   level L CODE       checkpoint at level L must fail with CODE (e.g. CAIRN_ENOTSUP)
  *   big MiB            one checkpoint of MiB per rank; expect it to fail with ENOSPC
  *   gens N             cairn_generations must list N generations, newest first
+ *   live-rebuild L     checkpoint at level L, run $T_WIPE (wipes nodes), then
+ *                      cairn_rebuild and restart in the same job
  * Data are a function of (rank, generation, variable), so a restored byte
  * from the wrong rank, generation or variable is caught. Ranks agree on
  * pass/fail; rank 0 prints "PASS mode" or "FAIL mode: reason" and the exit
@@ -222,6 +224,22 @@ int main(int argc, char **argv)
         if (rank == 0)
             printf("message: %s\n", cairn_errmsg(ctx));
         free(big);
+    } else if (strcmp(mode, "live-rebuild") == 0) { /* live-rebuild LEVEL: wipe T_WIPE dirs */
+        fill(1, 0);
+        rc = cairn_checkpoint(ctx, 1, (int)arg);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0 && rc == 0 && getenv("T_WIPE"))
+            rc = system(getenv("T_WIPE")) == 0 ? 0 : -1;
+        MPI_Barrier(MPI_COMM_WORLD);
+        long got = -2;
+        if (rc == 0)
+            rc = cairn_rebuild(ctx, CAIRN_LATEST, &got);
+        fill(0, 1);
+        if (rc == 0)
+            rc = cairn_restart(ctx, CAIRN_LATEST, &got);
+        snprintf(why, sizeof why, "rebuild in a live context: %s: %s (generation %ld)",
+                 cairn_strerror(rc), cairn_errmsg(ctx), got);
+        ok = rc == 0 && got == 1 && same(1);
     } else if (strcmp(mode, "gens") == 0) {
         cairn_gen_info info[8];
         int count = -1;
