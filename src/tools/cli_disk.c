@@ -357,5 +357,7 @@ int cli_file_kind(const char *path, int *kind, cn_err *err)
         *kind = CLI_FILE_CKPT;
     else if (n == 8 && memcmp(magic, CN_MANIFEST_MAGIC, 7) == 0)
         *kind = CLI_FILE_MANIFEST;
+    else if (n == 8 && memcmp(magic, CN_PARITY_MAGIC, 7) == 0)
+        *kind = CLI_FILE_PARITY;
     return 0;
 }

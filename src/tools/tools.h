@@ -177,7 +177,7 @@ long cli_parse_rank_filename(const char *name);
 bool cli_is_tmp(const char *name);
 
 /* What a file is, by its first bytes. */
-enum cli_file_kind { CLI_FILE_CKPT, CLI_FILE_MANIFEST, CLI_FILE_OTHER };
+enum cli_file_kind { CLI_FILE_CKPT, CLI_FILE_MANIFEST, CLI_FILE_PARITY, CLI_FILE_OTHER };
 /* Returns 0 and *KIND, or a negative code with ERR set (missing, unreadable). */
 int cli_file_kind(const char *path, int *kind, cn_err *err);
 
