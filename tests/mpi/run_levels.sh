@@ -48,6 +48,10 @@ printf '\xff' | dd of="$f" bs=1 seek=$(( $(stat -c %s "$f") - 100 )) conv=notrun
 check "level 3: a corrupt parity file is detected and rebuilt" \
   bash -c "scripts/mpirun.sh 8 $T restore 2 2>&1 | grep -q 'parity.ec: row .* checksum mismatch'"
 check "  ... and verifies afterwards" "$BUILD/cairn" verify --base "$CAIRN_BASE" --job "$CAIRN_JOB" --gen 2
+r5=$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node5/gen-2/rank-5.ckpt
+printf '\xff' | dd of="$r5" bs=1 seek=5000 conv=notrunc status=none
+check "level 3: a corrupt data file is detected, rebuilt by decoding and restored bit-exact" \
+  bash -c "scripts/mpirun.sh 8 $T restore 2 2>&1 | grep -q 'rebuilt .*node5/gen-2 by decoding'"
 wipe 0 1 2
 check "level 3: m+1 = 3 nodes of a set lost: CAIRN_ELOST names generation, set and nodes" \
   bash -c "scripts/mpirun.sh 8 $T expect-fail CAIRN_ELOST | grep -q 'generation 2: encoding set 0 lost 3 nodes (0 1 2)'"
