@@ -50,6 +50,7 @@
 
 #include <mpi.h>
 
+#include "bench.h"
 #include "cairn.h"
 
 #define MIB ((size_t)1 << 20)
@@ -62,61 +63,11 @@ static const char *const method_name[N_METHODS] = {"memcpy", "write", "cairn"};
 
 static int g_rank = 0;
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "l1_bench: rank %d: %s\n", g_rank, msg);
-    fflush(stderr);
-    int inited = 0;
-    MPI_Initialized(&inited);
-    if (inited)
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);
-}
-
-static void check_cairn(int rc, const cairn_ctx *ctx, const char *what)
-{
-    if (rc != 0)
-        die("%s: %s (%d): %s", what, cairn_strerror(rc), rc, cairn_errmsg(ctx));
-}
-
-static void check_mpi(int rc, const char *what)
-{
-    if (rc != MPI_SUCCESS) {
-        char s[MPI_MAX_ERROR_STRING];
-        int len = 0;
-        MPI_Error_string(rc, s, &len);
-        die("%s: %s", what, s);
-    }
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void usage(void)
 {
     fprintf(stderr,
             "usage: l1_bench [--size MiB] [--reps N] [--warmup N] [--io auto|write|pmem]\n"
             "                [--label LABEL] [--headline]\n");
-}
-
-static long parse_long(const char *s, const char *opt, long lo, long hi)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-        die("%s: expected an integer in %ld..%ld, got '%s'", opt, lo, hi, s);
-    return v;
 }
 
 /* Non-trivial, incompressible data: xorshift64, seeded per rank. */
@@ -171,20 +122,6 @@ static double write_baseline(const char *path, const uint8_t *buf, size_t size)
         die("close %s: %s", path, strerror(errno));
     double t = now() - t0;
     return t;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(const double *v, int n)
-{
-    double tmp[MAX_REPS];
-    memcpy(tmp, v, (size_t)n * sizeof *v);
-    qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
-    return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
 }
 
 static double vmin(const double *v, int n)
@@ -251,6 +188,8 @@ int main(int argc, char **argv)
     check_mpi(MPI_Init(&argc, &argv), "MPI_Init");
     int nranks = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    bench_rank = g_rank;
+    bench_prog = "l1_bench";
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 
     char label_buf[256];

@@ -58,6 +58,7 @@
 
 #include <mpi.h>
 
+#include "bench.h"
 #include "cairn.h"
 
 #define MIB ((size_t)1 << 20)
@@ -69,65 +70,15 @@ enum { T_L1, T_L3, T_REBUILD, N_TIMES };
 
 static int g_rank = 0;
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "l3_bench: rank %d: %s\n", g_rank, msg);
-    fflush(stderr);
-    int inited = 0;
-    MPI_Initialized(&inited);
-    if (inited)
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);
-}
-
-static void check_cairn(int rc, const cairn_ctx *ctx, const char *what)
-{
-    if (rc != 0)
-        die("%s: %s (%d): %s", what, cairn_strerror(rc), rc, cairn_errmsg(ctx));
-}
-
-static void check_mpi(int rc, const char *what)
-{
-    if (rc != MPI_SUCCESS) {
-        char s[MPI_MAX_ERROR_STRING];
-        int len = 0;
-        MPI_Error_string(rc, s, &len);
-        die("%s: %s", what, s);
-    }
-}
-
 static void barrier(void)
 {
     check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void usage(void)
 {
     fprintf(stderr, "usage: l3_bench [--size MiB] [--reps N] [--warmup N] [--lost N]\n"
                     "                [--verify-every N]\n");
-}
-
-static long parse_long(const char *s, const char *opt, long lo, long hi)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-        die("%s: expected an integer in %ld..%ld, got '%s'", opt, lo, hi, s);
-    return v;
 }
 
 /* An integer environment variable, or DEF when unset or empty. */
@@ -194,20 +145,6 @@ static void wipe(const char *path)
         die("removing %s: %s", path, strerror(rc > 0 ? rc : errno));
     }
     die("removing %s: still there after 10 attempts", path);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(const double *v, int n)
-{
-    double tmp[MAX_REPS];
-    memcpy(tmp, v, (size_t)n * sizeof *v);
-    qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
-    return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
 }
 
 static void print_list(const char *what, const double *v, int n, const char *unit)
@@ -306,6 +243,8 @@ int main(int argc, char **argv)
     check_mpi(MPI_Init(&argc, &argv), "MPI_Init");
     int nranks = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    bench_rank = g_rank;
+    bench_prog = "l3_bench";
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 
     /* The layout this benchmark measures: one rank per node, one set. */

@@ -46,47 +46,13 @@
 #include <mpi.h>
 
 #include "erasure/erasure.h"
+#include "bench.h"
 
 #define MIB ((size_t)1 << 20)
 #define MAX_RUNS 16
 #define MAX_REPS 100
 
 static int rank, np;
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "ring_bench: rank %d: %s\n", rank, msg);
-    fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, int n)
-{
-    double tmp[MAX_REPS + 1];
-    memcpy(tmp, v, sizeof *v * (size_t)n);
-    qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
-    return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
-}
 
 /* A barrier that sleeps instead of spinning, so waiting ranks leave the cores
  * to the ones at work. */
@@ -390,20 +356,12 @@ static void parse_members(const char *s, int *out, int *count)
     }
 }
 
-static long parse_long(const char *s, const char *opt, long lo, long hi)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-        die("%s: expected an integer in %ld..%ld, got '%s'", opt, lo, hi, s);
-    return v;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    bench_rank = rank;
+    bench_prog = "ring_bench";
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     size_t size = 64 * MIB, block = 64 << 10;
     int m = 1, model_m = 2, reps = 3, kernel = EC_KERNEL_AUTO, members[MAX_RUNS], nruns = 0;
