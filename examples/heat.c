@@ -26,7 +26,7 @@
 #define META_N 7 /* format version, rank, ranks, nx, ny, first row, rows */
 
 struct opts {
-    long nx, ny, steps, ckpt_every, crash_at, crash_rank;
+    long nx, ny, steps, ckpt_every, crash_at, crash_rank, l3_every;
     int restart;
     const char *out;
 };
@@ -75,7 +75,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         long *num = !strcmp(a, "--nx") ? &o->nx : !strcmp(a, "--ny") ? &o->ny
                   : !strcmp(a, "--steps") ? &o->steps : !strcmp(a, "--ckpt-every") ? &o->ckpt_every
                   : !strcmp(a, "--crash-at") ? &o->crash_at
-                  : !strcmp(a, "--crash-rank") ? &o->crash_rank : NULL;
+                  : !strcmp(a, "--crash-rank") ? &o->crash_rank
+                  : !strcmp(a, "--l3-every") ? &o->l3_every : NULL;
         if (!strcmp(a, "--restart"))
             o->restart = 1;
         else if (!strcmp(a, "--out") && i + 1 < argc)
@@ -201,7 +202,11 @@ static int checkpoint(struct run *r)
                   cairn_route_file(r->ctx, "stats.txt", path, sizeof path)) ||
         !write_stats(r, path))
         MPI_Abort(MPI_COMM_WORLD, 1); /* one rank alone: no clean way to stop the others */
-    if (!cairn_ok(r, 1, "cairn_checkpoint", cairn_checkpoint(r->ctx, r->step, CAIRN_LEVEL_LOCAL)))
+    /* Every checkpoint at level 1; every --l3-every'th also protected by parity. */
+    int level = r->o.l3_every > 0 && (r->step / r->o.ckpt_every) % r->o.l3_every == 0
+                    ? CAIRN_LEVEL_ERASURE
+                    : CAIRN_LEVEL_LOCAL;
+    if (!cairn_ok(r, 1, "cairn_checkpoint", cairn_checkpoint(r->ctx, r->step, level)))
         return 0;
     r->ckpts++;
     r->t_ckpt += MPI_Wtime() - t0;
@@ -329,7 +334,8 @@ int main(int argc, char **argv)
     if (!parse_args(argc, argv, &r.o)) {
         if (r.rank == 0)
             fprintf(stderr, "usage: heat [--nx N] [--ny N] [--steps N] [--ckpt-every N] "
-                            "[--restart] [--crash-at STEP --crash-rank R] [--out FILE]\n");
+                            "[--l3-every K] [--restart] [--crash-at STEP --crash-rank R] "
+                            "[--out FILE]\n");
     } else if (setup_grid(&r)) {
         int rc = cairn_init(MPI_COMM_WORLD, NULL, &r.ctx);
         if (rc != 0 && r.rank == 0)

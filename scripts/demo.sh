@@ -20,7 +20,9 @@ heat=$BUILD/examples/heat
 cli=$BUILD/cairn
 np=8 per_node=2 crash_rank=5
 nx=${NX:-1024} ny=${NY:-1024} steps=${STEPS:-400} every=${EVERY:-50} crash_at=${CRASH_AT:-250}
-args=(--nx "$nx" --ny "$ny" --steps "$steps")
+l3_every=${L3_EVERY:-2}   # every 2nd checkpoint also at level 3 (parity across the nodes)
+lost_nodes=${LOST_NODES:-"1 2"}   # wiped after the crash, as replaced nodes come back empty
+args=(--nx "$nx" --ny "$ny" --steps "$steps" --l3-every "$l3_every")
 timeout=${DEMO_TIMEOUT:-300}   # seconds per run; a hang is a failure
 
 [ -x "$heat" ] || { echo "demo: FAIL: $heat not built (run: make all)"; exit 1; }
@@ -28,6 +30,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/cairn-demo.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 export CAIRN_BASE=$work/local CAIRN_RANKS_PER_NODE=$per_node
+export CAIRN_SET_SIZE=4 CAIRN_EC_M=2   # one encoding set of the 4 nodes: k = 2, m = 2
 export CAIRN_LOG_LEVEL=${CAIRN_LOG_LEVEL:-warn}
 job=demo-$(hostname -s 2>/dev/null || echo host)-$$-$(date +%s)
 mkdir -m 700 "$CAIRN_BASE"
@@ -54,14 +57,14 @@ show_disk() {
 }
 heat_lines() { sed -n 's/^heat: \(grid\|[0-9]* checkpoints\|time\)/    \1/p' "$work/$1.log"; }
 
-echo "demo: heat ${nx}x${ny}, $steps steps, checkpoint every $every, $np ranks on" \
-     "$((np / per_node)) emulated nodes"
+echo "demo: heat ${nx}x${ny}, $steps steps, checkpoint every $every (every ${l3_every}nd also" \
+     "at level 3, m = 2), $np ranks on $((np / per_node)) emulated nodes"
 echo "demo: job $job, node-local storage $CAIRN_BASE"
 
 # 1. reference
 run_heat ref "$job-ref" "${args[@]}" --ckpt-every 0 --out "$work/ref.bin" ||
   { show_log ref; fail "reference run failed"; }
-echo "demo: [1/4] reference: uninterrupted run, no checkpoints: done in ${secs}s"
+echo "demo: [1/5] reference: uninterrupted run, no checkpoints: done in ${secs}s"
 
 # 2. crash
 run_heat crash "$job" "${args[@]}" --ckpt-every "$every" --crash-at "$crash_at" \
@@ -70,7 +73,7 @@ rc=$?
 [ $rc -ne 0 ] || { show_log crash; fail "the crash run exited 0: rank $crash_rank did not crash"; }
 grep -q "rank $crash_rank: crashing after step $crash_at" "$work/crash.log" ||
   { show_log crash; fail "the crash run failed (status $rc), but not by the planned crash"; }
-echo "demo: [2/4] crash: rank $crash_rank killed itself after step $crash_at;" \
+echo "demo: [2/5] crash: rank $crash_rank killed itself after step $crash_at;" \
      "launcher exit status $rc, as expected (${secs}s)"
 if [ -x "$cli" ] && timeout 60 "$cli" ls --base "$CAIRN_BASE" --job "$job" >"$work/ls.out" 2>&1
 then
@@ -86,12 +89,19 @@ else
   show_disk
 fi
 
-# 3. restart
+# 3. lose nodes: their node-local directories are wiped
+for n in $lost_nodes; do rm -rf "$CAIRN_BASE/cairn-$(id -u)/$job/node$n"; done
+echo "demo: [3/5] node loss: nodes $lost_nodes replaced, their node-local storage wiped"
+
+# 4. restart: rebuild the lost nodes by decoding, then restore
 run_heat restart "$job" "${args[@]}" --ckpt-every "$every" --restart --out "$work/restart.bin" ||
   { show_log restart; fail "the restarted run failed"; }
 restored=$(sed -n 's/^heat: restored generation \([0-9]*\).*/\1/p' "$work/restart.log")
-expected=$(( (crash_at - 1) / every * every ))   # the last checkpoint completed before the crash
-echo "demo: [3/4] restart: restored generation ${restored:-?}, ran to step $steps (${secs}s)"
+# the last level-3 checkpoint completed before the crash
+expected=$(( (crash_at - 1) / (every * l3_every) * every * l3_every ))
+rebuilt=$(grep -c 'by decoding' "$work/restart.log")
+echo "demo: [4/5] restart: $rebuilt lost node(s) rebuilt by decoding, restored generation" \
+     "${restored:-?}, ran to step $steps (${secs}s)"
 heat_lines restart
 [ "$restored" = "$expected" ] || fail "restored generation ${restored:-none}, expected $expected"
 
@@ -101,7 +111,8 @@ bytes=$(stat -c %s "$work/ref.bin") want=$(( nx * ny * 8 ))
 cmp -s "$work/ref.bin" "$work/restart.bin" ||
   fail "final field after crash + restart differs from the reference:" \
        "$(cmp "$work/ref.bin" "$work/restart.bin" 2>&1)"
-echo "demo: [4/4] verify: final field after crash + restart identical to the reference" \
+echo "demo: [5/5] verify: final field after crash, node loss and restart identical to the reference" \
      "($bytes bytes)"
-echo "demo: PASS (crash after step $crash_at, restored generation $restored," \
-     "$bytes bytes verified)"
+[ "$rebuilt" -ge 1 ] || fail "no node was rebuilt by decoding"
+echo "demo: PASS (crash after step $crash_at, nodes $lost_nodes lost, rebuilt by decoding," \
+     "restored generation $restored, $bytes bytes verified)"

@@ -62,7 +62,7 @@ echo "# levels 2 and 3: node losses, rebuild, restore"
 source tests/mpi/run_levels.sh
 
 echo "# the demo (small grid): crash, restart, verify against an uninterrupted run"
-check "demo: heat stencil, 8 ranks on 4 nodes, restart bit-exact" env NX=256 NY=256 bash scripts/demo.sh
+check "demo: heat stencil, 8 ranks on 4 nodes, crash + 2 nodes lost, rebuilt, bit-exact" env NX=256 NY=256 bash scripts/demo.sh
 
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]
