@@ -12,6 +12,8 @@
  * generation, whose id is the step. --restart restores the newest complete
  * generation and checks layout and stats.txt against it. --crash-at S makes
  * rank --crash-rank raise SIGKILL right after step S, before its checkpoint.
+ * --l3-every K also protects every K-th checkpoint (by step) with level-3
+ * parity across the nodes, so the run survives losing nodes too.
  */
 #include <cairn.h>
 #include <errno.h>

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # demo.sh: the main job behind `make demo`. A heat-diffusion run (examples/heat)
-# on 8 ranks over 4 emulated nodes is killed in the middle, restarted from its
-# node-local checkpoints, and its final field compared byte for byte with an
-# uninterrupted run:
+# on 8 ranks over 4 emulated nodes crashes, loses two nodes, is restarted from
+# its node-local checkpoints (the lost nodes rebuilt by decoding), and its
+# final field is compared byte for byte with an uninterrupted run:
 #   1. reference: the whole run, no crash, no checkpoints
-#   2. crash:     checkpoints every EVERY steps; rank 5 SIGKILLs itself after
-#                 step CRASH_AT (before that step's checkpoint); the launcher fails
-#   3. restart:   same job id, --restart: continues from the newest complete
-#                 generation, which must be the last one before the crash
-#   4. verify:    cmp of the two final fields
+#   2. crash:     checkpoints every EVERY steps at level 1, every L3_EVERY-th
+#                 also at level 3 (one encoding set of the 4 nodes, m = 2);
+#                 rank 5 SIGKILLs itself after step CRASH_AT; the launcher fails
+#   3. node loss: the node-local directories of LOST_NODES are wiped, as
+#                 replaced nodes come back empty
+#   4. restart:   same job id, --restart: the lost nodes' files are rebuilt by
+#                 decoding and the run continues from the newest generation
+#                 that survives, the last level-3 one before the crash
+#   5. verify:    cmp of the two final fields
 # Storage is a fresh temporary CAIRN_BASE, removed at exit. Exits non-zero on
 # any mismatch or unexpected failure.
-#   BUILD=build bash scripts/demo.sh     (NX, NY, STEPS, EVERY, CRASH_AT may be set)
+#   BUILD=build bash scripts/demo.sh   (NX, NY, STEPS, EVERY, L3_EVERY, CRASH_AT,
+#                                        LOST_NODES may be set)
 set -u
 
 BUILD=${BUILD:-build}
