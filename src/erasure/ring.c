@@ -1,6 +1,7 @@
 /*
- * ring.c - the pipelined ring encode of the rotated layout, and the set
- * decode (MPI). The layout itself is in erasure.h.
+ * ring.c - the pipelined ring encode of the rotated layout (MPI), and what
+ * encode and decode share (geometry, agreement). The decode is in
+ * ring_decode.c, the layout in erasure.h.
  *
  * Encode. Member x works, at step s = 0..n-1 of a block, on stripe
  * t = (x - s - m) mod n: for s < k it is stripe t's data column s (its own
@@ -44,33 +45,14 @@
  * Depends on erasure.h (the codec, the layout), common.h and MPI. Buffers are
  * allocated here and freed before returning.
  */
-#include "erasure/erasure.h"
+#include "erasure/ring_internal.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-    EC_TAG_RING = 0x4543, /* + lane */
-    EC_TAG_GATHER = 0x4550,
-    EC_TAG_SCATTER = 0x4551,
-};
-
-#define RING_LANES 3 /* at most; 2 but for the last group of an odd count */
-#define RING_PROGRESS_SLICE (256u << 10) /* column update between MPI progress calls */
-#define RING_MEM_ALIGN 64
-
-/* The set and its geometry, the same on every member once agreed. */
-typedef struct ring_geo {
-    MPI_Comm comm;
-    int n, x, m, k;
-    uint64_t chunk;
-    size_t blk, align;  /* blk: a multiple of align, at most half the chunk rounded up */
-    uint64_t nb;        /* blocks per chunk */
-} ring_geo;
-
-static int mpi_fail(cn_err *err, int mrc, const char *what)
+int ec__mpi_fail(cn_err *err, int mrc, const char *what)
 {
     char s[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
@@ -78,18 +60,12 @@ static int mpi_fail(cn_err *err, int mrc, const char *what)
     return cn_fail(err, CAIRN_EMPI, "%s failed: %s", what, s);
 }
 
-#define MPI_TRY(call, what)                                                                       \
-    do {                                                                                          \
-        int mrc_ = (call);                                                                        \
-        if (mrc_ != MPI_SUCCESS)                                                                  \
-            return mpi_fail(err, mrc_, what);                                                     \
-    } while (0)
 
 /*
  * Collective: every member returns the lowest code any member had, with the
  * message of the lowest-ranked member that had it ("member X: ...").
  */
-static int ring_agree(MPI_Comm comm, int rc, cn_err *err)
+int ec__ring_agree(MPI_Comm comm, int rc, cn_err *err)
 {
     int rank = 0, global = rc;
     MPI_Comm_rank(comm, &rank);
@@ -110,7 +86,7 @@ static int ring_agree(MPI_Comm comm, int rc, cn_err *err)
  * Collective: check the arguments on every member and that all members
  * passed the same ones. Fills G. Returns the same code on every member.
  */
-static int geo_setup(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t block,
+int ec__ring_geo_setup(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t block,
                      ring_geo *g, cn_err *err)
 {
     memset(g, 0, sizeof *g);
@@ -153,7 +129,7 @@ static int geo_setup(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t bl
             rc = cn_fail(err, CAIRN_EINVAL, "ring: chunk %llu too large",
                          (unsigned long long)chunk);
     }
-    CN_TRY(ring_agree(comm, rc, err));
+    CN_TRY(ec__ring_agree(comm, rc, err));
 
     /* Same geometry everywhere: max of v and of -v gives max and min at once. */
     int64_t v[4] = {(int64_t)g->chunk, (int64_t)g->blk, g->m, ec_codec_form(c)}, mm[8], r[8];
@@ -172,7 +148,7 @@ static int geo_setup(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t bl
     return 0;
 }
 
-static uint8_t *buf_alloc(size_t len)
+uint8_t *ec__ring_buf(size_t len)
 {
     size_t a = (len + RING_MEM_ALIGN - 1) / RING_MEM_ALIGN * RING_MEM_ALIGN;
     return aligned_alloc(RING_MEM_ALIGN, a ? a : RING_MEM_ALIGN);
@@ -216,12 +192,6 @@ static bool item_next(const ring_geo *g, ring_item *it)
 
 /* First row still travelling when the receiver is at step S. */
 static int rows_lo(const ring_geo *g, int s) { return s > g->k ? s - g->k : 0; }
-
-static size_t block_len(const ring_geo *g, uint64_t b)
-{
-    uint64_t left = g->chunk - b * g->blk;
-    return left < g->blk ? (size_t)left : g->blk;
-}
 
 typedef struct ring_lane {
     uint8_t *buf[2];         /* m rows each; step s works in buf[s & 1] */
@@ -372,7 +342,7 @@ int ec_ring_encode(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t bloc
     memset(&e, 0, sizeof e);
     e.c = c;
     e.io = io;
-    CN_TRY(geo_setup(comm, c, chunk, block, &e.g, err));
+    CN_TRY(ec__ring_geo_setup(comm, c, chunk, block, &e.g, err));
     const ring_geo *g = &e.g;
     int rc = 0;
     if (!io || !io->read || !io->write_parity)
@@ -384,13 +354,13 @@ int ec_ring_encode(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t bloc
     if (rc == 0 && g->nb > 0) {
         for (int l = 0; l < lanes; l++)
             for (int i = 0; i < 2; i++)
-                alloc &= (e.lane[l].buf[i] = buf_alloc((size_t)g->m * g->blk)) != NULL;
-        alloc &= (e.data = buf_alloc(g->blk)) != NULL;
+                alloc &= (e.lane[l].buf[i] = ec__ring_buf((size_t)g->m * g->blk)) != NULL;
+        alloc &= (e.data = ec__ring_buf(g->blk)) != NULL;
         if (!alloc)
             rc = cn_fail(err, CAIRN_ENOMEM, "ring: out of memory for %d x %zu-byte buffers",
                          2 * lanes + 1, (size_t)g->m * g->blk);
     }
-    rc = ring_agree(comm, rc, err);
+    rc = ec__ring_agree(comm, rc, err);
 
     bool clean = true;
     if (rc == 0 && g->nb > 0) {
@@ -410,7 +380,7 @@ int ec_ring_encode(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t bloc
             cn_err_clear(err);
             if (e.lrc != 0)
                 *err = e.lerr;
-            rc = ring_agree(comm, e.lrc, err);
+            rc = ec__ring_agree(comm, e.lrc, err);
         }
     }
     if (clean) { /* else MPI may still touch them: leave them be */
@@ -422,288 +392,3 @@ int ec_ring_encode(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t bloc
     return rc;
 }
 
-/* ---- decode ------------------------------------------------------------ */
-
-#define RING_DECODE_MEM (32u << 20) /* n blocks: a decoder's shards, a survivor's sends */
-
-typedef struct ring_dec {
-    ring_geo g;              /* g.blk, g.nb: the decode block, at most RING_DECODE_MEM / n */
-    const ec_codec *c;
-    const ec_ring_io *io;
-    const bool *lost;
-    int count, nsurv;
-    int *lostlist;           /* the lost members, ascending */
-    int *surv;               /* the survivors, ascending: surv[i] decodes stripe t0 + i */
-    bool *sel;               /* by shard index: the k shards the decoder works from */
-    int *erased;             /* the other shard indexes */
-    uint8_t *shards;         /* a decoder's n shards of one block */
-    uint8_t *sendbuf;        /* a survivor's shard per stripe of the round */
-    uint8_t *recvbuf;        /* a lost member's rebuilt shard per stripe of the round */
-    MPI_Request *req;
-    MPI_Status *st;          /* not MPI_STATUSES_IGNORE: MPICH + GCC warn */
-    int lrc;
-    cn_err lerr;
-} ring_dec;
-
-/* Shard index of member Y in stripe T: data column p, or k + parity row r. */
-static int shard_of(const ring_geo *g, int t, int y)
-{
-    int p = ec_data_column(g->n, g->m, t, y);
-    return p >= 0 ? p : g->k + ((y - t) % g->n + g->n) % g->n;
-}
-
-static int shard_member(const ring_geo *g, int t, int idx)
-{
-    return idx < g->k ? ec_data_member(g->n, g->m, t, idx)
-                      : ec_parity_holder(g->n, t, idx - g->k);
-}
-
-/* The k shards stripe T's decoder DEC works from: its own, then the first
- * k - 1 other surviving ones (data before parity). Fills sel and erased (the
- * m others, the lost ones among them); returns the erased count. */
-static int dec_select(ring_dec *d, int t, int dec)
-{
-    const ring_geo *g = &d->g;
-    int own = shard_of(g, t, dec), chosen = 1, ne = 0;
-    for (int idx = 0; idx < g->n; idx++) {
-        if (idx == own) {
-            d->sel[idx] = true;
-            continue;
-        }
-        d->sel[idx] = chosen < g->k && !d->lost[shard_member(g, t, idx)];
-        if (d->sel[idx])
-            chosen++;
-        else
-            d->erased[ne++] = idx;
-    }
-    return ne;
-}
-
-static void dec_fail(ring_dec *d, int rc, const cn_err *why)
-{
-    if (d->lrc == 0 && rc < 0) {
-        d->lrc = rc;
-        d->lerr = *why;
-        if (!d->lerr.msg[0])
-            snprintf(d->lerr.msg, sizeof d->lerr.msg, "%s", cairn_strerror(rc));
-    }
-}
-
-/* Read this member's shard IDX of stripe T (block at OFF, LEN bytes) into BUF. */
-static void dec_read(ring_dec *d, int t, int idx, uint64_t off, uint8_t *buf, size_t len)
-{
-    const ring_geo *g = &d->g;
-    if (d->lrc == 0) {
-        cn_err why;
-        cn_err_clear(&why);
-        int rc = idx < g->k
-                     ? d->io->read(d->io->arg, (uint64_t)idx * g->chunk + off, buf, len, &why)
-                     : d->io->read_parity(d->io->arg, t, idx - g->k, off, buf, len, &why);
-        if (rc < 0)
-            dec_fail(d, rc, &why);
-    }
-    if (d->lrc != 0)
-        memset(buf, 0, len);
-}
-
-/* Store this member's rebuilt shard IDX of stripe T. */
-static void dec_store(ring_dec *d, int t, int idx, uint64_t off, const uint8_t *buf, size_t len)
-{
-    const ring_geo *g = &d->g;
-    if (d->lrc != 0)
-        return;
-    cn_err why;
-    cn_err_clear(&why);
-    int rc = idx < g->k
-                 ? d->io->write_data(d->io->arg, (uint64_t)idx * g->chunk + off, buf, len, &why)
-                 : d->io->write_parity(d->io->arg, t, idx - g->k, off, buf, len, &why);
-    if (rc < 0)
-        dec_fail(d, rc, &why);
-}
-
-/* One round (stripes T0 .. T0 + nsurv - 1, stripe t decoded by surv[t - T0]) of one block. */
-static int dec_round(ring_dec *d, int t0, uint64_t off, size_t len, cn_err *err)
-{
-    const ring_geo *g = &d->g;
-    int tn = t0 + d->nsurv < g->n ? t0 + d->nsurv : g->n, nreq = 0;
-    bool me_lost = d->lost[g->x];
-
-    /* Gather: the chosen shards of each stripe to its decoder. */
-    for (int t = t0; t < tn; t++) {
-        int dec = d->surv[t - t0], mine = shard_of(g, t, g->x);
-        if (me_lost)
-            continue;
-        dec_select(d, t, dec);
-        if (dec == g->x) {
-            dec_read(d, t, mine, off, d->shards + (size_t)mine * len, len);
-            for (int idx = 0; idx < g->n; idx++)
-                if (d->sel[idx] && idx != mine)
-                    MPI_TRY(MPI_Irecv(d->shards + (size_t)idx * len, (int)len, MPI_BYTE,
-                                      shard_member(g, t, idx), EC_TAG_GATHER, g->comm,
-                                      &d->req[nreq++]),
-                            "MPI_Irecv");
-        } else if (d->sel[mine]) {
-            uint8_t *buf = d->sendbuf + (size_t)(t - t0) * len;
-            dec_read(d, t, mine, off, buf, len);
-            MPI_TRY(MPI_Isend(buf, (int)len, MPI_BYTE, dec, EC_TAG_GATHER, g->comm,
-                              &d->req[nreq++]),
-                    "MPI_Isend");
-        }
-    }
-    MPI_TRY(MPI_Waitall(nreq, d->req, d->st), "MPI_Waitall (decode gather)");
-
-    /* Decode; send the rebuilt shards to their lost owners. */
-    nreq = 0;
-    for (int t = t0; t < tn; t++) {
-        int dec = d->surv[t - t0];
-        if (dec == g->x) {
-            uint8_t *sh[EC_MAX_SHARDS];
-            for (int idx = 0; idx < g->n; idx++)
-                sh[idx] = d->shards + (size_t)idx * len;
-            int ne = dec_select(d, t, dec);
-            if (d->lrc == 0) {
-                cn_err why;
-                cn_err_clear(&why);
-                int rc = ec_decode(d->c, sh, d->erased, ne, len, &why);
-                if (rc < 0)
-                    dec_fail(d, rc, &why);
-            }
-            for (int j = 0; j < d->count; j++) {
-                int y = d->lostlist[j];
-                MPI_TRY(MPI_Isend(sh[shard_of(g, t, y)], (int)len, MPI_BYTE, y, EC_TAG_SCATTER,
-                                  g->comm, &d->req[nreq++]),
-                        "MPI_Isend");
-            }
-        } else if (me_lost) {
-            MPI_TRY(MPI_Irecv(d->recvbuf + (size_t)(t - t0) * len, (int)len, MPI_BYTE, dec,
-                              EC_TAG_SCATTER, g->comm, &d->req[nreq++]),
-                    "MPI_Irecv");
-        }
-    }
-    MPI_TRY(MPI_Waitall(nreq, d->req, d->st), "MPI_Waitall (decode scatter)");
-    if (me_lost)
-        for (int t = t0; t < tn; t++)
-            dec_store(d, t, shard_of(g, t, g->x), off, d->recvbuf + (size_t)(t - t0) * len,
-                      len);
-    return 0;
-}
-
-/* Collective: check that every member passed the same LOST; list it in D. */
-static int dec_lost(ring_dec *d, cn_err *err)
-{
-    const ring_geo *g = &d->g;
-    size_t n = (size_t)g->n;
-    uint8_t *mine = calloc(n, 1), *any = calloc(n, 1), *every = calloc(n, 1);
-    int rc = 0;
-    if (!mine || !any || !every || !d->lostlist || !d->surv || !d->sel || !d->erased)
-        rc = cn_fail(err, CAIRN_ENOMEM, "ring: out of memory");
-    else if (!d->lost || !d->io || !d->io->read || !d->io->write_parity ||
-             !d->io->read_parity || !d->io->write_data)
-        rc = cn_fail(err, CAIRN_EINVAL, "ring: decode needs the lost array and four callbacks");
-    else
-        for (size_t y = 0; y < n; y++)
-            mine[y] = d->lost[y] ? 1 : 0;
-    rc = ring_agree(g->comm, rc, err);
-    if (rc == 0) {
-        int m1 = MPI_Allreduce(mine, any, g->n, MPI_UNSIGNED_CHAR, MPI_BOR, g->comm);
-        int m2 = MPI_Allreduce(mine, every, g->n, MPI_UNSIGNED_CHAR, MPI_BAND, g->comm);
-        if (m1 != MPI_SUCCESS || m2 != MPI_SUCCESS)
-            rc = mpi_fail(err, m1 != MPI_SUCCESS ? m1 : m2, "MPI_Allreduce");
-        else if (memcmp(any, every, n) != 0)
-            rc = cn_fail(err, CAIRN_EINVAL, "ring: members disagree on which members are lost");
-    }
-    free(mine);
-    free(any);
-    free(every);
-    if (rc != 0)
-        return rc;
-
-    char names[256] = "";
-    size_t used = 0;
-    for (int y = 0; y < g->n; y++) {
-        if (!d->lost[y]) {
-            d->surv[d->nsurv++] = y;
-            continue;
-        }
-        d->lostlist[d->count++] = y;
-        if (used < sizeof names) {
-            int w = snprintf(names + used, sizeof names - used, "%s%d", used ? ", " : "", y);
-            used += w > 0 ? (size_t)w : 0;
-        }
-    }
-    if (used >= sizeof names)
-        snprintf(names + sizeof names - 5, 5, "...");
-    if (d->count > g->m)
-        return cn_fail(err, CAIRN_ECORRUPT, "%d members lost (%s), at most %d can be rebuilt",
-                       d->count, names, g->m);
-    return 0;
-}
-
-int ec_ring_decode(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t block,
-                   const bool *lost, const ec_ring_io *io, cn_err *err)
-{
-    cn_err local;
-    if (!err)
-        err = &local;
-    cn_err_clear(err);
-    ring_dec d;
-    memset(&d, 0, sizeof d);
-    d.c = c;
-    d.io = io;
-    d.lost = lost;
-    CN_TRY(geo_setup(comm, c, chunk, block, &d.g, err));
-    ring_geo *g = &d.g;
-    size_t n = (size_t)g->n;
-    d.lostlist = malloc(sizeof *d.lostlist * n);
-    d.surv = malloc(sizeof *d.surv * n);
-    d.sel = malloc(sizeof *d.sel * n);
-    d.erased = malloc(sizeof *d.erased * n);
-    int rc = dec_lost(&d, err);
-    bool inflight = false;
-    if (rc == 0 && d.count > 0 && g->nb > 0) {
-        /* A decoder holds n shards of a block, a survivor sends up to n: bound
-         * the block by memory. */
-        size_t cap = RING_DECODE_MEM / n / g->align * g->align;
-        if (g->blk > cap) {
-            g->blk = cap > 0 ? cap : g->align;
-            g->nb = (g->chunk + g->blk - 1) / g->blk;
-        }
-        bool me_lost = lost[g->x];
-        if (me_lost) {
-            d.recvbuf = buf_alloc(n * g->blk);
-        } else {
-            d.shards = buf_alloc(n * g->blk);
-            d.sendbuf = buf_alloc(n * g->blk);
-        }
-        d.req = malloc(sizeof *d.req * 2 * n);
-        d.st = malloc(sizeof *d.st * 2 * n);
-        if ((me_lost ? !d.recvbuf : !d.shards || !d.sendbuf) || !d.req || !d.st)
-            rc = cn_fail(err, CAIRN_ENOMEM, "ring: out of memory for decode buffers");
-        rc = ring_agree(comm, rc, err);
-        if (rc == 0) {
-            for (uint64_t b = 0; rc == 0 && b < g->nb; b++)
-                for (int t0 = 0; rc == 0 && t0 < g->n; t0 += d.nsurv)
-                    rc = dec_round(&d, t0, b * g->blk, block_len(g, b), err);
-            if (rc == 0) {
-                cn_err_clear(err);
-                if (d.lrc != 0)
-                    *err = d.lerr;
-                rc = ring_agree(comm, d.lrc, err);
-            } else {
-                inflight = true; /* an MPI call failed: requests may be pending */
-            }
-        }
-    }
-    if (!inflight) { /* else MPI may still touch them: leave them be */
-        free(d.shards);
-        free(d.sendbuf);
-        free(d.recvbuf);
-        free(d.req);
-        free(d.st);
-    }
-    free(d.lostlist);
-    free(d.surv);
-    free(d.sel);
-    free(d.erased);
-    return rc;
-}
