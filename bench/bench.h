@@ -1,7 +1,7 @@
 /*
  * bench.h - what every MPI benchmark program shares: failing loudly (a
  * benchmark aborts the job rather than print a wrong figure), timing,
- * medians, strict option parsing. Header-only; each program sets
+ * medians, strict option parsing, benchmark data. Header-only; each program sets
  * bench_prog and bench_rank at start.
  */
 #ifndef CAIRN_BENCH_H
@@ -10,6 +10,7 @@
 #include "cairn.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,34 @@ static inline long parse_long(const char *s, const char *opt, long lo, long hi)
     if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
         die("%s: expected an integer in %ld..%ld, got '%s'", opt, lo, hi, s);
     return v;
+}
+
+#define PAGE 4096
+
+/* Non-trivial, incompressible data: xorshift64, seeded (per rank). */
+static inline void fill(uint8_t *buf, size_t size, int seed)
+{
+    uint64_t x = 0x9E3779B97F4A7C15ull ^ ((uint64_t)(seed + 1) * 0xD1B54A32D192ED03ull);
+    size_t words = size / 8;
+    for (size_t i = 0; i < words; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        memcpy(buf + 8 * i, &x, 8);
+    }
+    for (size_t i = words * 8; i < size; i++)
+        buf[i] = (uint8_t)(x >> (8 * (i % 8)));
+}
+
+/* Change one word in every page, so no block equals its previous version. */
+static inline void perturb(uint8_t *buf, size_t size, long salt)
+{
+    for (size_t off = 0; off + 8 <= size; off += PAGE) {
+        uint64_t v;
+        memcpy(&v, buf + off, 8);
+        v ^= (uint64_t)(salt + 1) * 0x9E3779B97F4A7C15ull;
+        memcpy(buf + off, &v, 8);
+    }
 }
 
 #endif /* CAIRN_BENCH_H */

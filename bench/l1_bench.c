@@ -54,7 +54,6 @@
 #include "cairn.h"
 
 #define MIB ((size_t)1 << 20)
-#define PAGE 4096
 #define MAX_REPS 1000
 #define WRITE_MAX ((size_t)1 << 30) /* largest single write() request */
 
@@ -68,33 +67,6 @@ static void usage(void)
     fprintf(stderr,
             "usage: l1_bench [--size MiB] [--reps N] [--warmup N] [--io auto|write|pmem]\n"
             "                [--label LABEL] [--headline]\n");
-}
-
-/* Non-trivial, incompressible data: xorshift64, seeded per rank. */
-static void fill(uint8_t *buf, size_t size, int rank)
-{
-    uint64_t x = 0x9E3779B97F4A7C15ull ^ ((uint64_t)(rank + 1) * 0xD1B54A32D192ED03ull);
-    size_t words = size / 8;
-    uint64_t *w = (uint64_t *)buf;
-    for (size_t i = 0; i < words; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        w[i] = x;
-    }
-    for (size_t i = words * 8; i < size; i++)
-        buf[i] = (uint8_t)(x >> (8 * (i % 8)));
-}
-
-/* Change one word in every page, so no block equals its previous version. */
-static void perturb(uint8_t *buf, size_t size, int rep)
-{
-    for (size_t off = 0; off + 8 <= size; off += PAGE) {
-        uint64_t v;
-        memcpy(&v, buf + off, 8);
-        v ^= (uint64_t)(rep + 1) * 0x9E3779B97F4A7C15ull;
-        memcpy(buf + off, &v, 8);
-    }
 }
 
 static double write_baseline(const char *path, const uint8_t *buf, size_t size)

@@ -62,7 +62,6 @@
 #include "cairn.h"
 
 #define MIB ((size_t)1 << 20)
-#define PAGE 4096
 #define MAX_REPS 1000
 #define SETTLE_US 200000 /* let background pruning finish between timed calls */
 
@@ -88,33 +87,6 @@ static long env_long(const char *name, long def)
     if (s == NULL || s[0] == '\0')
         return def;
     return parse_long(s, name, 0, 1L << 30);
-}
-
-/* Non-trivial, incompressible data: xorshift64, seeded per rank. */
-static void fill(uint8_t *buf, size_t size, int rank)
-{
-    uint64_t x = 0x9E3779B97F4A7C15ull ^ ((uint64_t)(rank + 1) * 0xD1B54A32D192ED03ull);
-    size_t words = size / 8;
-    uint64_t *w = (uint64_t *)buf;
-    for (size_t i = 0; i < words; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        w[i] = x;
-    }
-    for (size_t i = words * 8; i < size; i++)
-        buf[i] = (uint8_t)(x >> (8 * (i % 8)));
-}
-
-/* Change one word in every page, so no block equals its previous version. */
-static void perturb(uint8_t *buf, size_t size, long salt)
-{
-    for (size_t off = 0; off + 8 <= size; off += PAGE) {
-        uint64_t v;
-        memcpy(&v, buf + off, 8);
-        v ^= (uint64_t)(salt + 1) * 0x9E3779B97F4A7C15ull;
-        memcpy(buf + off, &v, 8);
-    }
 }
 
 static int rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)

@@ -69,17 +69,6 @@ static void polite_barrier(void)
     }
 }
 
-static void fill(uint8_t *buf, size_t size, int seed)
-{
-    uint64_t x = 0x9E3779B97F4A7C15ull ^ ((uint64_t)(seed + 1) * 0xD1B54A32D192ED03ull);
-    for (size_t i = 0; i + 8 <= size; i += 8) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        memcpy(buf + i, &x, 8);
-    }
-}
-
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 /* ---- the measured ring ------------------------------------------------- */

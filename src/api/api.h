@@ -8,6 +8,7 @@
  *   checkpoint.c  one generation: write every rank's file, agree, write the
  *                 node manifests, prune old generations.
  *   inventory.c   which generations exist and are complete on every rank.
+ *   manifest.c    node manifests: read, write, raise the level, match the job.
  *   restart.c     choose, verify and restore a generation.
  *   level2.c      partner copies: each node's files on the next node.
  *   level3.c      parity: the node's payload through the encoding ring.
@@ -90,10 +91,16 @@ int api_set_first(int set, int nnodes, int nsets);
  * M is this node's level-1 manifest. Local results; callers agree. */
 int api_partner_copy(cairn_ctx *ctx, int genfd, const cn_manifest *m);
 int api_encode(cairn_ctx *ctx, int genfd, const char *gen_path, const cn_manifest *m);
-/* Read, decode and return this node's manifest of the generation in GENFD. */
+/* Node manifests (manifest.c). Read and decode the manifest in GENFD. */
 int api_read_manifest(cairn_ctx *ctx, int genfd, cn_manifest *m);
+/* Encode M and write it atomically as GENFD/manifest. */
+int api_write_manifest(cairn_ctx *ctx, int genfd, const cn_manifest *m);
 /* Rewrite this node's manifest with LEVEL (after a higher level completed). */
 int api_set_manifest_level(cairn_ctx *ctx, int genfd, int level);
+/* Was M written by a job of this job's rank/node layout? */
+bool api_same_layout(const cairn_ctx *ctx, const cn_manifest *m);
+/* ... and is it generation ID of this job, for node NODE? */
+bool api_manifest_of(const cairn_ctx *ctx, const cn_manifest *m, long id, int node);
 
 /*
  * Collective (recover.c). Make generation ID (or the newest recoverable one

@@ -165,15 +165,10 @@ static int write_manifest(cairn_ctx *ctx, long id, int level, int genfd, const l
         rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "out of memory");
     for (int i = 0; rc == 0 && i < ctx->node_size; i++) /* node ranks ascend (split key) */
         m.local[i] = (cn_manifest_rank){(uint32_t)all[3 * i], all[3 * i + 1], all[3 * i + 2]};
-    uint8_t *buf = NULL;
-    size_t len = 0;
     if (rc == 0) {
         cn_fault_point("ckpt.manifest", id, ctx->rank);
-        rc = cn_manifest_encode(&m, &buf, &len, &ctx->err);
+        rc = api_write_manifest(ctx, genfd, &m);
     }
-    if (rc == 0)
-        rc = cn_write_atomic(genfd, CN_MANIFEST_NAME, buf, len, &ctx->err);
-    free(buf);
     free(m.local);
     free(all);
     return rc;

@@ -28,18 +28,15 @@ static bool usable(cairn_ctx *ctx, long id, api_gen *out)
     int genfd = cn_dir_open(ctx->nodefd, gen, false, &err);
     if (genfd < 0)
         return false;
-    uint8_t *buf = NULL;
-    size_t len = 0;
     cn_manifest m;
     bool ok = false;
-    if (cn_read_small(genfd, CN_MANIFEST_NAME, 64u << 20, &buf, &len, &err) == 0 &&
-        cn_manifest_decode(buf, len, &m, &err) == 0) {
-        bool same_layout = m.nranks == (uint32_t)ctx->size &&
-                           m.nnodes == (uint32_t)ctx->nnodes && m.node == (uint32_t)ctx->node &&
-                           memcmp(m.rank_node, ctx->rank_node,
-                                  sizeof *m.rank_node * (size_t)ctx->size) == 0;
-        ok = m.generation == id && strcmp(m.job, ctx->job) == 0 && same_layout;
-        if (!same_layout && !ctx->layout_note[0])
+    cn_err saved = ctx->err; /* a manifest that does not read only makes G unusable */
+    int rc = api_read_manifest(ctx, genfd, &m);
+    err = ctx->err;
+    ctx->err = saved;
+    if (rc == 0) {
+        ok = api_manifest_of(ctx, &m, id, ctx->node);
+        if (!api_same_layout(ctx, &m) && !ctx->layout_note[0])
             snprintf(ctx->layout_note, sizeof ctx->layout_note,
                      "generation %ld was written by %u ranks on %u nodes; this run has %d ranks "
                      "on %d nodes (or a different rank -> node map)",
@@ -62,7 +59,6 @@ static bool usable(cairn_ctx *ctx, long id, api_gen *out)
         if (err.code == CAIRN_ECORRUPT || err.code == CAIRN_EFORMAT)
             cn_warn("%s/%s/%s: %s", ctx->node_path, gen, CN_MANIFEST_NAME, err.msg);
     }
-    free(buf);
     close(genfd);
     return ok;
 }

@@ -16,32 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-int api_read_manifest(cairn_ctx *ctx, int genfd, cn_manifest *m)
-{
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    int rc = cn_read_small(genfd, CN_MANIFEST_NAME, 64u << 20, &buf, &len, &ctx->err);
-    if (rc == 0)
-        rc = cn_manifest_decode(buf, len, m, &ctx->err);
-    free(buf);
-    return rc;
-}
-
-int api_set_manifest_level(cairn_ctx *ctx, int genfd, int level)
-{
-    cn_manifest m;
-    CN_TRY(api_read_manifest(ctx, genfd, &m));
-    m.level = (uint32_t)level;
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    int rc = cn_manifest_encode(&m, &buf, &len, &ctx->err);
-    if (rc == 0)
-        rc = cn_write_atomic(genfd, CN_MANIFEST_NAME, buf, len, &ctx->err);
-    free(buf);
-    cn_manifest_free(&m);
-    return rc;
-}
-
 /* One member's description: node, name, payload, nlocal, then nlocal (rank, size, sum). */
 #define DESC_FIXED (4 + CN_JOB_MAX + 1 + 8 + 4)
 

@@ -76,14 +76,6 @@ static bool files_ok(int dirfd, const cn_manifest *m)
     return true;
 }
 
-static bool manifest_ok(const cairn_ctx *ctx, const cn_manifest *m, long id, int node)
-{
-    return m->generation == id && strcmp(m->job, ctx->job) == 0 &&
-           m->nranks == (uint32_t)ctx->size && m->nnodes == (uint32_t)ctx->nnodes &&
-           m->node == (uint32_t)node &&
-           memcmp(m->rank_node, ctx->rank_node, sizeof *m->rank_node * (size_t)ctx->size) == 0;
-}
-
 /* What this node holds of generation ID. PIN receives its parity if valid. */
 static node_state examine(cairn_ctx *ctx, long id, lvl_parity_in *pin)
 {
@@ -97,8 +89,8 @@ static node_state examine(cairn_ctx *ctx, long id, lvl_parity_in *pin)
     cn_manifest m = {0};
     if (api_read_manifest(ctx, genfd, &m) == 0) {
         st.level = (int32_t)m.level;
-        st.foreign = m.nranks != (uint32_t)ctx->size || m.nnodes != (uint32_t)ctx->nnodes;
-        st.data_ok = manifest_ok(ctx, &m, id, ctx->node) && files_ok(genfd, &m);
+        st.foreign = !api_same_layout(ctx, &m);
+        st.data_ok = api_manifest_of(ctx, &m, id, ctx->node) && files_ok(genfd, &m);
     }
     cn_manifest_free(&m);
     char ppath[4600];
@@ -119,7 +111,7 @@ static node_state examine(cairn_ctx *ctx, long id, lvl_parity_in *pin)
     if (pfd >= 0) {
         int prev = (ctx->node + ctx->nnodes - 1) % ctx->nnodes;
         if (api_read_manifest(ctx, pfd, &m) == 0) {
-            st.partner_ok = manifest_ok(ctx, &m, id, prev) && files_ok(pfd, &m);
+            st.partner_ok = api_manifest_of(ctx, &m, id, prev) && files_ok(pfd, &m);
             if (st.partner_ok && (int32_t)m.level > st.level)
                 st.level = (int32_t)m.level;
         }
@@ -185,13 +177,7 @@ static int write_rebuilt_manifest(cairn_ctx *ctx, int genfd, const cn_parity *p,
                      .nlocal = me->nlocal, .rank_node = p->rank_node, .local = me->local};
     memcpy(m.job, p->job, sizeof m.job);
     memcpy(m.node_name, me->node_name, sizeof m.node_name);
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    int rc = cn_manifest_encode(&m, &buf, &len, &ctx->err);
-    if (rc == 0)
-        rc = cn_write_atomic(genfd, CN_MANIFEST_NAME, buf, len, &ctx->err);
-    free(buf);
-    return rc;
+    return api_write_manifest(ctx, genfd, &m);
 }
 
 typedef struct dec_io {

@@ -314,6 +314,10 @@ const cn_entry *cn_ckpt_find(const cn_ckpt *c, const char *name);
 /* Read a whole small file NAME under DIRFD into a malloc'd buffer (max MAX bytes). */
 int cn_read_small(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len,
                   cn_err *err);
+/* pwrite all LEN bytes of BUF at OFF (retrying short writes and EINTR);
+ * errors name WHAT. */
+int cn_pwrite_all(int fd, const void *buf, size_t len, uint64_t off, const char *what,
+                  cn_err *err);
 /* Write BUF atomically as NAME under DIRFD: NAME.tmp, fsync, rename, dir fsync. */
 int cn_write_atomic(int dirfd, const char *name, const void *buf, size_t len, cn_err *err);
 

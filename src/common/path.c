@@ -149,6 +149,23 @@ int cn_read_small(int dirfd, const char *name, size_t max, uint8_t **out, size_t
     return 0;
 }
 
+int cn_pwrite_all(int fd, const void *buf, size_t len, uint64_t off, const char *what,
+                  cn_err *err)
+{
+    const uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t w = pwrite(fd, p, len, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return cn_fail_errno(err, errno, "%s: write failed", what);
+        p += w;
+        off += (uint64_t)w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
 int cn_write_atomic(int dirfd, const char *name, const void *buf, size_t len, cn_err *err)
 {
     char tmp[CAIRN_NAME_MAX + 8];
@@ -157,19 +174,7 @@ int cn_write_atomic(int dirfd, const char *name, const void *buf, size_t len, cn
     int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return cn_fail_errno(err, errno, "cannot create %s", tmp);
-    const uint8_t *p = buf;
-    size_t done = 0;
-    int rc = 0;
-    while (done < len) {
-        ssize_t w = write(fd, p + done, len - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0) {
-            rc = cn_fail_errno(err, errno, "cannot write %s", tmp);
-            break;
-        }
-        done += (size_t)w;
-    }
+    int rc = cn_pwrite_all(fd, buf, len, 0, tmp, err);
     if (rc == 0 && fdatasync(fd) != 0)
         rc = cn_fail_errno(err, errno, "cannot sync %s", tmp);
     if (close(fd) != 0 && rc == 0)

@@ -61,23 +61,6 @@ static int plan_layout(cn_header *h, const lvl_src *src, uint32_t n, cn_entry **
     return 0;
 }
 
-static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off, const char *path,
-                      cn_err *err)
-{
-    const uint8_t *p = buf;
-    while (len > 0) {
-        ssize_t w = pwrite(fd, p, len, (off_t)off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return cn_fail_errno(err, errno, "%s: write failed", path);
-        p += w;
-        off += (uint64_t)w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Where the bytes go: a file descriptor or a libpmem mapping. */
 typedef struct sink {
     int fd;
@@ -90,7 +73,7 @@ typedef struct sink {
 static int sink_put(sink *s, const void *buf, size_t len, uint64_t off, cn_err *err)
 {
     if (!s->map)
-        return pwrite_all(s->fd, buf, len, off, s->path, err);
+        return cn_pwrite_all(s->fd, buf, len, off, s->path, err);
     if (s->is_pmem)
         pmem_memcpy_nodrain(s->map + off, buf, len);
     else

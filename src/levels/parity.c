@@ -27,22 +27,6 @@ struct lvl_parity_out {
     uint64_t data_offset; /* where row 0 starts */
 };
 
-static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off, cn_err *err)
-{
-    const uint8_t *p = buf;
-    while (len > 0) {
-        ssize_t w = pwrite(fd, p, len, (off_t)off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return cn_fail_errno(err, errno, "cannot write " TMP_NAME);
-        p += w;
-        off += (uint64_t)w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 int lvl_parity_create(int genfd, const cn_parity *meta, lvl_parity_out **out, cn_err *err)
 {
     *out = NULL;
@@ -76,8 +60,8 @@ int lvl_parity_write(lvl_parity_out *o, int row, uint64_t off, const void *buf, 
 {
     CN_FAIL_IF(row < 0 || (uint32_t)row >= o->meta.m || off + len > o->meta.chunk, err,
                CAIRN_EINVAL, "parity piece outside row %d", row);
-    return pwrite_full(o->fd, buf, len, o->data_offset + (uint64_t)row * o->meta.chunk + off,
-                       err);
+    return cn_pwrite_all(o->fd, buf, len, o->data_offset + (uint64_t)row * o->meta.chunk + off,
+                         TMP_NAME, err);
 }
 
 void lvl_parity_abort(lvl_parity_out *o, int genfd)
@@ -119,7 +103,7 @@ int lvl_parity_commit(lvl_parity_out *o, int genfd, cn_err *err)
     if (rc == 0)
         rc = cn_parity_encode(&o->meta, &meta, &len, err);
     if (rc == 0)
-        rc = pwrite_full(o->fd, meta, len, 0, err);
+        rc = cn_pwrite_all(o->fd, meta, len, 0, TMP_NAME, err);
     free(meta);
     if (rc == 0 && fdatasync(o->fd) != 0)
         rc = cn_fail_errno(err, errno, "cannot sync " TMP_NAME);

@@ -172,14 +172,7 @@ int lvl_payload_write(lvl_payload_out *o, uint64_t off, const void *buf, size_t 
         if (off >= end)
             continue;
         size_t n = (size_t)(end - off < len ? end - off : len);
-        for (size_t done = 0; done < n;) {
-            ssize_t w = pwrite(o->fd[i], src + done, n - done, (off_t)(off - base + done));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0)
-                return cn_fail_errno(err, errno, "rebuilding rank %u", o->local[i].rank);
-            done += (size_t)w;
-        }
+        CN_TRY(cn_pwrite_all(o->fd[i], src, n, off - base, "rebuilt rank file", err));
         src += n;
         off += n;
         len -= n;
