@@ -32,11 +32,11 @@ const char cli_verify_usage[] =
     "       cairn verify FILE...\n"
     "\n"
     "Check checkpoint data against its checksums. With FILEs: each checkpoint file\n"
-    "(header, entry table and every data block) or manifest. Otherwise every\n"
-    "generation (or generation N) of job ID, or of every job, on every node\n"
+    "(header, entry table and every data block), manifest or parity file. Otherwise\n"
+    "every generation (or generation N) of job ID, or of every job, on every node\n"
     "directory visible here: the manifest decodes; each rank file it lists exists,\n"
     "has the size and header checksum the manifest records, and every block\n"
-    "checksum matches. One line per file:\n"
+    "checksum matches; so does the level-3 parity file. One line per file:\n"
     "  OK path | CORRUPT path: reason | MISSING path\n"
     "Notes that do not change the exit status: LEFTOVER (a *.tmp file of an\n"
     "interrupted write), UNLISTED (a rank file the manifest does not list),\n"
@@ -129,12 +129,10 @@ static void verify_ckpt(vstate *v, int dirfd, const char *name, const char *path
     }
 }
 
-/* Verify the level-3 parity file of a generation directory, if it has one. */
-static void verify_parity(vstate *v, int genfd, const char *gpath)
+/* Verify parity file NAME under DIRFD (PATH in messages), if it exists. */
+static void verify_parity(vstate *v, int dirfd, const char *name, const char *path)
 {
-    char path[CLI_PATH_MAX + 16];
-    cli_path_join(path, sizeof path, gpath, CN_PARITY_NAME);
-    int fd = openat(genfd, CN_PARITY_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return; /* levels 1 and 2 have none */
     cn_err err = {0};
@@ -193,9 +191,12 @@ static int verify_files(vstate *v, int n, char **paths)
             verify_manifest_file(v, paths[i]);
         else if (kind == CLI_FILE_CKPT)
             verify_ckpt(v, AT_FDCWD, paths[i], paths[i], NULL, NULL);
+        else if (kind == CLI_FILE_PARITY)
+            verify_parity(v, AT_FDCWD, paths[i], paths[i]);
         else
             report_fail(v, paths[i], CAIRN_ECORRUPT,
-                        &(cn_err){CAIRN_ECORRUPT, "not a cairn checkpoint file or manifest"});
+                        &(cn_err){CAIRN_ECORRUPT,
+                                  "not a cairn checkpoint file, manifest or parity file"});
     }
     printf("verify: %d file%s: %zu ok, %zu corrupt, %zu missing", n, n == 1 ? "" : "s", v->ok,
            v->corrupt, v->missing);
@@ -302,7 +303,9 @@ static void verify_gen(vstate *v, const cli_job *j, int64_t gen, bool explicit)
                 cli_path_join(rpath, sizeof rpath, gpath, rname);
                 verify_ckpt(v, fds[i], rname, rpath, &m[i], &m[i].local[k]);
             }
-            verify_parity(v, fds[i], gpath);
+            char ppath[CLI_PATH_MAX + 16];
+            cli_path_join(ppath, sizeof ppath, gpath, CN_PARITY_NAME);
+            verify_parity(v, fds[i], CN_PARITY_NAME, ppath);
             note_strays(v, fds[i], gpath, &m[i]);
         }
         if (mrc[i] == 0)

@@ -34,6 +34,8 @@ check "level 3: 2 nodes lost in each set at once" restore_after_loss 2 1 2 5 7
 check "level 3: the rebuilt nodes are protected again (lose two others)" restore_after_loss 2 0 3
 check "cairn inspect shows a parity file's set and verifies its rows" \
   bash -c "'$BUILD/cairn' inspect '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node5/gen-2/parity.ec' | grep -q 'encoding set:    1: 4 members, k = 2, m = 2'"
+check "cairn verify FILE checks a parity file (exit 0)" \
+  "$BUILD/cairn" verify "$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node5/gen-2/parity.ec"
 wipe 4
 check "cairn rebuild: a wiped node is rebuilt without a restart" \
   env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
