@@ -22,7 +22,8 @@ SAN ?=
 # Dependencies: pkg-config first, plain -l as fallback (Jerasure/GF-Complete ship no .pc).
 pc = $(shell pkg-config --cflags --libs $(1) 2>/dev/null || echo $(2))
 DEP_LIBS := $(call pc,libxxhash,-lxxhash) $(call pc,inih,-linih) $(call pc,libpmem,-lpmem) \
-            -lJerasure -lgf_complete $(call pc,libisal,-lisal) -lpthread
+            -lJerasure -lgf_complete $(call pc,libisal,-lisal) \
+            $(call pc,zlib,-lz) $(call pc,libzstd,-lzstd) $(call pc,liblz4,-llz4) -lfpzip -lpthread -lm
 CMOCKA := $(call pc,cmocka,-lcmocka)
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
@@ -32,11 +33,12 @@ LDFLAGS_ALL := $(SAN)
 
 # ---- sources, by layer (each folder depends only on those below it) ----
 COMMON_SRC := $(wildcard src/common/*.c)
+COMPRESS_SRC := $(wildcard src/compress/*.c)
 LEVELS_SRC := $(wildcard src/levels/*.c)
 RING_SRC := $(wildcard src/erasure/ring*.c)
 ERASURE_SRC := $(filter-out $(RING_SRC),$(wildcard src/erasure/*.c))
 API_SRC := $(wildcard src/api/*.c) $(RING_SRC)
-NOMPI_SRC := $(COMMON_SRC) $(ERASURE_SRC) $(LEVELS_SRC)
+NOMPI_SRC := $(COMMON_SRC) $(COMPRESS_SRC) $(ERASURE_SRC) $(LEVELS_SRC)
 
 NOMPI_OBJ := $(NOMPI_SRC:%.c=$(BUILD)/%.o)
 API_OBJ := $(API_SRC:%.c=$(BUILD)/%.o)
@@ -89,14 +91,14 @@ $(BUILD)/src/tools/%.o: src/tools/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -c $< -o $@
 CLI_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/tools/*.c))
-$(CLI): $(CLI_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o)
+$(CLI): $(CLI_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o) $(COMPRESS_SRC:%.c=$(BUILD)/%.o)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(filter-out %.h,$^) $(DEP_LIBS)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(NOMPI_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $(filter-out %.h,$^) $(CMOCKA) $(DEP_LIBS) $(LDFLAGS_ALL)
 
-$(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(COMMON_SRC:%.c=$(BUILD)/%.o)
+$(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(COMMON_SRC:%.c=$(BUILD)/%.o) $(COMPRESS_SRC:%.c=$(BUILD)/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $(filter-out %.h,$^) $(DEP_LIBS) $(LDFLAGS_ALL)
 
@@ -152,7 +154,7 @@ FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -DCAIRN_NO_MPI -O1 -g -Iinclude -Isrc -fsan
 fuzz: deps
 	@mkdir -p $(BUILD)/fuzz
 	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
-	  clang $(FUZZ_FLAGS) -o $(BUILD)/fuzz/$$n $$f $(COMMON_SRC) $(DEP_LIBS) || exit 1; \
+	  clang $(FUZZ_FLAGS) -o $(BUILD)/fuzz/$$n $$f $(COMMON_SRC) $(COMPRESS_SRC) $(DEP_LIBS) || exit 1; \
 	  mkdir -p $(BUILD)/fuzz/$$n.corpus; \
 	  $(BUILD)/fuzz/$$n -max_total_time=$${FUZZ_SECONDS:-60} $(BUILD)/fuzz/$$n.corpus tests/fuzz/corpus/$$n || exit 1; \
 	done

@@ -142,6 +142,15 @@ CAIRN_EXPORT int cairn_unprotect(cairn_ctx *ctx, const char *name);
 CAIRN_EXPORT int cairn_protect_bound(cairn_ctx *ctx, const char *name, double abs_error_bound);
 
 /*
+ * Local. Store variable NAME with CODEC: "none" (raw), "auto" (sample the
+ * data at each checkpoint's choice and pick the codec that makes the
+ * checkpoint fastest), "zlib", "zstd", "lz4", "shuffle-zstd", "shuffle-lz4"
+ * (byte shuffle by element size first), or "fpzip" (float and double only).
+ * NULL returns to the configured default (compress.codec). Lossless always.
+ */
+CAIRN_EXPORT int cairn_protect_codec(cairn_ctx *ctx, const char *name, const char *codec);
+
+/*
  * Local. Put into PATH (PATH_LEN bytes) the node-local path for the file NAME
  * (a plain file name, no '/'). Before a checkpoint: where to write the file so
  * that the next cairn_checkpoint takes it into the generation. After

@@ -10,6 +10,8 @@ pkgs=(
   libjerasure-dev libgf-complete-dev    # Cauchy Reed-Solomon
   libisal-dev                           # accelerated erasure-coding kernels
   zlib1g-dev libzstd-dev liblz4-dev     # lossless codecs
+  libfpzip-dev                          # lossless floating-point predictor codec
+  proj-data                             # a real data set for `make bench` (EGM96 geoid)
   libxxhash-dev                         # checksums and block hashes
   libpmem-dev                           # persistent-memory / tmpfs writes
   libinih-dev                           # INI configuration parser

@@ -10,6 +10,8 @@
  *   inventory.c   which generations exist and are complete on every rank.
  *   manifest.c    node manifests: read, write, raise the level, match the job.
  *   restart.c     choose, verify and restore a generation.
+ *   compress.c    codecs per variable (configured or sampled) on the way out;
+ *                 the read pipeline back into protected memory.
  *   level2.c      partner copies: each node's files on the next node.
  *   level3.c      parity: the node's payload through the encoding ring.
  *   recover.c     rebuild lost nodes from partner copies or by decoding.
@@ -36,6 +38,10 @@ typedef struct api_var {
     int ndims;
     size_t dims[CAIRN_MAX_DIMS];
     double bound;
+    int codec;                    /* cz_id, CZ_AUTO, or -1: compress.codec */
+    int chosen;                   /* CZ_AUTO's last pick, -1 none yet */
+    long chosen_at;               /* checkpoint count at that pick */
+    double chosen_ratio;          /* sampled stored/raw of the pick */
 } api_var;
 
 struct cairn_ctx {
@@ -55,6 +61,9 @@ struct cairn_ctx {
     cn_config cfg;
     int io;                       /* resolved CN_IO_WRITE or CN_IO_PMEM */
     bool hash_thread;             /* a core to spare per rank: checksum in a thread */
+    int cores_per_rank;           /* cores of the host / ranks on it, at least 1 */
+    double storage_bps;           /* measured level-1 write bandwidth (compress.bandwidth first) */
+    long nckpt;                   /* checkpoints written by this context */
     int nodefd;                   /* <base>/cairn-<uid>/<job>/<node> */
     int filesfd;                  /* <node>/files/rank-<r> (routed files) */
     char node_path[4400];
@@ -117,6 +126,14 @@ int api_echo(cairn_ctx *ctx, int code, const char *fmt, ...) __attribute__((form
 /* Reopen the node directory (and routed files directory): after a node's
  * directory was wiped under a live context, as a replaced node is. */
 int api_reopen_dirs(cairn_ctx *ctx);
+
+/* Codecs (compress.c): resolve every source's codec (configured, per
+ * variable, or picked by sampling) and the pipeline options. */
+void api_codecs(cairn_ctx *ctx, lvl_src *src, size_t n, cz_opts *z);
+/* After a level-1 write: learn the storage bandwidth from W. */
+void api_codecs_learn(cairn_ctx *ctx, const lvl_written *w);
+/* Restore the variables of C (verified) into protected memory. */
+int api_restore_vars(cairn_ctx *ctx, const cn_ckpt *c);
 
 /* Find a protected name; NULL if absent. */
 api_var *api_var_find(cairn_ctx *ctx, const char *name);

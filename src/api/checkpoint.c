@@ -129,8 +129,12 @@ static int write_rank_file(cairn_ctx *ctx, long id, int level, int genfd, const 
         char name[64];
         cn_rank_filename(name, sizeof name, (uint32_t)ctx->rank);
         int io = ctx->io | (ctx->hash_thread ? LVL_IO_HASH_THREAD : 0);
-        rc = lvl_local_write(genfd, gen_path, name, &proto, src, (uint32_t)ctx->nvars, io, out,
-                             &ctx->err);
+        cz_opts z;
+        api_codecs(ctx, src, ctx->nvars, &z);
+        rc = lvl_local_write(genfd, gen_path, name, &proto, src, (uint32_t)ctx->nvars, io, &z,
+                             out, &ctx->err);
+        if (rc == 0)
+            api_codecs_learn(ctx, out);
     }
     for (size_t i = 0; src && maplen && i < ctx->nvars; i++)
         if (maplen[i])

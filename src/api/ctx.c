@@ -213,7 +213,8 @@ static int open_dirs(cairn_ctx *ctx)
 }
 
 /* Do this host's ranks leave a core free for a checksum thread each? */
-static bool spare_core(cairn_ctx *ctx)
+/* Cores of this host per rank on it (at least 1). */
+static int cores_per_rank(cairn_ctx *ctx)
 {
     MPI_Comm host;
     int on_host = ctx->size;
@@ -223,7 +224,7 @@ static bool spare_core(cairn_ctx *ctx)
         MPI_Comm_free(&host);
     }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    return cpus >= 2L * on_host;
+    return cpus >= 2L * on_host ? (int)(cpus / on_host) : 1;
 }
 
 static void ctx_free(cairn_ctx *ctx)
@@ -291,7 +292,9 @@ CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **
         rc = api_agree(ctx, open_dirs(ctx));
     if (rc == 0) {
         ctx->io = ctx->cfg.io != CN_IO_AUTO ? ctx->cfg.io : lvl_local_probe_io(ctx->node_path);
-        ctx->hash_thread = spare_core(ctx);
+        ctx->cores_per_rank = cores_per_rank(ctx);
+        ctx->hash_thread = ctx->cores_per_rank >= 2;
+        ctx->storage_bps = (double)ctx->cfg.z_bandwidth * (1 << 20);
         if (ctx->node_rank == 0)
             api_trash_empty(ctx, false); /* leftovers of a crashed job */
         cn_info("job %s, node %s (%d of %d), directory %s, io %s", ctx->job, ctx->node_name,

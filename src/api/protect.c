@@ -75,8 +75,13 @@ CAIRN_EXPORT int cairn_protect(cairn_ctx *ctx, const char *name, void *ptr, cair
         return set_msg(ctx, cn_fail(err, CAIRN_EINVAL, "protect '%s': name is a routed file",
                                     name));
     double bound = v ? v->bound : 0.0;
+    int codec = v ? v->codec : -1;
     if (!v && !(v = var_add(ctx, name)))
         return set_msg(ctx, cn_fail(err, CAIRN_ENOMEM, "protect '%s': out of memory", name));
+    v->codec = codec >= 0 && codec != CZ_AUTO && !cz_codec_accepts(codec, (uint8_t)type)
+                   ? -1 /* the new type cannot keep it */
+                   : codec;
+    v->chosen = -1;
     v->kind = CN_KIND_VAR;
     v->type = type;
     v->ptr = ptr;
@@ -118,6 +123,30 @@ CAIRN_EXPORT int cairn_protect_bound(cairn_ctx *ctx, const char *name, double bo
         return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
                                     "protect_bound '%s': bound must be finite and >= 0", name));
     v->bound = bound;
+    return 0;
+}
+
+CAIRN_EXPORT int cairn_protect_codec(cairn_ctx *ctx, const char *name, const char *codec)
+{
+    if (!ctx)
+        return CAIRN_EINVAL;
+    cn_err_clear(&ctx->err);
+    api_var *v = name ? api_var_find(ctx, name) : NULL;
+    if (!v || v->kind != CN_KIND_VAR)
+        return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
+                                    "protect_codec: '%s' is not a protected variable",
+                                    name ? name : "(null)"));
+    int id = codec ? cz_codec_parse(codec) : -1;
+    if (codec && id < 0)
+        return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
+                                    "protect_codec '%s': unknown codec '%s' (one of: auto, %s)",
+                                    name, codec, cz_codec_list()));
+    if (id >= 0 && id != CZ_AUTO && !cz_codec_accepts(id, (uint8_t)v->type))
+        return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
+                                    "protect_codec '%s': %s takes only float and double", name,
+                                    codec));
+    v->codec = id;
+    v->chosen = -1;
     return 0;
 }
 

@@ -75,13 +75,7 @@ static int restore(cairn_ctx *ctx, const cn_ckpt *c)
         CN_TRY(cn_write_atomic(ctx->filesfd, e->name, c->map + e->offset, e->stored_size,
                                &ctx->err));
     }
-    for (size_t i = 0; i < ctx->nvars; i++) {
-        const api_var *v = &ctx->vars[i];
-        const cn_entry *e = cn_ckpt_find(c, v->name);
-        if (v->kind == CN_KIND_VAR && e->stored_size)
-            memcpy(v->ptr, c->map + e->offset, e->stored_size);
-    }
-    return 0;
+    return api_restore_vars(ctx, c);
 }
 
 /* One attempt at generation G: verify everywhere, then restore everywhere. */

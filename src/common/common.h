@@ -146,7 +146,7 @@ uint64_t cn_rd_u64(cn_rd *r);
  * ends with the XXH3-64 of its other bytes (the file's checksum, also stored in
  * the node manifest). Changing any byte breaks the chain somewhere.
  */
-#define CN_FORMAT_VERSION 1
+#define CN_FORMAT_VERSION 2 /* 2: codecs, packed entries (frame_raw, flags) */
 #define CN_HEADER_SIZE 256
 #define CN_JOB_MAX 63 /* job ids and node names: at most 63 bytes */
 #define CN_DATA_ALIGN 4096
@@ -160,7 +160,14 @@ extern const uint8_t CN_CKPT_MAGIC[8];     /* "CAIRNCK" 0x01 */
 extern const uint8_t CN_MANIFEST_MAGIC[8]; /* "CAIRNMF" 0x01 */
 
 enum cn_kind { CN_KIND_VAR = 0, CN_KIND_FILE = 1 };
-enum cn_codec { CN_CODEC_RAW = 0 };
+/* Codec ids belong to src/compress (enum cz_id); common checks their range.
+ * A codec other than RAW means the stored bytes are frames (compress.h). */
+enum cn_codec { CN_CODEC_RAW = 0, CN_CODEC_COUNT = 7 };
+/* Entry flag: a small variable aggregated into the frames of the nearest
+ * preceding entry without the flag (its pack owner): it stores no bytes of its
+ * own; its raw bytes follow the owner's (and earlier members') in the owner's
+ * decoded frames. */
+#define CN_ENTRY_PACKED 0x01
 
 typedef struct cn_entry {
     char name[CAIRN_NAME_MAX + 1];
@@ -168,10 +175,12 @@ typedef struct cn_entry {
     uint8_t type;          /* cairn_type (CAIRN_BYTE for files) */
     uint8_t ndims;         /* 0..3 */
     uint8_t codec;         /* enum cn_codec */
+    uint8_t flags;         /* CN_ENTRY_PACKED or 0 */
     uint64_t dims[CAIRN_MAX_DIMS];
     uint64_t count;        /* elements (bytes for files) */
     uint64_t raw_size;     /* bytes before encoding: count * type size */
     uint64_t stored_size;  /* bytes in the data section */
+    uint64_t frame_raw;    /* compressed: bytes its frames decode to (own + packed members') */
     uint64_t offset;       /* file offset of the stored bytes */
     double error_bound;    /* 0 = lossless */
     uint32_t nblocks;      /* ceil(stored_size / block_size) */
@@ -187,7 +196,8 @@ typedef struct cn_header {
     uint32_t block_size;   /* power of two in [CN_MIN_BLOCK, CN_MAX_BLOCK] */
     uint32_t nentries;
     uint64_t table_size;   /* bytes of the entry table */
-    uint64_t data_offset;  /* first data byte: CN_HEADER_SIZE + table, page aligned */
+    uint64_t data_offset;  /* first data byte: page aligned, after the table (and the
+                            * table space reserved for a compressed write) */
     uint64_t file_size;
     uint64_t table_sum;    /* XXH3-64 of the table bytes */
     uint64_t header_sum;   /* XXH3-64 of header bytes [0, CN_HEADER_SIZE - 8) */
@@ -351,8 +361,18 @@ typedef struct cn_config {
     int ec_w;                /* erasure.w */
     int ec_kernel;           /* erasure.kernel: enum ec_kernel (src/erasure) */
     uint32_t ec_block;       /* erasure.block_size */
+    int codec;               /* compress.codec: cz_id, or CN_CODEC_AUTO */
+    uint32_t z_buffer;       /* compress.buffer */
+    int z_threads;           /* compress.threads (0 = auto) */
+    int z_level;             /* compress.level */
+    int z_bandwidth;         /* compress.bandwidth, MiB/s */
+    int z_resample;          /* compress.resample */
     int log_level;           /* log.level: enum cn_log_level */
 } cn_config;
+
+/* compress.codec's words, index = codec id; the last one, "auto", is this: */
+#define CN_CODEC_AUTO 7
+extern const char *const cn_codec_words[];
 
 /* Defaults, then PATH (may be NULL), then CAIRN_* environment overrides. */
 int cn_config_load(cn_config *cfg, const char *path, cn_err *err);

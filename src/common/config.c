@@ -49,6 +49,9 @@ typedef struct key_def {
 static const char *const IO_WORDS[] = {"auto", "write", "pmem", NULL};
 static const char *const LOG_WORDS[] = {"error", "warn", "info", "debug", NULL};
 static const char *const KERNEL_WORDS[] = {"auto", "isal", "matrix", "bitmatrix", NULL};
+/* Codec names in src/compress id order (none = 0 ... fpzip = 6), then auto. */
+const char *const cn_codec_words[] = {"none",        "zlib",  "zstd", "lz4", "shuffle-zstd",
+                                      "shuffle-lz4", "fpzip", "auto", NULL};
 _Static_assert(CN_IO_AUTO == 0 && CN_IO_WRITE == 1 && CN_IO_PMEM == 2, "IO_WORDS order");
 _Static_assert(CN_LOG_ERROR == 0 && CN_LOG_WARN == 1 && CN_LOG_INFO == 2 && CN_LOG_DEBUG == 3,
                "LOG_WORDS order");
@@ -119,6 +122,30 @@ static const key_def KEYS[] = {
     {.section = "erasure", .name = "block_size", .env = "CAIRN_EC_BLOCK", .kind = K_SIZE,
      .min = 64 << 10, .max = 4 << 20, .def = "1M", FIELD(ec_block),
      .doc = "size of the blocks that travel the encoding ring"},
+    {.section = "compress", .name = "codec", .env = "CAIRN_CODEC", .kind = K_ENUM,
+     .words = cn_codec_words, .def = "auto", FIELD(codec),
+     .doc = "codec of variables that do not name one (cairn_protect_codec): `auto` samples each "
+            "variable and picks the codec that minimises the checkpoint's time, `none` stores "
+            "raw; `shuffle-*` suit arrays of numbers; `fpzip` takes float/double only (other "
+            "variables get `zstd`)"},
+    {.section = "compress", .name = "buffer", .env = "CAIRN_COMPRESS_BUFFER", .kind = K_SIZE,
+     .min = 1 << 10, .max = 64 << 20, .def = "1M", FIELD(z_buffer),
+     .doc = "pipeline buffer: variables are compressed in pieces of this size, and smaller ones "
+            "are aggregated into one"},
+    {.section = "compress", .name = "threads", .env = "CAIRN_COMPRESS_THREADS", .kind = K_INT,
+     .min = 0, .max = 64, .def = "0", FIELD(z_threads),
+     .doc = "compressor threads per rank; 0 means the cores of the host divided by its ranks "
+            "(at least 1)"},
+    {.section = "compress", .name = "level", .env = "CAIRN_COMPRESS_LEVEL", .kind = K_INT,
+     .min = 0, .max = 19, .def = "0", FIELD(z_level),
+     .doc = "zlib/zstd level; 0 means each codec's default (zlib 6, zstd 1)"},
+    {.section = "compress", .name = "bandwidth", .env = "CAIRN_COMPRESS_BANDWIDTH", .kind = K_INT,
+     .min = 1, .max = 10000000, .def = "2048", FIELD(z_bandwidth),
+     .doc = "`auto`'s first estimate of a rank's level-1 write bandwidth in MiB/s; replaced by "
+            "the bandwidth measured at each checkpoint"},
+    {.section = "compress", .name = "resample", .env = "CAIRN_COMPRESS_RESAMPLE", .kind = K_INT,
+     .min = 1, .max = 1000000, .def = "8", FIELD(z_resample),
+     .doc = "`auto` samples a variable again after this many checkpoints (and when it changes)"},
     {.section = "log", .name = "level", .env = "CAIRN_LOG_LEVEL", .kind = K_ENUM,
      .words = LOG_WORDS, .def = "warn", FIELD(log_level),
      .doc = "messages printed to stderr: this level and more severe ones"},

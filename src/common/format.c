@@ -20,7 +20,9 @@ const uint8_t CN_MANIFEST_MAGIC[8] = {'C', 'A', 'I', 'R', 'N', 'M', 'F', 1};
 #define HDR_SUM_OFF (CN_HEADER_SIZE - 8)
 #define HDR_JOB_OFF 88
 #define HDR_RESERVED_OFF (HDR_JOB_OFF + CN_JOB_MAX + 1)
-#define ENTRY_FIXED 74 /* bytes of an entry besides its name and block sums */
+#define ENTRY_FIXED 83 /* bytes of an entry besides its name and block sums */
+#define FRAME_HDR 24   /* compress.h CZ_FRAME_HDR; a frame holds at least 1 KiB raw
+                        * unless it is an entry's last */
 
 bool cn_id_ok(const char *s)
 {
@@ -119,7 +121,8 @@ int cn_header_decode(const uint8_t *buf, size_t len, cn_header *h, cn_err *err)
     CN_FAIL_IF(h->nentries > CN_MAX_ENTRIES, err, CAIRN_ECORRUPT, "bad entry count %u",
                h->nentries);
     CN_FAIL_IF(h->file_size < CN_HEADER_SIZE || h->table_size > h->file_size - CN_HEADER_SIZE ||
-                   h->data_offset != cn_align_up(CN_HEADER_SIZE + h->table_size, CN_DATA_ALIGN) ||
+                   h->data_offset < CN_HEADER_SIZE + h->table_size ||
+                   h->data_offset % CN_DATA_ALIGN != 0 ||
                    h->data_offset > h->file_size,
                err, CAIRN_ECORRUPT, "bad layout: table %llu bytes, data at %llu, file %llu",
                (unsigned long long)h->table_size, (unsigned long long)h->data_offset,
@@ -152,14 +155,15 @@ void cn_table_encode(const cn_entry *e, uint32_t n, uint8_t *out)
         out[1] = e[i].type;
         out[2] = e[i].ndims;
         out[3] = e[i].codec;
-        out += 4;
+        out[4] = e[i].flags;
+        out += 5;
         for (int d = 0; d < CAIRN_MAX_DIMS; d++, out += 8)
             cn_put_u64(out, e[i].dims[d]);
         uint64_t bound_bits;
         memcpy(&bound_bits, &e[i].error_bound, 8);
-        const uint64_t fields[5] = {e[i].count, e[i].raw_size, e[i].stored_size, e[i].offset,
-                                    bound_bits};
-        for (int f = 0; f < 5; f++, out += 8)
+        const uint64_t fields[6] = {e[i].count,  e[i].raw_size, e[i].stored_size,
+                                    e[i].frame_raw, e[i].offset, bound_bits};
+        for (int f = 0; f < 6; f++, out += 8)
             cn_put_u64(out, fields[f]);
         cn_put_u32(out, e[i].nblocks);
         out += 4;
@@ -182,13 +186,63 @@ static int cmp_names(const void *a, const void *b)
     return strcmp((*(const cn_entry *const *)a)->name, (*(const cn_entry *const *)b)->name);
 }
 
+/*
+ * Stored size against the codec: raw entries store their bytes; compressed
+ * ones store frames of frame_raw bytes (at most one 24-byte header per KiB,
+ * plus one), or nothing when packed into an earlier entry's frames.
+ */
+static int check_stored(const cn_entry *e, cn_err *err)
+{
+    bool packed = e->flags & CN_ENTRY_PACKED;
+    if (e->codec == CN_CODEC_RAW)
+        CN_FAIL_IF(packed || e->frame_raw != 0 || e->stored_size != e->raw_size, err,
+                   CAIRN_ECORRUPT, "entry '%s': raw entry with frames", e->name);
+    else if (packed)
+        CN_FAIL_IF(e->kind != CN_KIND_VAR || e->stored_size != 0 || e->frame_raw != 0, err,
+                   CAIRN_ECORRUPT, "entry '%s': bad packed entry", e->name);
+    else
+        CN_FAIL_IF(e->kind != CN_KIND_VAR || e->frame_raw < e->raw_size ||
+                       e->frame_raw > (1ull << 56) || (e->frame_raw == 0) != (e->stored_size == 0) ||
+                       e->stored_size > e->frame_raw + FRAME_HDR * (e->frame_raw / 1024 + 1),
+                   err, CAIRN_ECORRUPT, "entry '%s': bad compressed sizes", e->name);
+    return 0;
+}
+
+/*
+ * Packs: members follow their owner (same codec), and the owner's frames
+ * decode to exactly its own bytes plus every member's. Called per entry in
+ * table order with the running state; LAST closes the final pack.
+ */
+typedef struct pack_state {
+    const cn_entry *owner;
+    uint64_t sum;
+} pack_state;
+
+static int check_pack(pack_state *ps, const cn_entry *e, cn_err *err)
+{
+    bool member = e && (e->flags & CN_ENTRY_PACKED);
+    if (member) {
+        CN_FAIL_IF(!ps->owner || ps->owner->codec != e->codec, err, CAIRN_ECORRUPT,
+                   "entry '%s': packed without an owner of its codec", e->name);
+        ps->sum += e->raw_size;
+        return 0;
+    }
+    if (ps->owner)
+        CN_FAIL_IF(ps->sum != ps->owner->frame_raw, err, CAIRN_ECORRUPT,
+                   "entry '%s': frames hold %llu bytes, its pack %llu", ps->owner->name,
+                   (unsigned long long)ps->owner->frame_raw, (unsigned long long)ps->sum);
+    ps->owner = e && e->codec != CN_CODEC_RAW ? e : NULL;
+    ps->sum = e ? e->raw_size : 0;
+    return 0;
+}
+
 /* Check one entry's fields (not its block sums) against the header. */
 static int check_entry(const cn_entry *e, const cn_header *h, uint64_t prev_end, cn_err *err)
 {
     CN_FAIL_IF(!cn_name_ok(e->name), err, CAIRN_ECORRUPT, "entry has a bad name");
     CN_FAIL_IF(e->kind > CN_KIND_FILE || e->type > CAIRN_DOUBLE || e->ndims > CAIRN_MAX_DIMS ||
-                   e->codec != CN_CODEC_RAW,
-               err, CAIRN_ECORRUPT, "entry '%s': bad kind/type/dims/codec", e->name);
+                   e->codec >= CN_CODEC_COUNT || (e->flags & ~CN_ENTRY_PACKED) != 0,
+               err, CAIRN_ECORRUPT, "entry '%s': bad kind/type/dims/codec/flags", e->name);
     CN_FAIL_IF(e->kind == CN_KIND_FILE && (e->type != CAIRN_BYTE || e->ndims != 0), err,
                CAIRN_ECORRUPT, "file entry '%s' with a type or shape", e->name);
     if (e->ndims > 0) {
@@ -203,8 +257,9 @@ static int check_entry(const cn_entry *e, const cn_header *h, uint64_t prev_end,
         CN_FAIL_IF(e->dims[d] != 0, err, CAIRN_ECORRUPT, "entry '%s': unused dim set", e->name);
     uint64_t raw;
     CN_FAIL_IF(__builtin_mul_overflow(e->count, (uint64_t)cairn_type_size(e->type), &raw) ||
-                   raw != e->raw_size || e->stored_size != e->raw_size,
+                   raw != e->raw_size,
                err, CAIRN_ECORRUPT, "entry '%s': sizes disagree with count and type", e->name);
+    CN_TRY(check_stored(e, err));
     CN_FAIL_IF(!isfinite(e->error_bound) || e->error_bound < 0 ||
                    (e->error_bound > 0 && e->type != CAIRN_FLOAT && e->type != CAIRN_DOUBLE),
                err, CAIRN_ECORRUPT, "entry '%s': bad error bound", e->name);
@@ -231,11 +286,13 @@ static int decode_entry(cn_rd *r, const cn_header *h, cn_entry *e, uint64_t prev
     e->type = cn_rd_u8(r);
     e->ndims = cn_rd_u8(r);
     e->codec = cn_rd_u8(r);
+    e->flags = cn_rd_u8(r);
     for (int d = 0; d < CAIRN_MAX_DIMS; d++)
         e->dims[d] = cn_rd_u64(r);
     e->count = cn_rd_u64(r);
     e->raw_size = cn_rd_u64(r);
     e->stored_size = cn_rd_u64(r);
+    e->frame_raw = cn_rd_u64(r);
     e->offset = cn_rd_u64(r);
     uint64_t bound_bits = cn_rd_u64(r);
     memcpy(&e->error_bound, &bound_bits, 8);
@@ -266,11 +323,16 @@ int cn_table_decode(const uint8_t *buf, size_t len, const cn_header *h, cn_entry
     CN_FAIL_IF(!e, err, CAIRN_ENOMEM, "no memory for %u entries", h->nentries);
     cn_rd r = {.p = buf, .len = len};
     uint64_t prev_end = h->data_offset;
+    pack_state ps = {0};
     int rc = 0;
     for (uint32_t i = 0; i < h->nentries && rc == 0; i++) {
         rc = decode_entry(&r, h, &e[i], prev_end, err);
+        if (rc == 0)
+            rc = check_pack(&ps, &e[i], err);
         prev_end = e[i].offset + e[i].stored_size;
     }
+    if (rc == 0)
+        rc = check_pack(&ps, NULL, err);
     if (rc == 0 && r.off != len)
         rc = cn_fail(err, CAIRN_ECORRUPT, "%zu trailing bytes after the table", len - r.off);
     if (rc == 0 && h->nentries > 1) {

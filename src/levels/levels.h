@@ -6,6 +6,8 @@
  *   local.c   level 1: one checkpoint file per rank in a node-local generation
  *             directory, written with plain write() or through libpmem, made
  *             durable and renamed into place (atomic commit of the file).
+ *   local_z.c the same file when variables are compressed: the data section
+ *             comes out of the compression pipeline (src/compress).
  *   payload.c a node's payload for levels 2 and 3: its rank files of one
  *             generation read as one byte stream (zero-padded past the end),
  *             and the same stream written back into rank files on rebuild.
@@ -17,6 +19,7 @@
 #define CAIRN_LEVELS_H
 
 #include "common/common.h"
+#include "compress/compress.h"
 
 /* One thing to store: a protected variable or a routed file's contents. */
 typedef struct lvl_src {
@@ -27,6 +30,7 @@ typedef struct lvl_src {
     uint64_t dims[CAIRN_MAX_DIMS];
     uint64_t count;                /* elements */
     double error_bound;
+    uint8_t codec;                 /* enum cz_id: CZ_RAW or a codec (never CZ_AUTO) */
     const void *ptr;               /* the bytes (borrowed for the call) */
     uint64_t size;                 /* count * type size */
 } lvl_src;
@@ -35,13 +39,18 @@ typedef struct lvl_src {
 typedef struct lvl_written {
     uint64_t file_size;
     uint64_t header_sum;
+    uint64_t raw, stored;          /* bytes of the variables, bytes stored for them */
+    double write_s;                /* time spent writing (excluding compression) */
+    cz_stats z;                    /* the compression pipeline's figures, if it ran */
 } lvl_written;
 
 /*
  * Write the rank file NAME in the generation directory GENFD (path GEN_PATH,
  * used for libpmem and messages): header fields from PROTO (level,
  * generation, rank, nranks, node, nnodes, block_size, job), entries from
- * SRC[0..N-1], data checksummed per block as it is copied. IO is CN_IO_WRITE
+ * SRC[0..N-1], data checksummed per block as it is copied. When any source
+ * has a codec, the data goes through the compression pipeline with options
+ * Z (local_z.c) and is checksummed as it is stored. IO is CN_IO_WRITE
  * or CN_IO_PMEM, optionally ORed with LVL_IO_HASH_THREAD to checksum in a
  * second thread (worth it only when this rank has a core to spare). The file appears under NAME only complete and durable; on
  * failure no NAME or NAME.tmp is left behind and an existing NAME is kept.
@@ -49,7 +58,8 @@ typedef struct lvl_written {
 #define LVL_IO_HASH_THREAD 0x100
 
 int lvl_local_write(int genfd, const char *gen_path, const char *name, const cn_header *proto,
-                    const lvl_src *src, uint32_t n, int io, lvl_written *out, cn_err *err);
+                    const lvl_src *src, uint32_t n, int io, const cz_opts *z, lvl_written *out,
+                    cn_err *err);
 
 /*
  * Decide how CN_IO_AUTO writes in directory DIR_PATH: CN_IO_PMEM if libpmem

@@ -14,7 +14,7 @@
  * msync as libpmem says the mapping needs). The caller picks one; see
  * lvl_local_probe_io for the automatic choice.
  */
-#include "levels/levels.h"
+#include "levels/local_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,11 +23,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-/* Fill the entry table from SRC: offsets, block counts, empty checksum arrays. */
-static int plan_layout(cn_header *h, const lvl_src *src, uint32_t n, cn_entry **out,
-                       cn_err *err)
+/* Most bytes SRC can store: its raw size, or its frames at worst. */
+static uint64_t stored_bound(const lvl_src *src)
+{
+    if (src->codec == CZ_RAW)
+        return src->size;
+    return src->size + CZ_FRAME_HDR * (src->size / CZ_MIN_BUF + 1);
+}
+
+int lvl_plan_layout(cn_header *h, const lvl_src *src, uint32_t n, cn_entry **out, cn_err *err)
 {
     cn_entry *e = calloc(n ? n : 1, sizeof *e);
     CN_FAIL_IF(!e, err, CAIRN_ENOMEM, "no memory for the entry table");
@@ -36,12 +43,13 @@ static int plan_layout(cn_header *h, const lvl_src *src, uint32_t n, cn_entry **
         e[i].kind = src[i].kind;
         e[i].type = src[i].type;
         e[i].ndims = src[i].ndims;
-        e[i].codec = CN_CODEC_RAW;
+        e[i].codec = src[i].codec;
         memcpy(e[i].dims, src[i].dims, sizeof e[i].dims);
         e[i].count = src[i].count;
-        e[i].raw_size = e[i].stored_size = src[i].size;
+        e[i].raw_size = src[i].size;
+        e[i].stored_size = stored_bound(&src[i]); /* exact for raw entries */
         e[i].error_bound = src[i].error_bound;
-        e[i].nblocks = (uint32_t)((src[i].size + h->block_size - 1) / h->block_size);
+        e[i].nblocks = (uint32_t)((stored_bound(&src[i]) + h->block_size - 1) / h->block_size);
         if (e[i].nblocks && !(e[i].block_sums = calloc(e[i].nblocks, 8))) {
             cn_entries_free(e, n);
             return cn_fail(err, CAIRN_ENOMEM, "no memory for block checksums");
@@ -61,16 +69,7 @@ static int plan_layout(cn_header *h, const lvl_src *src, uint32_t n, cn_entry **
     return 0;
 }
 
-/* Where the bytes go: a file descriptor or a libpmem mapping. */
-typedef struct sink {
-    int fd;
-    uint8_t *map;
-    int is_pmem;
-    const char *path;
-    bool hash_thread;
-} sink;
-
-static int sink_put(sink *s, const void *buf, size_t len, uint64_t off, cn_err *err)
+int lvl_sink_put(lvl_sink *s, const void *buf, size_t len, uint64_t off, cn_err *err)
 {
     if (!s->map)
         return cn_pwrite_all(s->fd, buf, len, off, s->path, err);
@@ -136,7 +135,7 @@ static void hasher_mark(hasher *hs, size_t written, bool stop)
     pthread_mutex_unlock(&hs->mu);
 }
 
-static int write_blocks(sink *s, const cn_header *h, blk *b, size_t n, hasher *hs, cn_err *err)
+static int write_blocks(lvl_sink *s, const cn_header *h, blk *b, size_t n, hasher *hs, cn_err *err)
 {
     uint64_t total = h->file_size - h->data_offset, done = 0;
     bool fault_fired = false;
@@ -147,7 +146,7 @@ static int write_blocks(sink *s, const cn_header *h, blk *b, size_t n, hasher *h
                 pthread_cond_wait(&hs->cv, &hs->mu);
             pthread_mutex_unlock(&hs->mu);
         }
-        int rc = sink_put(s, b[k].p, b[k].len, b[k].off, err);
+        int rc = lvl_sink_put(s, b[k].p, b[k].len, b[k].off, err);
         if (!hs) /* the copy just pulled the block into cache: hash it there */
             *b[k].sum = cn_hash(b[k].p, b[k].len);
         if (hs)
@@ -163,7 +162,7 @@ static int write_blocks(sink *s, const cn_header *h, blk *b, size_t n, hasher *h
 }
 
 /* Hash and store every block of every entry; fire the mid-write fault point. */
-static int put_data(sink *s, const cn_header *h, cn_entry *e, const lvl_src *src, uint32_t n,
+static int put_data(lvl_sink *s, const cn_header *h, cn_entry *e, const lvl_src *src, uint32_t n,
                     cn_err *err)
 {
     size_t nb = 0;
@@ -203,19 +202,19 @@ static int put_data(sink *s, const cn_header *h, cn_entry *e, const lvl_src *src
     return rc;
 }
 
-static int put_meta(sink *s, cn_header *h, const cn_entry *e, cn_err *err)
+int lvl_put_meta(lvl_sink *s, cn_header *h, const cn_entry *e, cn_err *err)
 {
     uint8_t *meta = calloc(1, CN_HEADER_SIZE + h->table_size);
     CN_FAIL_IF(!meta, err, CAIRN_ENOMEM, "no memory for the table");
     cn_table_encode(e, h->nentries, meta + CN_HEADER_SIZE);
     h->table_sum = cn_hash(meta + CN_HEADER_SIZE, h->table_size);
     cn_header_encode(h, meta);
-    int rc = sink_put(s, meta, CN_HEADER_SIZE + h->table_size, 0, err);
+    int rc = lvl_sink_put(s, meta, CN_HEADER_SIZE + h->table_size, 0, err);
     free(meta);
     return rc;
 }
 
-static int write_plain(int genfd, const char *tmp, sink *s, cn_header *h, cn_entry *e,
+static int write_plain(int genfd, const char *tmp, lvl_sink *s, cn_header *h, cn_entry *e,
                        const lvl_src *src, uint32_t n, cn_err *err)
 {
     s->fd = openat(genfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -231,7 +230,7 @@ static int write_plain(int genfd, const char *tmp, sink *s, cn_header *h, cn_ent
     if (rc == 0)
         rc = put_data(s, h, e, src, n, err);
     if (rc == 0)
-        rc = put_meta(s, h, e, err);
+        rc = lvl_put_meta(s, h, e, err);
     if (rc == 0 && fdatasync(s->fd) != 0)
         rc = cn_fail_errno(err, errno, "%s: cannot sync", s->path);
     if (close(s->fd) != 0 && rc == 0)
@@ -239,7 +238,7 @@ static int write_plain(int genfd, const char *tmp, sink *s, cn_header *h, cn_ent
     return rc;
 }
 
-static int write_pmem(sink *s, cn_header *h, cn_entry *e, const lvl_src *src, uint32_t n,
+static int write_pmem(lvl_sink *s, cn_header *h, cn_entry *e, const lvl_src *src, uint32_t n,
                       cn_err *err)
 {
     size_t mapped = 0;
@@ -250,7 +249,7 @@ static int write_pmem(sink *s, cn_header *h, cn_entry *e, const lvl_src *src, ui
                              (unsigned long long)h->file_size);
     int rc = put_data(s, h, e, src, n, err);
     if (rc == 0)
-        rc = put_meta(s, h, e, err);
+        rc = lvl_put_meta(s, h, e, err);
     if (rc == 0 && s->is_pmem)
         pmem_drain();
     else if (rc == 0 && pmem_msync(s->map, mapped) != 0)
@@ -259,22 +258,40 @@ static int write_pmem(sink *s, cn_header *h, cn_entry *e, const lvl_src *src, ui
     return rc;
 }
 
-int lvl_local_write(int genfd, const char *gen_path, const char *name, const cn_header *proto,
-                    const lvl_src *src, uint32_t n, int io, lvl_written *out, cn_err *err)
+static double now(void)
 {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int lvl_local_write(int genfd, const char *gen_path, const char *name, const cn_header *proto,
+                    const lvl_src *src, uint32_t n, int io, const cz_opts *z, lvl_written *out,
+                    cn_err *err)
+{
+    double t0 = now();
+    bool compressed = false;
+    for (uint32_t i = 0; i < n; i++)
+        compressed |= src[i].codec != CZ_RAW;
     char tmp[CAIRN_NAME_MAX + 8], path[4096 + 2 * CAIRN_NAME_MAX];
     snprintf(tmp, sizeof tmp, "%s.tmp", name);
     snprintf(path, sizeof path, "%s/%s", gen_path, tmp);
     cn_header h = *proto;
     h.version = CN_FORMAT_VERSION;
     cn_entry *e = NULL;
-    CN_TRY(plan_layout(&h, src, n, &e, err));
+    CN_TRY(lvl_plan_layout(&h, src, n, &e, err));
 
     unlinkat(genfd, tmp, 0); /* a leftover of a crashed write */
-    sink s = {.fd = -1, .path = path, .hash_thread = io & LVL_IO_HASH_THREAD};
+    lvl_sink s = {.fd = -1, .path = path, .hash_thread = io & LVL_IO_HASH_THREAD};
     io &= ~LVL_IO_HASH_THREAD;
-    int rc = io == CN_IO_PMEM ? write_pmem(&s, &h, e, src, n, err)
-                              : write_plain(genfd, tmp, &s, &h, e, src, n, err);
+    memset(out, 0, sizeof *out);
+    int rc;
+    if (compressed)
+        rc = lvl_write_z(genfd, tmp, &s, &h, e, src, n, io, z, out, err);
+    else if (io == CN_IO_PMEM)
+        rc = write_pmem(&s, &h, e, src, n, err);
+    else
+        rc = write_plain(genfd, tmp, &s, &h, e, src, n, err);
     cn_entries_free(e, n);
     if (rc == 0 && renameat(genfd, tmp, genfd, name) != 0)
         rc = cn_fail_errno(err, errno, "%s: cannot rename into place", path);
@@ -284,6 +301,12 @@ int lvl_local_write(int genfd, const char *gen_path, const char *name, const cn_
     }
     out->file_size = h.file_size;
     out->header_sum = h.header_sum;
+    if (!compressed) {
+        for (uint32_t i = 0; i < n; i++)
+            out->raw += src[i].size;
+        out->stored = out->raw;
+        out->write_s = now() - t0;
+    }
     return 0;
 }
 

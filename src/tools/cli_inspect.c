@@ -7,6 +7,7 @@
  * the output says so. A manifest is decoded with cn_manifest_decode.
  */
 #include "tools/tools.h"
+#include "compress/compress.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,6 +66,7 @@ static void print_ckpt(const char *path, const cn_ckpt *c)
                           "STORED", "CODEC", "RATIO", "BLOCKS", "BOUND"};
     for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
         cli_table_add(&t, "%s", head[i]);
+    const cn_entry *owner = NULL; /* of the current pack */
     for (uint32_t i = 0; i < h->nentries; i++) {
         const cn_entry *e = &c->e[i];
         char dims[96] = "-";
@@ -77,10 +79,17 @@ static void print_ckpt(const char *path, const cn_ckpt *c)
         cli_table_add(&t, "%s", dims);
         cli_table_add(&t, "%llu", (unsigned long long)e->count);
         cli_table_add(&t, "%llu", (unsigned long long)e->raw_size);
-        cli_table_add(&t, "%llu", (unsigned long long)e->stored_size);
-        cli_table_add(&t, "%s", e->codec == CN_CODEC_RAW ? "raw" : "?");
-        if (e->stored_size)
-            cli_table_add(&t, "%.2f", (double)e->raw_size / (double)e->stored_size);
+        if (!(e->flags & CN_ENTRY_PACKED))
+            owner = e;
+        if (e->flags & CN_ENTRY_PACKED) /* its bytes are in the owner's frames */
+            cli_table_add(&t, "in %s", owner->name);
+        else
+            cli_table_add(&t, "%llu", (unsigned long long)e->stored_size);
+        cli_table_add(&t, "%s", e->codec == CN_CODEC_RAW ? "raw" : cz_codec_name(e->codec));
+        /* raw / stored; a pack's members and owner share the pack's ratio */
+        uint64_t raw = e->codec == CN_CODEC_RAW ? e->raw_size : owner->frame_raw;
+        if (owner->stored_size)
+            cli_table_add(&t, "%.2f", (double)raw / (double)owner->stored_size);
         else
             cli_table_add(&t, "-");
         cli_table_add(&t, "%u", e->nblocks);

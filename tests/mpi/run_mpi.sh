@@ -34,6 +34,24 @@ check "  ... and removed by the time the job ended (no .trash-* left)" \
 check "restart on 2 ranks of a 4-rank job: CAIRN_EMISMATCH naming both" \
   bash -c "scripts/mpirun.sh 2 $T expect-fail CAIRN_EMISMATCH | grep -q 'written by 4 ranks on 2 nodes; this run has 2 ranks'"
 
+fresh codecs
+export T_CODECS=mixed
+check "mixed codecs across ranks and variables (4K buffers: many frames, packs): save 3" \
+  env CAIRN_COMPRESS_BUFFER=4K scripts/mpirun.sh $NP $T save 3
+check "  ... a new job (1M buffers, 1 thread) restores bit-exact" \
+  env CAIRN_COMPRESS_THREADS=1 scripts/mpirun.sh $NP $T restore 3
+check "  ... cairn inspect names each variable's codec and ratio" \
+  bash -c "$BUILD/cairn inspect $(gen_dir 0 3)/rank-1.ckpt | grep -Eq '^smooth +var +double .* shuffle-lz4 +[0-9]+\.[0-9]+ '"
+check "  ... level 2 with codecs, then node 1 wiped: a new job rebuilds and restores" \
+  bash -c "scripts/mpirun.sh $NP $T save 4 2 >/dev/null && rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node1' && scripts/mpirun.sh $NP $T restore 4"
+f=$(gen_dir 0 4)/rank-1.ckpt # smooth (shuffle-lz4) is most of the file's end
+printf '\x5a' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") * 3 / 4)) conv=notrunc status=none
+check "  ... a flipped byte inside compressed data: its checksum names it" \
+  bash -c "$BUILD/cairn verify '$f' | grep -q \"'smooth' block 0 checksum mismatch\""
+check "  ... and a new job restores generation 3 instead" \
+  bash -c "scripts/mpirun.sh $NP $T restore 3 2>&1 | grep -q \"'smooth' block 0 checksum mismatch\""
+unset T_CODECS
+
 fresh emptylast
 check "checkpoint whose last variable is empty restores in the same job" mpi live-rebuild 1
 check "  ... with the libpmem write path too" env CAIRN_IO=pmem CAIRN_JOB=t-emptylast-pmem scripts/mpirun.sh $NP $T live-rebuild 1
@@ -78,6 +96,9 @@ if [ "$(id -u)" -eq 0 ]; then
     MOUNTS+=("$CAIRN_BASE")
     mpi save 1 >/dev/null
     check "full disk: CAIRN_ENOSPC, clear message" mpi big 2
+    check "  ... the previous generation still restores" mpi restore 1
+    check "  ... no partial files left" bash -c "! find '$CAIRN_BASE' -name '*.tmp' -o -name 'gen-2' | grep -q ."
+    check "full disk inside the compression pipeline (zstd): CAIRN_ENOSPC" env CAIRN_CODEC=zstd scripts/mpirun.sh $NP $T big 2
     check "  ... the previous generation still restores" mpi restore 1
     check "  ... no partial files left" bash -c "! find '$CAIRN_BASE' -name '*.tmp' -o -name 'gen-2' | grep -q ."
   else

@@ -12,6 +12,9 @@
  *   gens N             cairn_generations must list N generations, newest first
  *   live-rebuild L     checkpoint at level L, run $T_WIPE (wipes nodes), then
  *                      cairn_rebuild and restart in the same job
+ * With T_CODECS=mixed, two compressible variables join in and every variable
+ * gets a codec that depends on its rank (mixed codecs across ranks and
+ * variables, raw and "auto" among them).
  * Data are a function of (rank, generation, variable), so a restored byte
  * from the wrong rank, generation or variable is caught. Ranks agree on
  * pass/fail; rank 0 prints "PASS mode" or "FAIL mode: reason" and the exit
@@ -19,6 +22,7 @@
  */
 #include "cairn.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +37,9 @@ static int32_t *ints;   /* 1001 int32 */
 static uint8_t *bytes;  /* 4099 bytes: not a multiple of anything */
 static int64_t step;    /* scalar */
 static uint16_t *empty; /* zero elements */
+#define NSMOOTH 50001
+static double *smooth;  /* T_CODECS only: a smooth field, compresses well */
+static int32_t *ramp;   /* T_CODECS only: 777 small counters */
 
 static uint64_t mix(uint64_t x)
 {
@@ -53,6 +60,26 @@ static void fill(long gen, int zero)
     for (int i = 0; i < 4099; i++)
         bytes[i] = zero ? 0 : (uint8_t)mix((uint64_t)(rank * 13 + gen * 17 + i));
     step = zero ? 0 : gen * 100 + rank;
+    for (int i = 0; smooth && i < NSMOOTH; i++)
+        smooth[i] = zero ? 0 : 300.0 + (double)rank + 0.01 * (double)gen + sin(i * 1e-3) * 20.0;
+    for (int i = 0; ramp && i < 777; i++)
+        ramp[i] = zero ? 0 : (int32_t)(i / 7 + gen);
+}
+
+/* The T_CODECS extras, compared on their own. */
+static int same_extras(long gen)
+{
+    if (!smooth)
+        return 1;
+    double *s = malloc(sizeof(double) * NSMOOTH);
+    int32_t *r = malloc(sizeof(int32_t) * 777);
+    memcpy(s, smooth, sizeof(double) * NSMOOTH);
+    memcpy(r, ramp, sizeof(int32_t) * 777);
+    fill(gen, 0);
+    int ok = memcmp(s, smooth, sizeof(double) * NSMOOTH) == 0 &&
+             memcmp(r, ramp, sizeof(int32_t) * 777) == 0;
+    free(s), free(r);
+    return ok;
 }
 
 static int same(long gen)
@@ -66,6 +93,10 @@ static int same(long gen)
     memcpy(n, ints, sizeof(int32_t) * 1001);
     memcpy(b, bytes, 4099);
     int64_t s = step;
+    if (!same_extras(gen)) {
+        free(f), free(c), free(n), free(b);
+        return 0;
+    }
     fill(gen, 0);
     int ok = memcmp(f, field, sizeof(double) * 37 * 53) == 0 &&
              memcmp(c, cube, sizeof(float) * 105) == 0 &&
@@ -86,6 +117,21 @@ static int protect_all(cairn_ctx *ctx)
     rc |= cairn_protect(ctx, "step", &step, CAIRN_INT64, 1, 0, NULL);
     rc |= cairn_protect(ctx, "empty", empty, CAIRN_UINT16, 0, 0, NULL);
     rc |= cairn_protect_bound(ctx, "field", 1e-6); /* recorded; data stays lossless */
+    if (!smooth)
+        return rc;
+    rc |= cairn_protect(ctx, "smooth", smooth, CAIRN_DOUBLE, NSMOOTH, 1, (size_t[]){NSMOOTH});
+    rc |= cairn_protect(ctx, "ramp", ramp, CAIRN_INT32, 777, 0, NULL);
+    static const char *const any[] = {"zlib", "zstd", "lz4", "shuffle-zstd", "shuffle-lz4",
+                                      "none", "auto"};
+    static const char *const fp[] = {"fpzip", "shuffle-zstd", "zlib", "auto", "lz4", "none",
+                                     "shuffle-lz4"};
+    const char *names[] = {"field", "cube", "ints", "bytes", "step", "smooth", "ramp"};
+    const int is_fp[] = {1, 1, 0, 0, 0, 1, 0};
+    for (int i = 0; i < 7; i++) {
+        const char *codec = (is_fp[i] ? fp : any)[(i + rank) % 7];
+        rc |= cairn_protect_codec(ctx, names[i], codec);
+    }
+    rc |= cairn_protect_codec(ctx, "ints", "fpzip") == CAIRN_EINVAL ? 0 : 1; /* refused */
     return rc;
 }
 
@@ -154,6 +200,10 @@ int main(int argc, char **argv)
     cube = malloc(sizeof(float) * 105);
     ints = malloc(sizeof(int32_t) * 1001);
     bytes = malloc(4099);
+    if (getenv("T_CODECS")) {
+        smooth = malloc(sizeof(double) * NSMOOTH);
+        ramp = malloc(sizeof(int32_t) * 777);
+    }
     char why[1200] = "";
     int ok = 1;
 
@@ -214,7 +264,10 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "big") == 0) {
         size_t n = (size_t)arg << 20;
         uint8_t *big = malloc(n);
-        memset(big, 0x5a, n);
+        for (size_t i = 0; i < n; i += 8) { /* incompressible: no codec can make it fit */
+            uint64_t x = mix(i + (uint64_t)rank * 0x9E3779B97F4A7C15ull);
+            memcpy(big + i, &x, n - i < 8 ? n - i : 8);
+        }
         cairn_protect(ctx, "big", big, CAIRN_UINT8, n, 0, NULL);
         fill(2, 0);
         rc = cairn_checkpoint(ctx, 2, CAIRN_LEVEL_LOCAL);

@@ -34,6 +34,12 @@ static const char *const KEYS[][2] = {
     {"erasure.w", "CAIRN_EC_W"},
     {"erasure.kernel", "CAIRN_EC_KERNEL"},
     {"erasure.block_size", "CAIRN_EC_BLOCK"},
+    {"compress.codec", "CAIRN_CODEC"},
+    {"compress.buffer", "CAIRN_COMPRESS_BUFFER"},
+    {"compress.threads", "CAIRN_COMPRESS_THREADS"},
+    {"compress.level", "CAIRN_COMPRESS_LEVEL"},
+    {"compress.bandwidth", "CAIRN_COMPRESS_BANDWIDTH"},
+    {"compress.resample", "CAIRN_COMPRESS_RESAMPLE"},
     {"log.level", "CAIRN_LOG_LEVEL"},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])

@@ -185,7 +185,7 @@ static void test_round_trip_no_entries(void **state)
     assert_int_equal(img.h.table_size, 0);
     check_round_trip(&img);
     /* Pin the header layout: magic, version, header size, generation, job. */
-    assert_memory_equal(img.buf, "CAIRNCK\x01\x01\0\0\0\0\x01\0\0", 16);
+    assert_memory_equal(img.buf, "CAIRNCK\x01\x02\0\0\0\0\x01\0\0", 16);
     assert_int_equal(cn_get_u64(img.buf + 40), 7);
     assert_string_equal((const char *)img.buf + 88, "job-42");
     assert_int_equal(cn_get_u64(img.buf + CN_HEADER_SIZE - 8), img.h.header_sum);
@@ -201,7 +201,7 @@ static void test_every_flip_and_truncation_fails(void **state)
     build_image(small_specs, NSMALL, CN_MIN_BLOCK, &img);
     /* The checksum chain covers header, table and each entry's data, and the
      * alignment padding must be zero: every flip anywhere must be caught. */
-    assert_int_equal(img.h.table_size, 3 * 74 + 4 + 5 + 9 + 2 * 8); /* fixed+name+sums */
+    assert_int_equal(img.h.table_size, 3 * 83 + 4 + 5 + 9 + 2 * 8); /* fixed+name+sums */
     static const uint8_t masks[] = {0x01, 0x80, 0xff};
     size_t checked = 0;
     for (size_t off = 0; off < img.len; off++) {
@@ -238,8 +238,8 @@ static void test_bad_header_fields(void **state)
     (void)state;
     image img;
     build_image(small_specs, NSMALL, CN_MIN_BLOCK, &img);
-    img.h.version = 2;
-    expect_reject(&img, CAIRN_EFORMAT, "version 2");
+    img.h.version = CN_FORMAT_VERSION + 1;
+    expect_reject(&img, CAIRN_EFORMAT, "version 3");
     img.h.version = CN_FORMAT_VERSION;
     reseal(&img);
     img.buf[7] = 2; /* magic's version byte */
@@ -270,7 +270,8 @@ static void test_bad_header_fields(void **state)
     HDR_CASE(nentries, CN_MAX_ENTRIES + 1, "bad entry count");
     HDR_CASE(nentries, 2, "trailing bytes");
     HDR_CASE(nentries, 4, "table too short for 4 entries");
-    HDR_CASE(data_offset, good.data_offset + CN_DATA_ALIGN, "bad layout");
+    HDR_CASE(data_offset, good.data_offset + 1, "bad layout");
+    HDR_CASE(data_offset, 0, "bad layout");
     HDR_CASE(table_size, good.table_size + 1, "1 trailing bytes");
     HDR_CASE(file_size, good.file_size - 1, "header says");
     HDR_CASE(job[0], '.', "bad job id");
@@ -332,7 +333,13 @@ static void test_bad_entries(void **state)
     ENTRY_CASE(1, e->error_bound = INFINITY, "bad error bound");
     ENTRY_CASE(0, e->type = CAIRN_DOUBLE + 1, "bad kind/type/dims/codec");
     ENTRY_CASE(0, e->kind = 2, "bad kind/type/dims/codec");
-    ENTRY_CASE(0, e->codec = 1, "bad kind/type/dims/codec");
+    ENTRY_CASE(0, e->codec = CN_CODEC_COUNT, "bad kind/type/dims/codec");
+    ENTRY_CASE(0, e->flags = 2, "bad kind/type/dims/codec/flags");
+    ENTRY_CASE(0, e->codec = 1, "bad compressed sizes");          /* frames of 0 bytes */
+    ENTRY_CASE(0, e->frame_raw = 1, "raw entry with frames");
+    ENTRY_CASE(0, e->flags = CN_ENTRY_PACKED, "raw entry with frames");
+    ENTRY_CASE(0, (e->codec = 2, e->frame_raw = e->raw_size + 1), "its pack");
+    ENTRY_CASE(1, (e->codec = 2, e->flags = CN_ENTRY_PACKED), "bad packed entry");
     ENTRY_CASE(0, e->kind = CN_KIND_FILE, "file entry 'a' with a type or shape");
     ENTRY_CASE(0, e->raw_size += 4, "sizes disagree");
     ENTRY_CASE(0, e->count = 7, "dims do not multiply");

@@ -214,10 +214,10 @@ static void test_manifest_bad_fields(void **state)
     assert_int_equal(decode(buf, len, &out, &err), CAIRN_ECORRUPT);
     assert_non_null(strstr(err.msg, "bad fixed part"));
     cn_put_u32(buf + 32, 0);
-    cn_put_u32(buf + 8, 2); /* version */
+    cn_put_u32(buf + 8, CN_FORMAT_VERSION + 1); /* version */
     cn_put_u64(buf + len - 8, cn_hash(buf, len - 8));
     assert_int_equal(decode(buf, len, &out, &err), CAIRN_EFORMAT);
-    assert_non_null(strstr(err.msg, "manifest format version 2"));
+    assert_non_null(strstr(err.msg, "manifest format version 3"));
     free(buf);
 }
 

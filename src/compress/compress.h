@@ -1,0 +1,222 @@
+/*
+ * compress.h - the contract of src/compress: lossless codecs behind one
+ * interface, the framing of compressed bytes on disk, the automatic choice
+ * of a codec per variable, and the pipelines that compress on the way out and
+ * decompress on the way back. No MPI, no files: callers hand in memory and a
+ * callback that stores bytes.
+ *
+ *   codec.c       the registry (ids, names, which types a codec takes) and
+ *                 the frame: header + payload, checked before it is trusted.
+ *   codec_lz.c    general-purpose codecs: zlib (the papers' baseline), zstd, lz4.
+ *   codec_float.c codecs for float/double arrays: byte shuffle (then zstd or
+ *                 lz4) and fpzip's lossless floating-point predictor.
+ *   choose.c      automatic choice: sample a variable, estimate the pipelined
+ *                 checkpoint time per codec (the paper's equations 2-3), pick
+ *                 the fastest; incompressible data is stored raw.
+ *   pipe.c        the write pipeline (cut into buffers, aggregate small
+ *                 variables, compress queue served by a thread pool, write
+ *                 queue drained in order) and the read pipeline (frames
+ *                 decoded in parallel, straight into place).
+ *
+ * Accelerators (designed, not built: this project has no GPU to test on): an
+ * accelerator codec is one more cz_codec whose encode/decode submit a buffer
+ * to a node-wide service process that owns the device and serves the node's
+ * ranks in turn (the paper's section 3.3(b)); the pipeline needs no change,
+ * since a codec call is already one buffer on one pool thread, and up to
+ * CZ_QUEUE_MAX buffers are in flight to hide the device's copy latency.
+ *
+ * Ownership: the caller owns every buffer it passes; nothing here keeps a
+ * pointer past the call.
+ */
+#ifndef CAIRN_COMPRESS_H
+#define CAIRN_COMPRESS_H
+
+#include "common/common.h"
+
+/* ---- codecs ------------------------------------------------------------- */
+
+/* Codec ids are part of the on-disk format (cn_entry.codec, frame header). */
+enum cz_id {
+    CZ_RAW = 0,          /* stored as is: no frames */
+    CZ_ZLIB = 1,         /* zlib (deflate), level from the codec's options */
+    CZ_ZSTD = 2,         /* zstd */
+    CZ_LZ4 = 3,          /* lz4 (fast mode) */
+    CZ_SHUF_ZSTD = 4,    /* byte shuffle by element size, then zstd */
+    CZ_SHUF_LZ4 = 5,     /* byte shuffle by element size, then lz4 */
+    CZ_FPZIP = 6,        /* fpzip, lossless (float/double only) */
+    CZ_NCODECS = 7
+};
+/* Not a codec: in configuration and cairn_protect_codec, "pick by sampling". */
+#define CZ_AUTO 255
+
+typedef struct cz_codec {
+    uint8_t id;
+    const char *name;          /* as in configuration: "zstd", "shuffle-lz4", ... */
+    bool floats_only;          /* takes only CAIRN_FLOAT / CAIRN_DOUBLE */
+    /* Largest payload encode may produce for RAW_LEN bytes. */
+    size_t (*bound)(size_t raw_len);
+    /*
+     * Compress SRC[0..N-1] (N a multiple of the element size of TYPE) into
+     * DST (CAP >= bound(N) bytes), using SCRATCH (N bytes, for filters).
+     * Return the payload size, or 0 when the codec failed (the caller then
+     * stores the buffer raw).
+     */
+    size_t (*encode)(uint8_t type, int level, const uint8_t *src, size_t n, uint8_t *dst,
+                     size_t cap, uint8_t *scratch);
+    /*
+     * Decompress payload SRC[0..N-1] into exactly RAW_LEN bytes at DST,
+     * using SCRATCH (RAW_LEN bytes). Return 0, or -1 if the payload is
+     * malformed or does not decode to exactly RAW_LEN bytes.
+     */
+    int (*decode)(uint8_t type, const uint8_t *src, size_t n, uint8_t *dst, size_t raw_len,
+                  uint8_t *scratch);
+} cz_codec;
+
+/* The codec with ID, or NULL if there is none (CZ_RAW has no entry). */
+const cz_codec *cz_codec_get(int id);
+/* Codec id for NAME ("none", "auto" -> CZ_AUTO, "zlib", ...), or -1. */
+int cz_codec_parse(const char *name);
+/* Name of ID ("none" for CZ_RAW, "auto" for CZ_AUTO), "?" if unknown. */
+const char *cz_codec_name(int id);
+/* True if codec ID may store variables of TYPE. */
+bool cz_codec_accepts(int id, uint8_t type);
+/* "none, zlib, zstd, ..." for messages and --help. */
+const char *cz_codec_list(void);
+
+/* ---- frames ------------------------------------------------------------- */
+/*
+ * A compressed entry's stored bytes are a sequence of frames, one per
+ * pipeline buffer. Each frame is a CZ_FRAME_HDR-byte header followed by its
+ * payload (every integer little-endian):
+ *   u8  codec       the entry's codec, or CZ_RAW if this buffer did not shrink
+ *   u8  type        cairn_type of the elements
+ *   u16 zero
+ *   u32 raw_len     bytes after decoding (1..CZ_MAX_BUF)
+ *   u32 stored_len  payload bytes (<= raw_len)
+ *   u32 zero
+ *   u64 raw_sum     XXH3-64 of the raw bytes: checked after decoding
+ * The stored bytes are also covered by the entry's block checksums, so a
+ * damaged frame is found before anything decodes it.
+ */
+#define CZ_FRAME_HDR 24
+#define CZ_MIN_BUF (1u << 10)
+#define CZ_MAX_BUF (64u << 20)
+
+typedef struct cz_frame {
+    uint8_t codec, type;
+    uint32_t raw_len, stored_len;
+    uint64_t raw_sum;
+    const uint8_t *payload;
+} cz_frame;
+
+/*
+ * Encode SRC[0..N-1] (N <= CZ_MAX_BUF) as one frame into DST (at least
+ * cz_frame_bound(N) bytes) with codec ID (falls back to CZ_RAW when the
+ * payload would not be smaller). SCRATCH holds N bytes. Returns the frame's
+ * size (header + payload).
+ */
+size_t cz_frame_encode(int id, uint8_t type, int level, const uint8_t *src, size_t n,
+                       uint8_t *dst, uint8_t *scratch);
+size_t cz_frame_bound(size_t n);
+/* Parse the frame at P (LEN bytes available): header fields in range, payload
+ * inside LEN, codec either CZ_RAW or WANT_CODEC. *USED = header + payload. */
+int cz_frame_parse(const uint8_t *p, size_t len, int want_codec, cz_frame *f, size_t *used,
+                   cn_err *err);
+/* Decode F into DST (F->raw_len bytes) and check raw_sum. SCRATCH holds
+ * F->raw_len bytes. */
+int cz_frame_decode(const cz_frame *f, uint8_t *dst, uint8_t *scratch, cn_err *err);
+
+/* ---- automatic choice (choose.c) ----------------------------------------- */
+
+typedef struct cz_env {
+    double storage_bps;   /* bytes/s this rank writes to its level-1 store */
+    int threads;          /* compressor threads of the pipeline */
+    int level;            /* codec level (zlib/zstd) */
+    uint32_t buf_size;    /* pipeline buffer */
+} cz_env;
+
+/*
+ * Pick the codec for SIZE bytes of TYPE at P: sample a few buffers, time
+ * each candidate codec on them, and return the id that minimises the
+ * expected pipelined time max(compress / threads, stored / storage_bps),
+ * CZ_RAW when nothing beats storing raw. *RATIO (may be NULL) receives the
+ * sampled stored/raw ratio of the pick.
+ */
+int cz_choose(const void *p, uint64_t size, uint8_t type, const cz_env *env, double *ratio);
+
+/* ---- pipelines (pipe.c) --------------------------------------------------- */
+
+/* One variable on the way out. In: ptr, size, type, codec (CZ_RAW or a real
+ * codec; never CZ_AUTO). Out: how it was stored. */
+typedef struct cz_item {
+    const void *ptr;
+    uint64_t size;
+    uint8_t type;
+    uint8_t codec;
+    /* filled by cz_write: */
+    bool packed;          /* aggregated into the frames of the previous owner */
+    uint64_t frame_raw;   /* owner: decoded bytes of its frames (its own + members') */
+    uint64_t stored;      /* bytes passed to the sink for this item */
+} cz_item;
+
+#define CZ_QUEUE_MAX 64   /* buffers in flight, at most */
+
+typedef struct cz_opts {
+    uint32_t buf_size;    /* CZ_MIN_BUF..CZ_MAX_BUF */
+    int threads;          /* compressor threads; 0 = compress in the calling thread */
+    int level;
+} cz_opts;
+
+typedef struct cz_stats {
+    uint64_t raw, stored;     /* bytes in, bytes out */
+    double compress_s;        /* summed over threads */
+    double write_s;           /* time inside the sink */
+    double total_s;
+} cz_stats;
+
+/*
+ * Sink: store LEN bytes of item ITEM's stored stream (in order, item by
+ * item, never interleaved). A packed item gets no calls.
+ */
+typedef int (*cz_sink)(void *arg, uint32_t item, const void *buf, size_t len, cn_err *err);
+
+/*
+ * Run the write pipeline over ITEMS[0..N-1] in order. CZ_RAW items go to
+ * the sink straight from their memory; compressed ones are cut into
+ * buf_size buffers, and runs of small items with the same codec are
+ * aggregated into shared buffers (the later ones marked packed). The
+ * calling thread fills the compress queue and drains the write queue; the
+ * pool compresses. STATS may be NULL.
+ */
+int cz_write(cz_item *items, uint32_t n, const cz_opts *o, cz_sink sink, void *arg,
+             cz_stats *stats, cn_err *err);
+
+/* One stored stream on the way back: its frames, and where the decoded
+ * bytes go (DEST[0..NDEST-1] in order, summing to frame_raw; a NULL ptr
+ * skips that many bytes). */
+typedef struct cz_dest {
+    void *ptr;
+    uint64_t len;
+} cz_dest;
+
+typedef struct cz_stream {
+    const uint8_t *stored;
+    uint64_t stored_size;
+    uint8_t codec;
+    uint8_t type;         /* every frame must say this type */
+    uint64_t frame_raw;
+    const cz_dest *dest;
+    uint32_t ndest;
+    const char *name;     /* for messages */
+} cz_stream;
+
+/*
+ * Check every frame header of every stream first (structure, codec, sizes
+ * adding up), and only then decode: frames in parallel on THREADS threads
+ * (0 = calling thread), each straight into its destination (through a
+ * scratch buffer when it spans destinations), each checked against its raw
+ * checksum.
+ */
+int cz_read(const cz_stream *s, uint32_t n, int threads, cn_err *err);
+
+#endif /* CAIRN_COMPRESS_H */

@@ -1,0 +1,309 @@
+/*
+ * pipe.c - the write pipeline: variables in, frames out, in order.
+ *
+ * The paper's two ring queues (section 3.1), one slot per buffer in flight:
+ * the calling thread fills slots (a piece of a large variable is referenced
+ * in place; small variables of one codec and type are copied together into
+ * the slot's buffer, the paper's write aggregation, section 3.2) and marks
+ * them READY; pool threads take READY slots in order, compress them into the
+ * slot's output and mark them DONE; the calling thread hands DONE slots to
+ * the sink strictly in order and empties them. Filling, compressing and
+ * writing overlap, so the checkpoint takes about as long as its slowest
+ * stage (equation 3). Raw variables skip the pool: their slots are DONE as
+ * soon as they are filled, and the sink reads the application's memory.
+ *
+ * Ownership: slots and threads live for one cz_write call.
+ */
+#include "compress/compress.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define RAW_PIECE (4u << 20) /* raw variables reach the sink in pieces of this */
+
+enum { EMPTY, READY, BUSY, DONE };
+
+typedef struct task {
+    uint32_t item;          /* the item (pack owner) whose stream this extends */
+    uint32_t last;          /* > item for a pack: items item..last share the buffer */
+    uint64_t off;           /* offset in the item's bytes */
+    size_t len;             /* raw bytes */
+    uint8_t type;           /* the frame's type: CAIRN_BYTE for a pack of mixed types */
+} task;
+
+typedef struct slot {
+    int state;
+    const uint8_t *src;     /* raw bytes: the item's memory or `in` */
+    size_t len;
+    const uint8_t *out;     /* what goes to the sink */
+    size_t out_len;
+    uint8_t *in, *frame, *scratch;
+} slot;
+
+typedef struct pipe {
+    cz_item *items;
+    const cz_opts *o;
+    task *t;
+    size_t nt;
+    slot *s;
+    int nslots;
+    size_t filled;          /* tasks filled by the caller */
+    size_t *queue;          /* filled tasks that need compressing, in order */
+    size_t queued, taken;   /* appended by the caller, taken by the pool */
+    bool stop;
+    double compress_s;
+    pthread_mutex_t mu;
+    pthread_cond_t ready, done;
+} pipe_t;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Does the codec look at the element type (filters, float predictors)? */
+static bool typed(int codec)
+{
+    return codec == CZ_SHUF_ZSTD || codec == CZ_SHUF_LZ4 || codec == CZ_FPZIP;
+}
+
+static bool is_small(const cz_item *it, uint32_t buf)
+{
+    return it->codec != CZ_RAW && it->size > 0 && it->size <= buf / 2;
+}
+
+/* Cut the items into tasks; mark packs. Returns the task count. */
+static size_t plan(cz_item *items, uint32_t n, uint32_t buf, task *t)
+{
+    size_t nt = 0;
+    for (uint32_t i = 0; i < n;) {
+        cz_item *it = &items[i];
+        it->packed = false;
+        it->stored = 0;
+        if (it->size == 0)
+            it->codec = CZ_RAW; /* nothing to compress */
+        it->frame_raw = it->codec == CZ_RAW ? 0 : it->size;
+        if (is_small(it, buf)) {
+            uint32_t j = i + 1;
+            uint64_t total = it->size;
+            uint8_t type = it->type;
+            while (j < n && is_small(&items[j], buf) && items[j].codec == it->codec &&
+                   (items[j].type == it->type || !typed(it->codec)) &&
+                   total + items[j].size <= buf) {
+                if (items[j].type != type)
+                    type = CAIRN_BYTE;
+                total += items[j].size;
+                items[j].packed = true;
+                items[j].stored = 0;
+                items[j].frame_raw = 0;
+                j++;
+            }
+            it->frame_raw = total;
+            t[nt++] = (task){i, j - 1, 0, (size_t)total, type};
+            i = j;
+            continue;
+        }
+        uint64_t piece = it->codec == CZ_RAW ? RAW_PIECE : buf;
+        for (uint64_t off = 0; off < it->size; off += piece)
+            t[nt++] = (task){i, i, off, (size_t)(it->size - off < piece ? it->size - off : piece),
+                             it->type};
+        i++;
+    }
+    return nt;
+}
+
+static size_t count_tasks(const cz_item *items, uint32_t n, uint32_t buf)
+{
+    size_t nt = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t piece = items[i].codec == CZ_RAW ? RAW_PIECE : buf;
+        nt += (size_t)((items[i].size + piece - 1) / piece); /* packs need fewer */
+    }
+    return nt;
+}
+
+static void compress_slot(pipe_t *p, slot *s, const task *t)
+{
+    const cz_item *it = &p->items[t->item];
+    double t0 = now();
+    s->out_len = cz_frame_encode(it->codec, t->type, p->o->level, s->src, s->len, s->frame,
+                                 s->scratch);
+    s->out = s->frame;
+    double dt = now() - t0;
+    pthread_mutex_lock(&p->mu);
+    p->compress_s += dt;
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void *worker(void *arg)
+{
+    pipe_t *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->stop && p->taken >= p->queued)
+            pthread_cond_wait(&p->ready, &p->mu);
+        if (p->stop)
+            break;
+        size_t k = p->queue[p->taken++];
+        slot *s = &p->s[k % p->nslots];
+        s->state = BUSY;
+        pthread_mutex_unlock(&p->mu);
+        compress_slot(p, s, &p->t[k]);
+        pthread_mutex_lock(&p->mu);
+        s->state = DONE;
+        pthread_cond_broadcast(&p->done);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Fill the slot of task K (the caller's stage). */
+static void fill(pipe_t *p, size_t k)
+{
+    const task *t = &p->t[k];
+    slot *s = &p->s[k % p->nslots];
+    const cz_item *it = &p->items[t->item];
+    s->len = t->len;
+    if (t->last > t->item) { /* a pack: gather into the slot's buffer */
+        size_t at = 0;
+        for (uint32_t i = t->item; i <= t->last; i++) {
+            memcpy(s->in + at, p->items[i].ptr, (size_t)p->items[i].size);
+            at += (size_t)p->items[i].size;
+        }
+        s->src = s->in;
+    } else {
+        s->src = (const uint8_t *)it->ptr + t->off;
+    }
+    if (it->codec == CZ_RAW) {
+        s->out = s->src;
+        s->out_len = s->len;
+    }
+}
+
+static int alloc_slots(pipe_t *p, uint32_t buf, cn_err *err)
+{
+    p->s = calloc((size_t)p->nslots, sizeof *p->s);
+    CN_FAIL_IF(!p->s, err, CAIRN_ENOMEM, "no memory for the compression queue");
+    for (int i = 0; i < p->nslots; i++) {
+        slot *s = &p->s[i];
+        s->in = malloc(buf);
+        s->scratch = malloc(buf);
+        s->frame = malloc(cz_frame_bound(buf));
+        CN_FAIL_IF(!s->in || !s->scratch || !s->frame, err, CAIRN_ENOMEM,
+                   "no memory for %d compression buffers of %u bytes", p->nslots, buf);
+    }
+    return 0;
+}
+
+static void free_slots(pipe_t *p)
+{
+    for (int i = 0; p->s && i < p->nslots; i++) {
+        free(p->s[i].in);
+        free(p->s[i].scratch);
+        free(p->s[i].frame);
+    }
+    free(p->s);
+}
+
+/* The caller's loop: keep the queue full, drain it in order. */
+static int run(pipe_t *p, int threads, cz_sink sink, void *arg, cz_stats *st, cn_err *err)
+{
+    int rc = 0;
+    for (size_t w = 0; w < p->nt && rc == 0; w++) {
+        pthread_mutex_lock(&p->mu);
+        while (p->filled < p->nt && p->filled < w + (size_t)p->nslots) {
+            size_t k = p->filled;
+            pthread_mutex_unlock(&p->mu);
+            fill(p, k);
+            bool raw = p->items[p->t[k].item].codec == CZ_RAW;
+            if (!raw && threads == 0)
+                compress_slot(p, &p->s[k % p->nslots], &p->t[k]);
+            pthread_mutex_lock(&p->mu);
+            p->s[k % p->nslots].state = raw || threads == 0 ? DONE : READY;
+            if (!raw && threads > 0)
+                p->queue[p->queued++] = k;
+            p->filled++;
+            pthread_cond_broadcast(&p->ready);
+        }
+        slot *s = &p->s[w % p->nslots];
+        while (s->state != DONE)
+            pthread_cond_wait(&p->done, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+        const task *t = &p->t[w];
+        double t0 = now();
+        rc = sink(arg, t->item, s->out, s->out_len, err);
+        st->write_s += now() - t0;
+        p->items[t->item].stored += s->out_len;
+        st->stored += s->out_len;
+        pthread_mutex_lock(&p->mu);
+        s->state = EMPTY;
+        pthread_mutex_unlock(&p->mu);
+    }
+    return rc;
+}
+
+int cz_write(cz_item *items, uint32_t n, const cz_opts *o, cz_sink sink, void *arg,
+             cz_stats *stats, cn_err *err)
+{
+    cz_stats st = {0};
+    double t0 = now();
+    uint32_t buf = o->buf_size / 8 * 8; /* a whole number of any element */
+    CN_FAIL_IF(buf < CZ_MIN_BUF || buf > CZ_MAX_BUF || o->threads < 0 || o->threads > 256, err,
+               CAIRN_EINVAL, "compression buffer %u bytes / %d threads out of range",
+               o->buf_size, o->threads);
+    for (uint32_t i = 0; i < n; i++) {
+        CN_FAIL_IF(items[i].codec != CZ_RAW && !cz_codec_accepts(items[i].codec, items[i].type),
+                   err, CAIRN_EINVAL, "codec %s cannot store type %u",
+                   cz_codec_name(items[i].codec), items[i].type);
+        st.raw += items[i].size;
+    }
+    pipe_t p = {.items = items, .o = o};
+    size_t max_tasks = count_tasks(items, n, buf) + 1;
+    p.t = malloc(max_tasks * sizeof *p.t);
+    p.queue = malloc(max_tasks * sizeof *p.queue);
+    if (!p.t || !p.queue) {
+        free(p.t);
+        free(p.queue);
+        return cn_fail(err, CAIRN_ENOMEM, "no memory for the compression plan");
+    }
+    p.nt = plan(items, n, buf, p.t);
+    int threads = o->threads;
+    p.nslots = threads ? 2 * threads + 2 : 2;
+    if (p.nslots > CZ_QUEUE_MAX)
+        p.nslots = CZ_QUEUE_MAX;
+    pthread_t tid[256];
+    int started = 0;
+    int rc = alloc_slots(&p, buf, err);
+    if (rc == 0) {
+        pthread_mutex_init(&p.mu, NULL);
+        pthread_cond_init(&p.ready, NULL);
+        pthread_cond_init(&p.done, NULL);
+        for (; started < threads; started++)
+            if (pthread_create(&tid[started], NULL, worker, &p) != 0)
+                break;
+        if (threads > 0 && started == 0)
+            threads = 0; /* no pool: compress in this thread */
+        rc = run(&p, threads, sink, arg, &st, err);
+        pthread_mutex_lock(&p.mu);
+        p.stop = true;
+        pthread_cond_broadcast(&p.ready);
+        pthread_mutex_unlock(&p.mu);
+        for (int i = 0; i < started; i++)
+            pthread_join(tid[i], NULL);
+        pthread_cond_destroy(&p.done);
+        pthread_cond_destroy(&p.ready);
+        pthread_mutex_destroy(&p.mu);
+    }
+    free_slots(&p);
+    free(p.t);
+    free(p.queue);
+    st.compress_s = p.compress_s;
+    st.total_s = now() - t0;
+    if (stats)
+        *stats = st;
+    return rc;
+}

@@ -1,0 +1,185 @@
+/*
+ * local_z.c - level 1 with compression: the rank file's data section comes
+ * out of the compression pipeline (src/compress/pipe.c) in order, entry by
+ * entry, and is checksummed per block as it is stored.
+ *
+ * Compressed sizes are known only once written, so the table space in front
+ * of the data is reserved for the most every entry could store (its frames
+ * at worst; a few bytes per MiB); the table actually written is shorter and
+ * the gap stays zero. Entries are placed one after another, each aligned.
+ * Raw entries in the same file pass through the pipeline uncompressed.
+ *
+ * Ownership: the caller's entry table E is filled in place.
+ */
+#include "levels/local_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libpmem.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+typedef struct zw {
+    lvl_sink *s;
+    const cn_header *h;
+    cn_entry *e;
+    int64_t cur;             /* entry being stored, -1 before the first */
+    uint64_t pos;            /* next file offset */
+    uint64_t blk_fill;       /* bytes in the current checksum block */
+    XXH3_state_t *st;
+    uint64_t done, half;     /* bytes stored; when the mid-write fault fires */
+} zw;
+
+static void finish_block(zw *w)
+{
+    if (w->cur >= 0 && w->blk_fill) {
+        cn_entry *e = &w->e[w->cur];
+        e->block_sums[e->nblocks++] = XXH3_64bits_digest(w->st);
+        w->blk_fill = 0;
+    }
+}
+
+/* Stream LEN stored bytes of entry ITEM through the block checksums. */
+static void hash_into_blocks(zw *w, const uint8_t *p, size_t len)
+{
+    uint32_t bs = w->h->block_size;
+    while (len) {
+        if (w->blk_fill == 0)
+            XXH3_64bits_reset(w->st);
+        size_t take = bs - w->blk_fill < len ? (size_t)(bs - w->blk_fill) : len;
+        XXH3_64bits_update(w->st, p, take);
+        w->blk_fill += take;
+        p += take;
+        len -= take;
+        if (w->blk_fill == bs)
+            finish_block(w);
+    }
+}
+
+static int store(void *arg, uint32_t item, const void *buf, size_t len, cn_err *err)
+{
+    zw *w = arg;
+    if ((int64_t)item != w->cur) {
+        finish_block(w);
+        w->cur = item;
+        w->pos = cn_align_up(w->pos, CN_ENTRY_ALIGN);
+        w->e[item].offset = w->pos;
+        w->e[item].stored_size = 0;
+        w->e[item].nblocks = 0;
+    }
+    CN_TRY(lvl_sink_put(w->s, buf, len, w->pos, err));
+    hash_into_blocks(w, buf, len);
+    w->pos += len;
+    w->e[item].stored_size += len;
+    uint64_t before = w->done;
+    w->done += len;
+    if (before < w->half && w->done >= w->half)
+        cn_fault_point("ckpt.write", w->h->generation, (int)w->h->rank);
+    return 0;
+}
+
+/* Run the pipeline; then place the entries that stored nothing. */
+static int put_data_z(zw *w, const lvl_src *src, uint32_t n, const cz_opts *z, cz_stats *st,
+                      cn_err *err)
+{
+    cz_item *items = calloc(n ? n : 1, sizeof *items);
+    CN_FAIL_IF(!items, err, CAIRN_ENOMEM, "no memory for the compression plan");
+    for (uint32_t i = 0; i < n; i++) {
+        items[i] = (cz_item){.ptr = src[i].ptr, .size = src[i].size, .type = src[i].type,
+                             .codec = src[i].codec};
+        w->e[i].nblocks = 0;
+        w->e[i].stored_size = 0;
+        w->e[i].offset = 0;
+        w->half += src[i].size / 2;
+    }
+    int rc = cz_write(items, n, z, store, w, st, err);
+    finish_block(w);
+    uint64_t end = w->h->data_offset;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        cn_entry *e = &w->e[i];
+        e->codec = items[i].codec;
+        e->flags = items[i].packed ? CN_ENTRY_PACKED : 0;
+        e->frame_raw = items[i].frame_raw;
+        if (items[i].stored == 0)
+            e->offset = cn_align_up(end, CN_ENTRY_ALIGN);
+        end = e->offset + e->stored_size;
+    }
+    if (rc == 0 && w->done < w->half) /* compressed well below half the raw bytes */
+        cn_fault_point("ckpt.write", w->h->generation, (int)w->h->rank);
+    free(items);
+    w->pos = end > w->pos ? end : w->pos;
+    return rc;
+}
+
+static int open_sink(int genfd, const char *tmp, lvl_sink *s, int io, uint64_t max_size,
+                     size_t *mapped, cn_err *err)
+{
+    if (io == CN_IO_PMEM) {
+        s->map = pmem_map_file(s->path, (size_t)max_size, PMEM_FILE_CREATE | PMEM_FILE_EXCL,
+                               0600, mapped, &s->is_pmem);
+        if (!s->map)
+            return cn_fail_errno(err, errno, "%s: libpmem cannot map %llu bytes", s->path,
+                                 (unsigned long long)max_size);
+        return 0;
+    }
+    s->fd = openat(genfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (s->fd < 0)
+        return cn_fail_errno(err, errno, "%s: cannot create", s->path);
+    return 0;
+}
+
+/* Persist and close; the file ends where the header says. */
+static int close_sink(int genfd, const char *tmp, lvl_sink *s, size_t mapped, uint64_t size,
+                      int rc, cn_err *err)
+{
+    if (s->map) {
+        if (rc == 0 && s->is_pmem)
+            pmem_drain();
+        else if (rc == 0 && pmem_msync(s->map, mapped) != 0)
+            rc = cn_fail_errno(err, errno, "%s: cannot persist", s->path);
+        pmem_unmap(s->map, mapped);
+        s->map = NULL;
+        if (rc == 0) { /* drop the unused tail of the reservation */
+            s->fd = openat(genfd, tmp, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+            if (s->fd < 0)
+                return cn_fail_errno(err, errno, "%s: cannot reopen", s->path);
+        }
+    }
+    if (s->fd < 0)
+        return rc;
+    if (rc == 0 && ftruncate(s->fd, (off_t)size) != 0)
+        rc = cn_fail_errno(err, errno, "%s: cannot size to %llu bytes", s->path,
+                           (unsigned long long)size);
+    if (rc == 0 && fdatasync(s->fd) != 0)
+        rc = cn_fail_errno(err, errno, "%s: cannot sync", s->path);
+    if (close(s->fd) != 0 && rc == 0)
+        rc = cn_fail_errno(err, errno, "%s: cannot close", s->path);
+    s->fd = -1;
+    return rc;
+}
+
+int lvl_write_z(int genfd, const char *tmp, lvl_sink *s, cn_header *h, cn_entry *e,
+                const lvl_src *src, uint32_t n, int io, const cz_opts *z, lvl_written *out,
+                cn_err *err)
+{
+    zw w = {.s = s, .h = h, .e = e, .cur = -1, .pos = h->data_offset};
+    w.st = XXH3_createState();
+    CN_FAIL_IF(!w.st, err, CAIRN_ENOMEM, "no memory for a hash state");
+    size_t mapped = 0;
+    int rc = open_sink(genfd, tmp, s, io, h->file_size, &mapped, err);
+    if (rc == 0)
+        rc = put_data_z(&w, src, n, z, &out->z, err);
+    h->file_size = w.pos;
+    h->table_size = cn_table_size(e, n); /* actual block counts: within the reservation */
+    if (rc == 0)
+        rc = lvl_put_meta(s, h, e, err);
+    if (s->map || s->fd >= 0)
+        rc = close_sink(genfd, tmp, s, mapped, h->file_size, rc, err);
+    XXH3_freeState(w.st);
+    out->raw = out->z.raw;
+    out->stored = out->z.stored;
+    out->write_s = out->z.write_s;
+    return rc;
+}
