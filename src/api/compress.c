@@ -13,7 +13,7 @@
  * entries are copied after every frame has decoded, so a stream that fails
  * to decode leaves them untouched.
  *
- * Ownership: the stream and destination arrays live for one restore.
+ * Ownership: the destination array lives for one restore.
  */
 #include "api/api.h"
 
@@ -63,44 +63,21 @@ void api_codecs_learn(cairn_ctx *ctx, const lvl_written *w)
     ctx->storage_bps = 0.5 * ctx->storage_bps + 0.5 * bps;
 }
 
-/* The protected memory for entry E, or NULL to skip it. */
-static void *dest_of(cairn_ctx *ctx, const cn_entry *e)
-{
-    api_var *v = api_var_find(ctx, e->name);
-    return v && v->kind == CN_KIND_VAR ? v->ptr : NULL;
-}
-
 int api_restore_vars(cairn_ctx *ctx, const cn_ckpt *c)
 {
     uint32_t n = c->h.nentries;
-    cz_stream *s = calloc(n ? n : 1, sizeof *s);
-    cz_dest *d = calloc(n ? n : 1, sizeof *d);
-    if (!s || !d) {
-        free(s);
-        free(d);
-        return cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory to restore");
-    }
-    uint32_t ns = 0;
+    void **dest = calloc(n ? n : 1, sizeof *dest);
+    CN_FAIL_IF(!dest, &ctx->err, CAIRN_ENOMEM, "no memory to restore");
     for (uint32_t i = 0; i < n; i++) {
-        const cn_entry *e = &c->e[i];
-        d[i] = (cz_dest){dest_of(ctx, e), e->raw_size};
-        if (e->kind != CN_KIND_VAR || e->codec == CN_CODEC_RAW)
-            continue;
-        if (e->flags & CN_ENTRY_PACKED) {
-            s[ns - 1].ndest++; /* format.c checked it follows its owner */
-            continue;
-        }
-        s[ns++] = (cz_stream){.stored = c->map + e->offset, .stored_size = e->stored_size,
-                              .codec = e->codec, .type = e->type, .frame_raw = e->frame_raw,
-                              .dest = &d[i], .ndest = 1, .name = e->name};
+        api_var *v = api_var_find(ctx, c->e[i].name);
+        dest[i] = v && v->kind == CN_KIND_VAR ? v->ptr : NULL; /* else not protected: skip */
     }
-    int rc = cz_read(s, ns, threads_of(ctx), &ctx->err);
+    int rc = cz_decode_ckpt(c, dest, threads_of(ctx), &ctx->err);
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         const cn_entry *e = &c->e[i];
-        if (e->kind == CN_KIND_VAR && e->codec == CN_CODEC_RAW && d[i].ptr && e->stored_size)
-            memcpy(d[i].ptr, c->map + e->offset, e->stored_size);
+        if (e->kind == CN_KIND_VAR && e->codec == CN_CODEC_RAW && dest[i] && e->stored_size)
+            memcpy(dest[i], c->map + e->offset, e->stored_size);
     }
-    free(s);
-    free(d);
+    free(dest);
     return rc;
 }

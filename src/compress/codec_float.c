@@ -13,7 +13,10 @@
  * holding one 1-D array (nx = elements, ny = nz = nf = 1, full precision).
  * Three guards, because libfpzip was written to read trusted data:
  *   - the hash is checked before libfpzip sees a byte, so damage never
- *     reaches its decoder (which has no bounds checks of its own);
+ *     reaches its decoder, which trusts its input: fed crafted streams
+ *     directly, libfpzip 1.3.0 segfaults within a minute of fuzzing (in
+ *     RCqsmodel::decode). A stream made to match its hash still gets in:
+ *     fpzip frames are safe against damage, not against a forger;
  *   - the stream is read through fmemopen(): fpzip's memory reader has no
  *     end and would read past the payload, its FILE reader stops at EOF;
  *   - the stream's header must name exactly the frame's type and element
@@ -21,9 +24,10 @@
  * Encoding decodes the stream again (into SCRATCH) and compares it with the
  * input; anything not bit-exact is stored raw (returns 0). fpzip predicts
  * with floating-point arithmetic, so both directions run under the default
- * floating-point environment (round to nearest, no flush-to-zero): an
- * application built with -ffast-math decodes what any other process wrote.
- * fpzip allocates about 4x the buffer for its prediction front, per call.
+ * floating-point environment (round to nearest, no flush-to-zero): what an
+ * application built with -ffast-math (FTZ/DAZ) writes decodes anywhere, and
+ * the other way round. fpzip allocates 3-6x the buffer (its prediction
+ * front spans a 1-D array's whole row), per call.
  *
  * Threads: shuffle, zstd and lz4 keep no state. libfpzip keeps none either,
  * except its global fpzip_errno, which every call writes and we never read

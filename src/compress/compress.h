@@ -13,10 +13,12 @@
  *   choose.c      automatic choice: sample a variable, estimate the pipelined
  *                 checkpoint time per codec (the paper's equations 2-3), pick
  *                 the fastest; incompressible data is stored raw.
- *   pipe.c        the write pipeline (cut into buffers, aggregate small
+ *   pipe.c        the write pipeline: cut into buffers, aggregate small
  *                 variables, compress queue served by a thread pool, write
- *                 queue drained in order) and the read pipeline (frames
- *                 decoded in parallel, straight into place).
+ *                 queue drained in order.
+ *   pipe_read.c   the read pipeline: frames checked first, then decoded in
+ *                 parallel, straight into place.
+ *   ckpt.c        the read pipeline over a checkpoint file's entries.
  *
  * Accelerators (designed, not built: this project has no GPU to test on): an
  * accelerator codec is one more cz_codec whose encode/decode submit a buffer
@@ -218,5 +220,12 @@ typedef struct cz_stream {
  * checksum.
  */
 int cz_read(const cz_stream *s, uint32_t n, int threads, cn_err *err);
+
+/*
+ * The read pipeline over checkpoint C (verified by cn_ckpt_verify): decode
+ * every compressed entry into DEST[i] (entry i's raw_size bytes; DEST or an
+ * element NULL: decode, check, discard). Raw entries are left to the caller.
+ */
+int cz_decode_ckpt(const cn_ckpt *c, void *const *dest, int threads, cn_err *err);
 
 #endif /* CAIRN_COMPRESS_H */

@@ -6,7 +6,8 @@
  * decodes and belongs there; each rank file it lists exists, has the size and
  * header checksum the manifest gives, has a valid header and table, names
  * the right job, generation and rank, and every data block matches its
- * checksum (cn_ckpt_verify). One line per file on stdout:
+ * checksum (cn_ckpt_verify), and every compressed frame decodes to bytes
+ * that match its raw checksum (cz_decode_ckpt). One line per file on stdout:
  *   OK path | CORRUPT path: reason | MISSING path
  * and notes that do not change the exit status:
  *   LEFTOVER path        a *.tmp file (an interrupted write)
@@ -17,6 +18,7 @@
  * anything is missing, else 1 on another error, else 0.
  */
 #include "tools/tools.h"
+#include "compress/compress.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,11 +34,13 @@ const char cli_verify_usage[] =
     "       cairn verify FILE...\n"
     "\n"
     "Check checkpoint data against its checksums. With FILEs: each checkpoint file\n"
-    "(header, entry table and every data block), manifest or parity file. Otherwise\n"
+    "(header, entry table, every data block, every compressed frame decoded and\n"
+    "checked against its raw checksum), manifest or parity file. Otherwise\n"
     "every generation (or generation N) of job ID, or of every job, on every node\n"
     "directory visible here: the manifest decodes; each rank file it lists exists,\n"
-    "has the size and header checksum the manifest records, and every block\n"
-    "checksum matches; so does the level-3 parity file. One line per file:\n"
+    "has the size and header checksum the manifest records, every block\n"
+    "checksum matches and every compressed frame decodes; so does the level-3\n"
+    "parity file. One line per file:\n"
     "  OK path | CORRUPT path: reason | MISSING path\n"
     "Notes that do not change the exit status: LEFTOVER (a *.tmp file of an\n"
     "interrupted write), UNLISTED (a rank file the manifest does not list),\n"
@@ -120,6 +124,8 @@ static void verify_ckpt(vstate *v, int dirfd, const char *name, const char *path
         rc = check_context(c, m, r, &err);
     if (rc == 0)
         rc = cn_ckpt_verify(c, path, &err);
+    if (rc == 0 && (rc = cz_decode_ckpt(c, NULL, 1, &err)) < 0)
+        cn_err_prefix(&err, "%s: ", path);
     cn_ckpt_close(c);
     if (rc < 0)
         report_fail(v, path, rc, &err);

@@ -1,0 +1,99 @@
+/*
+ * fuzz_frame.c - libFuzzer target for compressed frames (cz_frame_parse,
+ * cz_frame_decode and every codec's decoder behind it; src/compress).
+ *
+ * Input: one selector byte, then bytes. The selector's low bits pick the
+ * codec the frames must have (selector % CZ_NCODECS, as the entry's codec).
+ *   - bit 7 clear: the bytes are a sequence of frames, parsed and decoded in
+ *     turn. A frame that parses must keep parse's promises (codec RAW or
+ *     the wanted one, payload inside the input, stored <= raw), and a frame
+ *     that decodes must hash to its raw_sum; failures must be
+ *     CAIRN_ECORRUPT with a message.
+ *   - bit 7 set: the bytes (after a type byte) are raw data, encoded as one
+ *     frame with the selected codec, which must parse and decode bit-exact.
+ * Decoded sizes above FUZZ_MAX_RAW are skipped to keep runs fast; buffers
+ * are allocated at their exact sizes so the sanitizers see any overrun.
+ * fpzip payloads reach libfpzip only if their XXH3 matches (codec_float.c),
+ * which mutations almost never achieve; a crash inside libfpzip on such an
+ * input is that library's (known) lack of input checks.
+ */
+#include "compress/compress.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define FUZZ_MAX_RAW (1u << 20)
+
+static void decode_frames(const uint8_t *p, size_t len, int want)
+{
+    while (len > 0) {
+        cz_frame f;
+        size_t used = 0;
+        cn_err err = {0};
+        if (cz_frame_parse(p, len, want, &f, &used, &err) != 0) {
+            if (err.code != CAIRN_ECORRUPT || !err.msg[0])
+                abort();
+            return;
+        }
+        if (used != CZ_FRAME_HDR + (size_t)f.stored_len || used > len ||
+            f.payload != p + CZ_FRAME_HDR || f.stored_len > f.raw_len || f.raw_len == 0 ||
+            (f.codec != CZ_RAW && f.codec != want))
+            abort();
+        if (f.raw_len <= FUZZ_MAX_RAW) {
+            uint8_t *dst = malloc(f.raw_len), *scratch = malloc(f.raw_len);
+            if (!dst || !scratch)
+                abort();
+            int rc = cz_frame_decode(&f, dst, scratch, &err);
+            if (rc == 0 && cn_hash(dst, f.raw_len) != f.raw_sum)
+                abort();
+            if (rc != 0 && (rc != CAIRN_ECORRUPT || err.code != rc || !err.msg[0]))
+                abort();
+            free(dst);
+            free(scratch);
+        }
+        p += used;
+        len -= used;
+    }
+}
+
+static void round_trip(const uint8_t *p, size_t len, int id)
+{
+    if (len < 1)
+        return;
+    uint8_t type = p[0] % (CAIRN_DOUBLE + 1);
+    size_t es = cairn_type_size((cairn_type)type);
+    size_t n = (len - 1) / es * es;
+    if (n == 0 || n > FUZZ_MAX_RAW)
+        return;
+    uint8_t *raw = malloc(n), *frame = malloc(cz_frame_bound(n)), *scratch = malloc(n);
+    uint8_t *out = malloc(n);
+    if (!raw || !frame || !scratch || !out)
+        abort();
+    memcpy(raw, p + 1, n);
+    size_t fsize = cz_frame_encode(id, type, 1, raw, n, frame, scratch);
+    cz_frame f;
+    size_t used = 0;
+    cn_err err = {0};
+    if (fsize < CZ_FRAME_HDR + 1 || fsize > CZ_FRAME_HDR + n ||
+        cz_frame_parse(frame, fsize, id, &f, &used, &err) != 0 || used != fsize ||
+        cz_frame_decode(&f, out, scratch, &err) != 0 || memcmp(out, raw, n) != 0)
+        abort();
+    free(raw);
+    free(frame);
+    free(scratch);
+    free(out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    int want = (data[0] & 0x7f) % CZ_NCODECS;
+    if (data[0] & 0x80)
+        round_trip(data + 1, size - 1, want);
+    else
+        decode_frames(data + 1, size - 1, want);
+    return 0;
+}

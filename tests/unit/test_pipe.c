@@ -1,0 +1,251 @@
+/*
+ * test_pipe.c - the compression pipelines (src/compress/pipe*.c, choose.c):
+ *
+ *   - cz_write then cz_read, bit-exact, for many variables of every type and
+ *     awkward size (empty, 1 element, odd, larger than a buffer), codecs
+ *     mixed and raw, at buffer sizes 1K..1M and 0..4 threads; the sink sees
+ *     each item's bytes in order and never a packed item;
+ *   - small variables of one codec are aggregated into one frame (packed),
+ *     and scattered back to each destination, NULL destinations skipped;
+ *   - the read side refuses a stream whose frames do not add up, a frame of
+ *     the wrong codec or a truncated frame before touching any destination,
+ *     and a frame whose payload was altered (checksum) with an error;
+ *   - a sink error stops the pipeline and is returned;
+ *   - cz_choose stores random bytes raw and compresses zeros.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "compress/compress.h"
+
+typedef struct out {
+    uint8_t *buf;          /* every item's stored stream, item after item */
+    size_t len, cap;
+    uint64_t at[64];       /* where each item's stream starts */
+    int64_t last;          /* last item seen */
+    int calls_for_packed;
+    int fail_after;        /* fail the Nth call (0 = never) */
+    int calls;
+} out;
+
+static int sink(void *arg, uint32_t item, const void *buf, size_t len, cn_err *err)
+{
+    out *o = arg;
+    if (o->fail_after && ++o->calls >= o->fail_after)
+        return cn_fail(err, CAIRN_ENOSPC, "sink full");
+    assert_true((int64_t)item >= o->last); /* in order, never interleaved */
+    if ((int64_t)item != o->last)
+        o->at[item] = o->len;
+    o->last = item;
+    if (o->len + len > o->cap) {
+        o->cap = 2 * (o->len + len);
+        o->buf = realloc(o->buf, o->cap);
+        assert_non_null(o->buf);
+    }
+    memcpy(o->buf + o->len, buf, len);
+    o->len += len;
+    return 0;
+}
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 31;
+    x *= 0x9E3779B97F4A7C15ull;
+    x ^= x >> 29;
+    return x;
+}
+
+/* Half smooth (compressible), half noise, as a variable of TYPE. */
+static void fill(uint8_t *p, size_t n, int seed)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = i < n / 2 ? (uint8_t)(i / 64 + seed) : (uint8_t)mix(i * 31 + (uint64_t)seed);
+}
+
+typedef struct spec {
+    uint8_t type, codec;
+    size_t count;
+} spec;
+
+static const spec SPECS[] = {
+    {CAIRN_DOUBLE, CZ_SHUF_ZSTD, 40000}, {CAIRN_FLOAT, CZ_FPZIP, 1},
+    {CAIRN_INT32, CZ_ZSTD, 7},           {CAIRN_UINT8, CZ_ZSTD, 1001},
+    {CAIRN_INT64, CZ_ZSTD, 3},           {CAIRN_UINT16, CZ_LZ4, 0},
+    {CAIRN_INT16, CZ_ZSTD, 5},           {CAIRN_DOUBLE, CZ_FPZIP, 333},
+    {CAIRN_DOUBLE, CZ_FPZIP, 12},        {CAIRN_BYTE, CZ_RAW, 70001},
+    {CAIRN_UINT64, CZ_ZLIB, 9999},       {CAIRN_INT8, CZ_SHUF_LZ4, 65537},
+    {CAIRN_FLOAT, CZ_SHUF_LZ4, 3},       {CAIRN_FLOAT, CZ_SHUF_LZ4, 4},
+};
+#define NSPECS (sizeof SPECS / sizeof SPECS[0])
+
+/* Write SPECS with buffer BUF and THREADS, read back, compare. */
+static void round_trip(uint32_t buf, int threads, int read_threads)
+{
+    cz_item it[NSPECS];
+    uint8_t *src[NSPECS], *dst[NSPECS];
+    for (size_t i = 0; i < NSPECS; i++) {
+        size_t n = SPECS[i].count * cairn_type_size(SPECS[i].type);
+        src[i] = malloc(n + 1);
+        dst[i] = calloc(1, n + 1);
+        fill(src[i], n, (int)i);
+        it[i] = (cz_item){.ptr = src[i], .size = n, .type = SPECS[i].type,
+                          .codec = SPECS[i].codec};
+    }
+    out o = {.last = -1};
+    cz_opts opt = {.buf_size = buf, .threads = threads, .level = 0};
+    cz_stats st;
+    cn_err err = {0};
+    int wrc = cz_write(it, NSPECS, &opt, sink, &o, &st, &err);
+    if (wrc != 0)
+        fail_msg("cz_write: %s", err.msg);
+    assert_int_equal(st.stored, o.len);
+
+    cz_stream s[NSPECS];
+    cz_dest d[NSPECS];
+    uint32_t ns = 0;
+    size_t packs = 0;
+    for (size_t i = 0; i < NSPECS; i++) {
+        d[i] = (cz_dest){dst[i], it[i].size};
+        if (it[i].codec == CZ_RAW) {
+            assert_false(it[i].packed);
+            if (it[i].size)
+                memcpy(dst[i], o.buf + o.at[i], it[i].size);
+            continue;
+        }
+        if (it[i].packed) {
+            assert_int_equal(it[i].stored, 0);
+            s[ns - 1].ndest++;
+            packs++;
+            continue;
+        }
+        s[ns++] = (cz_stream){.stored = o.buf + o.at[i], .stored_size = it[i].stored,
+                              .codec = it[i].codec, .type = it[i].type,
+                              .frame_raw = it[i].frame_raw, .dest = &d[i], .ndest = 1,
+                              .name = "v"};
+    }
+    if (buf >= 64 << 10)
+        assert_true(packs >= 2); /* int32/uint8/int64 (zstd) share a buffer */
+    assert_int_equal(cz_read(s, ns, read_threads, &err), 0);
+    for (size_t i = 0; i < NSPECS; i++) {
+        assert_memory_equal(src[i], dst[i], it[i].size);
+        free(src[i]);
+        free(dst[i]);
+    }
+    free(o.buf);
+}
+
+static void test_round_trips(void **state)
+{
+    (void)state;
+    static const uint32_t bufs[] = {1024, 4096, 64 << 10, 1 << 20};
+    for (size_t b = 0; b < 4; b++)
+        for (int t = 0; t <= 4; t++)
+            round_trip(bufs[b], t, t % 3);
+    round_trip(1030, 2, 2); /* not a multiple of 8: rounded down */
+}
+
+/* One zstd variable of 3 frames; returns its stream in *O. */
+static void three_frames(uint8_t *data, size_t n, out *o, cz_item *it)
+{
+    fill(data, n, 9);
+    *it = (cz_item){.ptr = data, .size = n, .type = CAIRN_UINT8, .codec = CZ_ZSTD};
+    *o = (out){.last = -1};
+    cz_opts opt = {.buf_size = 4096, .threads = 1};
+    cn_err err = {0};
+    assert_int_equal(cz_write(it, 1, &opt, sink, o, NULL, &err), 0);
+}
+
+static void test_read_refuses(void **state)
+{
+    (void)state;
+    enum { N = 3 * 4096 - 100 };
+    uint8_t data[N], dst[N];
+    out o;
+    cz_item it;
+    three_frames(data, N, &o, &it);
+    cz_dest d = {dst, N};
+    cz_stream s = {.stored = o.buf, .stored_size = it.stored, .codec = CZ_ZSTD,
+                   .type = CAIRN_UINT8, .frame_raw = N, .dest = &d, .ndest = 1, .name = "v"};
+    cn_err err = {0};
+    memset(dst, 0xee, N);
+    cz_stream bad = s;
+    bad.frame_raw = N + 1; /* destinations do not add up */
+    assert_int_equal(cz_read(&bad, 1, 1, &err), CAIRN_ECORRUPT);
+    bad = s;
+    bad.stored_size -= 1; /* last frame truncated */
+    assert_int_equal(cz_read(&bad, 1, 1, &err), CAIRN_ECORRUPT);
+    bad = s;
+    bad.codec = CZ_LZ4; /* frames of another codec */
+    assert_int_equal(cz_read(&bad, 1, 1, &err), CAIRN_ECORRUPT);
+    bad = s;
+    bad.type = CAIRN_INT32; /* frames of another type */
+    assert_int_equal(cz_read(&bad, 1, 1, &err), CAIRN_ECORRUPT);
+    for (size_t i = 0; i < N; i++) /* refused before any destination was written */
+        assert_int_equal(dst[i], 0xee);
+    o.buf[o.len - 5] ^= 0x40; /* payload damage: decodes badly or fails its checksum */
+    assert_int_equal(cz_read(&s, 1, 2, &err), CAIRN_ECORRUPT);
+    o.buf[o.len - 5] ^= 0x40;
+    assert_int_equal(cz_read(&s, 1, 2, &err), 0);
+    assert_memory_equal(dst, data, N);
+    free(o.buf);
+}
+
+static void test_sink_error_stops(void **state)
+{
+    (void)state;
+    enum { N = 1 << 20 };
+    uint8_t *data = malloc(N);
+    fill(data, N, 3);
+    cz_item it = {.ptr = data, .size = N, .type = CAIRN_UINT8, .codec = CZ_LZ4};
+    for (int t = 0; t <= 3; t++) {
+        out o = {.last = -1, .fail_after = 5};
+        cz_opts opt = {.buf_size = 4096, .threads = t};
+        cn_err err = {0};
+        assert_int_equal(cz_write(&it, 1, &opt, sink, &o, NULL, &err), CAIRN_ENOSPC);
+        assert_non_null(strstr(err.msg, "sink full"));
+        free(o.buf);
+    }
+    cz_opts bad = {.buf_size = 100, .threads = 1};
+    cn_err err = {0};
+    assert_int_equal(cz_write(&it, 1, &bad, sink, NULL, NULL, &err), CAIRN_EINVAL);
+    it.codec = CZ_FPZIP; /* not for bytes */
+    bad.buf_size = 4096;
+    assert_int_equal(cz_write(&it, 1, &bad, sink, NULL, NULL, &err), CAIRN_EINVAL);
+    free(data);
+}
+
+static void test_choose(void **state)
+{
+    (void)state;
+    enum { N = 4 << 20 };
+    uint8_t *p = malloc(N);
+    for (size_t i = 0; i < N; i++)
+        p[i] = (uint8_t)mix(i);
+    cz_env env = {.storage_bps = 2e9, .threads = 1, .level = 0, .buf_size = 1 << 20};
+    double ratio = 0;
+    assert_int_equal(cz_choose(p, N, CAIRN_UINT8, &env, &ratio), CZ_RAW);
+    assert_true(ratio == 1.0);
+    memset(p, 0, N);
+    int id = cz_choose(p, N, CAIRN_UINT8, &env, &ratio);
+    assert_int_not_equal(id, CZ_RAW);
+    assert_true(ratio < 0.05);
+    assert_int_equal(cz_choose(p, 0, CAIRN_UINT8, &env, NULL), CZ_RAW);
+    free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trips),
+        cmocka_unit_test(test_read_refuses),
+        cmocka_unit_test(test_sink_error_stops),
+        cmocka_unit_test(test_choose),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
