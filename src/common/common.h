@@ -183,6 +183,7 @@ typedef struct cn_entry {
     uint64_t frame_raw;    /* compressed: bytes its frames decode to (own + packed members') */
     uint64_t offset;       /* file offset of the stored bytes */
     double error_bound;    /* 0 = lossless */
+    double max_error;      /* largest |x - x'| measured when stored (0 = exact) */
     uint32_t nblocks;      /* ceil(stored_size / block_size) */
     uint64_t *block_sums;  /* nblocks checksums; owned by the entry table */
 } cn_entry;

@@ -20,7 +20,7 @@ const uint8_t CN_MANIFEST_MAGIC[8] = {'C', 'A', 'I', 'R', 'N', 'M', 'F', 1};
 #define HDR_SUM_OFF (CN_HEADER_SIZE - 8)
 #define HDR_JOB_OFF 88
 #define HDR_RESERVED_OFF (HDR_JOB_OFF + CN_JOB_MAX + 1)
-#define ENTRY_FIXED 83 /* bytes of an entry besides its name and block sums */
+#define ENTRY_FIXED 91 /* bytes of an entry besides its name and block sums */
 #define FRAME_HDR 24   /* compress.h CZ_FRAME_HDR; a frame holds at least 1 KiB raw
                         * unless it is an entry's last */
 
@@ -159,11 +159,12 @@ void cn_table_encode(const cn_entry *e, uint32_t n, uint8_t *out)
         out += 5;
         for (int d = 0; d < CAIRN_MAX_DIMS; d++, out += 8)
             cn_put_u64(out, e[i].dims[d]);
-        uint64_t bound_bits;
+        uint64_t bound_bits, max_bits;
         memcpy(&bound_bits, &e[i].error_bound, 8);
-        const uint64_t fields[6] = {e[i].count,  e[i].raw_size, e[i].stored_size,
-                                    e[i].frame_raw, e[i].offset, bound_bits};
-        for (int f = 0; f < 6; f++, out += 8)
+        memcpy(&max_bits, &e[i].max_error, 8);
+        const uint64_t fields[7] = {e[i].count,  e[i].raw_size, e[i].stored_size,
+                                    e[i].frame_raw, e[i].offset, bound_bits, max_bits};
+        for (int f = 0; f < 7; f++, out += 8)
             cn_put_u64(out, fields[f]);
         cn_put_u32(out, e[i].nblocks);
         out += 4;
@@ -263,6 +264,8 @@ static int check_entry(const cn_entry *e, const cn_header *h, uint64_t prev_end,
     CN_FAIL_IF(!isfinite(e->error_bound) || e->error_bound < 0 ||
                    (e->error_bound > 0 && e->type != CAIRN_FLOAT && e->type != CAIRN_DOUBLE),
                err, CAIRN_ECORRUPT, "entry '%s': bad error bound", e->name);
+    CN_FAIL_IF(!isfinite(e->max_error) || e->max_error < 0 || e->max_error > e->error_bound,
+               err, CAIRN_ECORRUPT, "entry '%s': bad measured error", e->name);
     uint64_t end;
     CN_FAIL_IF(e->offset < h->data_offset || e->offset < prev_end ||
                    e->offset % CN_ENTRY_ALIGN != 0 ||
@@ -294,8 +297,9 @@ static int decode_entry(cn_rd *r, const cn_header *h, cn_entry *e, uint64_t prev
     e->stored_size = cn_rd_u64(r);
     e->frame_raw = cn_rd_u64(r);
     e->offset = cn_rd_u64(r);
-    uint64_t bound_bits = cn_rd_u64(r);
+    uint64_t bound_bits = cn_rd_u64(r), max_bits = cn_rd_u64(r);
     memcpy(&e->error_bound, &bound_bits, 8);
+    memcpy(&e->max_error, &max_bits, 8);
     e->nblocks = cn_rd_u32(r);
     CN_FAIL_IF(r->bad, err, CAIRN_ECORRUPT, "truncated entry '%s'", e->name);
     CN_TRY(check_entry(e, h, prev_end, err));

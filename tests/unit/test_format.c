@@ -201,7 +201,7 @@ static void test_every_flip_and_truncation_fails(void **state)
     build_image(small_specs, NSMALL, CN_MIN_BLOCK, &img);
     /* The checksum chain covers header, table and each entry's data, and the
      * alignment padding must be zero: every flip anywhere must be caught. */
-    assert_int_equal(img.h.table_size, 3 * 83 + 4 + 5 + 9 + 2 * 8); /* fixed+name+sums */
+    assert_int_equal(img.h.table_size, 3 * 91 + 4 + 5 + 9 + 2 * 8); /* fixed+name+sums */
     static const uint8_t masks[] = {0x01, 0x80, 0xff};
     size_t checked = 0;
     for (size_t off = 0; off < img.len; off++) {
@@ -329,6 +329,8 @@ static void test_bad_entries(void **state)
     ENTRY_CASE(0, (e->dims[0] = 1ull << 32, e->dims[1] = 1ull << 32), "dims overflow");
     ENTRY_CASE(0, e->error_bound = 0.5, "bad error bound");
     ENTRY_CASE(1, e->error_bound = -0.5, "bad error bound");
+    ENTRY_CASE(1, e->max_error = e->error_bound + 1, "bad measured error"); /* above its bound */
+    ENTRY_CASE(1, e->max_error = NAN, "bad measured error");
     ENTRY_CASE(1, e->error_bound = NAN, "bad error bound");
     ENTRY_CASE(1, e->error_bound = INFINITY, "bad error bound");
     ENTRY_CASE(0, e->type = CAIRN_DOUBLE + 1, "bad kind/type/dims/codec");
