@@ -60,7 +60,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all lib test check check-mpich demo bench asan fuzz install clean deps
-all: lib $(CLI) $(BUILD)/cairn-rebuild $(BUILD)/tests/mktree $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN) $(BUILD)/cairn.pc
+all: lib $(CLI) $(BUILD)/cairn-rebuild $(BUILD)/tests/mktree $(BUILD)/tests/fielddiff $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN) $(BUILD)/cairn.pc
 lib: $(LIBA) $(LIBSO)
 
 deps:
@@ -110,6 +110,10 @@ $(BUILD)/tests/mktree: tests/cli/mktree.c $(COMMON_SRC:%.c=$(BUILD)/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $(filter-out %.h,$^) $(DEP_LIBS) $(LDFLAGS_ALL)
 
+$(BUILD)/tests/fielddiff: tests/cli/fielddiff.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -o $@ $< -lm $(LDFLAGS_ALL)
+
 $(BUILD)/tests/%: tests/mpi/%.c $(LIBA)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(BASE_CFLAGS) -Isrc -o $@ $< $(LIBA) $(DEP_LIBS) $(LDFLAGS_ALL)
@@ -120,7 +124,7 @@ $(BUILD)/examples/%: examples/%.c $(LIBA)
 
 $(BUILD)/bench/%: bench/%.c $(LIBA)
 	@mkdir -p $(dir $@)
-	$(MPICC) $(BASE_CFLAGS) -Isrc -o $@ $< $(LIBA) $(DEP_LIBS) -lm $(LDFLAGS_ALL)
+	$(MPICC) $(BASE_CFLAGS) -Isrc -o $@ $< $(LIBA) $(DEP_LIBS) $(call pc,zfp,-lzfp) -lm $(LDFLAGS_ALL)
 
 $(BUILD)/cairn.pc: cairn.pc.in include/cairn.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)|' $< > $@

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/run.sh: run the benchmarks (built by `make`; this script builds nothing).
-#   BUILD=build bash bench/run.sh [SECTION...]     SECTION: all (default), l1, ec, ring, l3
+#   BUILD=build bash bench/run.sh [SECTION...]     SECTION: all (default), l1, ec, ring, l3, z, lossy
 # Every figure is printed as a line
 #   bench: NAME VALUE UNIT ratio=R vs BASELINE
 # with the baseline measured in the same run; lines starting with '#' are
@@ -16,10 +16,15 @@
 #   EC_SHARD=1024 (KiB per shard)  EC_REPS=21  EC_KS="4 8 16"  EC_MS="1 2 3 4"
 #   RING_SIZE=64 (MiB per member)  RING_MEMBERS=2,4,8,16  RING_REPS=5  RING_BLOCK=65536
 #   L3_SIZE=16 (MiB per rank)  L3_REPS=5
+#   Z_SIZE=64 (MiB: heat and random)  Z_REPS=5  Z_WARMUP=1  Z_HEAT_STEPS=1600
+#   Z_SCALE_SIZE=16 (MiB of heat for the buffer/thread table)  Z_EGM96=/usr/share/proj/egm96_15.gtx
+#   LOSSY_REPS=3  LOSSY_WARMUP=1  LOSSY_HEAT3D_STEPS=400  LOSSY_HEAT2D_STEPS=400
+#   LOSSY_PAPER=heat3d,egm96,heat2d (data sets of the paper's tables, or none)
+#   LOSSY_EGM96=/usr/share/proj/egm96_15.gtx
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-SECTIONS=(l1 ec ring l3)
+SECTIONS=(l1 ec ring l3 z lossy)
 
 tmp=$(mktemp -d /dev/shm/cairn-bench.XXXXXX) || { echo "run.sh: mktemp failed" >&2; exit 1; }
 trap 'rm -rf "$tmp"' EXIT
@@ -156,6 +161,53 @@ bench_l3() {
   CAIRN_KEEP=2 CAIRN_SET_SIZE=$np CAIRN_EC_M=2 CAIRN_LOG_LEVEL=error \
     OMPI_MCA_mpi_yield_when_idle=1 \
     run_mpi "$np" env CAIRN_RANKS_PER_NODE=1 "$bin" --size "$size" --reps "${L3_REPS:-5}"
+}
+
+# ---- z: codecs vs zlib -6, the write pipeline vs its slowest stage, auto vs the best codec ----
+# One rank with a pool of 2 compressor threads (the machine's cores), three
+# in-memory data sets: examples/heat's field, proj-data's EGM96 geoid grid
+# (skipped with a note if absent) and random bytes. Files go to the RAM disk.
+bench_z() {
+  local bin=$BUILD/bench/z_bench
+  if [ ! -x "$bin" ]; then
+    echo "# FAILED: $bin not built (run make first)"
+    failed=1
+    return
+  fi
+  local size=${Z_SIZE:-64}
+  # Data sets, heat's second buffer, decode target, frames and a file read
+  # back in RAM; one file at a time on the RAM disk.
+  if ! mem_ok $((size * 8 + 512)) $((size * 2 + 256)); then
+    echo "# skipped: z: not enough free memory for $((size * 8)) MiB"
+    return
+  fi
+  run_mpi 1 "$bin" --size "$size" --reps "${Z_REPS:-5}" --warmup "${Z_WARMUP:-1}" \
+    --heat-steps "${Z_HEAT_STEPS:-1600}" --scale-size "${Z_SCALE_SIZE:-16}" \
+    --egm96 "${Z_EGM96:-/usr/share/proj/egm96_15.gtx}"
+}
+
+# ---- lossy: the wavelet method as published, then cairn's error-bounded modes vs ZFP ----
+# One rank, one thread, in memory: a 3-D heat stencil's field of the paper's
+# shape (1156 x 82 x 2), examples/heat's field and the EGM96 geoid grid
+# (skipped with a note if absent). The paper's tables (n = 1..128, both
+# quantizers, with and without encoding) against gzip alone; then wavelet and
+# predict at bounds 1e-2..1e-4 of each field's range against ZFP's fixed-
+# accuracy mode at the same tolerance. Every decoded array is checked.
+bench_lossy() {
+  local bin=$BUILD/bench/lossy_bench
+  if [ ! -x "$bin" ]; then
+    echo "# FAILED: $bin not built (run make first)"
+    failed=1
+    return
+  fi
+  # Data sets (14 MiB), the heat stencils' second buffers, payload, reconstruction, decode.
+  if ! mem_ok 256 0; then
+    echo "# skipped: lossy: not enough free memory for 256 MiB"
+    return
+  fi
+  run_mpi 1 "$bin" --reps "${LOSSY_REPS:-3}" --warmup "${LOSSY_WARMUP:-1}" \
+    --heat3d-steps "${LOSSY_HEAT3D_STEPS:-400}" --heat2d-steps "${LOSSY_HEAT2D_STEPS:-400}" \
+    --paper "${LOSSY_PAPER:-heat3d,egm96,heat2d}" --egm96 "${LOSSY_EGM96:-/usr/share/proj/egm96_15.gtx}"
 }
 
 # ---- main ----

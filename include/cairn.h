@@ -135,18 +135,30 @@ CAIRN_EXPORT int cairn_protect(cairn_ctx *ctx, const char *name, void *ptr, cair
 CAIRN_EXPORT int cairn_unprotect(cairn_ctx *ctx, const char *name);
 
 /*
- * Local. Allow lossy storage of float/double variable NAME with absolute
- * error bound BOUND (> 0; 0 restores lossless). Recorded in every checkpoint;
- * until a lossy codec is configured, data is stored losslessly regardless.
+ * Local. Allow lossy storage of float/double variable NAME: every restored
+ * element x' is within BOUND of the stored x, |x - x'| <= BOUND (> 0; 0
+ * restores lossless). NaN and Inf are stored exactly. The codec is the
+ * variable's own lossy one (cairn_protect_codec "wavelet" or "predict") or
+ * lossy.mode's; a variable given a lossless codec stays lossless.
  */
 CAIRN_EXPORT int cairn_protect_bound(cairn_ctx *ctx, const char *name, double abs_error_bound);
+
+/*
+ * Local. As cairn_protect_bound, with the bound relative to the variable's
+ * value range at each checkpoint: BOUND * (max - min) over its finite
+ * elements (0 <= REL_BOUND < 1; e.g. 1e-3). The absolute bound used is
+ * recorded with the checkpoint (cairn inspect shows it).
+ */
+CAIRN_EXPORT int cairn_protect_bound_rel(cairn_ctx *ctx, const char *name, double rel_bound);
 
 /*
  * Local. Store variable NAME with CODEC: "none" (raw), "auto" (sample the
  * data at each checkpoint's choice and pick the codec that makes the
  * checkpoint fastest), "zlib", "zstd", "lz4", "shuffle-zstd", "shuffle-lz4"
- * (byte shuffle by element size first), or "fpzip" (float and double only).
- * NULL returns to the configured default (compress.codec). Lossless always.
+ * (byte shuffle by element size first), or "fpzip" (float and double only):
+ * all lossless; or, for a variable with an error bound, "wavelet" or
+ * "predict" (lossy within the bound). NULL returns to the configured default
+ * (compress.codec, or lossy.mode for a variable with a bound).
  */
 CAIRN_EXPORT int cairn_protect_codec(cairn_ctx *ctx, const char *name, const char *codec);
 

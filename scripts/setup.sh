@@ -12,6 +12,7 @@ pkgs=(
   zlib1g-dev libzstd-dev liblz4-dev     # lossless codecs
   libfpzip-dev                          # lossless floating-point predictor codec
   proj-data                             # a real data set for `make bench` (EGM96 geoid)
+  libzfp-dev                            # ZFP, the lossy baseline of `make bench`
   libxxhash-dev                         # checksums and block hashes
   libpmem-dev                           # persistent-memory / tmpfs writes
   libinih-dev                           # INI configuration parser

@@ -37,7 +37,8 @@ typedef struct api_var {
     size_t count;
     int ndims;
     size_t dims[CAIRN_MAX_DIMS];
-    double bound;
+    double bound;                 /* absolute error bound, 0 = lossless */
+    double rel_bound;             /* ... or relative to the value range, 0 = none */
     int codec;                    /* cz_id, CZ_AUTO, or -1: compress.codec */
     int chosen;                   /* CZ_AUTO's last pick, -1 none yet */
     long chosen_at;               /* checkpoint count at that pick */

@@ -74,7 +74,7 @@ CAIRN_EXPORT int cairn_protect(cairn_ctx *ctx, const char *name, void *ptr, cair
     if (v && v->kind != CN_KIND_VAR)
         return set_msg(ctx, cn_fail(err, CAIRN_EINVAL, "protect '%s': name is a routed file",
                                     name));
-    double bound = v ? v->bound : 0.0;
+    double bound = v ? v->bound : 0.0, rel_bound = v ? v->rel_bound : 0.0;
     int codec = v ? v->codec : -1;
     if (!v && !(v = var_add(ctx, name)))
         return set_msg(ctx, cn_fail(err, CAIRN_ENOMEM, "protect '%s': out of memory", name));
@@ -90,7 +90,11 @@ CAIRN_EXPORT int cairn_protect(cairn_ctx *ctx, const char *name, void *ptr, cair
     memset(v->dims, 0, sizeof v->dims);
     for (int d = 0; d < ndims; d++)
         v->dims[d] = dims[d];
-    v->bound = (type == CAIRN_FLOAT || type == CAIRN_DOUBLE) ? bound : 0.0;
+    bool fp = type == CAIRN_FLOAT || type == CAIRN_DOUBLE;
+    v->bound = fp ? bound : 0.0;
+    v->rel_bound = fp ? rel_bound : 0.0;
+    if (!fp && cz_is_lossy(v->codec))
+        v->codec = -1;
     return 0;
 }
 
@@ -106,10 +110,12 @@ CAIRN_EXPORT int cairn_unprotect(cairn_ctx *ctx, const char *name)
     return 0;
 }
 
-CAIRN_EXPORT int cairn_protect_bound(cairn_ctx *ctx, const char *name, double bound)
+/* Both bound setters: absolute (REL false) or relative to the value range. */
+static int set_bound(cairn_ctx *ctx, const char *name, double bound, bool rel)
 {
     if (!ctx)
         return CAIRN_EINVAL;
+    cn_err_clear(&ctx->err);
     api_var *v = name ? api_var_find(ctx, name) : NULL;
     if (!v || v->kind != CN_KIND_VAR)
         return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
@@ -119,11 +125,26 @@ CAIRN_EXPORT int cairn_protect_bound(cairn_ctx *ctx, const char *name, double bo
         return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
                                     "protect_bound '%s': only float and double may be lossy",
                                     name));
-    if (!isfinite(bound) || bound < 0)
+    if (!isfinite(bound) || bound < 0 || (rel && bound >= 1))
         return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
-                                    "protect_bound '%s': bound must be finite and >= 0", name));
-    v->bound = bound;
+                                    "protect_bound '%s': bound must be finite and >= 0%s", name,
+                                    rel ? " and below 1" : ""));
+    v->bound = rel ? 0.0 : bound;
+    v->rel_bound = rel ? bound : 0.0;
+    v->chosen = -1;
+    if (bound == 0 && cz_is_lossy(v->codec))
+        v->codec = -1; /* lossless again: back to the configured codec */
     return 0;
+}
+
+CAIRN_EXPORT int cairn_protect_bound(cairn_ctx *ctx, const char *name, double bound)
+{
+    return set_bound(ctx, name, bound, false);
+}
+
+CAIRN_EXPORT int cairn_protect_bound_rel(cairn_ctx *ctx, const char *name, double rel_bound)
+{
+    return set_bound(ctx, name, rel_bound, true);
 }
 
 CAIRN_EXPORT int cairn_protect_codec(cairn_ctx *ctx, const char *name, const char *codec)
@@ -145,6 +166,11 @@ CAIRN_EXPORT int cairn_protect_codec(cairn_ctx *ctx, const char *name, const cha
         return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
                                     "protect_codec '%s': %s takes only float and double", name,
                                     codec));
+    if (cz_is_lossy(id) && v->bound == 0 && v->rel_bound == 0)
+        return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
+                                    "protect_codec '%s': %s is lossy; give the variable an error "
+                                    "bound first (cairn_protect_bound)",
+                                    name, codec));
     v->codec = id;
     v->chosen = -1;
     return 0;

@@ -162,7 +162,7 @@ extern const uint8_t CN_MANIFEST_MAGIC[8]; /* "CAIRNMF" 0x01 */
 enum cn_kind { CN_KIND_VAR = 0, CN_KIND_FILE = 1 };
 /* Codec ids belong to src/compress (enum cz_id); common checks their range.
  * A codec other than RAW means the stored bytes are frames (compress.h). */
-enum cn_codec { CN_CODEC_RAW = 0, CN_CODEC_COUNT = 7 };
+enum cn_codec { CN_CODEC_RAW = 0, CN_CODEC_LOSSY = 7, CN_CODEC_COUNT = 9 }; /* ids >= LOSSY are lossy */
 /* Entry flag: a small variable aggregated into the frames of the nearest
  * preceding entry without the flag (its pack owner): it stores no bytes of its
  * own; its raw bytes follow the owner's (and earlier members') in the owner's
@@ -368,6 +368,7 @@ typedef struct cn_config {
     int z_level;             /* compress.level */
     int z_bandwidth;         /* compress.bandwidth, MiB/s */
     int z_resample;          /* compress.resample */
+    int lossy_mode;          /* lossy.mode: 0 auto, then CZ_WAVELET, CZ_PREDICT in order */
     int log_level;           /* log.level: enum cn_log_level */
 } cn_config;
 

@@ -49,6 +49,7 @@ typedef struct key_def {
 static const char *const IO_WORDS[] = {"auto", "write", "pmem", NULL};
 static const char *const LOG_WORDS[] = {"error", "warn", "info", "debug", NULL};
 static const char *const KERNEL_WORDS[] = {"auto", "isal", "matrix", "bitmatrix", NULL};
+static const char *const LOSSY_WORDS[] = {"auto", "wavelet", "predict", NULL};
 /* Codec names in src/compress id order (none = 0 ... fpzip = 6), then auto. */
 const char *const cn_codec_words[] = {"none",        "zlib",  "zstd", "lz4", "shuffle-zstd",
                                       "shuffle-lz4", "fpzip", "auto", NULL};
@@ -146,6 +147,11 @@ static const key_def KEYS[] = {
     {.section = "compress", .name = "resample", .env = "CAIRN_COMPRESS_RESAMPLE", .kind = K_INT,
      .min = 1, .max = 1000000, .def = "8", FIELD(z_resample),
      .doc = "`auto` samples a variable again after this many checkpoints (and when it changes)"},
+    {.section = "lossy", .name = "mode", .env = "CAIRN_LOSSY", .kind = K_ENUM,
+     .words = LOSSY_WORDS, .def = "auto", FIELD(lossy_mode),
+     .doc = "how variables with an error bound (cairn_protect_bound) are stored unless they "
+            "name a codec: `wavelet` (the Haar wavelet method with a guaranteed bound), `predict` "
+            "(Lorenzo prediction, Huffman, zstd), `auto` (the faster checkpoint, by sampling)"},
     {.section = "log", .name = "level", .env = "CAIRN_LOG_LEVEL", .kind = K_ENUM,
      .words = LOG_WORDS, .def = "warn", FIELD(log_level),
      .doc = "messages printed to stderr: this level and more severe ones"},

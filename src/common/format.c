@@ -264,8 +264,12 @@ static int check_entry(const cn_entry *e, const cn_header *h, uint64_t prev_end,
     CN_FAIL_IF(!isfinite(e->error_bound) || e->error_bound < 0 ||
                    (e->error_bound > 0 && e->type != CAIRN_FLOAT && e->type != CAIRN_DOUBLE),
                err, CAIRN_ECORRUPT, "entry '%s': bad error bound", e->name);
-    CN_FAIL_IF(!isfinite(e->max_error) || e->max_error < 0 || e->max_error > e->error_bound,
+    bool lossy = e->codec >= CN_CODEC_LOSSY;
+    CN_FAIL_IF(!isfinite(e->max_error) || e->max_error < 0 || e->max_error > e->error_bound ||
+                   (!lossy && e->max_error != 0),
                err, CAIRN_ECORRUPT, "entry '%s': bad measured error", e->name);
+    CN_FAIL_IF(lossy && (e->error_bound == 0 || (e->flags & CN_ENTRY_PACKED)), err,
+               CAIRN_ECORRUPT, "entry '%s': lossy codec without an error bound", e->name);
     uint64_t end;
     CN_FAIL_IF(e->offset < h->data_offset || e->offset < prev_end ||
                    e->offset % CN_ENTRY_ALIGN != 0 ||

@@ -19,14 +19,32 @@
 
 #include <string.h>
 
+/* Lossy decoders need no scratch: their payloads describe themselves. */
+static int wavelet_decode(uint8_t type, const uint8_t *src, size_t n, uint8_t *dst,
+                          size_t raw_len, uint8_t *scratch)
+{
+    (void)scratch;
+    return cz_wavelet_decode(type, src, n, dst, raw_len);
+}
+
+static int predict_decode(uint8_t type, const uint8_t *src, size_t n, uint8_t *dst,
+                          size_t raw_len, uint8_t *scratch)
+{
+    (void)scratch;
+    return cz_predict_decode(type, src, n, dst, raw_len);
+}
+
 static const cz_codec codecs[CZ_NCODECS - 1] = {
-    {CZ_ZLIB, "zlib", false, cz_zlib_bound, cz_zlib_encode, cz_zlib_decode},
-    {CZ_ZSTD, "zstd", false, cz_zstd_bound, cz_zstd_encode, cz_zstd_decode},
-    {CZ_LZ4, "lz4", false, cz_lz4_bound, cz_lz4_encode, cz_lz4_decode},
-    {CZ_SHUF_ZSTD, "shuffle-zstd", false, cz_zstd_bound, cz_shuf_zstd_encode,
+    {CZ_ZLIB, "zlib", false, false, cz_zlib_bound, cz_zlib_encode, cz_zlib_decode},
+    {CZ_ZSTD, "zstd", false, false, cz_zstd_bound, cz_zstd_encode, cz_zstd_decode},
+    {CZ_LZ4, "lz4", false, false, cz_lz4_bound, cz_lz4_encode, cz_lz4_decode},
+    {CZ_SHUF_ZSTD, "shuffle-zstd", false, false, cz_zstd_bound, cz_shuf_zstd_encode,
      cz_shuf_zstd_decode},
-    {CZ_SHUF_LZ4, "shuffle-lz4", false, cz_lz4_bound, cz_shuf_lz4_encode, cz_shuf_lz4_decode},
-    {CZ_FPZIP, "fpzip", true, cz_fpzip_bound, cz_fpzip_encode, cz_fpzip_decode},
+    {CZ_SHUF_LZ4, "shuffle-lz4", false, false, cz_lz4_bound, cz_shuf_lz4_encode,
+     cz_shuf_lz4_decode},
+    {CZ_FPZIP, "fpzip", true, false, cz_fpzip_bound, cz_fpzip_encode, cz_fpzip_decode},
+    {CZ_WAVELET, "wavelet", true, true, cz_wavelet_bound, NULL, wavelet_decode},
+    {CZ_PREDICT, "predict", true, true, cz_predict_bound, NULL, predict_decode},
 };
 
 /* ---- registry ------------------------------------------------------------ */
@@ -78,7 +96,7 @@ bool cz_codec_accepts(int id, uint8_t type)
 
 const char *cz_codec_list(void)
 {
-    return "none, zlib, zstd, lz4, shuffle-zstd, shuffle-lz4, fpzip, auto";
+    return "none, zlib, zstd, lz4, shuffle-zstd, shuffle-lz4, fpzip, wavelet, predict, auto";
 }
 
 /* ---- frames -------------------------------------------------------------- */
@@ -117,7 +135,7 @@ size_t cz_frame_encode(int id, uint8_t type, int level, const uint8_t *src, size
     uint64_t sum = cn_hash(src, n);
     const cz_codec *c = cz_codec_accepts(id, type) ? cz_codec_get(id) : NULL;
     size_t stored = 0;
-    if (c)
+    if (c && c->encode)
         stored = c->encode(type, level, src, n, dst + CZ_FRAME_HDR, c->bound(n), scratch);
     if (stored == 0 || stored >= n) {
         memcpy(dst + CZ_FRAME_HDR, src, n);
@@ -125,6 +143,29 @@ size_t cz_frame_encode(int id, uint8_t type, int level, const uint8_t *src, size
         return CZ_FRAME_HDR + n;
     }
     put_header(dst, c->id, type, (uint32_t)n, (uint32_t)stored, sum);
+    return CZ_FRAME_HDR + stored;
+}
+
+size_t cz_frame_encode_lossy(int id, const cz_shape *sh, const uint8_t *src, size_t n,
+                             uint8_t *dst, uint8_t *recon, double *max_err)
+{
+    size_t es = cairn_type_size((cairn_type)sh->type);
+    *max_err = 0;
+    if (n == 0 || n > CZ_MAX_BUF || es == 0 || n % es)
+        return 0;
+    size_t stored = 0, cap = cz_frame_bound(n) - CZ_FRAME_HDR;
+    if (id == CZ_WAVELET)
+        stored = cz_wavelet_encode(sh, &cz_wavelet_defaults, src, dst + CZ_FRAME_HDR, cap,
+                                   recon, max_err);
+    else if (id == CZ_PREDICT)
+        stored = cz_predict_encode(sh, src, dst + CZ_FRAME_HDR, cap, recon, max_err);
+    if (stored == 0 || stored >= n || !(*max_err <= sh->bound)) {
+        *max_err = 0;
+        memcpy(dst + CZ_FRAME_HDR, src, n);
+        put_header(dst, CZ_RAW, sh->type, (uint32_t)n, (uint32_t)n, cn_hash(src, n));
+        return CZ_FRAME_HDR + n;
+    }
+    put_header(dst, (uint8_t)id, sh->type, (uint32_t)n, (uint32_t)stored, cn_hash(recon, n));
     return CZ_FRAME_HDR + stored;
 }
 

@@ -46,8 +46,15 @@ enum cz_id {
     CZ_SHUF_ZSTD = 4,    /* byte shuffle by element size, then zstd */
     CZ_SHUF_LZ4 = 5,     /* byte shuffle by element size, then lz4 */
     CZ_FPZIP = 6,        /* fpzip, lossless (float/double only) */
-    CZ_NCODECS = 7
+    CZ_WAVELET = 7,      /* lossy within a bound: the wavelet method (float/double) */
+    CZ_PREDICT = 8,      /* lossy within a bound: prediction + Huffman + zstd */
+    CZ_NCODECS = 9
 };
+_Static_assert((int)CZ_NCODECS == (int)CN_CODEC_COUNT && (int)CZ_WAVELET == (int)CN_CODEC_LOSSY,
+               "codec ids as common.h counts them");
+/* Lossy codecs store variables that allow an error bound, and only those. */
+static inline bool cz_is_lossy(int id) { return id == CZ_WAVELET || id == CZ_PREDICT; }
+
 /* Not a codec: in configuration and cairn_protect_codec, "pick by sampling". */
 #define CZ_AUTO 255
 
@@ -55,6 +62,7 @@ typedef struct cz_codec {
     uint8_t id;
     const char *name;          /* as in configuration: "zstd", "shuffle-lz4", ... */
     bool floats_only;          /* takes only CAIRN_FLOAT / CAIRN_DOUBLE */
+    bool lossy;                /* encode is NULL: see cz_frame_encode_lossy */
     /* Largest payload encode may produce for RAW_LEN bytes. */
     size_t (*bound)(size_t raw_len);
     /*
@@ -84,6 +92,14 @@ const char *cz_codec_name(int id);
 bool cz_codec_accepts(int id, uint8_t type);
 /* "none, zlib, zstd, ..." for messages and --help. */
 const char *cz_codec_list(void);
+
+/* The shape of an array stored lossily (see "lossy codecs" below). */
+typedef struct cz_shape {
+    uint8_t type;          /* CAIRN_FLOAT or CAIRN_DOUBLE */
+    uint8_t ndims;         /* 1..3 */
+    uint64_t dims[CAIRN_MAX_DIMS]; /* slowest varying first; unused are 0 */
+    double bound;          /* absolute error bound, > 0 and finite */
+} cz_shape;
 
 /* ---- frames ------------------------------------------------------------- */
 /*
@@ -120,6 +136,15 @@ typedef struct cz_frame {
 size_t cz_frame_encode(int id, uint8_t type, int level, const uint8_t *src, size_t n,
                        uint8_t *dst, uint8_t *scratch);
 size_t cz_frame_bound(size_t n);
+/*
+ * The same for a lossy codec ID over the array SRC (N bytes) of shape SH:
+ * RECON (N bytes) receives what decoding will give (the frame's raw_sum is
+ * over it), *MAX_ERR the largest error. Falls back to a raw frame (and
+ * *MAX_ERR = 0) when the payload would not be smaller. DST holds
+ * cz_frame_bound(N) bytes.
+ */
+size_t cz_frame_encode_lossy(int id, const cz_shape *sh, const uint8_t *src, size_t n,
+                             uint8_t *dst, uint8_t *recon, double *max_err);
 /* Parse the frame at P (LEN bytes available): header fields in range, payload
  * inside LEN, codec either CZ_RAW or WANT_CODEC. *USED = header + payload. */
 int cz_frame_parse(const uint8_t *p, size_t len, int want_codec, cz_frame *f, size_t *used,
@@ -127,6 +152,69 @@ int cz_frame_parse(const uint8_t *p, size_t len, int want_codec, cz_frame *f, si
 /* Decode F into DST (F->raw_len bytes) and check raw_sum. SCRATCH holds
  * F->raw_len bytes. */
 int cz_frame_decode(const cz_frame *f, uint8_t *dst, uint8_t *scratch, cn_err *err);
+
+/* ---- lossy codecs (wavelet.c, predict.c, huffman.c) -------------------- */
+/*
+ * For float/double arrays of 1-3 dimensions whose owner allowed an absolute
+ * error bound: every decoded element x' satisfies |x - x'| <= bound, computed
+ * in double precision on the values as stored (after rounding to float for
+ * CAIRN_FLOAT). NaN and +/-Inf are stored exactly (as exceptions), so their
+ * error is 0; max_err is taken over the finite elements.
+ *
+ * A lossy payload describes itself (type, ndims, dims): decode needs only
+ * the payload and the expected raw length, and checks both. Decoders treat
+ * the payload as hostile (they are fuzz targets).
+ */
+
+/* The paper's wavelet method (Sasaki et al., section 3). */
+enum cz_quantizer { CZ_Q_SIMPLE = 0, CZ_Q_MOUNTAIN = 1 };
+
+typedef struct cz_wavelet_opts {
+    int quantizer;     /* enum cz_quantizer */
+    int divisions;     /* n; 0 = as many as the bound needs (guaranteed mode) */
+    int bins;          /* d: histogram bins to find the "mountain" (paper: 64) */
+    bool encode;       /* bitmap + table + bit-packed codes (the paper's encoding);
+                        * false: quantized values written back as floats */
+    bool guarantee;    /* exact corrections so that every error <= bound; false
+                        * only to reproduce the paper's figures (bound ignored) */
+    int lossless;      /* final pass: CZ_ZSTD, CZ_ZLIB or CZ_RAW */
+} cz_wavelet_opts;
+
+/* cairn's defaults: mountain quantizer, derived divisions, d = 64, encoded,
+ * guaranteed, zstd. */
+extern const cz_wavelet_opts cz_wavelet_defaults;
+
+/*
+ * Encode the array SRC of shape SH into DST (CAP bytes). RECON (as many
+ * bytes as SRC) receives exactly what decode will produce; *MAX_ERR the
+ * largest |x - x'| over finite elements. Returns the payload size, or 0 if
+ * it does not fit in CAP or the input is not a valid shape.
+ */
+size_t cz_wavelet_encode(const cz_shape *sh, const cz_wavelet_opts *o, const void *src,
+                         uint8_t *dst, size_t cap, void *recon, double *max_err);
+/* Decode payload SRC[0..N-1] into exactly RAW_LEN bytes of TYPE; 0 or -1. */
+int cz_wavelet_decode(uint8_t type, const uint8_t *src, size_t n, void *dst, size_t raw_len);
+size_t cz_wavelet_bound(size_t raw_len);
+
+/*
+ * Predictive mode (SZ-style): each value predicted from already decoded
+ * neighbours (Lorenzo, 1-3 D), the prediction error quantized in steps of
+ * 2 * bound, codes Huffman-coded and then zstd'd; values whose code would
+ * fall outside the quantizer's range are stored exactly. Same contract as
+ * the wavelet functions.
+ */
+size_t cz_predict_encode(const cz_shape *sh, const void *src, uint8_t *dst, size_t cap,
+                         void *recon, double *max_err);
+int cz_predict_decode(uint8_t type, const uint8_t *src, size_t n, void *dst, size_t raw_len);
+size_t cz_predict_bound(size_t raw_len);
+
+/* Canonical Huffman coding of 16-bit symbols (huffman.c), used by predict.c.
+ * Encode N symbols into DST (CAP bytes): a self-describing code table, then
+ * the bits. Returns bytes written or 0 if CAP is too small. */
+size_t cz_huff_encode(const uint16_t *sym, size_t n, uint8_t *dst, size_t cap);
+/* Decode exactly N symbols from SRC[0..LEN-1]; 0, or -1 on malformed input. */
+int cz_huff_decode(const uint8_t *src, size_t len, uint16_t *sym, size_t n);
+size_t cz_huff_bound(size_t n);
 
 /* ---- automatic choice (choose.c) ----------------------------------------- */
 
@@ -146,6 +234,14 @@ typedef struct cz_env {
  */
 int cz_choose(const void *p, uint64_t size, uint8_t type, const cz_env *env, double *ratio);
 
+/*
+ * For an array that allows loss (SH: shape and absolute bound): sample a
+ * slab of rows from its middle with both lossy codecs and return the one
+ * with the smaller expected time by the same model (CZ_WAVELET or
+ * CZ_PREDICT). *RATIO (may be NULL) receives the pick's sampled stored/raw.
+ */
+int cz_choose_lossy(const void *p, const cz_shape *sh, const cz_env *env, double *ratio);
+
 /* ---- pipelines (pipe.c) --------------------------------------------------- */
 
 /* One variable on the way out. In: ptr, size, type, codec (CZ_RAW or a real
@@ -155,8 +251,10 @@ typedef struct cz_item {
     uint64_t size;
     uint8_t type;
     uint8_t codec;
+    const cz_shape *shape; /* lossy codecs: the array's shape and bound */
     /* filled by cz_write: */
     bool packed;          /* aggregated into the frames of the previous owner */
+    double max_error;     /* lossy: the largest |x - x'| of any element */
     uint64_t frame_raw;   /* owner: decoded bytes of its frames (its own + members') */
     uint64_t stored;      /* bytes passed to the sink for this item */
 } cz_item;

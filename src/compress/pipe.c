@@ -11,6 +11,8 @@
  * writing overlap, so the checkpoint takes about as long as its slowest
  * stage (equation 3). Raw variables skip the pool: their slots are DONE as
  * soon as they are filled, and the sink reads the application's memory.
+ * A lossy variable is cut into slabs of whole rows of its slowest dimension,
+ * so each frame is itself a 1-3 D array (rows wider than a buffer: cut flat).
  *
  * Ownership: slots and threads live for one cz_write call.
  */
@@ -31,6 +33,7 @@ typedef struct task {
     uint64_t off;           /* offset in the item's bytes */
     size_t len;             /* raw bytes */
     uint8_t type;           /* the frame's type: CAIRN_BYTE for a pack of mixed types */
+    bool flat;              /* lossy, rows wider than a buffer: encode as 1-D */
 } task;
 
 typedef struct slot {
@@ -39,6 +42,7 @@ typedef struct slot {
     size_t len;
     const uint8_t *out;     /* what goes to the sink */
     size_t out_len;
+    double max_error;       /* lossy frames: the largest error */
     uint8_t *in, *frame, *scratch;
 } slot;
 
@@ -73,7 +77,17 @@ static bool typed(int codec)
 
 static bool is_small(const cz_item *it, uint32_t buf)
 {
-    return it->codec != CZ_RAW && it->size > 0 && it->size <= buf / 2;
+    return it->codec != CZ_RAW && !cz_is_lossy(it->codec) && it->size > 0 &&
+           it->size <= buf / 2;
+}
+
+/* Bytes of one row of a lossy item's slowest dimension. */
+static uint64_t row_bytes(const cz_item *it)
+{
+    uint64_t row = cairn_type_size((cairn_type)it->type);
+    for (int d = 1; d < it->shape->ndims; d++)
+        row *= it->shape->dims[d];
+    return row;
 }
 
 /* Cut the items into tasks; mark packs. Returns the task count. */
@@ -103,14 +117,22 @@ static size_t plan(cz_item *items, uint32_t n, uint32_t buf, task *t)
                 j++;
             }
             it->frame_raw = total;
-            t[nt++] = (task){i, j - 1, 0, (size_t)total, type};
+            t[nt++] = (task){i, j - 1, 0, (size_t)total, type, false};
             i = j;
             continue;
         }
         uint64_t piece = it->codec == CZ_RAW ? RAW_PIECE : buf;
+        bool flat = false;
+        if (cz_is_lossy(it->codec)) { /* whole rows per frame */
+            uint64_t row = row_bytes(it);
+            flat = row > buf;
+            if (!flat)
+                piece = buf / row * row;
+        }
         for (uint64_t off = 0; off < it->size; off += piece)
             t[nt++] = (task){i, i, off, (size_t)(it->size - off < piece ? it->size - off : piece),
-                             it->type};
+                             it->type, flat};
+        it->max_error = 0;
         i++;
     }
     return nt;
@@ -130,8 +152,23 @@ static void compress_slot(pipe_t *p, slot *s, const task *t)
 {
     const cz_item *it = &p->items[t->item];
     double t0 = now();
-    s->out_len = cz_frame_encode(it->codec, t->type, p->o->level, s->src, s->len, s->frame,
-                                 s->scratch);
+    s->max_error = 0;
+    if (cz_is_lossy(it->codec)) {
+        cz_shape slab = *it->shape; /* this frame's rows */
+        size_t es = cairn_type_size((cairn_type)it->type);
+        if (t->flat) {
+            slab.ndims = 1;
+            memset(slab.dims, 0, sizeof slab.dims);
+            slab.dims[0] = s->len / es;
+        } else {
+            slab.dims[0] = s->len / row_bytes(it);
+        }
+        s->out_len = cz_frame_encode_lossy(it->codec, &slab, s->src, s->len, s->frame, s->in,
+                                           &s->max_error);
+    } else {
+        s->out_len = cz_frame_encode(it->codec, t->type, p->o->level, s->src, s->len, s->frame,
+                                     s->scratch);
+    }
     s->out = s->frame;
     double dt = now() - t0;
     pthread_mutex_lock(&p->mu);
@@ -168,6 +205,7 @@ static void fill(pipe_t *p, size_t k)
     slot *s = &p->s[k % p->nslots];
     const cz_item *it = &p->items[t->item];
     s->len = t->len;
+    s->max_error = 0;
     if (t->last > t->item) { /* a pack: gather into the slot's buffer */
         size_t at = 0;
         for (uint32_t i = t->item; i <= t->last; i++) {
@@ -238,6 +276,8 @@ static int run(pipe_t *p, int threads, cz_sink sink, void *arg, cz_stats *st, cn
         rc = sink(arg, t->item, s->out, s->out_len, err);
         st->write_s += now() - t0;
         p->items[t->item].stored += s->out_len;
+        if (s->max_error > p->items[t->item].max_error)
+            p->items[t->item].max_error = s->max_error;
         st->stored += s->out_len;
         pthread_mutex_lock(&p->mu);
         s->state = EMPTY;
@@ -259,6 +299,12 @@ int cz_write(cz_item *items, uint32_t n, const cz_opts *o, cz_sink sink, void *a
         CN_FAIL_IF(items[i].codec != CZ_RAW && !cz_codec_accepts(items[i].codec, items[i].type),
                    err, CAIRN_EINVAL, "codec %s cannot store type %u",
                    cz_codec_name(items[i].codec), items[i].type);
+        CN_FAIL_IF(cz_is_lossy(items[i].codec) &&
+                       (!items[i].shape || items[i].shape->type != items[i].type ||
+                        items[i].shape->ndims < 1 || items[i].shape->ndims > CAIRN_MAX_DIMS ||
+                        !(items[i].shape->bound > 0)),
+                   err, CAIRN_EINVAL, "lossy codec %s without a shape and bound",
+                   cz_codec_name(items[i].codec));
         st.raw += items[i].size;
     }
     pipe_t p = {.items = items, .o = o};

@@ -31,6 +31,7 @@ typedef struct lvl_src {
     uint64_t count;                /* elements */
     double error_bound;
     uint8_t codec;                 /* enum cz_id: CZ_RAW or a codec (never CZ_AUTO) */
+    cz_shape shape;                /* lossy codecs: shape and the absolute bound */
     const void *ptr;               /* the bytes (borrowed for the call) */
     uint64_t size;                 /* count * type size */
 } lvl_src;

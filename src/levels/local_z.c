@@ -88,7 +88,8 @@ static int put_data_z(zw *w, const lvl_src *src, uint32_t n, const cz_opts *z, c
     CN_FAIL_IF(!items, err, CAIRN_ENOMEM, "no memory for the compression plan");
     for (uint32_t i = 0; i < n; i++) {
         items[i] = (cz_item){.ptr = src[i].ptr, .size = src[i].size, .type = src[i].type,
-                             .codec = src[i].codec};
+                             .codec = src[i].codec,
+                             .shape = cz_is_lossy(src[i].codec) ? &src[i].shape : NULL};
         w->e[i].nblocks = 0;
         w->e[i].stored_size = 0;
         w->e[i].offset = 0;
@@ -102,6 +103,7 @@ static int put_data_z(zw *w, const lvl_src *src, uint32_t n, const cz_opts *z, c
         e->codec = items[i].codec;
         e->flags = items[i].packed ? CN_ENTRY_PACKED : 0;
         e->frame_raw = items[i].frame_raw;
+        e->max_error = items[i].max_error;
         if (items[i].stored == 0)
             e->offset = cn_align_up(end, CN_ENTRY_ALIGN);
         end = e->offset + e->stored_size;

@@ -25,11 +25,12 @@ const char cli_inspect_usage[] =
     "recognised by their magic bytes. For a checkpoint file: the header (format\n"
     "version, job, generation, level, rank, node, block size, file size, header\n"
     "checksum) and one line per entry:\n"
-    "  NAME  KIND  TYPE  DIMS  COUNT  RAW  STORED  CODEC  RATIO  BLOCKS  BOUND\n"
+    "  NAME  KIND  TYPE  DIMS  COUNT  RAW  STORED  CODEC  RATIO  BLOCKS  BOUND  MAXERR\n"
     "(KIND var or file; RAW and STORED in bytes, STORED 'in NAME' for a small\n"
     "variable aggregated into NAME's compressed buffer; CODEC raw, zlib, zstd, lz4,\n"
-    "shuffle-zstd, shuffle-lz4 or fpzip; RATIO is raw/stored; BOUND is the\n"
-    "absolute error bound, '-' for lossless). The header and entry table are\n"
+    "shuffle-zstd, shuffle-lz4, fpzip, or lossy wavelet or predict; RATIO is\n"
+    "raw/stored; BOUND is the absolute error bound, '-' for lossless; MAXERR the\n"
+    "largest error measured when a lossy variable was stored). The header and entry table are\n"
     "validated, the data is not: use 'cairn verify' for that. For a manifest: its\n"
     "fields, the rank -> node map, and the size and header checksum of each rank\n"
     "file of its node.\n"
@@ -63,9 +64,9 @@ static void print_ckpt(const char *path, const cn_ckpt *c)
         return;
     putchar('\n');
     cli_table t;
-    cli_table_init(&t, "llllrrrlrrr");
-    const char *head[] = {"NAME", "KIND",  "TYPE",  "DIMS",   "COUNT", "RAW",
-                          "STORED", "CODEC", "RATIO", "BLOCKS", "BOUND"};
+    cli_table_init(&t, "llllrrrlrrrr");
+    const char *head[] = {"NAME",  "KIND",  "TYPE",   "DIMS",  "COUNT",  "RAW",
+                          "STORED", "CODEC", "RATIO", "BLOCKS", "BOUND", "MAXERR"};
     for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
         cli_table_add(&t, "%s", head[i]);
     const cn_entry *owner = NULL; /* of the current pack */
@@ -97,6 +98,10 @@ static void print_ckpt(const char *path, const cn_ckpt *c)
         cli_table_add(&t, "%u", e->nblocks);
         if (e->error_bound > 0)
             cli_table_add(&t, "%g", e->error_bound);
+        else
+            cli_table_add(&t, "-");
+        if (e->codec >= CN_CODEC_LOSSY)
+            cli_table_add(&t, "%.3g", e->max_error);
         else
             cli_table_add(&t, "-");
     }

@@ -40,6 +40,7 @@ static const char *const KEYS[][2] = {
     {"compress.level", "CAIRN_COMPRESS_LEVEL"},
     {"compress.bandwidth", "CAIRN_COMPRESS_BANDWIDTH"},
     {"compress.resample", "CAIRN_COMPRESS_RESAMPLE"},
+    {"lossy.mode", "CAIRN_LOSSY"},
     {"log.level", "CAIRN_LOG_LEVEL"},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
