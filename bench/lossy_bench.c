@@ -60,7 +60,6 @@
  * (the lossy lines with the cairn mode named on the '#' line above them).
  * Lines starting with '#' are details.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -71,13 +70,11 @@
 #include <mpi.h>
 #include <zfp.h>
 
-#include "bench.h"
+#include "bench_data.h"
 #include "compress/compress.h"
 
-#define MIB ((size_t)1 << 20)
 #define MAX_REPS 100
 #define MAX_FIELDS 3
-#define EGM96_DEFAULT "/usr/share/proj/egm96_15.gtx"
 #define PAPER_BINS 64
 #define PAPER_MAX_N 128
 #define TARGET_RATIO 2.0   /* the target at 1e-3: >= 2x ZFP's ratio */
@@ -105,30 +102,12 @@ static struct {
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        die("out of memory (%zu bytes)", n);
-    memset(p, 0, n); /* fault the pages in now, not inside a timed run */
-    return p;
-}
-
 static size_t esize(uint8_t type) { return type == CAIRN_FLOAT ? 4 : 8; }
 static size_t raw_size(const field *f) { return f->n * esize(f->type); }
 
 static double at(const field *f, const void *p, size_t i)
 {
     return f->type == CAIRN_FLOAT ? (double)((const float *)p)[i] : ((const double *)p)[i];
-}
-
-/* Median over N of A[i] / B[i]. */
-static double med_ratio(const double *a, const double *b, int n)
-{
-    double r[MAX_REPS];
-    for (int i = 0; i < n; i++)
-        r[i] = b[i] > 0 ? a[i] / b[i] : 0;
-    return median(r, n);
 }
 
 static void set_range(field *f)
@@ -310,86 +289,24 @@ static field make_heat3d(long steps)
     return f;
 }
 
-/* examples/heat's fixed_cell on an N x N grid. */
-static bool heat2d_fixed(long n, long i, long j, double *val)
-{
-    long di = i - 2 * n / 3, dj = j - n / 2, rad = n / 10;
-    if (i == 0)
-        *val = 1.0;
-    else if (i == n - 1 || j == 0 || j == n - 1)
-        *val = 0.0;
-    else if (di * di + dj * dj <= rad * rad)
-        *val = 2.0;
-    else
-        return false;
-    return true;
-}
-
-/* examples/heat's field after STEPS steps on an N x N grid (one rank: the
- * edges are fixed, so no halo is needed; the sum is in heat.c's order). */
+/* examples/heat's field after STEPS steps on an N x N grid. */
 static field make_heat2d(long n, long steps)
 {
     size_t cells = (size_t)n * (size_t)n;
-    double *u = xmalloc(cells * sizeof *u), *v = xmalloc(cells * sizeof *v);
-    uint8_t *fixed = xmalloc(cells);
-    double val;
-    for (long i = 0; i < n; i++)
-        for (long j = 0; j < n; j++)
-            if (heat2d_fixed(n, i, j, &val)) {
-                size_t k = (size_t)i * (size_t)n + (size_t)j;
-                u[k] = v[k] = val, fixed[k] = 1;
-            }
-    for (long s = 0; s < steps; s++) {
-        for (long i = 1; i < n - 1; i++) {
-            const double *no = u + (i - 1) * n, *c = u + i * n, *so = u + (i + 1) * n;
-            double *out = v + i * n;
-            const uint8_t *fx = fixed + i * n;
-            for (long j = 1; j < n - 1; j++)
-                if (!fx[j])
-                    out[j] = 0.25 * (no[j] + so[j] + c[j - 1] + c[j + 1]);
-        }
-        double *t = u;
-        u = v, v = t;
-    }
-    free(v);
-    free(fixed);
-    field f = {"heat2d", u, cells, CAIRN_DOUBLE, 2, {(uint64_t)n, (uint64_t)n}, 0, 0};
+    field f = {"heat2d", heat_field(n, steps), cells, CAIRN_DOUBLE, 2,
+               {(uint64_t)n, (uint64_t)n}, 0, 0};
     set_range(&f);
     return f;
 }
 
-static uint32_t be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* The EGM96 grid as host floats into F; false if PATH does not exist. */
-static bool load_egm96(const char *path, field *f)
+static bool make_egm96(const char *path, field *f)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        if (errno == ENOENT)
-            return false;
-        die("open %s: %s", path, strerror(errno));
-    }
-    uint8_t hdr[40];
-    if (fread(hdr, 1, sizeof hdr, fp) != sizeof hdr)
-        die("%s: no 40-byte header", path);
-    uint32_t rows = be32(hdr + 32), cols = be32(hdr + 36);
-    if (rows == 0 || cols == 0 || rows > 100000 || cols > 100000)
-        die("%s: header says %u x %u", path, rows, cols);
-    size_t n = (size_t)rows * cols;
-    uint8_t *raw = xmalloc(4 * n);
-    if (fread(raw, 4, n, fp) != n || fgetc(fp) != EOF)
-        die("%s: not %u x %u float32 after the header", path, rows, cols);
-    fclose(fp);
-    float *v = xmalloc(n * sizeof *v);
-    for (size_t k = 0; k < n; k++) {
-        uint32_t w = be32(raw + 4 * k);
-        memcpy(&v[k], &w, 4);
-    }
-    free(raw);
-    *f = (field){"egm96", v, n, CAIRN_FLOAT, 2, {rows, cols}, 0, 0};
+    uint32_t rows = 0, cols = 0;
+    float *v = load_egm96(path, &rows, &cols);
+    if (!v)
+        return false;
+    *f = (field){"egm96", v, (size_t)rows * cols, CAIRN_FLOAT, 2, {rows, cols}, 0, 0};
     set_range(f);
     return true;
 }
@@ -745,7 +662,7 @@ int main(int argc, char **argv)
     t0 = now();
     fs[nf++] = make_heat2d(1024, steps2);
     double t2 = now() - t0;
-    bool have_egm = load_egm96(egm, &fs[nf]);
+    bool have_egm = make_egm96(egm, &fs[nf]);
     if (have_egm)
         nf++;
     printf("# lossy: 1 rank, one thread, ZFP %s; %d reps after %d warm-up\n", ZFP_VERSION_STRING,
@@ -754,12 +671,9 @@ int main(int argc, char **argv)
            "1156 x 82 x 2, fastest first), %ld steps from 40 hot/cold spots and heat.c's "
            "boundaries (%.2f s)\n",
            steps3, t3);
-    size_t zeros = 0;
-    for (size_t k = 0; k < fs[1].n; k++)
-        zeros += ((const double *)fs[1].p)[k] == 0.0;
     printf("# heat2d: examples/heat's field, 1024 x 1024 doubles after %ld steps (%.2f s), "
            "%.1f%% of cells exactly 0\n",
-           steps2, t2, 100.0 * (double)zeros / (double)fs[1].n);
+           steps2, t2, 100.0 * zero_share(fs[1].p, fs[1].n));
     if (have_egm)
         printf("# egm96: %s, 721 x 1440 float32, big-endian converted to host\n", egm);
     else

@@ -67,16 +67,14 @@
 
 #include <mpi.h>
 
-#include "bench.h"
+#include "bench_data.h"
 #include "compress/compress.h"
 
-#define MIB ((size_t)1 << 20)
 #define MAX_REPS 100
 #define BUF ((uint32_t)MIB)   /* the pipeline buffer of every section but the table */
 #define THREADS 2             /* this machine's cores */
 #define MAX_SETS 3
 #define MAX_METHODS 16
-#define EGM96_DEFAULT "/usr/share/proj/egm96_15.gtx"
 #define SLOW 10.0             /* the modelled store is this much slower */
 
 typedef struct dset {
@@ -107,25 +105,7 @@ static struct {
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        die("out of memory (%zu bytes)", n);
-    memset(p, 0, n); /* fault the pages in now, not inside a timed run */
-    return p;
-}
-
 static double med(const double *v, int n) { return median(v, n); }
-
-/* Median over N of A[i] / B[i]. */
-static double med_ratio(const double *a, const double *b, int n)
-{
-    double r[MAX_REPS];
-    for (int i = 0; i < n; i++)
-        r[i] = b[i] > 0 ? a[i] / b[i] : 0;
-    return median(r, n);
-}
 
 static void tmp_path(char *path, size_t cap)
 {
@@ -168,114 +148,6 @@ static void unlink_file(const char *path)
 {
     if (unlink(path) != 0)
         die("unlink %s: %s", path, strerror(errno));
-}
-
-/* ---- data sets ------------------------------------------------------------ */
-
-/* examples/heat's fixed_cell on an N x N grid. */
-static bool heat_fixed(long n, long i, long j, double *val)
-{
-    long di = i - 2 * n / 3, dj = j - n / 2, rad = n / 10;
-    if (i == 0)
-        *val = 1.0;
-    else if (i == n - 1 || j == 0 || j == n - 1)
-        *val = 0.0;
-    else if (di * di + dj * dj <= rad * rad)
-        *val = 2.0;
-    else
-        return false;
-    return true;
-}
-
-static long lmax(long a, long b) { return a > b ? a : b; }
-static long lmin(long a, long b) { return a < b ? a : b; }
-
-/*
- * examples/heat's field after STEPS steps on an N x N grid (one rank: no
- * halos). Step s can make a cell nonzero only within s + 1 cells of a
- * nonzero fixed cell, so only the top rows and a box around the disc are
- * updated; elsewhere both buffers stay 0, as the full update would leave
- * them. The sum is in heat.c's order, so the field is the same bit for bit.
- */
-static double *heat_field(long n, long steps)
-{
-    double *u = xmalloc((size_t)n * (size_t)n * sizeof *u);
-    double *v = xmalloc((size_t)n * (size_t)n * sizeof *v);
-    long ci = 2 * n / 3, cj = n / 2, rad = n / 10;
-    double val;
-    for (long i = 0; i < n; i++)
-        for (long j = 0; j < n; j++)
-            if (heat_fixed(n, i, j, &val))
-                u[i * n + j] = v[i * n + j] = val;
-    for (long s = 0; s < steps; s++) {
-        long r = s + 2; /* reach, with a margin */
-        for (long i = 1; i < n - 1; i++) {
-            long j0, j1;
-            if (i <= r) {
-                j0 = 1, j1 = n - 2;
-            } else if (i >= ci - rad - r && i <= ci + rad + r) {
-                j0 = lmax(1, cj - rad - r), j1 = lmin(n - 2, cj + rad + r);
-            } else {
-                continue;
-            }
-            const double *no = u + (i - 1) * n, *c = u + i * n, *so = u + (i + 1) * n;
-            double *out = v + i * n;
-            for (long j = j0; j <= j1; j++)
-                out[j] = 0.25 * (no[j] + so[j] + c[j - 1] + c[j + 1]);
-            long di = i - ci;
-            if (di * di <= rad * rad)
-                for (long j = cj - rad; j <= cj + rad; j++)
-                    if (heat_fixed(n, i, j, &val))
-                        out[j] = val;
-        }
-        double *t = u;
-        u = v, v = t;
-    }
-    free(v);
-    return u;
-}
-
-static double zero_share(const double *u, size_t n)
-{
-    size_t z = 0;
-    for (size_t k = 0; k < n; k++)
-        z += u[k] == 0.0;
-    return (double)z / (double)n;
-}
-
-static uint32_t be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-/* The EGM96 grid as host floats into D; false if PATH does not exist. */
-static bool load_egm96(const char *path, dset *d, uint32_t *rows, uint32_t *cols)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (errno == ENOENT)
-            return false;
-        die("open %s: %s", path, strerror(errno));
-    }
-    uint8_t hdr[40];
-    if (fread(hdr, 1, sizeof hdr, f) != sizeof hdr)
-        die("%s: no 40-byte header", path);
-    *rows = be32(hdr + 32), *cols = be32(hdr + 36);
-    if (*rows == 0 || *cols == 0 || *rows > 100000 || *cols > 100000)
-        die("%s: header says %u x %u", path, *rows, *cols);
-    size_t n = (size_t)*rows * *cols;
-    uint8_t *raw = xmalloc(4 * n);
-    if (fread(raw, 4, n, f) != n || fgetc(f) != EOF)
-        die("%s: not %u x %u float32 after the header", path, *rows, *cols);
-    fclose(f);
-    float *v = xmalloc(n * sizeof *v);
-    for (size_t k = 0; k < n; k++) {
-        uint32_t w = be32(raw + 4 * k);
-        memcpy(&v[k], &w, 4);
-    }
-    free(raw);
-    *d = (dset){"egm96", (uint8_t *)v, n * sizeof *v, CAIRN_FLOAT};
-    return true;
 }
 
 /* ---- frames, files, pipelines ---------------------------------------------- */
@@ -869,9 +741,11 @@ int main(int argc, char **argv)
     sets[ns++] = (dset){"heat", (uint8_t *)u, (size_t)side * (size_t)side * sizeof *u,
                         CAIRN_DOUBLE};
     uint32_t rows = 0, cols = 0;
-    bool have_egm = load_egm96(egm, &sets[ns], &rows, &cols);
+    float *egv = load_egm96(egm, &rows, &cols);
+    bool have_egm = egv != NULL;
     if (have_egm)
-        ns++;
+        sets[ns++] = (dset){"egm96", (uint8_t *)egv, (size_t)rows * cols * sizeof *egv,
+                            CAIRN_FLOAT};
     size_t rsize = (size_t)size_mib * MIB;
     uint8_t *rnd = xmalloc(rsize);
     fill(rnd, rsize, 0);

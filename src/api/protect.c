@@ -110,17 +110,27 @@ CAIRN_EXPORT int cairn_unprotect(cairn_ctx *ctx, const char *name)
     return 0;
 }
 
+/* The protected variable NAME for call WHAT, or NULL with the error set. */
+static api_var *var_for(cairn_ctx *ctx, const char *name, const char *what)
+{
+    cn_err_clear(&ctx->err);
+    api_var *v = name ? api_var_find(ctx, name) : NULL;
+    if (!v || v->kind != CN_KIND_VAR) {
+        set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL, "%s: '%s' is not a protected variable",
+                             what, name ? name : "(null)"));
+        return NULL;
+    }
+    return v;
+}
+
 /* Both bound setters: absolute (REL false) or relative to the value range. */
 static int set_bound(cairn_ctx *ctx, const char *name, double bound, bool rel)
 {
     if (!ctx)
         return CAIRN_EINVAL;
-    cn_err_clear(&ctx->err);
-    api_var *v = name ? api_var_find(ctx, name) : NULL;
-    if (!v || v->kind != CN_KIND_VAR)
-        return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
-                                    "protect_bound: '%s' is not a protected variable",
-                                    name ? name : "(null)"));
+    api_var *v = var_for(ctx, name, "protect_bound");
+    if (!v)
+        return CAIRN_EINVAL;
     if (v->type != CAIRN_FLOAT && v->type != CAIRN_DOUBLE)
         return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
                                     "protect_bound '%s': only float and double may be lossy",
@@ -151,12 +161,9 @@ CAIRN_EXPORT int cairn_protect_codec(cairn_ctx *ctx, const char *name, const cha
 {
     if (!ctx)
         return CAIRN_EINVAL;
-    cn_err_clear(&ctx->err);
-    api_var *v = name ? api_var_find(ctx, name) : NULL;
-    if (!v || v->kind != CN_KIND_VAR)
-        return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
-                                    "protect_codec: '%s' is not a protected variable",
-                                    name ? name : "(null)"));
+    api_var *v = var_for(ctx, name, "protect_codec");
+    if (!v)
+        return CAIRN_EINVAL;
     int id = codec ? cz_codec_parse(codec) : -1;
     if (codec && id < 0)
         return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,

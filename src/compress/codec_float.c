@@ -123,46 +123,53 @@ static void shuffle(const uint8_t *src, size_t n, size_t s, uint8_t *dst, bool u
     memcpy(dst + cnt * s, src + cnt * s, n - cnt * s);
 }
 
-size_t cz_shuf_zstd_encode(uint8_t type, int level, const uint8_t *src, size_t n, uint8_t *dst,
-                           size_t cap, uint8_t *scratch)
+/* Shuffle, then the byte codec ENC; or the byte codec DEC, then unshuffle. */
+typedef size_t (*byte_enc)(uint8_t, int, const uint8_t *, size_t, uint8_t *, size_t, uint8_t *);
+typedef int (*byte_dec)(uint8_t, const uint8_t *, size_t, uint8_t *, size_t, uint8_t *);
+
+static size_t shuf_encode(byte_enc enc, uint8_t type, int level, const uint8_t *src, size_t n,
+                          uint8_t *dst, size_t cap, uint8_t *scratch)
 {
     size_t s = elem_size(type);
     if (s == 1)
-        return cz_zstd_encode(type, level, src, n, dst, cap, scratch);
+        return enc(type, level, src, n, dst, cap, scratch);
     shuffle(src, n, s, scratch, false);
-    return cz_zstd_encode(type, level, scratch, n, dst, cap, NULL);
+    return enc(type, level, scratch, n, dst, cap, NULL);
+}
+
+static int shuf_decode(byte_dec dec, uint8_t type, const uint8_t *src, size_t n, uint8_t *dst,
+                       size_t raw_len, uint8_t *scratch)
+{
+    size_t s = elem_size(type);
+    if (s == 1)
+        return dec(type, src, n, dst, raw_len, scratch);
+    CN_TRY(dec(type, src, n, scratch, raw_len, NULL));
+    shuffle(scratch, raw_len, s, dst, true);
+    return 0;
+}
+
+size_t cz_shuf_zstd_encode(uint8_t type, int level, const uint8_t *src, size_t n, uint8_t *dst,
+                           size_t cap, uint8_t *scratch)
+{
+    return shuf_encode(cz_zstd_encode, type, level, src, n, dst, cap, scratch);
 }
 
 int cz_shuf_zstd_decode(uint8_t type, const uint8_t *src, size_t n, uint8_t *dst,
                         size_t raw_len, uint8_t *scratch)
 {
-    size_t s = elem_size(type);
-    if (s == 1)
-        return cz_zstd_decode(type, src, n, dst, raw_len, scratch);
-    CN_TRY(cz_zstd_decode(type, src, n, scratch, raw_len, NULL));
-    shuffle(scratch, raw_len, s, dst, true);
-    return 0;
+    return shuf_decode(cz_zstd_decode, type, src, n, dst, raw_len, scratch);
 }
 
 size_t cz_shuf_lz4_encode(uint8_t type, int level, const uint8_t *src, size_t n, uint8_t *dst,
                           size_t cap, uint8_t *scratch)
 {
-    size_t s = elem_size(type);
-    if (s == 1)
-        return cz_lz4_encode(type, level, src, n, dst, cap, scratch);
-    shuffle(src, n, s, scratch, false);
-    return cz_lz4_encode(type, level, scratch, n, dst, cap, NULL);
+    return shuf_encode(cz_lz4_encode, type, level, src, n, dst, cap, scratch);
 }
 
 int cz_shuf_lz4_decode(uint8_t type, const uint8_t *src, size_t n, uint8_t *dst,
                        size_t raw_len, uint8_t *scratch)
 {
-    size_t s = elem_size(type);
-    if (s == 1)
-        return cz_lz4_decode(type, src, n, dst, raw_len, scratch);
-    CN_TRY(cz_lz4_decode(type, src, n, scratch, raw_len, NULL));
-    shuffle(scratch, raw_len, s, dst, true);
-    return 0;
+    return shuf_decode(cz_lz4_decode, type, src, n, dst, raw_len, scratch);
 }
 
 /* ---- fpzip --------------------------------------------------------------- */
