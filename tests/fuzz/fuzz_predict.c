@@ -20,6 +20,7 @@
  * any overrun.
  */
 #include "compress/compress.h"
+#include "compress/predict_impl.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -70,18 +71,6 @@ static void huff(const uint8_t *p, size_t len)
     free(sym);
 }
 
-static double elem(const uint8_t *p, bool fl)
-{
-    if (fl) {
-        float f;
-        memcpy(&f, p, 4);
-        return f;
-    }
-    double d;
-    memcpy(&d, p, 8);
-    return d;
-}
-
 static void round_trip(const uint8_t *p, size_t len, uint8_t sel)
 {
     if (len < 2)
@@ -119,7 +108,7 @@ static void round_trip(const uint8_t *p, size_t len, uint8_t sel)
     if (cz_predict_decode(sh.type, pay, n, out, raw) != 0 || memcmp(out, rec, raw) != 0)
         abort();
     for (size_t i = 0; i < count; i++) {
-        double x = elem(src + i * es, fl), y = elem(out + i * es, fl);
+        double x = pz_load(src + i * es, fl), y = pz_load(out + i * es, fl);
         if (!isfinite(x)) {
             if (memcmp(src + i * es, out + i * es, es) != 0)
                 abort();

@@ -125,6 +125,8 @@ static double range_of(const arr *a)
     return hi > lo ? hi - lo : 1;
 }
 
+static int seen_predictor[2]; /* payloads by predictor (byte 4) */
+
 static uint8_t *copy_exact(const uint8_t *p, size_t n)
 {
     uint8_t *q = malloc(n ? n : 1);
@@ -146,6 +148,8 @@ static uint8_t *round_trip(const arr *a, double bound, size_t *len)
     assert_true(n > 0 && n <= cap);
     uint8_t *pay = copy_exact(dst, n);
     free(dst);
+    assert_true(pay[4] <= 1);
+    seen_predictor[pay[4]]++;
     assert_int_equal(cz_predict_decode(a->type, pay, n, out, raw), 0);
     assert_memory_equal(out, rec, raw);
     double worst = 0;
@@ -200,6 +204,9 @@ static void test_shapes(void **state)
                 free(a.x);
             }
     }
+    print_message("payloads by predictor: Lorenzo %d, interpolation %d\n", seen_predictor[0],
+                  seen_predictor[1]);
+    assert_true(seen_predictor[0] > 50 && seen_predictor[1] > 50);
 }
 
 /* Bounds so small or values so large that the float rounding of x' or the
