@@ -151,7 +151,8 @@ static const key_def KEYS[] = {
      .words = LOSSY_WORDS, .def = "auto", FIELD(lossy_mode),
      .doc = "how variables with an error bound (cairn_protect_bound) are stored unless they "
             "name a codec: `wavelet` (the Haar wavelet method with a guaranteed bound), `predict` "
-            "(Lorenzo prediction, Huffman, zstd), `auto` (the faster checkpoint, by sampling)"},
+            "(Lorenzo or interpolation prediction, Huffman, zstd), `auto` (the faster checkpoint, "
+            "by sampling)"},
     {.section = "log", .name = "level", .env = "CAIRN_LOG_LEVEL", .kind = K_ENUM,
      .words = LOG_WORDS, .def = "warn", FIELD(log_level),
      .doc = "messages printed to stderr: this level and more severe ones"},

@@ -198,7 +198,8 @@ size_t cz_wavelet_bound(size_t raw_len);
 
 /*
  * Predictive mode (SZ-style): each value predicted from already decoded
- * neighbours (Lorenzo, 1-3 D), the prediction error quantized in steps of
+ * neighbours (Lorenzo, or SZ3-style multilevel interpolation, whichever
+ * compresses a centre sample better; 1-3 D), the prediction error quantized in steps of
  * 2 * bound, codes Huffman-coded and then zstd'd; values whose code would
  * fall outside the quantizer's range are stored exactly. Same contract as
  * the wavelet functions.

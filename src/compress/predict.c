@@ -4,28 +4,22 @@
  * and the per-element step shared by encoder and decoder are in
  * predict_impl.h, the interpolation predictor in predict_interp.c.
  *
- * Each element x becomes an integer k = round(x / 2e) ("prequantization",
- * as in cuSZ), decoded as x' = k * 2e (rounded to float for CAIRN_FLOAT).
- * A predictor guesses k from already coded neighbours; the residual plus
- * PZ_RADIUS is the element's uint16 code; codes are Huffman-coded
- * (huffman.c), then zstd'd. Exceptions (code 0): NaN, +/-Inf, values with
- * |x / 2e| >= 2^52, values whose x' misses the bound by rounding, and
- * residuals out of range; they are stored exactly, raw bits, in coding
+ * Each element x is predicted from already decoded neighbours as p; the
+ * residual is quantized in steps of s ~ 2e (q = round((x - p) / s), x' =
+ * p + q * s), and q + PZ_RADIUS is the element's uint16 code. Codes are
+ * Huffman-coded (huffman.c), then zstd'd. Exceptions (code 0): NaN, +/-Inf,
+ * residuals past the radius, values whose x' misses the bound (by float
+ * rounding, or overflow); they are stored exactly, raw bits, in coding
  * order.
  *
- * Why prequantize rather than predict from reconstructed floats (SZ-1.4):
- * the predictors then run on integers, so encoder and decoder agree exactly
- * whatever the compiler does with floating point; the only floating-point
- * steps are one division and one multiplication, which no contraction can
- * change. The residuals are statistically those of SZ: each neighbour
- * carries a rounding error of at most e either way.
- *
- * Predictors: multilevel interpolation (predict_interp.c) for every array
- * of more than a few elements - on smooth fields its codes take fewer bits
- * than Lorenzo's - and Lorenzo for the rest. Lorenzo: the 3-D 7-term
+ * Predictors: multilevel interpolation (predict_interp.c; SZ3) and Lorenzo
+ * (SZ-1.4). Both are tried on a box at the array's centre, through Huffman
+ * and zstd, and the smaller output wins; on smooth 2-D and 3-D fields that
+ * is nearly always interpolation, by far. Lorenzo: the 3-D 7-term
  * predictor on a (n0, n1, n2) box, 1-D and 2-D arrays being (1, 1, d0) and
  * (1, d0, d1), in memory order; neighbours outside the array are 0, which
- * at a face is exactly the lower-order Lorenzo predictor of that face.
+ * at a face is exactly the lower-order Lorenzo predictor of that face (and
+ * the first element is predicted as 0).
  *
  * Payload (integers little-endian):
  *   u8 magic 'P', u8 version 1, u8 type, u8 ndims, u8 predictor (enum
@@ -37,12 +31,13 @@
  *   is zstd'd only when that makes it smaller.
  *
  * Ownership: the caller owns every buffer; work memory is allocated and
- * freed within a call (at most about 3x the raw size).
+ * freed within a call: 10 bytes an element for interpolation (codes and
+ * the decoded values in double), plus the sections (bounded by the raw
+ * size, touched only as far as they are filled).
  */
 #include "compress/predict_impl.h"
 
 #include <stdlib.h>
-#include <stdio.h> /* TMPHACK */
 
 #include <zstd.h>
 
@@ -84,11 +79,10 @@ static int ctx_shape(pz_ctx *c, uint8_t type, unsigned ndims, const uint64_t *di
 
 /* ---- Lorenzo ------------------------------------------------------------- */
 
-/* Row J of plane I of the k ring (two planes, or one plane of two rows when
- * n0 == 1), each row with a zero at index -1; rows outside the array are a
- * shared zero row. */
-static inline double *row_at(double *buf, double *zero, const pz_ctx *c, int64_t i,
-                               int64_t j)
+/* Row J of plane I of the ring of decoded values (two planes, or one plane
+ * of two rows when n0 == 1), each row with a zero at index -1; rows outside
+ * the array are a shared zero row. */
+static inline double *row_at(double *buf, double *zero, const pz_ctx *c, int64_t i, int64_t j)
 {
     if (i < 0 || j < 0)
         return zero + 1;
@@ -108,7 +102,7 @@ static inline __attribute__((always_inline)) int lorenzo_run(pz_ctx *cc, double 
             const double *u = row_at(buf, zero, &c, i, j - 1);
             const double *pr = row_at(buf, zero, &c, i - 1, j);
             const double *pu = row_at(buf, zero, &c, i - 1, j - 1);
-            for (size_t l = 0; l < c.n2; l++, idx++) {
+            for (ptrdiff_t l = 0; l < (ptrdiff_t)c.n2; l++, idx++) {
                 double pred = r[l - 1] + u[l] - u[l - 1] + pr[l] - pr[l - 1] - pu[l] +
                               pu[l - 1];
                 r[l] = pz_step(&c, idx, pred, enc);
@@ -142,7 +136,7 @@ static size_t put_section(const uint8_t *s, size_t len, uint8_t *dst, size_t cap
 {
     *z = false;
     if (len >= 32) {
-        size_t r = ZSTD_compress(dst, cap, s, len, getenv("PZ_LV") ? atoi(getenv("PZ_LV")) : PZ_ZSTD_LEVEL); /* TMPHACK */
+        size_t r = ZSTD_compress(dst, cap, s, len, PZ_ZSTD_LEVEL);
         if (!ZSTD_isError(r) && r < len) {
             *z = true;
             return r;
@@ -202,11 +196,11 @@ static int alloc_work(pz_ctx *c)
 }
 
 /*
- * The predictor for C: both are tried on a box at the array's centre of
- * about a sixteenth of its elements, at least PZ_SAMPLE (the whole array
- * if it is that small),
- * through Huffman and zstd, and the smaller output wins (interpolation on
- * a tie; and on any failure, which the real encode then meets again).
+ * The predictor for C: both code a box at the array's centre of about a
+ * sixteenth of its elements, at least PZ_SAMPLE (the whole array if it is
+ * that small), through Huffman and zstd, and the smaller output wins
+ * (interpolation on a tie, or on a failure, which the real encode then
+ * meets again).
  */
 static int choose_predictor(const pz_ctx *c)
 {
@@ -260,15 +254,15 @@ size_t cz_predict_encode(const cz_shape *sh, const void *src, uint8_t *dst, size
     c.inv_step = 1 / c.step;
     c.src = src;
     c.out = recon;
-    size_t out = 0, body;
+    size_t out = 0, body = SIZE_MAX;
     pz_body b;
-    if (c.step == 0 || cap < hdr)
-        goto done;
+    if (cap < hdr)
+        return 0;
     int pred = choose_predictor(&c);
-    if (getenv("PZ_FORCE")) pred = (uint8_t)atoi(getenv("PZ_FORCE")); /* TMPHACK */
-    if (alloc_work(&c) != 0 || (body = encode_body(&c, pred, dst + hdr, cap - hdr, &b)) == SIZE_MAX)
+    if (alloc_work(&c) == 0)
+        body = encode_body(&c, pred, dst + hdr, cap - hdr, &b);
+    if (body == SIZE_MAX)
         goto done;
-    if (getenv("PZ_DEBUG")) fprintf(stderr, "  pred %d hs %zu xs %zu hlen %zu\n", pred, b.hs, b.xs, b.hlen); /* TMPHACK */
 
     uint8_t *p = dst;
     uint64_t bbits;
