@@ -90,6 +90,20 @@ static uint64_t row_bytes(const cz_item *it)
     return row;
 }
 
+/* Bytes per task for IT (not packed): raw variables in big pieces, a lossy
+ * one in whole rows (*FLAT when a row is wider than a buffer), others BUF. */
+static uint64_t piece_of(const cz_item *it, uint32_t buf, bool *flat)
+{
+    *flat = false;
+    if (it->codec == CZ_RAW)
+        return RAW_PIECE;
+    if (!cz_is_lossy(it->codec))
+        return buf;
+    uint64_t row = row_bytes(it);
+    *flat = row > buf;
+    return *flat ? buf : buf / row * row;
+}
+
 /* Cut the items into tasks; mark packs. Returns the task count. */
 static size_t plan(cz_item *items, uint32_t n, uint32_t buf, task *t)
 {
@@ -121,14 +135,8 @@ static size_t plan(cz_item *items, uint32_t n, uint32_t buf, task *t)
             i = j;
             continue;
         }
-        uint64_t piece = it->codec == CZ_RAW ? RAW_PIECE : buf;
-        bool flat = false;
-        if (cz_is_lossy(it->codec)) { /* whole rows per frame */
-            uint64_t row = row_bytes(it);
-            flat = row > buf;
-            if (!flat)
-                piece = buf / row * row;
-        }
+        bool flat;
+        uint64_t piece = piece_of(it, buf, &flat);
         for (uint64_t off = 0; off < it->size; off += piece)
             t[nt++] = (task){i, i, off, (size_t)(it->size - off < piece ? it->size - off : piece),
                              it->type, flat};
@@ -142,7 +150,8 @@ static size_t count_tasks(const cz_item *items, uint32_t n, uint32_t buf)
 {
     size_t nt = 0;
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t piece = items[i].codec == CZ_RAW ? RAW_PIECE : buf;
+        bool flat;
+        uint64_t piece = piece_of(&items[i], buf, &flat);
         nt += (size_t)((items[i].size + piece - 1) / piece); /* packs need fewer */
     }
     return nt;

@@ -11,6 +11,8 @@
  *     the wrong codec or a truncated frame before touching any destination,
  *     and a frame whose payload was altered (checksum) with an error;
  *   - a sink error stops the pipeline and is returned;
+ *   - a lossy 2-D variable is cut into frames of whole rows that do not fill
+ *     a buffer, and comes back within its bound;
  *   - cz_choose stores random bytes raw and compresses zeros.
  */
 #include <stdarg.h>
@@ -19,6 +21,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -220,6 +223,38 @@ static void test_sink_error_stops(void **state)
     free(data);
 }
 
+/* A lossy 2-D variable whose rows (2400 bytes) do not divide the 4 KiB
+ * buffer: frames of whole rows, more of them than buffers; every element
+ * back within the bound. */
+static void test_lossy_rows(void **state)
+{
+    (void)state;
+    enum { R = 50, C = 300 };
+    double *x = malloc(sizeof(double) * R * C), *y = malloc(sizeof(double) * R * C);
+    for (int i = 0; i < R * C; i++)
+        x[i] = 10.0 + (double)(i / C) * 0.01 + (double)(i % C) * 0.001;
+    cz_shape sh = {.type = CAIRN_DOUBLE, .ndims = 2, .dims = {R, C}, .bound = 1e-3};
+    for (int codec = CZ_WAVELET; codec <= CZ_PREDICT; codec++) {
+        cz_item it = {.ptr = x, .size = sizeof(double) * R * C, .type = CAIRN_DOUBLE,
+                      .codec = (uint8_t)codec, .shape = &sh};
+        out o = {.last = -1};
+        cz_opts opt = {.buf_size = 4096, .threads = 2};
+        cn_err err = {0};
+        assert_int_equal(cz_write(&it, 1, &opt, sink, &o, NULL, &err), 0);
+        assert_true(it.max_error <= sh.bound);
+        cz_dest d = {y, it.size};
+        cz_stream st = {.stored = o.buf, .stored_size = it.stored, .codec = (uint8_t)codec,
+                        .type = CAIRN_DOUBLE, .frame_raw = it.frame_raw, .dest = &d,
+                        .ndest = 1, .name = "v"};
+        assert_int_equal(cz_read(&st, 1, 2, &err), 0);
+        for (int i = 0; i < R * C; i++)
+            assert_true(fabs(x[i] - y[i]) <= sh.bound);
+        free(o.buf);
+    }
+    free(x);
+    free(y);
+}
+
 static void test_choose(void **state)
 {
     (void)state;
@@ -245,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_round_trips),
         cmocka_unit_test(test_read_refuses),
         cmocka_unit_test(test_sink_error_stops),
+        cmocka_unit_test(test_lossy_rows),
         cmocka_unit_test(test_choose),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
