@@ -454,6 +454,10 @@ static void test_registry(void **state)
         assert_true(c->bound(1000) >= 1000);
     }
     assert_int_equal(cz_codec_parse("auto"), CZ_AUTO);
+    /* compress.codec's words (config.c) name the lossless codecs in id order, then auto */
+    for (int id = CZ_RAW; id < CN_CODEC_AUTO; id++)
+        assert_int_equal(cz_codec_parse(cn_codec_words[id]), id);
+    assert_string_equal(cn_codec_words[CN_CODEC_AUTO], "auto");
     assert_string_equal(cz_codec_name(CZ_AUTO), "auto");
     assert_string_equal(cz_codec_name(CZ_NCODECS), "?");
     assert_string_equal(cz_codec_name(-1), "?");
