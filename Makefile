@@ -34,11 +34,12 @@ LDFLAGS_ALL := $(SAN)
 # ---- sources, by layer (each folder depends only on those below it) ----
 COMMON_SRC := $(wildcard src/common/*.c)
 COMPRESS_SRC := $(wildcard src/compress/*.c)
+INCR_SRC := $(wildcard src/incr/*.c)
 LEVELS_SRC := $(wildcard src/levels/*.c)
 RING_SRC := $(wildcard src/erasure/ring*.c)
 ERASURE_SRC := $(filter-out $(RING_SRC),$(wildcard src/erasure/*.c))
 API_SRC := $(wildcard src/api/*.c) $(RING_SRC)
-NOMPI_SRC := $(COMMON_SRC) $(COMPRESS_SRC) $(ERASURE_SRC) $(LEVELS_SRC)
+NOMPI_SRC := $(COMMON_SRC) $(COMPRESS_SRC) $(INCR_SRC) $(ERASURE_SRC) $(LEVELS_SRC)
 
 NOMPI_OBJ := $(NOMPI_SRC:%.c=$(BUILD)/%.o)
 API_OBJ := $(API_SRC:%.c=$(BUILD)/%.o)

@@ -41,9 +41,9 @@ extern "C" {
 #endif
 
 #define CAIRN_VERSION_MAJOR 0
-#define CAIRN_VERSION_MINOR 1
+#define CAIRN_VERSION_MINOR 2
 #define CAIRN_VERSION_PATCH 0
-#define CAIRN_VERSION_STRING "0.1.0"
+#define CAIRN_VERSION_STRING "0.2.0"
 
 /*
  * Error codes, pinned: their values never change between releases.
@@ -108,7 +108,15 @@ typedef struct cairn_gen_info {
     int level;        /* highest level the generation reached */
     int nranks;       /* ranks that wrote it */
     uint64_t bytes;   /* stored bytes, summed over all ranks */
+    long parent;      /* incremental: the generation it diffs against; -1 full */
+    long base;        /* the full generation its chain starts with (its own id if full) */
+    uint64_t raw;     /* bytes of the protected state it restores, summed over all ranks */
+    uint64_t delta;   /* of which it stores itself (raw for a full generation) */
 } cairn_gen_info;
+
+/* cairn_protect_hint: what the application did to a variable since the last checkpoint. */
+#define CAIRN_UNCHANGED 0 /* not written: store nothing of it, skip hashing */
+#define CAIRN_CHANGED 1   /* rewritten: store it whole, skip hashing */
 
 #ifndef CAIRN_NO_MPI
 /*
@@ -163,6 +171,17 @@ CAIRN_EXPORT int cairn_protect_bound_rel(cairn_ctx *ctx, const char *name, doubl
 CAIRN_EXPORT int cairn_protect_codec(cairn_ctx *ctx, const char *name, const char *codec);
 
 /*
+ * Local. With incremental checkpoints (incr.mode = on), tell the next
+ * cairn_checkpoint what happened to variable NAME since the last checkpoint
+ * (or restart), so that it need not hash it: CAIRN_UNCHANGED (store none of
+ * it; trusted, so a variable hinted unchanged that did change restores its
+ * old contents) or CAIRN_CHANGED (store it whole). The hint holds for one
+ * checkpoint. An unchanged hint that cannot apply (a full generation, a
+ * parent other than the last checkpoint, a new size) falls back to hashing.
+ */
+CAIRN_EXPORT int cairn_protect_hint(cairn_ctx *ctx, const char *name, int what);
+
+/*
  * Local. Put into PATH (PATH_LEN bytes) the node-local path for the file NAME
  * (a plain file name, no '/'). Before a checkpoint: where to write the file so
  * that the next cairn_checkpoint takes it into the generation. After
@@ -179,6 +198,10 @@ CAIRN_EXPORT int cairn_route_file(cairn_ctx *ctx, const char *name, char *path, 
  * Reed-Solomon parity across the nodes of each encoding set (config
  * erasure.*). If level 2 or 3 fails, the generation stays complete at level 1
  * and the error says so. Level 4 returns CAIRN_ENOTSUP until it is built.
+ * With incr.mode = on, a generation stores only the blocks that changed since
+ * its parent (the newest generation at LEVEL or above); every incr.full_every
+ * generations, or when more than incr.max_changed percent of the blocks
+ * changed, it is stored whole. Restart applies the chain.
  */
 CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level);
 

@@ -62,6 +62,8 @@ echo "# levels 2 and 3: node losses, rebuild, restore"
 source tests/mpi/run_levels.sh
 echo "# lossy checkpoints: restart from one and keep going"
 source tests/mpi/run_lossy.sh
+echo "# incremental chains: every generation restored, links lost and broken"
+source tests/mpi/run_incr.sh
 
 echo "# the demo (small grid): crash, restart, verify against an uninterrupted run"
 check "demo: heat stencil, 8 ranks on 4 nodes, crash + 2 nodes lost, rebuilt, bit-exact" env NX=256 NY=256 bash scripts/demo.sh

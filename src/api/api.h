@@ -6,12 +6,16 @@
  *                 (emulated nodes), node-local directories; api_agree.
  *   protect.c     the variable table: protect, unprotect, bounds, routed files.
  *   checkpoint.c  one generation: write every rank's file, agree, write the
- *                 node manifests, prune old generations.
+ *                 node manifests, raise the level, prune.
+ *   prune.c       which generations a node keeps (chains, levels, store.keep).
  *   inventory.c   which generations exist and are complete on every rank.
  *   manifest.c    node manifests: read, write, raise the level, match the job.
  *   restart.c     choose, verify and restore a generation.
- *   compress.c    codecs per variable (configured or sampled) on the way out;
- *                 the read pipeline back into protected memory.
+ *   compress.c    codecs per variable (configured or sampled) on the way out.
+ *   incr.c        incremental checkpoints on the way out: the parent, block
+ *                 hashes, the diff, full or incremental (agreed), the tables.
+ *   chain.c       the way back: a generation's chain verified, then applied
+ *                 link by link into protected memory; the tables rebuilt.
  *   level2.c      partner copies: each node's files on the next node.
  *   level3.c      parity: the node's payload through the encoding ring.
  *   recover.c     rebuild lost nodes from partner copies or by decoding.
@@ -27,6 +31,7 @@
 #include <pthread.h>
 #include "common/common.h"
 #include "erasure/erasure.h"
+#include "incr/incr.h"
 #include "levels/levels.h"
 
 typedef struct api_var {
@@ -43,6 +48,7 @@ typedef struct api_var {
     int chosen;                   /* CZ_AUTO's last pick, -1 none yet */
     long chosen_at;               /* checkpoint count at that pick */
     double chosen_ratio;          /* sampled stored/raw of the pick */
+    int hint;                     /* cairn_protect_hint for the next checkpoint, -1 none */
 } api_var;
 
 struct cairn_ctx {
@@ -77,6 +83,8 @@ struct cairn_ctx {
     bool echo;                    /* ctx->err only echoes another rank's failure */
     pthread_t trash_thread;       /* removes pruned generations in the background */
     bool trash_running;
+    incr_tab *incr[4];            /* [L], L = 1..3: block hashes of the newest generation at
+                                   * level >= L written or restored: the next level-L parent */
     cn_err err;                   /* scratch for the current call */
 };
 
@@ -92,6 +100,9 @@ int api_agree(cairn_ctx *ctx, int rc);
  * previous one); with WAIT it also waits for it. trash.c. */
 #define API_TRASH_PREFIX ".trash-"
 void api_trash_empty(cairn_ctx *ctx, bool wait);
+/* Node leader: drop the generations this node no longer needs after writing
+ * generation ID (prune.c). */
+void api_prune(cairn_ctx *ctx, long id);
 
 /* Encoding sets: nodes split into nsets contiguous sets of nearly equal size. */
 int api_set_of(int node, int nnodes, int nsets);
@@ -133,8 +144,59 @@ int api_reopen_dirs(cairn_ctx *ctx);
 void api_codecs(cairn_ctx *ctx, lvl_src *src, size_t n, cz_opts *z);
 /* After a level-1 write: learn the storage bandwidth from W. */
 void api_codecs_learn(cairn_ctx *ctx, const lvl_written *w);
-/* Restore the variables of C (verified) into protected memory. */
-int api_restore_vars(cairn_ctx *ctx, const cn_ckpt *c);
+int api_threads(const cairn_ctx *ctx); /* compressor (and hashing) threads per rank */
+
+/*
+ * Incremental checkpoints, the way out (incr.c). api_incr_plan is collective:
+ * it picks the parent of a checkpoint at LEVEL (ctx->incr[LEVEL], if incr.mode
+ * is on and its chain is short enough; ranks agree), hashes every variable
+ * (unless hinted), diffs against the parent and decides, over all ranks,
+ * whether the increment pays. The plan then marks the sources: full entries
+ * with their hashes, delta entries with runs and the runs' hashes.
+ */
+typedef struct api_plan {
+    int64_t parent, base;         /* -1 and the id for a full generation */
+    uint32_t depth;               /* generations before it in its chain */
+    uint32_t block;               /* incr.block_size, 0 when incremental is off */
+    size_t n;
+    cn_h128 **hash;               /* per variable: every block's hash, NULL unknown */
+    cn_h128 **stored_hash;        /* per variable: the hashes recorded with the entry */
+    uint32_t *nstored_hash;
+    cn_run **runs;                /* per variable: changed blocks (delta entries) */
+    uint32_t *nruns;
+    bool *delta;                  /* per variable: stored as a delta */
+    uint64_t changed, blocks;     /* this rank's changed and total blocks */
+} api_plan;
+int api_incr_plan(cairn_ctx *ctx, long id, int level, api_plan *plan);
+/* Fill the incremental fields of SRC[0..N-1] (the context's variables) from PLAN. */
+void api_incr_mark(const api_plan *plan, lvl_src *src, size_t n);
+/* After generation ID completed at level REACHED: its hashes become the
+ * parent table of levels 1..REACHED. Takes the plan's hash arrays. */
+void api_incr_commit(cairn_ctx *ctx, api_plan *plan, long id, int reached);
+void api_plan_free(api_plan *plan);
+/* Drop every table (incr.mode off, or a restart into another chain). */
+void api_incr_reset(cairn_ctx *ctx);
+
+/*
+ * The way back (chain.c). A chain: generation G and its ancestors down to
+ * the full generation they diff against, as this rank's files.
+ */
+typedef struct api_chain {
+    int n;                        /* links, oldest (the full generation) first */
+    cn_ckpt **link;
+    long broken;                  /* on failure: the generation whose file broke, else -1 */
+} api_chain;
+struct api_gen;
+/* Collective-free: open and verify every link of G's chain for this rank
+ * (G and its ancestors from the inventory list ALL[0..N-1]). */
+int api_chain_open(cairn_ctx *ctx, const struct api_gen *g, const struct api_gen *all, int n,
+                   api_chain *ch);
+void api_chain_close(api_chain *ch);
+/* Every protected variable must be in the newest link with its type and count. */
+int api_chain_match(cairn_ctx *ctx, const api_chain *ch);
+/* Restore protected memory from the verified chain (routed files from its
+ * newest link), then rebuild ctx->incr for a generation at LEVEL. */
+int api_chain_restore(cairn_ctx *ctx, const api_chain *ch, int level);
 
 /* Find a protected name; NULL if absent. */
 api_var *api_var_find(cairn_ctx *ctx, const char *name);
@@ -145,12 +207,15 @@ int api_file_register(cairn_ctx *ctx, const char *name);
 typedef struct api_gen {
     long id;
     int level;
+    long parent, base;            /* its chain, from the manifest (-1: full) */
     uint64_t file_size;           /* this rank's file */
     uint64_t header_sum;          /* from the manifest */
+    uint64_t raw, delta;          /* this rank's bytes of state, and those it stores */
 } api_gen;
 
 /* Local: this rank's usable generations (valid manifest naming it, file of the
- * right size present), newest first. Allocates *OUT. */
+ * right size present, and so for every ancestor in its chain), newest first.
+ * Allocates *OUT. */
 int api_local_gens(cairn_ctx *ctx, api_gen **out, int *n);
 /* Collective: the newest id <= BOUND present in every rank's list, or -1. */
 long api_common_below(cairn_ctx *ctx, const api_gen *g, int n, long bound, int *rc);

@@ -7,8 +7,12 @@
  *   2. every rank writes rank-<r>.ckpt atomically (levels/local); agree
  *   3. every node leader syncs the directory and writes the node manifest
  *      (sizes and checksums of its ranks' files, the rank -> node map); agree
- *   4. node leaders prune: keep the store.keep newest complete generations
- *      and drop any newer than this one (an abandoned timeline).
+ *   4. node leaders prune (prune.c): keep the store.keep newest complete
+ *      generations, the newest at each higher level and every generation
+ *      they need, and drop any newer than this one (an abandoned timeline).
+ * With incr.mode on, step 2 is preceded by the plan (incr.c): the parent,
+ * the block hashes, the diff, full or incremental, agreed by all ranks; and
+ * the generation's hashes become the parent of later checkpoints at the end.
  * A generation is complete only when every node holds its manifest; restart
  * never offers one that is not. On failure after step 1 the partial
  * generation is removed.
@@ -113,7 +117,7 @@ static int collect_sources(cairn_ctx *ctx, lvl_src *src, size_t *maplen)
 }
 
 static int write_rank_file(cairn_ctx *ctx, long id, int level, int genfd, const char *gen_path,
-                           lvl_written *out)
+                           const api_plan *plan, lvl_written *out)
 {
     lvl_src *src = calloc(ctx->nvars ? ctx->nvars : 1, sizeof *src);
     size_t *maplen = calloc(ctx->nvars ? ctx->nvars : 1, sizeof *maplen);
@@ -124,13 +128,15 @@ static int write_rank_file(cairn_ctx *ctx, long id, int level, int genfd, const 
         cn_header proto = {.level = (uint32_t)level, .generation = id,
                            .rank = (uint32_t)ctx->rank, .nranks = (uint32_t)ctx->size,
                            .node = (uint32_t)ctx->node, .nnodes = (uint32_t)ctx->nnodes,
-                           .block_size = ctx->cfg.block_size};
+                           .block_size = ctx->cfg.block_size, .parent = plan->parent,
+                           .base = plan->base, .incr_block = plan->block};
         memcpy(proto.job, ctx->job, sizeof proto.job);
         char name[64];
         cn_rank_filename(name, sizeof name, (uint32_t)ctx->rank);
         int io = ctx->io | (ctx->hash_thread ? LVL_IO_HASH_THREAD : 0);
         cz_opts z;
         api_codecs(ctx, src, ctx->nvars, &z);
+        api_incr_mark(plan, src, ctx->nvars);
         rc = lvl_local_write(genfd, gen_path, name, &proto, src, (uint32_t)ctx->nvars, io, &z,
                              out, &ctx->err);
         if (rc == 0)
@@ -145,13 +151,15 @@ static int write_rank_file(cairn_ctx *ctx, long id, int level, int genfd, const 
 }
 
 /* Node leader: sync the generation directory and write the node manifest. */
-static int write_manifest(cairn_ctx *ctx, long id, int level, int genfd, const lvl_written *w)
+static int write_manifest(cairn_ctx *ctx, long id, int target, const api_plan *plan, int genfd,
+                          const lvl_written *w)
 {
-    uint64_t mine[3] = {(uint64_t)ctx->rank, w->file_size, w->header_sum};
+    enum { F = 5 };
+    uint64_t mine[F] = {(uint64_t)ctx->rank, w->file_size, w->header_sum, w->full, w->raw};
     uint64_t *all = NULL;
     if (ctx->node_rank == 0 && !(all = malloc(sizeof mine * (size_t)ctx->node_size)))
         return cn_fail(&ctx->err, CAIRN_ENOMEM, "out of memory");
-    if (MPI_Gather(mine, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, 0, ctx->node_comm) !=
+    if (MPI_Gather(mine, F, MPI_UINT64_T, all, F, MPI_UINT64_T, 0, ctx->node_comm) !=
         MPI_SUCCESS) {
         free(all);
         return cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Gather on the node failed");
@@ -159,7 +167,8 @@ static int write_manifest(cairn_ctx *ctx, long id, int level, int genfd, const l
     if (ctx->node_rank != 0)
         return 0;
     int rc = cn_dir_sync(genfd, &ctx->err);
-    cn_manifest m = {.level = (uint32_t)level, .generation = id, .nranks = (uint32_t)ctx->size,
+    cn_manifest m = {.level = CAIRN_LEVEL_LOCAL, .target = (uint32_t)target, .generation = id,
+                     .parent = plan->parent, .base = plan->base, .nranks = (uint32_t)ctx->size,
                      .nnodes = (uint32_t)ctx->nnodes, .node = (uint32_t)ctx->node,
                      .nlocal = (uint32_t)ctx->node_size, .rank_node = ctx->rank_node};
     memcpy(m.job, ctx->job, sizeof m.job);
@@ -167,8 +176,10 @@ static int write_manifest(cairn_ctx *ctx, long id, int level, int genfd, const l
     m.local = calloc((size_t)ctx->node_size, sizeof *m.local);
     if (!m.local)
         rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "out of memory");
-    for (int i = 0; rc == 0 && i < ctx->node_size; i++) /* node ranks ascend (split key) */
-        m.local[i] = (cn_manifest_rank){(uint32_t)all[3 * i], all[3 * i + 1], all[3 * i + 2]};
+    for (int i = 0; rc == 0 && i < ctx->node_size; i++) { /* node ranks ascend (split key) */
+        const uint64_t *r = &all[F * i];
+        m.local[i] = (cn_manifest_rank){(uint32_t)r[0], r[1], r[2], r[3], r[4]};
+    }
     if (rc == 0) {
         cn_fault_point("ckpt.manifest", id, ctx->rank);
         rc = api_write_manifest(ctx, genfd, &m);
@@ -176,57 +187,6 @@ static int write_manifest(cairn_ctx *ctx, long id, int level, int genfd, const l
     free(m.local);
     free(all);
     return rc;
-}
-
-static int cmp_desc(const void *a, const void *b)
-{
-    long x = *(const long *)a, y = *(const long *)b;
-    return (x < y) - (x > y);
-}
-
-/*
- * Node leader: keep the KEEP newest complete generations <= ID, drop the rest.
- * Dropping is a rename to ".trash-*" now (so the name is free at once) and
- * the removal itself in a background thread (api_trash_empty), off the
- * application's critical path.
- */
-static void prune(cairn_ctx *ctx, long id)
-{
-    int fd = dup(ctx->nodefd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
-        return;
-    }
-    rewinddir(d);
-    long ids[4096];
-    size_t n = 0;
-    for (struct dirent *de; (de = readdir(d)) != NULL && n < 4096;) {
-        int64_t g = cn_parse_gen_dirname(de->d_name);
-        if (g >= 0)
-            ids[n++] = (long)g;
-    }
-    closedir(d);
-    qsort(ids, n, sizeof ids[0], cmp_desc);
-    int kept = 0, trashed = 0;
-    for (size_t i = 0; i < n; i++) {
-        char name[64], mf[128], trash[128];
-        cn_gen_dirname(name, sizeof name, ids[i]);
-        snprintf(mf, sizeof mf, "%s/%s", name, CN_MANIFEST_NAME);
-        bool complete = faccessat(ctx->nodefd, mf, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-        if (ids[i] <= id && complete && kept < ctx->cfg.keep) {
-            kept++;
-            continue;
-        }
-        snprintf(trash, sizeof trash, "%s%s.%d", API_TRASH_PREFIX, name, (int)getpid());
-        if (renameat(ctx->nodefd, name, ctx->nodefd, trash) == 0)
-            trashed++;
-        else
-            cn_warn("prune: cannot move %s/%s aside: %s", ctx->node_path, name, strerror(errno));
-    }
-    if (trashed)
-        api_trash_empty(ctx, false);
 }
 
 /* Levels 2 and 3 on a generation complete at level 1; then mark the manifests. */
@@ -269,15 +229,18 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)
     }
     CN_TRY(api_agree(ctx, rc));
 
-    int genfd = cn_dir_open(ctx->nodefd, gen, false, &ctx->err);
+    api_plan plan;
+    rc = api_incr_plan(ctx, id, level, &plan); /* collective: parent, hashes, diff */
+    int genfd = rc < 0 ? rc : cn_dir_open(ctx->nodefd, gen, false, &ctx->err);
     lvl_written w = {0};
-    rc = genfd < 0 ? genfd : write_rank_file(ctx, id, level, genfd, gen_path, &w);
+    rc = genfd < 0 ? genfd : write_rank_file(ctx, id, level, genfd, gen_path, &plan, &w);
     if (rc == 0)
         cn_fault_point("ckpt.commit", id, ctx->rank);
     rc = api_agree(ctx, rc);
     if (rc == 0)
-        rc = api_agree(ctx, write_manifest(ctx, id, CAIRN_LEVEL_LOCAL, genfd, &w));
+        rc = api_agree(ctx, write_manifest(ctx, id, level, &plan, genfd, &w));
     if (rc < 0) {
+        api_plan_free(&plan);
         if (genfd >= 0)
             close(genfd);
         if (ctx->node_rank == 0) {
@@ -291,8 +254,10 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)
     if (level > CAIRN_LEVEL_LOCAL)
         rc = raise_level(ctx, level, genfd, gen_path);
     close(genfd);
+    api_incr_commit(ctx, &plan, id, rc == 0 ? level : CAIRN_LEVEL_LOCAL);
+    api_plan_free(&plan);
     if (ctx->node_rank == 0)
-        prune(ctx, id);
+        api_prune(ctx, id);
     if (rc < 0)
         return rc;
     cn_info("generation %ld complete at level %d (%s)", id, level, level_name(level));

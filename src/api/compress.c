@@ -1,5 +1,5 @@
 /*
- * compress.c - which codec stores each variable, and the way back.
+ * compress.c - which codec stores each variable on the way out.
  *
  * Out: a variable's codec is its own (cairn_protect_codec) or the configured
  * default (compress.codec). "auto" samples the variable (src/compress
@@ -10,13 +10,7 @@
  * it names a lossless one; a relative bound becomes absolute against the
  * variable's value range at this checkpoint.
  *
- * Back: the verified rank file's compressed entries become read-pipeline
- * streams whose destinations are the protected variables (a pack's members
- * included; stored variables that are not protected are skipped). Raw
- * entries are copied after every frame has decoded, so a stream that fails
- * to decode leaves them untouched.
- *
- * Ownership: the destination array lives for one restore.
+ * The way back is chain.c's.
  */
 #include "api/api.h"
 
@@ -24,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int threads_of(const cairn_ctx *ctx)
+int api_threads(const cairn_ctx *ctx)
 {
     return ctx->cfg.z_threads ? ctx->cfg.z_threads : ctx->cores_per_rank;
 }
@@ -71,7 +65,7 @@ static int lossy_codec(cairn_ctx *ctx, api_var *v, const cz_shape *sh, const cz_
 
 void api_codecs(cairn_ctx *ctx, lvl_src *src, size_t n, cz_opts *z)
 {
-    *z = (cz_opts){.buf_size = ctx->cfg.z_buffer, .threads = threads_of(ctx),
+    *z = (cz_opts){.buf_size = ctx->cfg.z_buffer, .threads = api_threads(ctx),
                    .level = ctx->cfg.z_level};
     cz_env env = {.storage_bps = ctx->storage_bps, .threads = z->threads, .level = z->level,
                   .buf_size = z->buf_size};
@@ -122,23 +116,4 @@ void api_codecs_learn(cairn_ctx *ctx, const lvl_written *w)
         return; /* too little to time */
     double bps = (double)w->stored / w->write_s;
     ctx->storage_bps = 0.5 * ctx->storage_bps + 0.5 * bps;
-}
-
-int api_restore_vars(cairn_ctx *ctx, const cn_ckpt *c)
-{
-    uint32_t n = c->h.nentries;
-    void **dest = calloc(n ? n : 1, sizeof *dest);
-    CN_FAIL_IF(!dest, &ctx->err, CAIRN_ENOMEM, "no memory to restore");
-    for (uint32_t i = 0; i < n; i++) {
-        api_var *v = api_var_find(ctx, c->e[i].name);
-        dest[i] = v && v->kind == CN_KIND_VAR ? v->ptr : NULL; /* else not protected: skip */
-    }
-    int rc = cz_decode_ckpt(c, dest, threads_of(ctx), &ctx->err);
-    for (uint32_t i = 0; i < n && rc == 0; i++) {
-        const cn_entry *e = &c->e[i];
-        if (e->kind == CN_KIND_VAR && e->codec == CN_CODEC_RAW && dest[i] && e->stored_size)
-            memcpy(dest[i], c->map + e->offset, e->stored_size);
-    }
-    free(dest);
-    return rc;
 }

@@ -231,6 +231,7 @@ static void ctx_free(cairn_ctx *ctx)
 {
     if (ctx->trash_running)
         pthread_join(ctx->trash_thread, NULL);
+    api_incr_reset(ctx);
     if (ctx->nodefd >= 0)
         close(ctx->nodefd);
     if (ctx->filesfd >= 0)

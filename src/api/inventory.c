@@ -49,7 +49,8 @@ static bool usable(cairn_ctx *ctx, long id, api_gen *out)
         ok = ok && me && fstatat(genfd, rank_file, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
              S_ISREG(st.st_mode) && (uint64_t)st.st_size == me->file_size;
         if (ok)
-            *out = (api_gen){id, (int)m.level, me->file_size, me->header_sum};
+            *out = (api_gen){id,        (int)m.level,    (long)m.parent, (long)m.base,
+                             me->file_size, me->header_sum, me->raw,    me->delta};
         else
             cn_debug("generation %ld not usable on this rank (manifest does not match the job)",
                      id);
@@ -107,8 +108,17 @@ int api_local_gens(cairn_ctx *ctx, api_gen **out, int *n)
         return rc;
     }
     qsort(g, cnt, sizeof *g, cmp_gen_desc);
+    /* Oldest first, keep a generation only if its parent was kept: a chain
+     * with a missing link restores nothing past it. */
+    size_t kept = cnt;
+    for (size_t i = cnt; i-- > 0;)
+        if (g[i].parent >= 0 && !api_gen_find(g + i + 1, (int)(kept - i - 1), g[i].parent)) {
+            cn_debug("generation %ld: its parent %ld is not usable here", g[i].id, g[i].parent);
+            memmove(&g[i], &g[i + 1], (kept - i - 1) * sizeof *g);
+            kept--;
+        }
     *out = g;
-    *n = (int)cnt;
+    *n = (int)kept;
     return 0;
 }
 
@@ -163,13 +173,14 @@ CAIRN_EXPORT int cairn_generations(cairn_ctx *ctx, cairn_gen_info *info, int max
         if (id < 0 || rc < 0)
             break;
         const api_gen *mine = api_gen_find(g, n, id);
-        uint64_t bytes = mine->file_size, total = 0;
+        uint64_t bytes[3] = {mine->file_size, mine->raw, mine->delta}, total[3] = {0, 0, 0};
         int level = mine->level, min_level = 0;
-        if (MPI_Allreduce(&bytes, &total, 1, MPI_UINT64_T, MPI_SUM, ctx->comm) != MPI_SUCCESS ||
+        if (MPI_Allreduce(bytes, total, 3, MPI_UINT64_T, MPI_SUM, ctx->comm) != MPI_SUCCESS ||
             MPI_Allreduce(&level, &min_level, 1, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS)
             rc = CAIRN_EMPI;
         if (found < max)
-            info[found] = (cairn_gen_info){id, min_level, ctx->size, total};
+            info[found] = (cairn_gen_info){id,          min_level, ctx->size, total[0],
+                                           mine->parent, mine->base, total[1],  total[2]};
         found++;
         bound = id - 1;
     }

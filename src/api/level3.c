@@ -16,12 +16,14 @@
 #include <string.h>
 #include <unistd.h>
 
-/* One member's description: node, name, payload, nlocal, then nlocal (rank, size, sum). */
+/* One member's description: node, name, payload, nlocal, then nlocal
+ * (rank, size, sum, raw, delta). */
 #define DESC_FIXED (4 + CN_JOB_MAX + 1 + 8 + 4)
+#define DESC_RANK 36
 
 static size_t desc_pack(const cairn_ctx *ctx, const cn_manifest *m, uint8_t **out)
 {
-    size_t n = DESC_FIXED + 20 * (size_t)m->nlocal;
+    size_t n = DESC_FIXED + DESC_RANK * (size_t)m->nlocal;
     uint8_t *b = calloc(1, n);
     if (!b)
         return 0;
@@ -33,10 +35,12 @@ static size_t desc_pack(const cairn_ctx *ctx, const cn_manifest *m, uint8_t **ou
     cn_put_u64(b + 4 + CN_JOB_MAX + 1, payload);
     cn_put_u32(b + 12 + CN_JOB_MAX + 1, m->nlocal);
     for (uint32_t i = 0; i < m->nlocal; i++) {
-        uint8_t *q = b + DESC_FIXED + 20 * (size_t)i;
+        uint8_t *q = b + DESC_FIXED + DESC_RANK * (size_t)i;
         cn_put_u32(q, m->local[i].rank);
         cn_put_u64(q + 4, m->local[i].file_size);
         cn_put_u64(q + 12, m->local[i].header_sum);
+        cn_put_u64(q + 20, m->local[i].raw);
+        cn_put_u64(q + 28, m->local[i].delta);
     }
     *out = b;
     return n;
@@ -51,14 +55,15 @@ static int desc_unpack(const uint8_t *b, size_t n, cn_pmember *mb)
     mb->node_name[CN_JOB_MAX] = '\0';
     mb->payload = cn_get_u64(b + 4 + CN_JOB_MAX + 1);
     mb->nlocal = cn_get_u32(b + 12 + CN_JOB_MAX + 1);
-    if (n != DESC_FIXED + 20 * (size_t)mb->nlocal)
+    if (n != DESC_FIXED + DESC_RANK * (size_t)mb->nlocal)
         return -1;
     mb->local = calloc(mb->nlocal ? mb->nlocal : 1, sizeof *mb->local);
     if (!mb->local)
         return -1;
     for (uint32_t i = 0; i < mb->nlocal; i++) {
-        const uint8_t *q = b + DESC_FIXED + 20 * (size_t)i;
-        mb->local[i] = (cn_manifest_rank){cn_get_u32(q), cn_get_u64(q + 4), cn_get_u64(q + 12)};
+        const uint8_t *q = b + DESC_FIXED + DESC_RANK * (size_t)i;
+        mb->local[i] = (cn_manifest_rank){cn_get_u32(q), cn_get_u64(q + 4), cn_get_u64(q + 12),
+                                          cn_get_u64(q + 20), cn_get_u64(q + 28)};
     }
     return 0;
 }
@@ -116,11 +121,14 @@ static int enc_write_parity(void *arg, int stripe, int row, uint64_t off, const 
 }
 
 /* Fill the set-wide fields of a parity description (not members or sums). */
-static void describe(const cairn_ctx *ctx, long id, const ec_codec *codec, uint64_t chunk,
-                     cn_parity *p)
+static void describe(const cairn_ctx *ctx, const cn_manifest *m, const ec_codec *codec,
+                     uint64_t chunk, cn_parity *p)
 {
     p->level = CAIRN_LEVEL_ERASURE;
-    p->generation = id;
+    p->target = m->target;
+    p->generation = m->generation;
+    p->parent = m->parent;
+    p->base = m->base;
     memcpy(p->job, ctx->job, sizeof p->job);
     p->nranks = (uint32_t)ctx->size;
     p->nnodes = (uint32_t)ctx->nnodes;
@@ -154,7 +162,7 @@ int api_encode(cairn_ctx *ctx, int genfd, const char *gen_path, const cn_manifes
     if (rc == 0) {
         uint64_t align = ec_codec_align(codec);
         uint64_t chunk = cn_align_up((largest + (uint64_t)k - 1) / (uint64_t)k, align);
-        describe(ctx, m->generation, codec, chunk ? chunk : align, &p);
+        describe(ctx, m, codec, chunk ? chunk : align, &p);
         rc = lvl_parity_create(genfd, &p, &out, &ctx->err);
     }
     /* The ring is collective: run it only if every member got this far. */

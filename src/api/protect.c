@@ -39,6 +39,7 @@ static api_var *var_add(cairn_ctx *ctx, const char *name)
     api_var *v = &ctx->vars[ctx->nvars++];
     memset(v, 0, sizeof *v);
     snprintf(v->name, sizeof v->name, "%s", name);
+    v->hint = -1;
     return v;
 }
 
@@ -180,6 +181,22 @@ CAIRN_EXPORT int cairn_protect_codec(cairn_ctx *ctx, const char *name, const cha
                                     name, codec));
     v->codec = id;
     v->chosen = -1;
+    return 0;
+}
+
+CAIRN_EXPORT int cairn_protect_hint(cairn_ctx *ctx, const char *name, int what)
+{
+    if (!ctx)
+        return CAIRN_EINVAL;
+    api_var *v = var_for(ctx, name, "protect_hint");
+    if (!v)
+        return CAIRN_EINVAL;
+    if (what != CAIRN_UNCHANGED && what != CAIRN_CHANGED)
+        return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
+                                    "protect_hint '%s': %d is neither CAIRN_UNCHANGED nor "
+                                    "CAIRN_CHANGED",
+                                    name, what));
+    v->hint = what;
     return 0;
 }
 

@@ -15,6 +15,10 @@
  *   - otherwise CAIRN_ELOST naming generation, set and nodes; with
  *     CAIRN_LATEST the next older generation is tried (an older one may have
  *     been written at a higher level).
+ * An incremental generation is whole only when every link of its chain is:
+ * the links are made whole one by one, from the generation down to the full
+ * one its chain starts with (each link decoded with its own parity); a link
+ * that cannot be makes the generation unusable, and the message names it.
  * Nothing is changed before the decision; rebuilt files are committed only
  * after they verify against the checksums the survivors hold.
  */
@@ -28,13 +32,14 @@
 #include <unistd.h>
 
 typedef struct node_state {
+    int64_t parent;     /* the generation's parent as this node knows it, -2 unknown */
     int32_t data_ok;    /* manifest valid, every rank file verified */
     int32_t parity_ok;  /* parity.ec valid and verified */
     int32_t partner_ok; /* partner/ copy of the previous node verified */
     int32_t level;      /* highest level this node's files claim, 0 if none */
     int32_t foreign;    /* written by a job of another rank/node layout */
+    int32_t pad;
 } node_state;
-#define STATE_INTS 5
 
 /* Newest generation id <= BOUND with a directory on this node, or -1. */
 static long local_newest(cairn_ctx *ctx, long bound)
@@ -79,7 +84,7 @@ static bool files_ok(int dirfd, const cn_manifest *m)
 /* What this node holds of generation ID. PIN receives its parity if valid. */
 static node_state examine(cairn_ctx *ctx, long id, lvl_parity_in *pin)
 {
-    node_state st = {0};
+    node_state st = {.parent = -2};
     char gen[64];
     cn_gen_dirname(gen, sizeof gen, id);
     cn_err err = {0};
@@ -88,6 +93,7 @@ static node_state examine(cairn_ctx *ctx, long id, lvl_parity_in *pin)
         return st;
     cn_manifest m = {0};
     if (api_read_manifest(ctx, genfd, &m) == 0) {
+        st.parent = m.generation == id ? m.parent : -2;
         st.level = (int32_t)m.level;
         st.foreign = !api_same_layout(ctx, &m);
         st.data_ok = api_manifest_of(ctx, &m, id, ctx->node) && files_ok(genfd, &m);
@@ -102,6 +108,8 @@ static node_state examine(cairn_ctx *ctx, long id, lvl_parity_in *pin)
                        pin->meta.member == (uint32_t)ctx->set_member;
         if (st.parity_ok && (int32_t)pin->meta.level > st.level)
             st.level = (int32_t)pin->meta.level;
+        if (st.parity_ok)
+            st.parent = pin->meta.parent;
         if (!st.parity_ok)
             lvl_parity_close(pin);
     } else if (err.code != CAIRN_ENOENT) {
@@ -172,9 +180,10 @@ static int decide(cairn_ctx *ctx, long id, const node_state *all, int level)
 static int write_rebuilt_manifest(cairn_ctx *ctx, int genfd, const cn_parity *p, int level)
 {
     const cn_pmember *me = &p->members[ctx->set_member];
-    cn_manifest m = {.level = (uint32_t)level, .generation = p->generation,
-                     .nranks = p->nranks, .nnodes = p->nnodes, .node = me->node,
-                     .nlocal = me->nlocal, .rank_node = p->rank_node, .local = me->local};
+    cn_manifest m = {.level = (uint32_t)level, .target = p->target, .generation = p->generation,
+                     .parent = p->parent, .base = p->base, .nranks = p->nranks,
+                     .nnodes = p->nnodes, .node = me->node, .nlocal = me->nlocal,
+                     .rank_node = p->rank_node, .local = me->local};
     memcpy(m.job, p->job, sizeof m.job);
     memcpy(m.node_name, me->node_name, sizeof m.node_name);
     return api_write_manifest(ctx, genfd, &m);
@@ -411,53 +420,118 @@ static int rebuild(cairn_ctx *ctx, long id, const node_state *all, int level, lv
     return rc;
 }
 
+/* What one recovery learned of one generation. */
+typedef struct link_fate {
+    long id, parent;
+    int rc;             /* make_whole's result */
+} link_fate;
+
+#define FATES_MAX 256
+
+/*
+ * Leaders: make generation ID whole (examine every node, decide, rebuild).
+ * Returns 0 when it is whole (*PARENT: its parent, -1 if full), 1 when it is
+ * at level 1 with losses (nothing to rebuild from), 2 when it was written by
+ * a job of another layout (for restart to refuse), CAIRN_ELOST with a
+ * message when too much is lost, or another error.
+ */
+static int make_whole(cairn_ctx *ctx, long id, node_state *all, long *parent)
+{
+    lvl_parity_in pin = {0};
+    node_state st = examine(ctx, id, &pin);
+    if (MPI_Allgather(&st, (int)sizeof st, MPI_BYTE, all, (int)sizeof st, MPI_BYTE,
+                      ctx->leaders) != MPI_SUCCESS) {
+        lvl_parity_close(&pin);
+        return cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allgather among node leaders failed");
+    }
+    int level = 0, intact = 0, protected = 0, foreign = 0;
+    *parent = -2;
+    for (int x = 0; x < ctx->nnodes; x++) {
+        level = all[x].level > level ? all[x].level : level;
+        *parent = all[x].parent > *parent ? all[x].parent : *parent;
+    }
+    for (int x = 0; x < ctx->nnodes; x++) {
+        intact += all[x].data_ok;
+        protected += level == CAIRN_LEVEL_ERASURE   ? all[x].parity_ok
+                     : level == CAIRN_LEVEL_PARTNER ? all[x].partner_ok
+                                                    : 1;
+        foreign += all[x].foreign;
+    }
+    int rc;
+    if (foreign)
+        rc = 2;
+    else if (intact == ctx->nnodes && (protected == ctx->nnodes || level < CAIRN_LEVEL_PARTNER))
+        rc = 0;
+    else if ((rc = decide(ctx, id, all, level)) == 0)
+        rc = rebuild(ctx, id, all, level, &pin);
+    lvl_parity_close(&pin);
+    if (rc == 0 && *parent == -2)
+        *parent = -1; /* whole, yet nobody names a parent: cannot happen; stop here */
+    return rc;
+}
+
+/* Make ID whole, and every link of its chain; memoized in F (N entries). *BROKEN
+ * receives the link that could not be made whole. */
+static int make_chain_whole(cairn_ctx *ctx, long id, node_state *all, link_fate *f, int *n,
+                            long *broken)
+{
+    int rc = 0;
+    for (long link = id; link >= 0 && rc == 0;) {
+        link_fate *known = NULL;
+        for (int i = 0; i < *n && !known; i++)
+            known = f[i].id == link ? &f[i] : NULL;
+        long parent = -1;
+        if (known) {
+            rc = known->rc;
+            parent = known->parent;
+            if (rc != 0)
+                cn_fail(&ctx->err, rc < 0 ? rc : CAIRN_ELOST,
+                        "generation %ld cannot be made whole (see above)", link);
+        } else {
+            rc = make_whole(ctx, link, all, &parent);
+            if (*n < FATES_MAX)
+                f[(*n)++] = (link_fate){link, parent, rc};
+        }
+        if (rc != 0)
+            *broken = link;
+        else
+            link = parent;
+    }
+    if (rc != 0 && *broken != id && (rc == CAIRN_ELOST || rc == 1))
+        cn_err_prefix(&ctx->err, "generation %ld needs generation %ld of its chain: ", id,
+                      *broken);
+    return rc;
+}
+
 /* Leaders: the recovery loop over candidate generations, newest first. */
 static int recover_leader(cairn_ctx *ctx, long id, long *chosen)
 {
     long bound = id == CAIRN_LATEST ? LONG_MAX : id;
     node_state *all = malloc(sizeof *all * (size_t)ctx->nnodes);
-    CN_FAIL_IF(!all, &ctx->err, CAIRN_ENOMEM, "no memory");
+    link_fate *fates = malloc(sizeof *fates * FATES_MAX);
+    int nfates = 0;
+    if (!all || !fates) {
+        free(all), free(fates);
+        return cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
+    }
     int rc = 0, first_loss = 0;
     char first_msg[CN_MSG_MAX] = "";
     *chosen = -1;
     for (;;) {
-        long mine = local_newest(ctx, bound), cand = -1;
+        long mine = local_newest(ctx, bound), cand = -1, broken = -1;
         if (MPI_Allreduce(&mine, &cand, 1, MPI_LONG, MPI_MAX, ctx->leaders) != MPI_SUCCESS) {
             rc = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce among node leaders failed");
             break;
         }
         if (cand < 0 || (id != CAIRN_LATEST && cand != id))
             break;
-        lvl_parity_in pin = {0};
-        node_state st = examine(ctx, cand, &pin);
-        if (MPI_Allgather(&st, STATE_INTS, MPI_INT32_T, all, STATE_INTS, MPI_INT32_T,
-                          ctx->leaders) != MPI_SUCCESS) {
-            lvl_parity_close(&pin);
-            rc = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allgather among node leaders failed");
-            break;
-        }
-        int level = 0, intact = 0, protected = 0, foreign = 0;
-        for (int x = 0; x < ctx->nnodes; x++)
-            level = all[x].level > level ? all[x].level : level;
-        for (int x = 0; x < ctx->nnodes; x++) {
-            intact += all[x].data_ok;
-            protected += level == CAIRN_LEVEL_ERASURE   ? all[x].parity_ok
-                         : level == CAIRN_LEVEL_PARTNER ? all[x].partner_ok
-                                                        : 1;
-            foreign += all[x].foreign;
-        }
-        bool whole = intact == ctx->nnodes && protected == ctx->nnodes;
-        if (whole || foreign || (intact == ctx->nnodes && level < CAIRN_LEVEL_PARTNER)) {
-            lvl_parity_close(&pin); /* whole, or for restart to refuse */
-            *chosen = intact == ctx->nnodes ? cand : -1;
-            break;
-        }
-        rc = decide(ctx, cand, all, level);
-        if (rc == 0)
-            rc = rebuild(ctx, cand, all, level, &pin);
-        lvl_parity_close(&pin);
+        rc = make_chain_whole(ctx, cand, all, fates, &nfates, &broken);
         if (rc == 0) {
             *chosen = cand;
+            break;
+        }
+        if (rc == 2) { /* another layout: for restart to refuse */
+            rc = 0;
             break;
         }
         if ((rc != CAIRN_ELOST && rc != 1) || id != CAIRN_LATEST) {
@@ -474,6 +548,7 @@ static int recover_leader(cairn_ctx *ctx, long id, long *chosen)
         bound = cand - 1;
     }
     free(all);
+    free(fates);
     if (rc == 0 && *chosen < 0 && first_loss) {
         rc = first_loss;
         snprintf(ctx->err.msg, sizeof ctx->err.msg, "%s", first_msg);

@@ -2,94 +2,54 @@
  * restart.c - restore protected memory from a generation.
  *
  * Choose: the newest generation every rank can use (inventory.c), or the one
- * asked for. Verify: every rank maps its file, checks header against the
- * manifest, every block checksum, and that each protected variable is there
- * with the same type and element count; ranks agree. Only then copy: routed
- * files back into files/rank-<r>/, then variables into protected memory. A
- * corrupt or missing file makes the generation unusable; with CAIRN_LATEST
- * the next older one is tried, with a warning naming what broke.
+ * asked for. Verify: every rank maps its files of the generation's chain
+ * (chain.c), checks each header against its manifest, every block checksum,
+ * and that each protected variable is there with the same type and element
+ * count; ranks agree. Only then copy: routed files back into files/rank-<r>/,
+ * then variables into protected memory, link by link. A corrupt or missing
+ * file makes the generation unusable, and every generation whose chain
+ * needs it; with CAIRN_LATEST the newest older one that does not is tried,
+ * with a warning naming the link that broke.
  */
 #include "api/api.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-/* Open and fully verify this rank's file of generation G. */
-static int verify_rank(cairn_ctx *ctx, const api_gen *g, cn_ckpt **out)
+/*
+ * One attempt at generation G: open and verify its whole chain everywhere,
+ * then restore everywhere. *BROKEN receives the oldest link some rank found
+ * broken (every candidate from there up the chain needs it), else -1.
+ */
+static int try_generation(cairn_ctx *ctx, const api_gen *g, const api_gen *all, int n,
+                          long *broken)
 {
-    char gen[64], name[64], path[4600];
-    cn_gen_dirname(gen, sizeof gen, g->id);
-    cn_rank_filename(name, sizeof name, (uint32_t)ctx->rank);
-    snprintf(path, sizeof path, "%s/%s/%s", ctx->node_path, gen, name);
-    int genfd = cn_dir_open(ctx->nodefd, gen, false, &ctx->err);
-    if (genfd < 0)
-        return genfd;
-    int rc = cn_ckpt_open(genfd, name, path, out, &ctx->err);
-    close(genfd);
-    CN_TRY(rc);
-    const cn_header *h = &(*out)->h;
-    if (h->header_sum != g->header_sum || h->generation != g->id ||
-        h->rank != (uint32_t)ctx->rank || h->nranks != (uint32_t)ctx->size)
-        rc = cn_fail(&ctx->err, CAIRN_ECORRUPT, "%s: header does not match the node manifest",
-                     path);
+    api_chain ch = {0};
+    int rc = api_chain_open(ctx, g, all, n, &ch);
+    long mine = ch.broken >= 0 ? ch.broken : LONG_MAX, low = LONG_MAX;
+    int level = g->level, min_level = g->level;
+    if (MPI_Allreduce(&mine, &low, 1, MPI_LONG, MPI_MIN, ctx->comm) != MPI_SUCCESS ||
+        MPI_Allreduce(&level, &min_level, 1, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS)
+        rc = rc ? rc : cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce failed");
+    *broken = low == LONG_MAX ? -1 : low;
+    rc = api_agree(ctx, rc); /* unusable first: a mismatch with a corrupt generation is moot */
     if (rc == 0)
-        rc = cn_ckpt_verify(*out, path, &ctx->err);
-    if (rc < 0) {
-        cn_ckpt_close(*out);
-        *out = NULL;
-    }
+        rc = api_agree(ctx, api_chain_match(ctx, &ch));
+    if (rc == 0)
+        rc = api_agree(ctx, api_chain_restore(ctx, &ch, min_level));
+    api_chain_close(&ch);
     return rc;
 }
 
-/* Every protected variable must be in C with the same type and count. */
-static int check_match(cairn_ctx *ctx, const cn_ckpt *c)
+/* Does generation ID's chain (in ALL[0..N-1]) include generation LINK? */
+static bool chain_has(const api_gen *all, int n, long id, long link)
 {
-    for (size_t i = 0; i < ctx->nvars; i++) {
-        const api_var *v = &ctx->vars[i];
-        const cn_entry *e = cn_ckpt_find(c, v->name);
-        if (v->kind == CN_KIND_FILE)
-            continue; /* routed files are restored if present */
-        if (!e || e->kind != CN_KIND_VAR)
-            return cn_fail(&ctx->err, CAIRN_EMISMATCH,
-                           "variable '%s' is not in generation %lld", v->name,
-                           (long long)c->h.generation);
-        if (e->type != (uint8_t)v->type || e->count != v->count)
-            return cn_fail(&ctx->err, CAIRN_EMISMATCH,
-                           "variable '%s': checkpoint has %llu elements of type %u, "
-                           "protected are %zu of type %d",
-                           v->name, (unsigned long long)e->count, e->type, v->count,
-                           (int)v->type);
-    }
-    return 0;
-}
-
-static int restore(cairn_ctx *ctx, const cn_ckpt *c)
-{
-    for (uint32_t i = 0; i < c->h.nentries; i++) {
-        const cn_entry *e = &c->e[i];
-        if (e->kind != CN_KIND_FILE)
-            continue;
-        CN_TRY(api_file_register(ctx, e->name));
-        CN_TRY(cn_write_atomic(ctx->filesfd, e->name, c->map + e->offset, e->stored_size,
-                               &ctx->err));
-    }
-    return api_restore_vars(ctx, c);
-}
-
-/* One attempt at generation G: verify everywhere, then restore everywhere. */
-static int try_generation(cairn_ctx *ctx, const api_gen *g)
-{
-    cn_ckpt *c = NULL;
-    int rc = verify_rank(ctx, g, &c);
-    if (rc == 0)
-        rc = check_match(ctx, c);
-    rc = api_agree(ctx, rc);
-    if (rc == 0)
-        rc = api_agree(ctx, restore(ctx, c));
-    cn_ckpt_close(c);
-    return rc;
+    for (const api_gen *x = api_gen_find(all, n, id); x; x = api_gen_find(all, n, x->parent))
+        if (x->id == link)
+            return true;
+    return false;
 }
 
 CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id)
@@ -133,7 +93,8 @@ CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id)
             rc = CAIRN_ENOENT;
             break;
         }
-        rc = try_generation(ctx, api_gen_find(g, n, cand));
+        long broken = -1;
+        rc = try_generation(ctx, api_gen_find(g, n, cand), g, n, &broken);
         if (rc == 0) {
             got = cand;
         } else if (id == CAIRN_LATEST && (rc == CAIRN_ECORRUPT || rc == CAIRN_ENOENT)) {
@@ -145,6 +106,15 @@ CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id)
             }
             rc = 0;
             bound = cand - 1;
+            while (broken >= 0 && rc == 0) { /* skip the candidates that need the broken link */
+                long next = api_common_below(ctx, g, n, bound, &rc);
+                int needs = next >= 0 && chain_has(g, n, next, broken), all = 0;
+                if (rc < 0 || next < 0 ||
+                    MPI_Allreduce(&needs, &all, 1, MPI_INT, MPI_LAND, ctx->comm) != MPI_SUCCESS ||
+                    !all)
+                    break;
+                bound = next - 1;
+            }
             continue;
         }
         break;

@@ -146,7 +146,7 @@ uint64_t cn_rd_u64(cn_rd *r);
  * ends with the XXH3-64 of its other bytes (the file's checksum, also stored in
  * the node manifest). Changing any byte breaks the chain somewhere.
  */
-#define CN_FORMAT_VERSION 2 /* 2: codecs, packed entries (frame_raw, flags) */
+#define CN_FORMAT_VERSION 3 /* 2: codecs, packed entries; 3: incremental chains */
 #define CN_HEADER_SIZE 256
 #define CN_JOB_MAX 63 /* job ids and node names: at most 63 bytes */
 #define CN_DATA_ALIGN 4096
@@ -155,6 +155,8 @@ uint64_t cn_rd_u64(cn_rd *r);
 #define CN_MIN_BLOCK (4u << 10)
 #define CN_MAX_BLOCK (1u << 30)
 #define CN_MAX_RANKS (1u << 24)
+#define CN_MIN_INCR_BLOCK (1u << 10) /* incremental block sizes: powers of two in this range */
+#define CN_MAX_INCR_BLOCK (64u << 20)
 
 extern const uint8_t CN_CKPT_MAGIC[8];     /* "CAIRNCK" 0x01 */
 extern const uint8_t CN_MANIFEST_MAGIC[8]; /* "CAIRNMF" 0x01 */
@@ -168,6 +170,20 @@ enum cn_codec { CN_CODEC_RAW = 0, CN_CODEC_LOSSY = 7, CN_CODEC_COUNT = 9 }; /* i
  * own; its raw bytes follow the owner's (and earlier members') in the owner's
  * decoded frames. */
 #define CN_ENTRY_PACKED 0x01
+/* Entry flag: an incremental entry (the header names a parent generation).
+ * It stores only the blocks of incr_block bytes listed in its runs, one
+ * after another; every other block is as in the parent generation. */
+#define CN_ENTRY_DELTA 0x02
+
+/* A run of consecutive blocks (of the header's incr_block bytes). */
+typedef struct cn_run {
+    uint32_t first, count;
+} cn_run;
+
+/* An XXH3-128 block hash (the change detector of incremental checkpoints). */
+typedef struct cn_h128 {
+    uint64_t lo, hi;
+} cn_h128;
 
 typedef struct cn_entry {
     char name[CAIRN_NAME_MAX + 1];
@@ -186,6 +202,12 @@ typedef struct cn_entry {
     double max_error;      /* largest |x - x'| measured when stored (0 = exact) */
     uint32_t nblocks;      /* ceil(stored_size / block_size) */
     uint64_t *block_sums;  /* nblocks checksums; owned by the entry table */
+    /* Incremental chains (header incr_block != 0; else all zero): */
+    uint32_t nruns;        /* CN_ENTRY_DELTA: the stored blocks, ascending, apart */
+    cn_run *runs;          /* owned by the entry table */
+    uint32_t nhash;        /* 0 (hashes unknown), or one per stored block: every block
+                            * of the variable for a full entry, the runs' for a delta */
+    cn_h128 *hashes;       /* XXH3-128 of each raw block; owned by the entry table */
 } cn_entry;
 
 typedef struct cn_header {
@@ -203,11 +225,26 @@ typedef struct cn_header {
     uint64_t table_sum;    /* XXH3-64 of the table bytes */
     uint64_t header_sum;   /* XXH3-64 of header bytes [0, CN_HEADER_SIZE - 8) */
     char job[CN_JOB_MAX + 1];
+    /* Incremental chains: a full generation has parent -1 and base = its own
+     * generation; an incremental one the generation it diffs against and the
+     * full generation its chain starts at (base <= parent < generation). */
+    int64_t parent, base;
+    uint32_t incr_block;   /* block size of runs and hashes; 0: no hashes kept */
 } cn_header;
 
 /* True if S is a valid job id or node name: 1..63 of [A-Za-z0-9._-], no leading '.'. */
 bool cn_id_ok(const char *s);
 uint64_t cn_align_up(uint64_t v, uint64_t a);
+
+/* Bytes of E's own stored stream once decoded: its raw size, or for a delta
+ * entry the bytes of the blocks of INCR_BLOCK its runs list (the variable's
+ * last block may be short). */
+uint64_t cn_entry_stream(const cn_entry *e, uint32_t incr_block);
+/* Blocks of INCR_BLOCK bytes in SIZE bytes (0 for 0). */
+uint64_t cn_incr_nblocks(uint64_t size, uint32_t incr_block);
+/* Check a generation's chain fields (see cn_header); messages name WHAT. */
+int cn_chain_check(int64_t gen, int64_t parent, int64_t base, uint32_t incr_block,
+                   const char *what, cn_err *err);
 
 /* Encoded size of a table of N entries (including block checksums). */
 size_t cn_table_size(const cn_entry *e, uint32_t n);
@@ -226,19 +263,24 @@ int cn_header_decode(const uint8_t *buf, size_t len, cn_header *h, cn_err *err);
 
 /*
  * The node manifest: written by a node's leader after every rank of the job
- * committed a generation. It names the job-wide rank -> node map and, for the
- * ranks of this node, each checkpoint file's size and checksum.
+ * committed a generation. It names the job-wide rank -> node map, the
+ * generation's place in its incremental chain, and, for the ranks of this
+ * node, each checkpoint file's size and checksum and the bytes it holds.
  */
 typedef struct cn_manifest_rank {
     uint32_t rank;
     uint64_t file_size;
     uint64_t header_sum;
+    uint64_t raw;               /* bytes of the rank's variables and files at this generation */
+    uint64_t delta;             /* of which this generation stores (raw, if full) */
 } cn_manifest_rank;
 
 typedef struct cn_manifest {
     uint32_t version;
-    uint32_t level;
+    uint32_t level;             /* the level the generation reached */
+    uint32_t target;            /* the level it was asked for */
     int64_t generation;
+    int64_t parent, base;       /* as in the rank files' headers */
     uint32_t nranks, nnodes, node;
     uint32_t nlocal;
     char job[CN_JOB_MAX + 1];
@@ -247,6 +289,8 @@ typedef struct cn_manifest {
     cn_manifest_rank *local;    /* nlocal entries, ascending rank */
 } cn_manifest;
 
+/* Encoded size of a manifest of NRANKS ranks, NLOCAL of them on its node. */
+size_t cn_manifest_size(uint32_t nranks, uint32_t nlocal);
 /* Encode into a malloc'd buffer (*OUT, *LEN). */
 int cn_manifest_encode(const cn_manifest *m, uint8_t **out, size_t *len, cn_err *err);
 /* Parse and validate; allocates arrays in M (free with cn_manifest_free). */
@@ -275,8 +319,9 @@ typedef struct cn_pmember {
 } cn_pmember;
 
 typedef struct cn_parity {
-    uint32_t version, level;
+    uint32_t version, level, target;
     int64_t generation;
+    int64_t parent, base;           /* the generation's chain, as in its manifests */
     char job[CN_JOB_MAX + 1];
     uint32_t nranks, nnodes;
     uint32_t *rank_node;            /* nranks entries */
@@ -369,6 +414,10 @@ typedef struct cn_config {
     int z_bandwidth;         /* compress.bandwidth, MiB/s */
     int z_resample;          /* compress.resample */
     int lossy_mode;          /* lossy.mode: 0 auto, then CZ_WAVELET, CZ_PREDICT in order */
+    int incr_mode;           /* incr.mode: 0 off, 1 on */
+    uint32_t incr_block;     /* incr.block_size */
+    int incr_full_every;     /* incr.full_every */
+    int incr_max_changed;    /* incr.max_changed, percent */
     int log_level;           /* log.level: enum cn_log_level */
 } cn_config;
 

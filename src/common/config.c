@@ -50,6 +50,7 @@ static const char *const IO_WORDS[] = {"auto", "write", "pmem", NULL};
 static const char *const LOG_WORDS[] = {"error", "warn", "info", "debug", NULL};
 static const char *const KERNEL_WORDS[] = {"auto", "isal", "matrix", "bitmatrix", NULL};
 static const char *const LOSSY_WORDS[] = {"auto", "wavelet", "predict", NULL};
+static const char *const INCR_WORDS[] = {"off", "on", NULL};
 /* Codec names in src/compress id order (none = 0 ... fpzip = 6), then auto. */
 const char *const cn_codec_words[] = {"none",        "zlib",  "zstd", "lz4", "shuffle-zstd",
                                       "shuffle-lz4", "fpzip", "auto", NULL};
@@ -153,6 +154,24 @@ static const key_def KEYS[] = {
             "name a codec: `wavelet` (the Haar wavelet method with a guaranteed bound), `predict` "
             "(Lorenzo or interpolation prediction, Huffman, zstd), `auto` (the faster checkpoint, "
             "by sampling)"},
+    {.section = "incr", .name = "mode", .env = "CAIRN_INCR", .kind = K_ENUM,
+     .words = INCR_WORDS, .def = "off", FIELD(incr_mode),
+     .doc = "incremental checkpoints: `on` stores only the blocks that changed since the "
+            "parent generation (the newest at the level asked for or above), `off` stores every "
+            "generation whole"},
+    {.section = "incr", .name = "block_size", .env = "CAIRN_INCR_BLOCK", .kind = K_SIZE,
+     .min = CN_MIN_INCR_BLOCK, .max = CN_MAX_INCR_BLOCK, .def = "4K", FIELD(incr_block),
+     .check = check_pow2,
+     .doc = "unit of change detection: each variable is hashed (XXH3-128) in blocks of this "
+            "size and only changed blocks are stored; a power of two"},
+    {.section = "incr", .name = "full_every", .env = "CAIRN_INCR_FULL_EVERY", .kind = K_INT,
+     .min = 1, .max = 1000000, .def = "8", FIELD(incr_full_every),
+     .doc = "a chain holds at most this many generations: the full one it starts with and the "
+            "incremental ones after it (1: every generation full)"},
+    {.section = "incr", .name = "max_changed", .env = "CAIRN_INCR_MAX_CHANGED", .kind = K_INT,
+     .min = 0, .max = 100, .def = "50", FIELD(incr_max_changed),
+     .doc = "a generation in which more than this percentage of all blocks (over all ranks) "
+            "changed is written full: the increment no longer pays"},
     {.section = "log", .name = "level", .env = "CAIRN_LOG_LEVEL", .kind = K_ENUM,
      .words = LOG_WORDS, .def = "warn", FIELD(log_level),
      .doc = "messages printed to stderr: this level and more severe ones"},

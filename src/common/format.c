@@ -19,8 +19,9 @@ const uint8_t CN_MANIFEST_MAGIC[8] = {'C', 'A', 'I', 'R', 'N', 'M', 'F', 1};
 
 #define HDR_SUM_OFF (CN_HEADER_SIZE - 8)
 #define HDR_JOB_OFF 88
-#define HDR_RESERVED_OFF (HDR_JOB_OFF + CN_JOB_MAX + 1)
-#define ENTRY_FIXED 91 /* bytes of an entry besides its name and block sums */
+#define HDR_CHAIN_OFF (HDR_JOB_OFF + CN_JOB_MAX + 1) /* parent, base, incr_block */
+#define HDR_RESERVED_OFF (HDR_CHAIN_OFF + 20)
+#define ENTRY_FIXED 99 /* bytes of an entry besides its name, block sums, runs, hashes */
 #define FRAME_HDR 24   /* compress.h CZ_FRAME_HDR; a frame holds at least 1 KiB raw
                         * unless it is an entry's last */
 
@@ -55,6 +56,40 @@ static bool is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
 uint64_t cn_align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+/* A generation's place in its chain, as header and manifest give it. */
+int cn_chain_check(int64_t gen, int64_t parent, int64_t base, uint32_t incr_block,
+                   const char *what, cn_err *err)
+{
+    bool full = parent == -1;
+    CN_FAIL_IF(full ? base != gen : parent < 0 || parent >= gen || base < 0 || base > parent,
+               err, CAIRN_ECORRUPT, "%s: bad chain: generation %lld, parent %lld, base %lld",
+               what, (long long)gen, (long long)parent, (long long)base);
+    CN_FAIL_IF(incr_block != 0 && (!is_pow2(incr_block) || incr_block < CN_MIN_INCR_BLOCK ||
+                                   incr_block > CN_MAX_INCR_BLOCK),
+               err, CAIRN_ECORRUPT, "%s: bad incremental block size %u", what, incr_block);
+    CN_FAIL_IF(!full && incr_block == 0, err, CAIRN_ECORRUPT,
+               "%s: incremental generation without a block size", what);
+    return 0;
+}
+
+uint64_t cn_incr_nblocks(uint64_t size, uint32_t incr_block)
+{
+    return incr_block ? size / incr_block + (size % incr_block != 0) : 0;
+}
+
+uint64_t cn_entry_stream(const cn_entry *e, uint32_t incr_block)
+{
+    if (!(e->flags & CN_ENTRY_DELTA))
+        return e->raw_size;
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < e->nruns; i++) {
+        uint64_t lo = (uint64_t)e->runs[i].first * incr_block;
+        uint64_t hi = lo + (uint64_t)e->runs[i].count * incr_block;
+        bytes += (hi < e->raw_size ? hi : e->raw_size) - lo;
+    }
+    return bytes;
+}
+
 /* ---- header ----------------------------------------------------------- */
 
 void cn_header_encode(cn_header *h, uint8_t *out)
@@ -76,6 +111,9 @@ void cn_header_encode(cn_header *h, uint8_t *out)
     cn_put_u64(out + 72, h->file_size);
     cn_put_u64(out + 80, h->table_sum);
     memcpy(out + HDR_JOB_OFF, h->job, strnlen(h->job, CN_JOB_MAX));
+    cn_put_u64(out + HDR_CHAIN_OFF, (uint64_t)h->parent);
+    cn_put_u64(out + HDR_CHAIN_OFF + 8, (uint64_t)h->base);
+    cn_put_u32(out + HDR_CHAIN_OFF + 16, h->incr_block);
     h->header_sum = cn_hash(out, HDR_SUM_OFF);
     cn_put_u64(out + HDR_SUM_OFF, h->header_sum);
 }
@@ -127,6 +165,10 @@ int cn_header_decode(const uint8_t *buf, size_t len, cn_header *h, cn_err *err)
                err, CAIRN_ECORRUPT, "bad layout: table %llu bytes, data at %llu, file %llu",
                (unsigned long long)h->table_size, (unsigned long long)h->data_offset,
                (unsigned long long)h->file_size);
+    h->parent = (int64_t)cn_get_u64(buf + HDR_CHAIN_OFF);
+    h->base = (int64_t)cn_get_u64(buf + HDR_CHAIN_OFF + 8);
+    h->incr_block = cn_get_u32(buf + HDR_CHAIN_OFF + 16);
+    CN_TRY(cn_chain_check(h->generation, h->parent, h->base, h->incr_block, "header", err));
     CN_FAIL_IF(cn_get_u32(buf + 52) != 0, err, CAIRN_ECORRUPT, "reserved header field set");
     for (size_t i = HDR_RESERVED_OFF; i < HDR_SUM_OFF; i++)
         CN_FAIL_IF(buf[i] != 0, err, CAIRN_ECORRUPT, "reserved header bytes set");
@@ -140,7 +182,8 @@ size_t cn_table_size(const cn_entry *e, uint32_t n)
 {
     size_t total = 0;
     for (uint32_t i = 0; i < n; i++)
-        total += ENTRY_FIXED + strlen(e[i].name) + 8 * (size_t)e[i].nblocks;
+        total += ENTRY_FIXED + strlen(e[i].name) + 8 * (size_t)e[i].nblocks +
+                 8 * (size_t)e[i].nruns + 16 * (size_t)e[i].nhash;
     return total;
 }
 
@@ -167,9 +210,19 @@ void cn_table_encode(const cn_entry *e, uint32_t n, uint8_t *out)
         for (int f = 0; f < 7; f++, out += 8)
             cn_put_u64(out, fields[f]);
         cn_put_u32(out, e[i].nblocks);
-        out += 4;
+        cn_put_u32(out + 4, e[i].nruns);
+        cn_put_u32(out + 8, e[i].nhash);
+        out += 12;
         for (uint32_t b = 0; b < e[i].nblocks; b++, out += 8)
             cn_put_u64(out, e[i].block_sums[b]);
+        for (uint32_t r = 0; r < e[i].nruns; r++, out += 8) {
+            cn_put_u32(out, e[i].runs[r].first);
+            cn_put_u32(out + 4, e[i].runs[r].count);
+        }
+        for (uint32_t k = 0; k < e[i].nhash; k++, out += 16) {
+            cn_put_u64(out, e[i].hashes[k].lo);
+            cn_put_u64(out + 8, e[i].hashes[k].hi);
+        }
     }
 }
 
@@ -177,8 +230,11 @@ void cn_entries_free(cn_entry *e, uint32_t n)
 {
     if (!e)
         return;
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
         free(e[i].block_sums);
+        free(e[i].runs);
+        free(e[i].hashes);
+    }
     free(e);
 }
 
@@ -192,17 +248,17 @@ static int cmp_names(const void *a, const void *b)
  * ones store frames of frame_raw bytes (at most one 24-byte header per KiB,
  * plus one), or nothing when packed into an earlier entry's frames.
  */
-static int check_stored(const cn_entry *e, cn_err *err)
+static int check_stored(const cn_entry *e, uint64_t stream, cn_err *err)
 {
     bool packed = e->flags & CN_ENTRY_PACKED;
     if (e->codec == CN_CODEC_RAW)
-        CN_FAIL_IF(packed || e->frame_raw != 0 || e->stored_size != e->raw_size, err,
+        CN_FAIL_IF(packed || e->frame_raw != 0 || e->stored_size != stream, err,
                    CAIRN_ECORRUPT, "entry '%s': raw entry with frames", e->name);
     else if (packed)
         CN_FAIL_IF(e->kind != CN_KIND_VAR || e->stored_size != 0 || e->frame_raw != 0, err,
                    CAIRN_ECORRUPT, "entry '%s': bad packed entry", e->name);
     else
-        CN_FAIL_IF(e->kind != CN_KIND_VAR || e->frame_raw < e->raw_size ||
+        CN_FAIL_IF(e->kind != CN_KIND_VAR || e->frame_raw < stream ||
                        e->frame_raw > (1ull << 56) || (e->frame_raw == 0) != (e->stored_size == 0) ||
                        e->stored_size > e->frame_raw + FRAME_HDR * (e->frame_raw / 1024 + 1),
                    err, CAIRN_ECORRUPT, "entry '%s': bad compressed sizes", e->name);
@@ -219,13 +275,13 @@ typedef struct pack_state {
     uint64_t sum;
 } pack_state;
 
-static int check_pack(pack_state *ps, const cn_entry *e, cn_err *err)
+static int check_pack(pack_state *ps, const cn_entry *e, uint64_t stream, cn_err *err)
 {
     bool member = e && (e->flags & CN_ENTRY_PACKED);
     if (member) {
         CN_FAIL_IF(!ps->owner || ps->owner->codec != e->codec, err, CAIRN_ECORRUPT,
                    "entry '%s': packed without an owner of its codec", e->name);
-        ps->sum += e->raw_size;
+        ps->sum += stream;
         return 0;
     }
     if (ps->owner)
@@ -233,16 +289,50 @@ static int check_pack(pack_state *ps, const cn_entry *e, cn_err *err)
                    "entry '%s': frames hold %llu bytes, its pack %llu", ps->owner->name,
                    (unsigned long long)ps->owner->frame_raw, (unsigned long long)ps->sum);
     ps->owner = e && e->codec != CN_CODEC_RAW ? e : NULL;
-    ps->sum = e ? e->raw_size : 0;
+    ps->sum = e ? stream : 0;
     return 0;
 }
 
-/* Check one entry's fields (not its block sums) against the header. */
-static int check_entry(const cn_entry *e, const cn_header *h, uint64_t prev_end, cn_err *err)
+/*
+ * An entry's place in an incremental chain: runs ascending, apart and inside
+ * the variable's blocks, only on delta entries of an incremental generation;
+ * hashes for every stored block or none. Sets *STREAM (cn_entry_stream).
+ */
+static int check_chain(const cn_entry *e, const cn_header *h, uint64_t *stream, cn_err *err)
+{
+    bool delta = e->flags & CN_ENTRY_DELTA;
+    CN_FAIL_IF(h->incr_block == 0 && (delta || e->nruns || e->nhash), err, CAIRN_ECORRUPT,
+               "entry '%s': incremental fields without a block size", e->name);
+    CN_FAIL_IF(delta && (e->kind != CN_KIND_VAR || h->parent < 0), err, CAIRN_ECORRUPT,
+               "entry '%s': delta entry outside an incremental generation", e->name);
+    CN_FAIL_IF(!delta && e->nruns, err, CAIRN_ECORRUPT, "entry '%s': runs on a full entry",
+               e->name);
+    uint64_t nb = cn_incr_nblocks(e->raw_size, h->incr_block), covered = 0, next = 0;
+    for (uint32_t i = 0; i < e->nruns; i++) {
+        const cn_run *r = &e->runs[i];
+        CN_FAIL_IF(r->count == 0 || r->first < next || (uint64_t)r->first + r->count > nb, err,
+                   CAIRN_ECORRUPT, "entry '%s': run %u out of order or outside the variable",
+                   e->name, i);
+        next = (uint64_t)r->first + r->count + 1; /* runs are merged: a gap between them */
+        covered += r->count;
+    }
+    uint64_t want = delta ? covered : nb;
+    CN_FAIL_IF(e->nhash != 0 && (e->nhash != want || e->kind != CN_KIND_VAR), err,
+               CAIRN_ECORRUPT, "entry '%s': %u block hashes for %llu blocks", e->name, e->nhash,
+               (unsigned long long)want);
+    *stream = cn_entry_stream(e, h->incr_block);
+    return 0;
+}
+
+/* Check one entry's fields (not its block sums) against the header. STREAM
+ * receives the size of its decoded stream. */
+static int check_entry(const cn_entry *e, const cn_header *h, uint64_t prev_end,
+                       uint64_t *stream, cn_err *err)
 {
     CN_FAIL_IF(!cn_name_ok(e->name), err, CAIRN_ECORRUPT, "entry has a bad name");
     CN_FAIL_IF(e->kind > CN_KIND_FILE || e->type > CAIRN_DOUBLE || e->ndims > CAIRN_MAX_DIMS ||
-                   e->codec >= CN_CODEC_COUNT || (e->flags & ~CN_ENTRY_PACKED) != 0,
+                   e->codec >= CN_CODEC_COUNT ||
+                   (e->flags & ~(CN_ENTRY_PACKED | CN_ENTRY_DELTA)) != 0,
                err, CAIRN_ECORRUPT, "entry '%s': bad kind/type/dims/codec/flags", e->name);
     CN_FAIL_IF(e->kind == CN_KIND_FILE && (e->type != CAIRN_BYTE || e->ndims != 0), err,
                CAIRN_ECORRUPT, "file entry '%s' with a type or shape", e->name);
@@ -258,9 +348,10 @@ static int check_entry(const cn_entry *e, const cn_header *h, uint64_t prev_end,
         CN_FAIL_IF(e->dims[d] != 0, err, CAIRN_ECORRUPT, "entry '%s': unused dim set", e->name);
     uint64_t raw;
     CN_FAIL_IF(__builtin_mul_overflow(e->count, (uint64_t)cairn_type_size(e->type), &raw) ||
-                   raw != e->raw_size,
+                   raw != e->raw_size || raw > (1ull << 56),
                err, CAIRN_ECORRUPT, "entry '%s': sizes disagree with count and type", e->name);
-    CN_TRY(check_stored(e, err));
+    CN_TRY(check_chain(e, h, stream, err));
+    CN_TRY(check_stored(e, *stream, err));
     CN_FAIL_IF(!isfinite(e->error_bound) || e->error_bound < 0 ||
                    (e->error_bound > 0 && e->type != CAIRN_FLOAT && e->type != CAIRN_DOUBLE),
                err, CAIRN_ECORRUPT, "entry '%s': bad error bound", e->name);
@@ -280,8 +371,26 @@ static int check_entry(const cn_entry *e, const cn_header *h, uint64_t prev_end,
     return 0;
 }
 
+/* Read N little-endian items of SIZE bytes each from R into a new array
+ * (*OUT, NULL if N is 0), after checking they are there. */
+static int take_array(cn_rd *r, uint32_t n, size_t size, void **out, const char *what,
+                      const char *name, cn_err *err)
+{
+    *out = NULL;
+    CN_FAIL_IF((uint64_t)n * size > r->len - r->off, err, CAIRN_ECORRUPT,
+               "entry '%s': %s truncated", name, what);
+    if (n == 0)
+        return 0;
+    *out = malloc(size * (size_t)n);
+    CN_FAIL_IF(!*out, err, CAIRN_ENOMEM, "no memory for %s", what);
+    uint64_t *w = *out;
+    for (size_t k = 0; k < (size_t)n * size / 8; k++)
+        w[k] = cn_rd_u64(r);
+    return 0;
+}
+
 static int decode_entry(cn_rd *r, const cn_header *h, cn_entry *e, uint64_t prev_end,
-                        cn_err *err)
+                        uint64_t *stream, cn_err *err)
 {
     uint16_t nl = cn_rd_u16(r);
     const uint8_t *name = cn_rd_take(r, nl);
@@ -305,17 +414,23 @@ static int decode_entry(cn_rd *r, const cn_header *h, cn_entry *e, uint64_t prev
     memcpy(&e->error_bound, &bound_bits, 8);
     memcpy(&e->max_error, &max_bits, 8);
     e->nblocks = cn_rd_u32(r);
+    e->nruns = cn_rd_u32(r);
+    e->nhash = cn_rd_u32(r);
     CN_FAIL_IF(r->bad, err, CAIRN_ECORRUPT, "truncated entry '%s'", e->name);
-    CN_TRY(check_entry(e, h, prev_end, err));
-    CN_FAIL_IF((uint64_t)e->nblocks * 8 > r->len - r->off, err, CAIRN_ECORRUPT,
-               "entry '%s': block checksums truncated", e->name);
-    if (e->nblocks) {
-        e->block_sums = malloc(8 * (size_t)e->nblocks);
-        CN_FAIL_IF(!e->block_sums, err, CAIRN_ENOMEM, "no memory for block checksums");
-        for (uint32_t b = 0; b < e->nblocks; b++)
-            e->block_sums[b] = cn_rd_u64(r);
+    uint32_t nruns = e->nruns, nhash = e->nhash;
+    e->nruns = e->nhash = 0; /* counts follow the arrays, so a failure frees what exists */
+    CN_TRY(take_array(r, e->nblocks, 8, (void **)&e->block_sums, "block checksums", e->name, err));
+    /* runs: (u32 first, u32 count) pairs, read as u64 then split */
+    CN_TRY(take_array(r, nruns, 8, (void **)&e->runs, "runs", e->name, err));
+    e->nruns = nruns;
+    for (uint32_t i = 0; i < nruns; i++) {
+        uint64_t v;
+        memcpy(&v, &e->runs[i], 8);
+        e->runs[i] = (cn_run){(uint32_t)v, (uint32_t)(v >> 32)};
     }
-    return 0;
+    CN_TRY(take_array(r, nhash, 16, (void **)&e->hashes, "block hashes", e->name, err));
+    e->nhash = nhash;
+    return check_entry(e, h, prev_end, stream, err);
 }
 
 int cn_table_decode(const uint8_t *buf, size_t len, const cn_header *h, cn_entry **out,
@@ -334,13 +449,14 @@ int cn_table_decode(const uint8_t *buf, size_t len, const cn_header *h, cn_entry
     pack_state ps = {0};
     int rc = 0;
     for (uint32_t i = 0; i < h->nentries && rc == 0; i++) {
-        rc = decode_entry(&r, h, &e[i], prev_end, err);
+        uint64_t stream = 0;
+        rc = decode_entry(&r, h, &e[i], prev_end, &stream, err);
         if (rc == 0)
-            rc = check_pack(&ps, &e[i], err);
+            rc = check_pack(&ps, &e[i], stream, err);
         prev_end = e[i].offset + e[i].stored_size;
     }
     if (rc == 0)
-        rc = check_pack(&ps, NULL, err);
+        rc = check_pack(&ps, NULL, 0, err);
     if (rc == 0 && r.off != len)
         rc = cn_fail(err, CAIRN_ECORRUPT, "%zu trailing bytes after the table", len - r.off);
     if (rc == 0 && h->nentries > 1) {
@@ -367,18 +483,24 @@ int cn_table_decode(const uint8_t *buf, size_t len, const cn_header *h, cn_entry
 
 /* ---- node manifest ---------------------------------------------------- */
 
-#define MF_FIXED (8 + 4 * 7 + 8 + 2 * (CN_JOB_MAX + 1)) /* through node_name */
-#define MF_LOCAL 20
+#define MF_FIXED (8 + 4 * 7 + 8 + 2 * (CN_JOB_MAX + 1) + 16) /* through parent, base */
+#define MF_LOCAL 36
+
+size_t cn_manifest_size(uint32_t nranks, uint32_t nlocal)
+{
+    return MF_FIXED + 4 * (size_t)nranks + MF_LOCAL * (size_t)nlocal + 8;
+}
 
 int cn_manifest_encode(const cn_manifest *m, uint8_t **out, size_t *len, cn_err *err)
 {
-    size_t n = MF_FIXED + 4 * (size_t)m->nranks + MF_LOCAL * (size_t)m->nlocal + 8;
+    size_t n = cn_manifest_size(m->nranks, m->nlocal);
     uint8_t *b = calloc(1, n);
     CN_FAIL_IF(!b, err, CAIRN_ENOMEM, "no memory for the manifest");
     uint8_t *p = b;
     memcpy(p, CN_MANIFEST_MAGIC, 8);
     p += 8;
-    const uint32_t f[] = {CN_FORMAT_VERSION, m->level, m->nranks, m->nnodes, m->node, m->nlocal, 0};
+    const uint32_t f[] = {CN_FORMAT_VERSION, m->level,  m->nranks, m->nnodes,
+                          m->node,           m->nlocal, m->target};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++, p += 4)
         cn_put_u32(p, f[i]);
     cn_put_u64(p, (uint64_t)m->generation);
@@ -387,12 +509,17 @@ int cn_manifest_encode(const cn_manifest *m, uint8_t **out, size_t *len, cn_err 
     p += CN_JOB_MAX + 1;
     memcpy(p, m->node_name, strnlen(m->node_name, CN_JOB_MAX));
     p += CN_JOB_MAX + 1;
+    cn_put_u64(p, (uint64_t)m->parent);
+    cn_put_u64(p + 8, (uint64_t)m->base);
+    p += 16;
     for (uint32_t i = 0; i < m->nranks; i++, p += 4)
         cn_put_u32(p, m->rank_node[i]);
     for (uint32_t i = 0; i < m->nlocal; i++, p += MF_LOCAL) {
         cn_put_u32(p, m->local[i].rank);
         cn_put_u64(p + 4, m->local[i].file_size);
         cn_put_u64(p + 12, m->local[i].header_sum);
+        cn_put_u64(p + 20, m->local[i].raw);
+        cn_put_u64(p + 28, m->local[i].delta);
     }
     cn_put_u64(p, cn_hash(b, n - 8));
     *out = b;
@@ -412,9 +539,11 @@ void cn_manifest_free(cn_manifest *m)
 
 static int check_manifest(const cn_manifest *m, cn_err *err)
 {
-    CN_FAIL_IF(m->level < 1 || m->level > 4, err, CAIRN_ECORRUPT, "manifest: bad level %u",
-               m->level);
+    CN_FAIL_IF(m->level < 1 || m->level > 4 || m->target < 1 || m->target > 4, err,
+               CAIRN_ECORRUPT, "manifest: bad level %u (asked for %u)", m->level, m->target);
     CN_FAIL_IF(m->generation < 0, err, CAIRN_ECORRUPT, "manifest: bad generation");
+    CN_TRY(cn_chain_check(m->generation, m->parent, m->base, CN_MIN_INCR_BLOCK, "manifest",
+                          err));
     CN_FAIL_IF(m->nranks < 1 || m->nranks > CN_MAX_RANKS || m->nnodes < 1 ||
                    m->nnodes > m->nranks || m->node >= m->nnodes || m->nlocal > m->nranks,
                err, CAIRN_ECORRUPT, "manifest: bad rank/node counts");
@@ -438,16 +567,18 @@ int cn_manifest_decode(const uint8_t *buf, size_t len, cn_manifest *m, cn_err *e
     m->nnodes = cn_rd_u32(&r);
     m->node = cn_rd_u32(&r);
     m->nlocal = cn_rd_u32(&r);
-    uint32_t reserved = cn_rd_u32(&r);
+    m->target = cn_rd_u32(&r);
     m->generation = (int64_t)cn_rd_u64(&r);
     const uint8_t *job = cn_rd_take(&r, CN_JOB_MAX + 1);
     const uint8_t *node = cn_rd_take(&r, CN_JOB_MAX + 1);
-    CN_FAIL_IF(r.bad || reserved != 0, err, CAIRN_ECORRUPT, "manifest: bad fixed part");
+    m->parent = (int64_t)cn_rd_u64(&r);
+    m->base = (int64_t)cn_rd_u64(&r);
+    CN_FAIL_IF(r.bad, err, CAIRN_ECORRUPT, "manifest: bad fixed part");
     CN_TRY(check_manifest(m, err));
     CN_FAIL_IF(!get_id(job, m->job) || !get_id(node, m->node_name), err, CAIRN_ECORRUPT,
                "manifest: bad job or node name");
-    CN_FAIL_IF(len != MF_FIXED + 4 * (size_t)m->nranks + MF_LOCAL * (size_t)m->nlocal + 8, err,
-               CAIRN_ECORRUPT, "manifest: length %zu does not match its counts", len);
+    CN_FAIL_IF(len != cn_manifest_size(m->nranks, m->nlocal), err, CAIRN_ECORRUPT,
+               "manifest: length %zu does not match its counts", len);
     m->rank_node = malloc(4 * (size_t)m->nranks);
     m->local = malloc(sizeof *m->local * (m->nlocal ? m->nlocal : 1));
     if (!m->rank_node || !m->local) {
@@ -475,8 +606,11 @@ int cn_manifest_decode(const uint8_t *buf, size_t len, cn_manifest *m, cn_err *e
         l->rank = cn_rd_u32(&r);
         l->file_size = cn_rd_u64(&r);
         l->header_sum = cn_rd_u64(&r);
+        l->raw = cn_rd_u64(&r);
+        l->delta = cn_rd_u64(&r);
         if (l->rank >= m->nranks || m->rank_node[l->rank] != m->node ||
-            (i > 0 && l->rank <= m->local[i - 1].rank) || l->file_size < CN_DATA_ALIGN)
+            (i > 0 && l->rank <= m->local[i - 1].rank) || l->file_size < CN_DATA_ALIGN ||
+            l->delta > l->raw)
             rc = cn_fail(err, CAIRN_ECORRUPT, "manifest: bad entry for rank %u", l->rank);
     }
     if (rc < 0)

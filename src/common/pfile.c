@@ -13,6 +13,7 @@
 const uint8_t CN_PARITY_MAGIC[8] = {'C', 'A', 'I', 'R', 'N', 'P', 'F', 1};
 
 #define PF_MAX_MEMBERS 1024
+#define PF_LOCAL 36 /* a member's rank file: rank, size, header checksum, raw, delta */
 
 uint32_t cn_parity_nblocks(const cn_parity *p)
 {
@@ -21,9 +22,10 @@ uint32_t cn_parity_nblocks(const cn_parity *p)
 
 static size_t meta_size(const cn_parity *p)
 {
-    size_t n = 8 + 4 * 2 + 8 + (CN_JOB_MAX + 1) + 4 * 2 + 4 * (size_t)p->nranks + 4 * 7 + 8 + 4;
+    size_t n = 8 + 4 * 2 + 8 + 16 + (CN_JOB_MAX + 1) + 4 * 2 + 4 * (size_t)p->nranks + 4 * 8 +
+               8 + 4;
     for (uint32_t i = 0; i < p->n; i++)
-        n += 4 + (CN_JOB_MAX + 1) + 8 + 4 + 20 * (size_t)p->members[i].nlocal;
+        n += 4 + (CN_JOB_MAX + 1) + 8 + 4 + PF_LOCAL * (size_t)p->members[i].nlocal;
     return n + 8 * (size_t)p->m * cn_parity_nblocks(p) + 8;
 }
 
@@ -37,13 +39,15 @@ int cn_parity_encode(cn_parity *p, uint8_t **out, size_t *len, cn_err *err)
     cn_put_u32(q, CN_FORMAT_VERSION), q += 4;
     cn_put_u32(q, (uint32_t)n), q += 4;
     cn_put_u64(q, (uint64_t)p->generation), q += 8;
+    cn_put_u64(q, (uint64_t)p->parent), q += 8;
+    cn_put_u64(q, (uint64_t)p->base), q += 8;
     memcpy(q, p->job, strnlen(p->job, CN_JOB_MAX)), q += CN_JOB_MAX + 1;
     cn_put_u32(q, p->nranks), q += 4;
     cn_put_u32(q, p->nnodes), q += 4;
     for (uint32_t i = 0; i < p->nranks; i++, q += 4)
         cn_put_u32(q, p->rank_node[i]);
-    const uint32_t f[] = {p->level, p->set, p->n, p->m, p->w, p->form, p->member};
-    for (size_t i = 0; i < 7; i++, q += 4)
+    const uint32_t f[] = {p->level, p->target, p->set, p->n, p->m, p->w, p->form, p->member};
+    for (size_t i = 0; i < 8; i++, q += 4)
         cn_put_u32(q, f[i]);
     cn_put_u64(q, p->chunk), q += 8;
     cn_put_u32(q, p->block_size), q += 4;
@@ -53,10 +57,12 @@ int cn_parity_encode(cn_parity *p, uint8_t **out, size_t *len, cn_err *err)
         memcpy(q, mb->node_name, strnlen(mb->node_name, CN_JOB_MAX)), q += CN_JOB_MAX + 1;
         cn_put_u64(q, mb->payload), q += 8;
         cn_put_u32(q, mb->nlocal), q += 4;
-        for (uint32_t j = 0; j < mb->nlocal; j++, q += 20) {
+        for (uint32_t j = 0; j < mb->nlocal; j++, q += PF_LOCAL) {
             cn_put_u32(q, mb->local[j].rank);
             cn_put_u64(q + 4, mb->local[j].file_size);
             cn_put_u64(q + 12, mb->local[j].header_sum);
+            cn_put_u64(q + 20, mb->local[j].raw);
+            cn_put_u64(q + 28, mb->local[j].delta);
         }
     }
     size_t nsums = (size_t)p->m * cn_parity_nblocks(p);
@@ -110,7 +116,7 @@ static int decode_members(cn_rd *r, cn_parity *p, cn_err *err)
         mb->payload = cn_rd_u64(r);
         mb->nlocal = cn_rd_u32(r);
         CN_FAIL_IF(r->bad || !name_ok || mb->node >= p->nnodes || mb->nlocal > p->nranks ||
-                       (uint64_t)mb->nlocal * 20 > r->len - r->off,
+                       (uint64_t)mb->nlocal * PF_LOCAL > r->len - r->off,
                    err, CAIRN_ECORRUPT, "parity: bad member %u", i);
         for (uint32_t j = 0; j < i; j++)
             CN_FAIL_IF(p->members[j].node == mb->node, err, CAIRN_ECORRUPT,
@@ -123,9 +129,11 @@ static int decode_members(cn_rd *r, cn_parity *p, cn_err *err)
             l->rank = cn_rd_u32(r);
             l->file_size = cn_rd_u64(r);
             l->header_sum = cn_rd_u64(r);
+            l->raw = cn_rd_u64(r);
+            l->delta = cn_rd_u64(r);
             CN_FAIL_IF(l->rank >= p->nranks || p->rank_node[l->rank] != mb->node ||
                            (j > 0 && l->rank <= mb->local[j - 1].rank) ||
-                           l->file_size < CN_DATA_ALIGN ||
+                           l->file_size < CN_DATA_ALIGN || l->delta > l->raw ||
                            __builtin_add_overflow(total, l->file_size, &total),
                        err, CAIRN_ECORRUPT, "parity: bad rank entry in member %u", i);
         }
@@ -152,6 +160,8 @@ int cn_parity_decode(const uint8_t *buf, size_t len, cn_parity *p, cn_err *err)
                "parity metadata checksum mismatch");
     cn_rd r = {.p = buf, .len = n - 8, .off = 16};
     p->generation = (int64_t)cn_rd_u64(&r);
+    p->parent = (int64_t)cn_rd_u64(&r);
+    p->base = (int64_t)cn_rd_u64(&r);
     bool job_ok = id_field(&r, p->job);
     p->nranks = cn_rd_u32(&r);
     p->nnodes = cn_rd_u32(&r);
@@ -165,18 +175,20 @@ int cn_parity_decode(const uint8_t *buf, size_t len, cn_parity *p, cn_err *err)
     for (uint32_t i = 0; i < p->nranks; i++)
         if ((p->rank_node[i] = cn_rd_u32(&r)) >= p->nnodes)
             rc = cn_fail(err, CAIRN_ECORRUPT, "parity: rank %u on bad node", i);
-    uint32_t *f[] = {&p->level, &p->set, &p->n, &p->m, &p->w, &p->form, &p->member};
-    for (size_t i = 0; i < 7; i++)
+    uint32_t *f[] = {&p->level, &p->target, &p->set, &p->n, &p->m, &p->w, &p->form, &p->member};
+    for (size_t i = 0; i < 8; i++)
         *f[i] = cn_rd_u32(&r);
     p->chunk = cn_rd_u64(&r);
     p->block_size = cn_rd_u32(&r);
     if (rc == 0 &&
-        (r.bad || p->level < 2 || p->level > 4 || p->n < 2 || p->n > PF_MAX_MEMBERS ||
+        (r.bad || p->level < 2 || p->level > 4 || p->target < 1 || p->target > 4 || p->n < 2 || p->n > PF_MAX_MEMBERS ||
          p->n > p->nnodes || p->m < 1 || p->m >= p->n || (p->w != 8 && p->w != 16) ||
          p->form > 1 || p->member >= p->n || p->set >= p->nnodes || p->chunk > (1ull << 48) ||
          p->block_size < CN_MIN_BLOCK || p->block_size > CN_MAX_BLOCK ||
          (p->block_size & (p->block_size - 1))))
         rc = cn_fail(err, CAIRN_ECORRUPT, "parity: bad set description");
+    if (rc == 0)
+        rc = cn_chain_check(p->generation, p->parent, p->base, CN_MIN_INCR_BLOCK, "parity", err);
     if (rc == 0)
         rc = decode_members(&r, p, err);
     size_t nsums = rc == 0 ? (size_t)p->m * cn_parity_nblocks(p) : 0;

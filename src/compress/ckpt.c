@@ -1,40 +1,75 @@
 /*
  * ckpt.c - the read pipeline over a checkpoint file's entry table: every
- * compressed entry (with the members packed into it) becomes one stream.
- * Used by restart (destinations: protected memory) and by `cairn verify`
- * (no destinations: decode and check every frame, keep nothing).
+ * compressed entry (with the members packed into it) becomes one stream
+ * whose destinations are the caller's, in order; raw entries are copied.
+ * Used by restart (destinations: protected memory; a delta entry's are the
+ * places of its changed blocks) and by `cairn verify` (no destinations:
+ * decode and check every frame, keep nothing).
+ *
+ * Frames are decoded first (in parallel), raw entries copied only after
+ * every frame decoded, so a stream that fails to decode leaves them alone.
  *
  * Ownership: the stream and destination arrays live for one call.
  */
 #include "compress/compress.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-int cz_decode_ckpt(const cn_ckpt *c, void *const *dest, int threads, cn_err *err)
+/* Copy raw entry E's stream into its destinations. */
+static void copy_raw(const cn_ckpt *c, const cn_entry *e, const cz_dest *d, uint32_t nd)
+{
+    const uint8_t *p = c->map + e->offset;
+    for (uint32_t k = 0; k < nd; p += d[k].len, k++)
+        if (d[k].ptr && d[k].len)
+            memcpy(d[k].ptr, p, (size_t)d[k].len);
+}
+
+int cz_decode_ckpt(const cn_ckpt *c, const cz_dest *const *dest, const uint32_t *ndest,
+                   int threads, cn_err *err)
 {
     uint32_t n = c->h.nentries;
+    size_t nd = 0;
+    for (uint32_t i = 0; i < n; i++)
+        nd += dest && dest[i] ? ndest[i] : 1;
     cz_stream *s = calloc(n ? n : 1, sizeof *s);
-    cz_dest *d = calloc(n ? n : 1, sizeof *d);
+    cz_dest *d = calloc(nd ? nd : 1, sizeof *d);
     if (!s || !d) {
         free(s);
         free(d);
         return cn_fail(err, CAIRN_ENOMEM, "no memory to decompress");
     }
+    /* Entries' destinations one after another, so a pack's owner and members
+     * make one contiguous list. */
     uint32_t ns = 0;
+    size_t at = 0;
     for (uint32_t i = 0; i < n; i++) {
         const cn_entry *e = &c->e[i];
-        d[i] = (cz_dest){dest ? dest[i] : NULL, e->raw_size};
-        if (e->kind != CN_KIND_VAR || e->codec == CN_CODEC_RAW)
-            continue;
-        if (e->flags & CN_ENTRY_PACKED) {
-            s[ns - 1].ndest++; /* format.c checked that it follows its owner */
-            continue;
+        uint32_t k = dest && dest[i] ? ndest[i] : 1;
+        if (dest && dest[i])
+            memcpy(&d[at], dest[i], sizeof *d * k);
+        else
+            d[at] = (cz_dest){NULL, cn_entry_stream(e, c->h.incr_block)};
+        if (e->kind == CN_KIND_VAR && e->codec != CN_CODEC_RAW) {
+            if (e->flags & CN_ENTRY_PACKED)
+                s[ns - 1].ndest += k; /* format.c checked that it follows its owner */
+            else
+                s[ns++] = (cz_stream){.stored = c->map + e->offset, .stored_size = e->stored_size,
+                                      .codec = e->codec, .type = e->type,
+                                      .frame_raw = e->frame_raw, .dest = &d[at], .ndest = k,
+                                      .name = e->name};
         }
-        s[ns++] = (cz_stream){.stored = c->map + e->offset, .stored_size = e->stored_size,
-                              .codec = e->codec, .type = e->type, .frame_raw = e->frame_raw,
-                              .dest = &d[i], .ndest = 1, .name = e->name};
+        at += k;
     }
     int rc = cz_read(s, ns, threads, err);
+    at = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        const cn_entry *e = &c->e[i];
+        uint32_t k = dest && dest[i] ? ndest[i] : 1;
+        if (e->kind == CN_KIND_VAR && e->codec == CN_CODEC_RAW)
+            copy_raw(c, e, &d[at], k);
+        at += k;
+    }
     free(s);
     free(d);
     return rc;

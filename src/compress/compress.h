@@ -245,11 +245,20 @@ int cz_choose_lossy(const void *p, const cz_shape *sh, const cz_env *env, double
 
 /* ---- pipelines (pipe.c) --------------------------------------------------- */
 
-/* One variable on the way out. In: ptr, size, type, codec (CZ_RAW or a real
- * codec; never CZ_AUTO). Out: how it was stored. */
+/* A piece of memory: an item's bytes may be several, one after another. */
+typedef struct cz_span {
+    const void *ptr;
+    uint64_t len;
+} cz_span;
+
+/* One variable on the way out. In: ptr (or spans), size, type, codec (CZ_RAW
+ * or a real codec; never CZ_AUTO). Out: how it was stored. */
 typedef struct cz_item {
     const void *ptr;
     uint64_t size;
+    const cz_span *span;   /* non-NULL: the SIZE bytes are span[0..nspan-1] in order
+                            * (ptr unused), e.g. the changed blocks of a variable */
+    uint32_t nspan;
     uint8_t type;
     uint8_t codec;
     const cz_shape *shape; /* lossy codecs: the array's shape and bound */
@@ -283,9 +292,10 @@ typedef int (*cz_sink)(void *arg, uint32_t item, const void *buf, size_t len, cn
 
 /*
  * Run the write pipeline over ITEMS[0..N-1] in order. CZ_RAW items go to
- * the sink straight from their memory; compressed ones are cut into
- * buf_size buffers, and runs of small items with the same codec are
- * aggregated into shared buffers (the later ones marked packed). The
+ * the sink straight from their memory (span by span); compressed ones are
+ * cut into buf_size buffers (gathered across spans), and runs of small items
+ * with the same codec are aggregated into shared buffers (the later ones
+ * marked packed). A lossy item with spans must have a 1-D shape. The
  * calling thread fills the compress queue and drains the write queue; the
  * pool compresses. STATS may be NULL.
  */
@@ -321,10 +331,15 @@ typedef struct cz_stream {
 int cz_read(const cz_stream *s, uint32_t n, int threads, cn_err *err);
 
 /*
- * The read pipeline over checkpoint C (verified by cn_ckpt_verify): decode
- * every compressed entry into DEST[i] (entry i's raw_size bytes; DEST or an
- * element NULL: decode, check, discard). Raw entries are left to the caller.
+ * The read pipeline over checkpoint C (verified by cn_ckpt_verify): every
+ * variable entry's stream (cn_entry_stream bytes: its raw bytes, or a delta's
+ * changed blocks) goes to DEST[i][0..NDEST[i]-1], in order (lengths summing to
+ * the stream; a NULL ptr skips that many bytes). Frames are decoded first, in
+ * parallel on THREADS threads; raw entries are copied only after every frame
+ * decoded. DEST NULL, or DEST[i] NULL: decode and check, keep nothing. Routed
+ * files (CN_KIND_FILE) are left to the caller.
  */
-int cz_decode_ckpt(const cn_ckpt *c, void *const *dest, int threads, cn_err *err);
+int cz_decode_ckpt(const cn_ckpt *c, const cz_dest *const *dest, const uint32_t *ndest,
+                   int threads, cn_err *err);
 
 #endif /* CAIRN_COMPRESS_H */

@@ -30,10 +30,14 @@ enum { EMPTY, READY, BUSY, DONE };
 typedef struct task {
     uint32_t item;          /* the item (pack owner) whose stream this extends */
     uint32_t last;          /* > item for a pack: items item..last share the buffer */
-    uint64_t off;           /* offset in the item's bytes */
+    const uint8_t *at;      /* the raw bytes in place, or NULL: gather them from the
+                             * item's spans, starting at span SPAN, byte SPAN_OFF */
+    uint32_t span;
+    uint64_t span_off;
     size_t len;             /* raw bytes */
     uint8_t type;           /* the frame's type: CAIRN_BYTE for a pack of mixed types */
     bool flat;              /* lossy, rows wider than a buffer: encode as 1-D */
+    bool pack;              /* whole small items item..last, copied together */
 } task;
 
 typedef struct slot {
@@ -104,6 +108,56 @@ static uint64_t piece_of(const cz_item *it, uint32_t buf, bool *flat)
     return *flat ? buf : buf / row * row;
 }
 
+/* Copy LEN bytes of IT's spans, from span SPAN at byte OFF, into DST. */
+static void gather(const cz_item *it, uint32_t span, uint64_t off, size_t len, uint8_t *dst)
+{
+    for (; len > 0; span++, off = 0) {
+        size_t take = (size_t)(it->span[span].len - off < len ? it->span[span].len - off : len);
+        memcpy(dst, (const uint8_t *)it->span[span].ptr + off, take);
+        dst += take;
+        len -= take;
+    }
+}
+
+/* IT's bytes into DST (SIZE bytes): a pack member's share of the buffer. */
+static void copy_item(const cz_item *it, uint8_t *dst)
+{
+    if (it->span)
+        gather(it, 0, 0, (size_t)it->size, dst);
+    else
+        memcpy(dst, it->ptr, (size_t)it->size);
+}
+
+/* Tasks of a spanned item: raw ones reference each span in place, in pieces
+ * of at most PIECE; others are PIECE bytes of the stream, gathered. */
+static size_t plan_spans(const cz_item *it, uint32_t i, uint64_t piece, bool flat, task *t)
+{
+    size_t nt = 0;
+    if (it->codec == CZ_RAW) {
+        for (uint32_t k = 0; k < it->nspan; k++)
+            for (uint64_t off = 0; off < it->span[k].len; off += piece) {
+                uint64_t len = it->span[k].len - off < piece ? it->span[k].len - off : piece;
+                t[nt++] = (task){i, i, (const uint8_t *)it->span[k].ptr + off, k, off,
+                                 (size_t)len, it->type, flat};
+            }
+        return nt;
+    }
+    uint32_t k = 0;
+    uint64_t in_span = 0;
+    for (uint64_t off = 0; off < it->size; off += piece) {
+        uint64_t len = it->size - off < piece ? it->size - off : piece;
+        t[nt++] = (task){i, i, NULL, k, in_span, (size_t)len, it->type, flat};
+        for (uint64_t adv = len; adv > 0;) { /* move the cursor past this task */
+            uint64_t step = it->span[k].len - in_span < adv ? it->span[k].len - in_span : adv;
+            adv -= step;
+            in_span += step;
+            if (in_span == it->span[k].len && k + 1 < it->nspan)
+                k++, in_span = 0;
+        }
+    }
+    return nt;
+}
+
 /* Cut the items into tasks; mark packs. Returns the task count. */
 static size_t plan(cz_item *items, uint32_t n, uint32_t buf, task *t)
 {
@@ -131,15 +185,19 @@ static size_t plan(cz_item *items, uint32_t n, uint32_t buf, task *t)
                 j++;
             }
             it->frame_raw = total;
-            t[nt++] = (task){i, j - 1, 0, (size_t)total, type, false};
+            t[nt++] = (task){i, j - 1, NULL, 0, 0, (size_t)total, type, false, true};
             i = j;
             continue;
         }
         bool flat;
         uint64_t piece = piece_of(it, buf, &flat);
-        for (uint64_t off = 0; off < it->size; off += piece)
-            t[nt++] = (task){i, i, off, (size_t)(it->size - off < piece ? it->size - off : piece),
-                             it->type, flat};
+        if (it->span)
+            nt += plan_spans(it, i, piece, flat, t + nt);
+        else
+            for (uint64_t off = 0; off < it->size; off += piece)
+                t[nt++] = (task){i, i, (const uint8_t *)it->ptr + off, 0, 0,
+                                 (size_t)(it->size - off < piece ? it->size - off : piece),
+                                 it->type, flat};
         it->max_error = 0;
         i++;
     }
@@ -151,8 +209,11 @@ static size_t count_tasks(const cz_item *items, uint32_t n, uint32_t buf)
     size_t nt = 0;
     for (uint32_t i = 0; i < n; i++) {
         bool flat;
-        uint64_t piece = piece_of(&items[i], buf, &flat);
-        nt += (size_t)((items[i].size + piece - 1) / piece); /* packs need fewer */
+        const cz_item *it = &items[i];
+        uint64_t piece = piece_of(it, buf, &flat);
+        nt += (size_t)((it->size + piece - 1) / piece); /* packs need fewer */
+        for (uint32_t k = 0; it->span && it->codec == CZ_RAW && k < it->nspan; k++)
+            nt += 1; /* raw pieces also end at every span's end */
     }
     return nt;
 }
@@ -215,15 +276,18 @@ static void fill(pipe_t *p, size_t k)
     const cz_item *it = &p->items[t->item];
     s->len = t->len;
     s->max_error = 0;
-    if (t->last > t->item) { /* a pack: gather into the slot's buffer */
+    if (t->pack) { /* small items: gathered into the slot's buffer */
         size_t at = 0;
         for (uint32_t i = t->item; i <= t->last; i++) {
-            memcpy(s->in + at, p->items[i].ptr, (size_t)p->items[i].size);
+            copy_item(&p->items[i], s->in + at);
             at += (size_t)p->items[i].size;
         }
         s->src = s->in;
+    } else if (t->at) {
+        s->src = t->at;
     } else {
-        s->src = (const uint8_t *)it->ptr + t->off;
+        gather(it, t->span, t->span_off, t->len, s->in);
+        s->src = s->in;
     }
     if (it->codec == CZ_RAW) {
         s->out = s->src;
@@ -311,9 +375,16 @@ int cz_write(cz_item *items, uint32_t n, const cz_opts *o, cz_sink sink, void *a
         CN_FAIL_IF(cz_is_lossy(items[i].codec) &&
                        (!items[i].shape || items[i].shape->type != items[i].type ||
                         items[i].shape->ndims < 1 || items[i].shape->ndims > CAIRN_MAX_DIMS ||
-                        !(items[i].shape->bound > 0)),
+                        !(items[i].shape->bound > 0) ||
+                        (items[i].span && items[i].shape->ndims != 1)),
                    err, CAIRN_EINVAL, "lossy codec %s without a shape and bound",
                    cz_codec_name(items[i].codec));
+        uint64_t spanned = 0;
+        for (uint32_t k = 0; items[i].span && k < items[i].nspan; k++)
+            spanned += items[i].span[k].len;
+        CN_FAIL_IF(items[i].span && spanned != items[i].size, err, CAIRN_EINVAL,
+                   "item %u: spans hold %llu bytes, its size is %llu", i,
+                   (unsigned long long)spanned, (unsigned long long)items[i].size);
         st.raw += items[i].size;
     }
     pipe_t p = {.items = items, .o = o};

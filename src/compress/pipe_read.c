@@ -21,6 +21,8 @@ typedef struct job {
     cz_frame f;
     const cz_stream *s;
     uint64_t roff;        /* offset of the frame's bytes in the stream's decoded bytes */
+    uint32_t d0;          /* the destination holding byte ROFF, which starts at ... */
+    uint64_t d0_start;    /* ... this offset of the stream (a delta has many) */
 } job;
 
 typedef struct reader {
@@ -35,7 +37,8 @@ typedef struct reader {
 /* Count and check the frames of S; append them to J (NULL: count only). */
 static int scan(const cz_stream *s, job *j, size_t *nj, cn_err *err)
 {
-    uint64_t dest = 0, roff = 0, at = 0;
+    uint64_t dest = 0, roff = 0, at = 0, d0_start = 0;
+    uint32_t d0 = 0;
     for (uint32_t d = 0; d < s->ndest; d++)
         dest += s->dest[d].len;
     CN_FAIL_IF(dest != s->frame_raw, err, CAIRN_ECORRUPT,
@@ -55,8 +58,10 @@ static int scan(const cz_stream *s, job *j, size_t *nj, cn_err *err)
                    err, CAIRN_ECORRUPT,
                    "'%s': frame at stored byte %llu does not fit the variable", s->name,
                    (unsigned long long)at);
+        while (d0 + 1 < s->ndest && d0_start + s->dest[d0].len <= roff)
+            d0_start += s->dest[d0++].len;
         if (j)
-            j[*nj] = (job){f, s, roff};
+            j[*nj] = (job){f, s, roff, d0, d0_start};
         (*nj)++;
         roff += f.raw_len;
         at += used;
@@ -71,17 +76,14 @@ static int scan(const cz_stream *s, job *j, size_t *nj, cn_err *err)
 static int decode_job(const job *jb, uint8_t *tmp, uint8_t *scratch, cn_err *err)
 {
     const cz_stream *s = jb->s;
-    uint64_t start = 0, end = jb->roff + jb->f.raw_len;
-    for (uint32_t d = 0; d < s->ndest; d++) {
-        uint64_t dend = start + s->dest[d].len;
-        if (jb->roff >= start && end <= dend && s->dest[d].ptr)
-            return cz_frame_decode(&jb->f, (uint8_t *)s->dest[d].ptr + (jb->roff - start),
-                                   scratch, err);
-        start = dend;
-    }
+    uint64_t end = jb->roff + jb->f.raw_len;
+    const cz_dest *d0 = s->ndest ? &s->dest[jb->d0] : NULL;
+    if (d0 && d0->ptr && end <= jb->d0_start + d0->len) /* inside one destination */
+        return cz_frame_decode(&jb->f, (uint8_t *)d0->ptr + (jb->roff - jb->d0_start), scratch,
+                               err);
     CN_TRY(cz_frame_decode(&jb->f, tmp, scratch, err));
-    start = 0;
-    for (uint32_t d = 0; d < s->ndest; d++) {
+    uint64_t start = jb->d0_start;
+    for (uint32_t d = jb->d0; d < s->ndest && start < end; d++) {
         uint64_t dend = start + s->dest[d].len;
         uint64_t lo = jb->roff > start ? jb->roff : start, hi = end < dend ? end : dend;
         if (lo < hi && s->dest[d].ptr)

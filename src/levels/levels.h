@@ -34,13 +34,21 @@ typedef struct lvl_src {
     cz_shape shape;                /* lossy codecs: shape and the absolute bound */
     const void *ptr;               /* the bytes (borrowed for the call) */
     uint64_t size;                 /* count * type size */
+    /* Incremental chains (the header's incr_block is nonzero), borrowed: */
+    uint8_t flags;                 /* CN_ENTRY_DELTA: store only the blocks of RUNS */
+    const cn_run *runs;
+    uint32_t nruns;
+    const cn_h128 *hashes;         /* NHASH block hashes recorded with the entry */
+    uint32_t nhash;
 } lvl_src;
 
 /* What a committed rank file looks like, for the node manifest. */
 typedef struct lvl_written {
     uint64_t file_size;
     uint64_t header_sum;
-    uint64_t raw, stored;          /* bytes of the variables, bytes stored for them */
+    uint64_t full;                 /* bytes of the variables */
+    uint64_t raw, stored;          /* of which the file holds (all, or the changed
+                                    * blocks), and the bytes that took once encoded */
     double write_s;                /* time spent writing (excluding compression) */
     cz_stats z;                    /* the compression pipeline's figures, if it ran */
 } lvl_written;
@@ -48,10 +56,11 @@ typedef struct lvl_written {
 /*
  * Write the rank file NAME in the generation directory GENFD (path GEN_PATH,
  * used for libpmem and messages): header fields from PROTO (level,
- * generation, rank, nranks, node, nnodes, block_size, job), entries from
- * SRC[0..N-1], data checksummed per block as it is copied. When any source
- * has a codec, the data goes through the compression pipeline with options
- * Z (local_z.c) and is checksummed as it is stored. IO is CN_IO_WRITE
+ * generation, rank, nranks, node, nnodes, block_size, job, parent, base,
+ * incr_block), entries from SRC[0..N-1], data checksummed per block as it is
+ * copied. When any source has a codec or is a delta, the data goes through
+ * the compression pipeline with options Z (local_z.c; a delta's runs are
+ * gathered from its memory) and is checksummed as it is stored. IO is CN_IO_WRITE
  * or CN_IO_PMEM, optionally ORed with LVL_IO_HASH_THREAD to checksum in a
  * second thread (worth it only when this rank has a core to spare). The file appears under NAME only complete and durable; on
  * failure no NAME or NAME.tmp is left behind and an existing NAME is kept.

@@ -26,12 +26,43 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Most bytes SRC can store: its raw size, or its frames at worst. */
-static uint64_t stored_bound(const lvl_src *src)
+uint64_t lvl_src_stream(const lvl_src *src, uint32_t incr_block)
 {
-    if (src->codec == CZ_RAW)
+    if (!(src->flags & CN_ENTRY_DELTA))
         return src->size;
-    return src->size + CZ_FRAME_HDR * (src->size / CZ_MIN_BUF + 1);
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < src->nruns; i++) {
+        uint64_t lo = (uint64_t)src->runs[i].first * incr_block;
+        uint64_t hi = lo + (uint64_t)src->runs[i].count * incr_block;
+        bytes += (hi < src->size ? hi : src->size) - lo;
+    }
+    return bytes;
+}
+
+/* Most bytes SRC can store: its stream, or the stream's frames at worst. */
+static uint64_t stored_bound(const lvl_src *src, uint32_t incr_block)
+{
+    uint64_t n = lvl_src_stream(src, incr_block);
+    if (src->codec == CZ_RAW)
+        return n;
+    return n + CZ_FRAME_HDR * (n / CZ_MIN_BUF + 1);
+}
+
+/* Copy SRC's runs and hashes into E (the entry table owns its arrays). */
+static int copy_chain(cn_entry *e, const lvl_src *src, cn_err *err)
+{
+    e->flags = src->flags & CN_ENTRY_DELTA;
+    if (src->nruns && !(e->runs = malloc(sizeof *e->runs * src->nruns)))
+        return cn_fail(err, CAIRN_ENOMEM, "no memory for runs");
+    if (src->nhash && !(e->hashes = malloc(sizeof *e->hashes * src->nhash)))
+        return cn_fail(err, CAIRN_ENOMEM, "no memory for block hashes");
+    if (src->nruns)
+        memcpy(e->runs, src->runs, sizeof *e->runs * src->nruns);
+    if (src->nhash)
+        memcpy(e->hashes, src->hashes, sizeof *e->hashes * src->nhash);
+    e->nruns = src->nruns;
+    e->nhash = src->nhash;
+    return 0;
 }
 
 int lvl_plan_layout(cn_header *h, const lvl_src *src, uint32_t n, cn_entry **out, cn_err *err)
@@ -39,6 +70,10 @@ int lvl_plan_layout(cn_header *h, const lvl_src *src, uint32_t n, cn_entry **out
     cn_entry *e = calloc(n ? n : 1, sizeof *e);
     CN_FAIL_IF(!e, err, CAIRN_ENOMEM, "no memory for the entry table");
     for (uint32_t i = 0; i < n; i++) {
+        if (copy_chain(&e[i], &src[i], err) < 0) {
+            cn_entries_free(e, n);
+            return err->code;
+        }
         snprintf(e[i].name, sizeof e[i].name, "%s", src[i].name);
         e[i].kind = src[i].kind;
         e[i].type = src[i].type;
@@ -47,9 +82,9 @@ int lvl_plan_layout(cn_header *h, const lvl_src *src, uint32_t n, cn_entry **out
         memcpy(e[i].dims, src[i].dims, sizeof e[i].dims);
         e[i].count = src[i].count;
         e[i].raw_size = src[i].size;
-        e[i].stored_size = stored_bound(&src[i]); /* exact for raw entries */
+        e[i].stored_size = stored_bound(&src[i], h->incr_block); /* exact for raw entries */
         e[i].error_bound = src[i].error_bound;
-        e[i].nblocks = (uint32_t)((stored_bound(&src[i]) + h->block_size - 1) / h->block_size);
+        e[i].nblocks = (uint32_t)((e[i].stored_size + h->block_size - 1) / h->block_size);
         if (e[i].nblocks && !(e[i].block_sums = calloc(e[i].nblocks, 8))) {
             cn_entries_free(e, n);
             return cn_fail(err, CAIRN_ENOMEM, "no memory for block checksums");
@@ -270,9 +305,9 @@ int lvl_local_write(int genfd, const char *gen_path, const char *name, const cn_
                     cn_err *err)
 {
     double t0 = now();
-    bool compressed = false;
+    bool compressed = false; /* or gathered from runs: either way through the pipeline */
     for (uint32_t i = 0; i < n; i++)
-        compressed |= src[i].codec != CZ_RAW;
+        compressed |= src[i].codec != CZ_RAW || (src[i].flags & CN_ENTRY_DELTA);
     char tmp[CAIRN_NAME_MAX + 8], path[4096 + 2 * CAIRN_NAME_MAX];
     snprintf(tmp, sizeof tmp, "%s.tmp", name);
     snprintf(path, sizeof path, "%s/%s", gen_path, tmp);
@@ -301,6 +336,8 @@ int lvl_local_write(int genfd, const char *gen_path, const char *name, const cn_
     }
     out->file_size = h.file_size;
     out->header_sum = h.header_sum;
+    for (uint32_t i = 0; i < n; i++)
+        out->full += src[i].size;
     if (!compressed) {
         for (uint32_t i = 0; i < n; i++)
             out->raw += src[i].size;

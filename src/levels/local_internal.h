@@ -18,6 +18,9 @@ typedef struct lvl_sink {
 
 int lvl_sink_put(lvl_sink *s, const void *buf, size_t len, uint64_t off, cn_err *err);
 
+/* Bytes SRC stores before encoding: its size, or the bytes of a delta's runs. */
+uint64_t lvl_src_stream(const lvl_src *src, uint32_t incr_block);
+
 /* Fill the entry table from SRC: names, shapes, block checksum arrays sized
  * for the most the entry can store, and (for raw entries) offsets; set the
  * header's table size, data offset and file size accordingly. */

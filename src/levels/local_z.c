@@ -80,28 +80,64 @@ static int store(void *arg, uint32_t item, const void *buf, size_t len, cn_err *
     return 0;
 }
 
+/*
+ * A delta source as a pipeline item: its runs become spans of its memory,
+ * and a lossy codec sees the gathered blocks as one flat array (the blocks
+ * are whole elements: incr_block is a power of two of at least 1 KiB).
+ */
+static int delta_item(const lvl_src *src, uint32_t block, cz_item *it, cz_span **span,
+                      cz_shape *flat, cn_err *err)
+{
+    *span = calloc(src->nruns ? src->nruns : 1, sizeof **span);
+    CN_FAIL_IF(!*span, err, CAIRN_ENOMEM, "no memory for the changed blocks");
+    uint64_t total = 0;
+    for (uint32_t r = 0; r < src->nruns; r++) {
+        uint64_t lo = (uint64_t)src->runs[r].first * block;
+        uint64_t hi = lo + (uint64_t)src->runs[r].count * block;
+        hi = hi < src->size ? hi : src->size;
+        (*span)[r] = (cz_span){(const uint8_t *)src->ptr + lo, hi - lo};
+        total += hi - lo;
+    }
+    it->span = *span;
+    it->nspan = src->nruns;
+    it->size = total;
+    if (cz_is_lossy(src->codec)) {
+        *flat = src->shape;
+        flat->ndims = 1;
+        memset(flat->dims, 0, sizeof flat->dims);
+        flat->dims[0] = total / cairn_type_size((cairn_type)src->type);
+        it->shape = flat;
+    }
+    return 0;
+}
+
 /* Run the pipeline; then place the entries that stored nothing. */
 static int put_data_z(zw *w, const lvl_src *src, uint32_t n, const cz_opts *z, cz_stats *st,
                       cn_err *err)
 {
     cz_item *items = calloc(n ? n : 1, sizeof *items);
-    CN_FAIL_IF(!items, err, CAIRN_ENOMEM, "no memory for the compression plan");
-    for (uint32_t i = 0; i < n; i++) {
+    cz_span **spans = calloc(n ? n : 1, sizeof *spans);
+    cz_shape *flat = calloc(n ? n : 1, sizeof *flat);
+    int rc = items && spans && flat ? 0 : cn_fail(err, CAIRN_ENOMEM, "no memory for the compression plan");
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
         items[i] = (cz_item){.ptr = src[i].ptr, .size = src[i].size, .type = src[i].type,
                              .codec = src[i].codec,
                              .shape = cz_is_lossy(src[i].codec) ? &src[i].shape : NULL};
+        if (src[i].flags & CN_ENTRY_DELTA)
+            rc = delta_item(&src[i], w->h->incr_block, &items[i], &spans[i], &flat[i], err);
         w->e[i].nblocks = 0;
         w->e[i].stored_size = 0;
         w->e[i].offset = 0;
-        w->half += src[i].size / 2;
+        w->half += items[i].size / 2;
     }
-    int rc = cz_write(items, n, z, store, w, st, err);
+    if (rc == 0)
+        rc = cz_write(items, n, z, store, w, st, err);
     finish_block(w);
     uint64_t end = w->h->data_offset;
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         cn_entry *e = &w->e[i];
-        e->codec = items[i].codec;
-        e->flags = items[i].packed ? CN_ENTRY_PACKED : 0;
+        e->codec = items[i].codec; /* an empty item (a delta of no blocks) is stored raw */
+        e->flags = (uint8_t)((e->flags & CN_ENTRY_DELTA) | (items[i].packed ? CN_ENTRY_PACKED : 0));
         e->frame_raw = items[i].frame_raw;
         e->max_error = items[i].max_error;
         if (items[i].stored == 0)
@@ -110,6 +146,10 @@ static int put_data_z(zw *w, const lvl_src *src, uint32_t n, const cz_opts *z, c
     }
     if (rc == 0 && w->done < w->half) /* compressed well below half the raw bytes */
         cn_fault_point("ckpt.write", w->h->generation, (int)w->h->rank);
+    for (uint32_t i = 0; spans && i < n; i++)
+        free(spans[i]);
+    free(spans);
+    free(flat);
     free(items);
     w->pos = end > w->pos ? end : w->pos;
     return rc;

@@ -21,24 +21,40 @@
 const char cli_inspect_usage[] =
     "Usage: cairn inspect FILE...\n"
     "\n"
-    "Print the contents of checkpoint files (rank-<r>.ckpt) and node manifests,\n"
-    "recognised by their magic bytes. For a checkpoint file: the header (format\n"
-    "version, job, generation, level, rank, node, block size, file size, header\n"
-    "checksum) and one line per entry:\n"
-    "  NAME  KIND  TYPE  DIMS  COUNT  RAW  STORED  CODEC  RATIO  BLOCKS  BOUND  MAXERR\n"
+    "Print the contents of checkpoint files (rank-<r>.ckpt), node manifests and\n"
+    "parity files, recognised by their magic bytes. For a checkpoint file: the\n"
+    "header (format version, job, generation, its incremental chain, level, rank,\n"
+    "node, block size, file size, header checksum) and one line per entry:\n"
+    "  NAME  KIND  TYPE  DIMS  COUNT  RAW  STORED  CODEC  RATIO  BLOCKS  BOUND  MAXERR  CHANGE\n"
     "(KIND var or file; RAW and STORED in bytes, STORED 'in NAME' for a small\n"
     "variable aggregated into NAME's compressed buffer; CODEC raw, zlib, zstd, lz4,\n"
     "shuffle-zstd, shuffle-lz4, fpzip, or lossy wavelet or predict; RATIO is\n"
     "raw/stored; BOUND is the absolute error bound, '-' for lossless; MAXERR the\n"
-    "largest error measured when a lossy variable was stored). The header and entry table are\n"
+    "largest error measured when a lossy variable was stored; CHANGE, in an\n"
+    "incremental chain, 'full' or 'delta N blocks' (the changed blocks it stores),\n"
+    "'+hashes' when it records their block hashes). The header and entry table are\n"
     "validated, the data is not: use 'cairn verify' for that. For a manifest: its\n"
-    "fields, the rank -> node map, and the size and header checksum of each rank\n"
-    "file of its node.\n"
+    "fields, the rank -> node map, and for each rank file of its node its size,\n"
+    "header checksum, and the bytes of state it holds and stores.\n"
     "\n"
     "Options:\n"
     "  -h, --help   show this help\n";
 
 #define FIELD "%-17s"
+
+/* "full generation" / "incremental: parent P, chain from B" (+ block size). */
+static void print_chain(int64_t parent, int64_t base, uint32_t block)
+{
+    char hb[32];
+    if (parent < 0)
+        printf(FIELD "full generation", "chain:");
+    else
+        printf(FIELD "incremental: parent %lld, chain from %lld", "chain:", (long long)parent,
+               (long long)base);
+    if (block)
+        printf(" (blocks of %s)", cli_human(block, hb, sizeof hb));
+    putchar('\n');
+}
 
 static void print_ckpt(const char *path, const cn_ckpt *c)
 {
@@ -48,6 +64,7 @@ static void print_ckpt(const char *path, const cn_ckpt *c)
     printf(FIELD "checkpoint, format version %u\n", "kind:", h->version);
     printf(FIELD "%s\n", "job:", h->job);
     printf(FIELD "%lld\n", "generation:", (long long)h->generation);
+    print_chain(h->parent, h->base, h->incr_block);
     printf(FIELD "%u (%s)\n", "level:", h->level, cli_level_name(h->level));
     printf(FIELD "%u of %u\n", "rank:", h->rank, h->nranks);
     printf(FIELD "%u of %u\n", "node:", h->node, h->nnodes);
@@ -64,9 +81,9 @@ static void print_ckpt(const char *path, const cn_ckpt *c)
         return;
     putchar('\n');
     cli_table t;
-    cli_table_init(&t, "llllrrrlrrrr");
-    const char *head[] = {"NAME",  "KIND",  "TYPE",   "DIMS",  "COUNT",  "RAW",
-                          "STORED", "CODEC", "RATIO", "BLOCKS", "BOUND", "MAXERR"};
+    cli_table_init(&t, "llllrrrlrrrrl");
+    const char *head[] = {"NAME",  "KIND",  "TYPE",   "DIMS",  "COUNT",  "RAW",   "STORED",
+                          "CODEC", "RATIO", "BLOCKS", "BOUND", "MAXERR", "CHANGE"};
     for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
         cli_table_add(&t, "%s", head[i]);
     const cn_entry *owner = NULL; /* of the current pack */
@@ -90,7 +107,8 @@ static void print_ckpt(const char *path, const cn_ckpt *c)
             cli_table_add(&t, "%llu", (unsigned long long)e->stored_size);
         cli_table_add(&t, "%s", e->codec == CN_CODEC_RAW ? "raw" : cz_codec_name(e->codec));
         /* raw / stored; a pack's members and owner share the pack's ratio */
-        uint64_t raw = e->codec == CN_CODEC_RAW ? e->raw_size : owner->frame_raw;
+        uint64_t raw =
+            e->codec == CN_CODEC_RAW ? cn_entry_stream(e, h->incr_block) : owner->frame_raw;
         if (owner->stored_size)
             cli_table_add(&t, "%.2f", (double)raw / (double)owner->stored_size);
         else
@@ -104,6 +122,16 @@ static void print_ckpt(const char *path, const cn_ckpt *c)
             cli_table_add(&t, "%.3g", e->max_error);
         else
             cli_table_add(&t, "-");
+        uint64_t changed = 0;
+        for (uint32_t r = 0; r < e->nruns; r++)
+            changed += e->runs[r].count;
+        if (h->incr_block == 0 || e->kind != CN_KIND_VAR)
+            cli_table_add(&t, "-");
+        else if (e->flags & CN_ENTRY_DELTA)
+            cli_table_add(&t, "delta %llu blocks%s", (unsigned long long)changed,
+                          e->nhash ? " +hashes" : "");
+        else
+            cli_table_add(&t, "full%s", e->nhash ? " +hashes" : "");
     }
     cli_table_print(&t, stdout);
     cli_table_free(&t);
@@ -136,7 +164,9 @@ static void print_manifest(const char *path, const cn_manifest *m)
     printf(FIELD "node manifest, format version %u\n", "kind:", m->version);
     printf(FIELD "%s\n", "job:", m->job);
     printf(FIELD "%lld\n", "generation:", (long long)m->generation);
-    printf(FIELD "%u (%s)\n", "level:", m->level, cli_level_name(m->level));
+    print_chain(m->parent, m->base, 0);
+    printf(FIELD "%u (%s), asked for %u\n", "level:", m->level, cli_level_name(m->level),
+           m->target);
     printf(FIELD "%s (%u of %u)\n", "node:", m->node_name, m->node, m->nnodes);
     printf(FIELD "%u in the job, %u on this node\n", "ranks:", m->nranks, m->nlocal);
     char ranks[256];
@@ -153,11 +183,10 @@ static void print_manifest(const char *path, const cn_manifest *m)
         return;
     putchar('\n');
     cli_table t;
-    cli_table_init(&t, "rlrl");
-    cli_table_add(&t, "RANK");
-    cli_table_add(&t, "FILE");
-    cli_table_add(&t, "SIZE");
-    cli_table_add(&t, "HEADER CHECKSUM");
+    cli_table_init(&t, "rlrlrr");
+    const char *head[] = {"RANK", "FILE", "SIZE", "HEADER CHECKSUM", "STATE", "STORES"};
+    for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
+        cli_table_add(&t, "%s", head[i]);
     for (uint32_t i = 0; i < m->nlocal; i++) {
         char name[32];
         cn_rank_filename(name, sizeof name, m->local[i].rank);
@@ -165,6 +194,8 @@ static void print_manifest(const char *path, const cn_manifest *m)
         cli_table_add(&t, "%s", name);
         cli_table_add(&t, "%llu", (unsigned long long)m->local[i].file_size);
         cli_table_add(&t, "0x%016llx", (unsigned long long)m->local[i].header_sum);
+        cli_table_add(&t, "%llu", (unsigned long long)m->local[i].raw);
+        cli_table_add(&t, "%llu", (unsigned long long)m->local[i].delta);
     }
     cli_table_print(&t, stdout);
     cli_table_free(&t);
@@ -196,6 +227,7 @@ static int inspect_parity(const char *path, cn_err *err)
     printf("kind:            parity (level %u), format version %u\n", p.level, p.version);
     printf("job:             %s\n", p.job);
     printf("generation:      %lld\n", (long long)p.generation);
+    print_chain(p.parent, p.base, 0);
     printf("encoding set:    %u: %u members, k = %u, m = %u, GF(2^%u), %s form\n", p.set, p.n,
            p.n - p.m, p.m, p.w, p.form ? "bitmatrix" : "matrix");
     printf("this member:     %u (node %u), rows of stripes", p.member, p.members[p.member].node);

@@ -30,15 +30,18 @@ const char cli_ls_usage[] =
     "Without --job, list the jobs under <base>/cairn-<uid>: visible node directories,\n"
     "generations, and the newest complete generation with its level and size.\n"
     "With --job, list that job's generations, newest first:\n"
-    "  GEN  LEVEL  NODES  RANKS  BYTES  STATUS\n"
-    "NODES is complete/seen (nodes holding a complete copy / node directories\n"
-    "visible here, plus 'of N' when the manifest lists N nodes); RANKS is rank\n"
-    "files present with the right size / ranks of the job; BYTES sums them.\n"
-    "STATUS is complete, partial (complete on every visible node, but not all\n"
-    "nodes are visible here), incomplete (a node lacks the generation, its\n"
-    "manifest or a listed rank file) or corrupt (a manifest does not decode or\n"
-    "a rank file has the wrong size). Only manifests and file sizes are checked;\n"
-    "use 'cairn verify' to check the data. Files named *.tmp are ignored.\n"
+    "  GEN  LEVEL  KIND  NODES  RANKS  BYTES  CHANGED  STATUS\n"
+    "KIND is full, or 'incr <- P' for an incremental generation stored as changes\n"
+    "to generation P; CHANGED is the share of the full state it stores itself\n"
+    "(100% for a full generation). NODES is complete/seen (nodes holding a\n"
+    "complete copy / node directories visible here, plus 'of N' when the manifest\n"
+    "lists N nodes); RANKS is rank files present with the right size / ranks of\n"
+    "the job; BYTES sums them. STATUS is complete, partial (complete on every\n"
+    "visible node, but not all nodes are visible here), incomplete (a node lacks\n"
+    "the generation, its manifest or a listed rank file), broken-chain (complete,\n"
+    "but a generation its chain needs is not) or corrupt (a manifest does not\n"
+    "decode or a rank file has the wrong size). Only manifests and file sizes are\n"
+    "checked; use 'cairn verify' to check the data. Files named *.tmp are ignored.\n"
     "\n"
     "Options:\n"
     "  -b, --base DIR      node-local base directory (default: CAIRN_BASE, else\n"
@@ -50,10 +53,13 @@ const char cli_ls_usage[] =
     "ls exits 0 when it could list (whatever the statuses), 3 for no such job or\n"
     "a job without generations or a base without a cairn directory.\n";
 
-enum gen_status { ST_COMPLETE, ST_PARTIAL, ST_INCOMPLETE, ST_CORRUPT };
-static const char *const STATUS_NAME[] = {"complete", "partial", "incomplete", "corrupt"};
+enum gen_status { ST_COMPLETE, ST_PARTIAL, ST_INCOMPLETE, ST_BROKEN, ST_CORRUPT };
+static const char *const STATUS_NAME[] = {"complete", "partial", "incomplete", "broken-chain",
+                                          "corrupt"};
 
 typedef struct gen_sum {
+    int64_t parent;         /* from the manifests: -1 full, -2 unknown */
+    uint64_t raw, delta;    /* bytes of state and of those stored, over the manifests */
     uint32_t level;         /* lowest level among the manifests; 0 if none decoded */
     uint32_t nnodes;        /* nodes the manifests list; 0 if unknown */
     uint32_t nranks;        /* ranks of the job; 0 if unknown */
@@ -100,6 +106,11 @@ static void sum_node(const cli_job *j, const cli_node *node, int64_t gen, gen_su
     }
     if (s->level == 0 || m.level < s->level)
         s->level = m.level;
+    s->parent = m.parent;
+    for (uint32_t i = 0; i < m.nlocal; i++) {
+        s->raw += m.local[i].raw;
+        s->delta += m.local[i].delta;
+    }
     s->nnodes = m.nnodes;
     s->nranks = m.nranks;
     bool whole = true;
@@ -129,6 +140,7 @@ static void sum_node(const cli_job *j, const cli_node *node, int64_t gen, gen_su
 static void summarize(const cli_job *j, int64_t gen, gen_sum *s)
 {
     memset(s, 0, sizeof *s);
+    s->parent = -2;
     for (size_t i = 0; i < j->nnodes; i++)
         sum_node(j, &j->node[i], gen, s);
     if (s->corrupt)
@@ -139,6 +151,24 @@ static void summarize(const cli_job *j, int64_t gen, gen_sum *s)
         s->status = ST_PARTIAL;
     else
         s->status = ST_INCOMPLETE;
+}
+
+/* Summarize every generation of J (newest first); an incremental one whose
+ * parent is not complete (or partial) is a broken chain. Allocates. */
+static gen_sum *summarize_all(const cli_job *j)
+{
+    gen_sum *s = cli_alloc(sizeof *s * (j->ngens ? j->ngens : 1));
+    for (size_t g = j->ngens; g-- > 0;) { /* oldest first: parents before children */
+        summarize(j, j->gen[g], &s[g]);
+        if (s[g].parent < 0 || (s[g].status != ST_COMPLETE && s[g].status != ST_PARTIAL))
+            continue;
+        size_t p = g + 1;
+        while (p < j->ngens && j->gen[p] != s[g].parent)
+            p++;
+        if (p == j->ngens || (s[p].status != ST_COMPLETE && s[p].status != ST_PARTIAL))
+            s[g].status = ST_BROKEN;
+    }
+    return s;
 }
 
 static int ls_job(const char *verb, const cli_store *st, const char *job)
@@ -155,29 +185,38 @@ static int ls_job(const char *verb, const cli_store *st, const char *job)
         return CLI_EXIT_MISSING;
     }
     cli_table t;
-    cli_table_init(&t, "rrrrrl");
-    const char *head[] = {"GEN", "LEVEL", "NODES", "RANKS", "BYTES", "STATUS"};
-    for (size_t i = 0; i < 6; i++)
+    cli_table_init(&t, "rrlrrrrl");
+    const char *head[] = {"GEN", "LEVEL", "KIND", "NODES", "RANKS", "BYTES", "CHANGED", "STATUS"};
+    for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
         cli_table_add(&t, "%s", head[i]);
+    gen_sum *all = summarize_all(&j);
     for (size_t g = 0; g < j.ngens; g++) {
-        gen_sum s;
+        const gen_sum *s = &all[g];
         char hb[32], of[32] = "";
-        summarize(&j, j.gen[g], &s);
-        if (s.nnodes && s.nnodes != j.nnodes)
-            snprintf(of, sizeof of, " of %u", s.nnodes);
+        if (s->nnodes && s->nnodes != j.nnodes)
+            snprintf(of, sizeof of, " of %u", s->nnodes);
         cli_table_add(&t, "%lld", (long long)j.gen[g]);
-        if (s.level)
-            cli_table_add(&t, "%u", s.level);
+        if (s->level)
+            cli_table_add(&t, "%u", s->level);
         else
             cli_table_add(&t, "-");
-        cli_table_add(&t, "%zu/%zu%s", s.nodes_complete, j.nnodes, of);
-        if (s.nranks)
-            cli_table_add(&t, "%llu/%u", (unsigned long long)s.ranks_ok, s.nranks);
+        if (s->parent >= 0)
+            cli_table_add(&t, "incr <- %lld", (long long)s->parent);
+        else
+            cli_table_add(&t, "%s", s->parent == -1 ? "full" : "-");
+        cli_table_add(&t, "%zu/%zu%s", s->nodes_complete, j.nnodes, of);
+        if (s->nranks)
+            cli_table_add(&t, "%llu/%u", (unsigned long long)s->ranks_ok, s->nranks);
         else
             cli_table_add(&t, "-");
-        cli_table_add(&t, "%s", cli_human(s.bytes, hb, sizeof hb));
-        cli_table_add(&t, "%s", STATUS_NAME[s.status]);
+        cli_table_add(&t, "%s", cli_human(s->bytes, hb, sizeof hb));
+        if (s->raw)
+            cli_table_add(&t, "%.3g%%", 100.0 * (double)s->delta / (double)s->raw);
+        else
+            cli_table_add(&t, "-");
+        cli_table_add(&t, "%s", STATUS_NAME[s->status]);
     }
+    free(all);
     cli_table_print(&t, stdout);
     cli_table_free(&t);
     cli_job_close(&j);
@@ -207,13 +246,14 @@ static int ls_all(const char *verb, const cli_store *st)
             continue;
         }
         /* The newest generation that is complete (or complete as far as we see). */
-        gen_sum s = {0};
+        gen_sum *all = summarize_all(&j), s = {0};
         size_t g;
-        for (g = 0; g < j.ngens; g++) {
-            summarize(&j, j.gen[g], &s);
-            if (s.status == ST_COMPLETE || s.status == ST_PARTIAL)
+        for (g = 0; g < j.ngens; g++)
+            if (all[g].status == ST_COMPLETE || all[g].status == ST_PARTIAL)
                 break;
-        }
+        if (g < j.ngens)
+            s = all[g];
+        free(all);
         char hb[32];
         cli_table_add(&t, "%s", j.name);
         cli_table_add(&t, "%zu", j.nnodes);

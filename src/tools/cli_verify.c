@@ -124,7 +124,7 @@ static void verify_ckpt(vstate *v, int dirfd, const char *name, const char *path
         rc = check_context(c, m, r, &err);
     if (rc == 0)
         rc = cn_ckpt_verify(c, path, &err);
-    if (rc == 0 && (rc = cz_decode_ckpt(c, NULL, 1, &err)) < 0)
+    if (rc == 0 && (rc = cz_decode_ckpt(c, NULL, NULL, 1, &err)) < 0)
         cn_err_prefix(&err, "%s: ", path);
     cn_ckpt_close(c);
     if (rc < 0)

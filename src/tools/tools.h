@@ -111,7 +111,7 @@ void cli_table_free(cli_table *t);
 /* ---- the node-local store (cli_disk.c) --------------------------------- */
 
 /* Longest manifest cn_manifest_decode can accept. */
-#define CLI_MANIFEST_MAX (172 + 24 * (size_t)CN_MAX_RANKS + 8)
+#define CLI_MANIFEST_MAX cn_manifest_size(CN_MAX_RANKS, CN_MAX_RANKS)
 #define CLI_PATH_MAX 4352
 
 typedef struct cli_store {

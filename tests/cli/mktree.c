@@ -74,7 +74,7 @@ static cn_manifest_rank write_rank(int genfd, const char *job, int64_t gen, uint
     memset(e, 0, sizeof e);
     cn_header h = {.version = CN_FORMAT_VERSION, .level = level, .generation = gen,
                    .rank = rank, .nranks = nranks, .node = node, .nnodes = nnodes,
-                   .block_size = block, .nentries = NENT};
+                   .block_size = block, .nentries = NENT, .parent = -1, .base = gen};
     snprintf(h.job, sizeof h.job, "%s", job);
     for (int i = 0; i < NENT; i++) {
         snprintf(e[i].name, sizeof e[i].name, "%s", SRC[i].name);
@@ -120,7 +120,11 @@ static cn_manifest_rank write_rank(int genfd, const char *job, int64_t gen, uint
     free(buf);
     for (int i = 0; i < NENT; i++)
         free(e[i].block_sums);
-    return (cn_manifest_rank){.rank = rank, .file_size = h.file_size, .header_sum = h.header_sum};
+    uint64_t raw = 0;
+    for (int i = 0; i < NENT; i++)
+        raw += e[i].raw_size;
+    return (cn_manifest_rank){.rank = rank, .file_size = h.file_size, .header_sum = h.header_sum,
+                              .raw = raw, .delta = raw};
 }
 
 int main(int argc, char **argv)
@@ -172,7 +176,8 @@ int main(int argc, char **argv)
             for (uint32_t k = 0; k < rpn && k < 1024; k++)
                 local[k] = write_rank(genfd, job, gen, level, block, nd * rpn + k, nranks, nd,
                                       nnodes);
-            cn_manifest m = {.version = CN_FORMAT_VERSION, .level = level, .generation = gen,
+            cn_manifest m = {.version = CN_FORMAT_VERSION, .level = level, .target = level,
+                             .generation = gen, .parent = -1, .base = gen,
                              .nranks = nranks, .nnodes = nnodes, .node = nd,
                              .nlocal = rpn < 1024 ? rpn : 1024, .rank_node = rank_node,
                              .local = local};

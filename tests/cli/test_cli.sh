@@ -98,8 +98,8 @@ out_has "ls shows jobB at level 3" '^jobB +1 +1 +9 +3 .* complete$'
 check "ls takes the base from CAIRN_BASE" 0 env CAIRN_BASE="$B" "$CAIRN" ls
 out_has "CAIRN_BASE listing has jobA" '^jobA '
 check "ls --job lists generations" 0 "$CAIRN" ls --base "$B" --job jobA
-out_has "ls --job header" '^GEN +LEVEL +NODES +RANKS +BYTES +STATUS$'
-out_count "ls --job: three complete generations" '^ +[123] +1 +2/2 +4/4 .*complete$' 3
+out_has "ls --job header" '^GEN +LEVEL +KIND +NODES +RANKS +BYTES +CHANGED +STATUS$'
+out_count "ls --job: three complete generations" '^ +[123] +1 +full +2/2 +4/4 .* 100% +complete$' 3
 if [ "$(sed -n 2p "$T/out" | awk '{print $1}')" = 3 ]; then ok "ls --job: newest first"; else notok "ls --job: newest first"; fi
 
 R1=$A/node0/gen-3/rank-1.ckpt
@@ -111,15 +111,15 @@ out_has "inspect: node" '^node: +0 of 2$'
 out_has "inspect: block size" '^block size: +4\.0 KiB \(4096 bytes\)$'
 out_has "inspect: header checksum" '^header checksum: +0x[0-9a-f]{16}$'
 out_has "inspect: says the data is not verified" 'data not verified'
-out_has "inspect: entry u" '^u +var +double +48x100 +4800 +38400 +38400 +raw +1\.00 +10 +0\.001 +-$'
-out_has "inspect: entry hist (3 dims)" '^hist +var +float +4x5x6 +120 +480 +480 +raw +1\.00 +1 +- +-$'
-out_has "inspect: empty entry" '^empty +var +uint8 +- +0 +0 +0 +raw +- +0 +- +-$'
-out_has "inspect: routed file" '^out\.dat +file +byte +- +5000 +5000 +5000 +raw +1\.00 +2 +- +-$'
+out_has "inspect: entry u" '^u +var +double +48x100 +4800 +38400 +38400 +raw +1\.00 +10 +0\.001 +- +-$'
+out_has "inspect: entry hist (3 dims)" '^hist +var +float +4x5x6 +120 +480 +480 +raw +1\.00 +1 +- +- +-$'
+out_has "inspect: empty entry" '^empty +var +uint8 +- +0 +0 +0 +raw +- +0 +- +- +-$'
+out_has "inspect: routed file" '^out\.dat +file +byte +- +5000 +5000 +5000 +raw +1\.00 +2 +- +- +-$'
 check "inspect a manifest" 0 "$CAIRN" inspect "$A/node1/gen-3/manifest"
 out_has "inspect manifest: kind" '^kind: +node manifest'
 out_has "inspect manifest: node" '^node: +node1 \(1 of 2\)$'
 out_has "inspect manifest: rank map" 'node 1: ranks 2-3$'
-out_count "inspect manifest: its two ranks" '^ +[23] +rank-[23]\.ckpt +[0-9]+ +0x[0-9a-f]{16}$' 2
+out_count "inspect manifest: its two ranks" '^ +[23] +rank-[23]\.ckpt +[0-9]+ +0x[0-9a-f]{16} +[0-9]+ +[0-9]+$' 2
 
 check "verify a healthy job" 0 "$CAIRN" verify --base "$B" --job jobA
 out_count "verify: one OK line per rank file" '^OK ' 12
@@ -159,7 +159,7 @@ out_count "flipped data byte: the other files stay OK" '^OK ' 11
 check "flipped data byte: verify file" 4 "$CAIRN" verify "$R1"
 check "flipped data byte: inspect still reads header and table" 0 "$CAIRN" inspect "$R1"
 check "flipped data byte: ls (cheap checks) still lists" 0 "$CAIRN" ls --base "$B" --job jobA
-out_has "flipped data byte: ls still says complete" '^ +3 +1 +2/2 +4/4 .*complete$'
+out_has "flipped data byte: ls still says complete" '^ +3 +1 +full +2/2 +4/4 .*complete$'
 
 R3=$A/node1/gen-2/rank-3.ckpt
 truncate -s 30000 "$R3"
@@ -167,7 +167,7 @@ check "truncated file: verify generation" 4 "$CAIRN" verify --base "$B" --job jo
 out_has "truncated file: CORRUPT line" "^CORRUPT $R3: .*truncated"
 check "truncated file: inspect" 4 "$CAIRN" inspect "$R3"
 check "truncated file: ls" 0 "$CAIRN" ls --base "$B" --job jobA
-out_has "truncated file: ls says corrupt" '^ +2 +1 +1/2 +3/4 .*corrupt$'
+out_has "truncated file: ls says corrupt" '^ +2 +1 +full +1/2 +3/4 .*corrupt$'
 
 H=$A/node0/gen-2/rank-0.ckpt
 flip 21 "$H"
@@ -184,7 +184,7 @@ check "missing rank file: verify generation" 3 "$CAIRN" verify --base "$B" --job
 out_has "missing rank file: MISSING line" "^MISSING $A/node1/gen-1/rank-2\.ckpt$"
 out_has "leftover .tmp reported" "^LEFTOVER $A/node1/gen-1/rank-2\.ckpt\.tmp$"
 check "missing rank file: ls" 0 "$CAIRN" ls --base "$B" --job jobA
-out_has "missing rank file: ls says incomplete" '^ +1 +1 +1/2 +3/4 .*incomplete$'
+out_has "missing rank file: ls says incomplete" '^ +1 +1 +full +1/2 +3/4 .*incomplete$'
 check "missing and corrupt: corrupt wins" 4 "$CAIRN" verify --base "$B" --job jobA
 out_has "missing and corrupt: summary" '^verify: 1 job, 3 generations, 12 files: 8 ok, 3 corrupt, 1 missing, 1 note$'
 
@@ -195,7 +195,7 @@ out_has "missing manifest: MISSING line" "^MISSING $A/node0/gen-3/manifest$"
 # ---- manifests, partial views, never-completed generations ------------------
 flip 30 "$U/jobB/node0/gen-9/manifest"
 check "corrupt manifest: ls" 0 "$CAIRN" ls --base "$B" --job jobB
-out_has "corrupt manifest: ls says corrupt" '^ +9 +- +0/1 +- .*corrupt$'
+out_has "corrupt manifest: ls says corrupt" '^ +9 +- +- +0/1 +- .*corrupt$'
 check "corrupt manifest: verify" 4 "$CAIRN" verify --base "$B" --job jobB
 out_has "corrupt manifest: CORRUPT line" "^CORRUPT $U/jobB/node0/gen-9/manifest: manifest checksum mismatch$"
 check "corrupt manifest: inspect" 4 "$CAIRN" inspect "$U/jobB/node0/gen-9/manifest"
@@ -203,7 +203,7 @@ check "corrupt manifest: inspect" 4 "$CAIRN" inspect "$U/jobB/node0/gen-9/manife
 "$MKTREE" "$B" jobC 2 1 4 5
 rm -rf "$U/jobC/node1"
 check "one of two nodes visible: ls" 0 "$CAIRN" ls --base "$B" --job jobC
-out_has "one of two nodes visible: partial" '^ +5 +1 +1/1 of 2 +1/2 .*partial$'
+out_has "one of two nodes visible: partial" '^ +5 +1 +full +1/1 of 2 +1/2 .*partial$'
 check "one of two nodes visible: verify" 0 "$CAIRN" verify --base "$B" --job jobC
 
 "$MKTREE" "$B" jobD 2 1 1 2
@@ -212,7 +212,7 @@ check "never-completed generation: verify job" 0 "$CAIRN" verify --base "$B" --j
 out_count "never-completed generation: INCOMPLETE notes" '^INCOMPLETE ' 2
 check "never-completed generation named by --gen: missing" 3 "$CAIRN" verify --base "$B" --job jobD --gen 2
 check "never-completed generation: ls" 0 "$CAIRN" ls --base "$B" --job jobD
-out_has "never-completed generation: ls says incomplete" '^ +2 +- +0/2 +- .*incomplete$'
+out_has "never-completed generation: ls says incomplete" '^ +2 +- +- +0/2 +- .*incomplete$'
 
 "$MKTREE" "$B" jobE 2 1 1
 cp "$U/jobE/node0/gen-1/manifest" "$U/jobE/node1/gen-1/manifest"
@@ -235,7 +235,7 @@ ln -s "$T/g1" "$U/jobG/node1/gen-1"
 check "symlinked generation directory: verify" 4 "$CAIRN" verify --base "$B" --job jobG
 out_has "symlinked generation directory: refused" "^CORRUPT $U/jobG/node1/gen-1: gen-1 is a symlink"
 check "symlinked generation directory: ls" 0 "$CAIRN" ls --base "$B" --job jobG
-out_has "symlinked generation directory: ls says corrupt" '^ +1 +1 +1/2 +1/2 .*corrupt$'
+out_has "symlinked generation directory: ls says corrupt" '^ +1 +1 +full +1/2 +1/2 .*corrupt$'
 chmod 755 "$U/jobF"
 check "job directory with a loose mode: error" 1 "$CAIRN" ls --base "$B" --job jobF
 err_has "loose mode named" 'must be 0700'

@@ -35,6 +35,9 @@ typedef struct spec {
     uint64_t dims[CAIRN_MAX_DIMS];
     uint64_t count;            /* elements (bytes for a file) */
     double bound;              /* error bound */
+    const cn_run *runs;        /* an incremental entry: the blocks it stores (else NULL) */
+    uint32_t nruns;
+    bool hashed;               /* record a block hash per stored block */
 } spec;
 
 typedef struct image {
@@ -60,10 +63,14 @@ static inline void reseal(image *img)
     cn_header_encode(&img->h, img->buf);
 }
 
-/* Lay out N entries described by S in a fresh image; block sums, offsets and
- * header fields are computed. Header: level 1, generation 7, rank 3 of 8,
- * node 1 of 4, job "job-42". Entry I's byte J is data_byte(I, J). */
-static inline void build_image(const spec *s, uint32_t n, uint32_t block_size, image *img)
+/* Lay out N entries described by S in a fresh image of a generation in an
+ * incremental chain (PARENT -1: full; INCR_BLOCK 0: no chain fields); block
+ * sums, offsets and header fields are computed. Header: level 1, generation
+ * 7, rank 3 of 8, node 1 of 4, job "job-42". Entry I's stored byte J is
+ * data_byte(I, J); its block hashes are data_byte-derived too. */
+static inline void build_chain_image(const spec *s, uint32_t n, uint32_t block_size,
+                                     uint32_t incr_block, int64_t parent, int64_t base,
+                                     image *img)
 {
     memset(img, 0, sizeof *img);
     img->n = n;
@@ -77,8 +84,23 @@ static inline void build_image(const spec *s, uint32_t n, uint32_t block_size, i
         memcpy(e->dims, s[i].dims, sizeof e->dims);
         e->count = s[i].count;
         e->raw_size = e->count * cairn_type_size((cairn_type)e->type);
-        e->stored_size = e->raw_size;
         e->error_bound = s[i].bound;
+        if (s[i].runs) {
+            e->flags = CN_ENTRY_DELTA;
+            e->nruns = s[i].nruns;
+            e->runs = ck_calloc(e->nruns ? e->nruns : 1, sizeof *e->runs);
+            memcpy(e->runs, s[i].runs, sizeof *e->runs * e->nruns);
+        }
+        uint64_t covered = 0;
+        for (uint32_t r = 0; r < e->nruns; r++)
+            covered += e->runs[r].count;
+        if (s[i].hashed) {
+            e->nhash = (uint32_t)(s[i].runs ? covered : cn_incr_nblocks(e->raw_size, incr_block));
+            e->hashes = ck_calloc(e->nhash ? e->nhash : 1, sizeof *e->hashes);
+            for (uint32_t k = 0; k < e->nhash; k++)
+                e->hashes[k] = (cn_h128){data_byte(i, k) * 0x0101010101010101ull, i + k};
+        }
+        e->stored_size = cn_entry_stream(e, incr_block);
         e->nblocks = (uint32_t)((e->stored_size + block_size - 1) / block_size);
         e->block_sums = ck_calloc(e->nblocks ? e->nblocks : 1, 8);
     }
@@ -86,6 +108,9 @@ static inline void build_image(const spec *s, uint32_t n, uint32_t block_size, i
     h->version = CN_FORMAT_VERSION;
     h->level = 1;
     h->generation = 7;
+    h->parent = parent;
+    h->base = base;
+    h->incr_block = incr_block;
     h->rank = 3;
     h->nranks = 8;
     h->node = 1;
@@ -115,6 +140,12 @@ static inline void build_image(const spec *s, uint32_t n, uint32_t block_size, i
         }
     }
     reseal(img);
+}
+
+/* A full generation without chain fields. */
+static inline void build_image(const spec *s, uint32_t n, uint32_t block_size, image *img)
+{
+    build_chain_image(s, n, block_size, 0, -1, 7, img);
 }
 
 static inline void free_image(image *img)

@@ -41,6 +41,10 @@ static const char *const KEYS[][2] = {
     {"compress.bandwidth", "CAIRN_COMPRESS_BANDWIDTH"},
     {"compress.resample", "CAIRN_COMPRESS_RESAMPLE"},
     {"lossy.mode", "CAIRN_LOSSY"},
+    {"incr.mode", "CAIRN_INCR"},
+    {"incr.block_size", "CAIRN_INCR_BLOCK"},
+    {"incr.full_every", "CAIRN_INCR_FULL_EVERY"},
+    {"incr.max_changed", "CAIRN_INCR_MAX_CHANGED"},
     {"log.level", "CAIRN_LOG_LEVEL"},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])

@@ -104,7 +104,14 @@ static void check_round_trip(const image *img)
             assert_int_equal(a->dims[d], b->dims[d]);
         assert_int_equal(a->count, b->count);
         assert_int_equal(a->raw_size, b->count * cairn_type_size((cairn_type)b->type));
-        assert_int_equal(a->stored_size, a->raw_size);
+        assert_int_equal(a->stored_size, cn_entry_stream(b, img->h.incr_block));
+        assert_int_equal(a->flags, b->flags);
+        assert_int_equal(a->nruns, b->nruns);
+        for (uint32_t r = 0; r < a->nruns; r++)
+            assert_memory_equal(&a->runs[r], &b->runs[r], sizeof *a->runs);
+        assert_int_equal(a->nhash, b->nhash);
+        if (a->nhash)
+            assert_memory_equal(a->hashes, b->hashes, sizeof *a->hashes * a->nhash);
         assert_int_equal(a->offset, b->offset);
         assert_int_equal(a->offset % CN_ENTRY_ALIGN, 0);
         assert_true(a->error_bound == b->error_bound);
@@ -185,7 +192,9 @@ static void test_round_trip_no_entries(void **state)
     assert_int_equal(img.h.table_size, 0);
     check_round_trip(&img);
     /* Pin the header layout: magic, version, header size, generation, job. */
-    assert_memory_equal(img.buf, "CAIRNCK\x01\x02\0\0\0\0\x01\0\0", 16);
+    assert_memory_equal(img.buf, "CAIRNCK\x01\x03\0\0\0\0\x01\0\0", 16);
+    assert_int_equal(cn_get_u64(img.buf + 152), (uint64_t)-1); /* parent: a full generation */
+    assert_int_equal(cn_get_u64(img.buf + 160), 7);            /* base: itself */
     assert_int_equal(cn_get_u64(img.buf + 40), 7);
     assert_string_equal((const char *)img.buf + 88, "job-42");
     assert_int_equal(cn_get_u64(img.buf + CN_HEADER_SIZE - 8), img.h.header_sum);
@@ -201,7 +210,7 @@ static void test_every_flip_and_truncation_fails(void **state)
     build_image(small_specs, NSMALL, CN_MIN_BLOCK, &img);
     /* The checksum chain covers header, table and each entry's data, and the
      * alignment padding must be zero: every flip anywhere must be caught. */
-    assert_int_equal(img.h.table_size, 3 * 91 + 4 + 5 + 9 + 2 * 8); /* fixed+name+sums */
+    assert_int_equal(img.h.table_size, 3 * 99 + 4 + 5 + 9 + 2 * 8); /* fixed+name+sums */
     static const uint8_t masks[] = {0x01, 0x80, 0xff};
     size_t checked = 0;
     for (size_t off = 0; off < img.len; off++) {
@@ -239,7 +248,7 @@ static void test_bad_header_fields(void **state)
     image img;
     build_image(small_specs, NSMALL, CN_MIN_BLOCK, &img);
     img.h.version = CN_FORMAT_VERSION + 1;
-    expect_reject(&img, CAIRN_EFORMAT, "version 3");
+    expect_reject(&img, CAIRN_EFORMAT, "version 4");
     img.h.version = CN_FORMAT_VERSION;
     reseal(&img);
     img.buf[7] = 2; /* magic's version byte */
@@ -276,11 +285,23 @@ static void test_bad_header_fields(void **state)
     HDR_CASE(file_size, good.file_size - 1, "header says");
     HDR_CASE(job[0], '.', "bad job id");
     HDR_CASE(job[0], '\0', "bad job id");
+    HDR_CASE(base, 6, "bad chain");                /* a full generation's base is itself */
+    HDR_CASE(parent, 7, "bad chain");              /* its own parent */
+    HDR_CASE(parent, -2, "bad chain");
+
+    HDR_CASE(incr_block, 3000, "bad incremental block size");
+    HDR_CASE(incr_block, CN_MIN_INCR_BLOCK / 2, "bad incremental block size");
+    HDR_CASE(incr_block, CN_MAX_INCR_BLOCK * 2u, "bad incremental block size");
 #undef HDR_CASE
+    img.h = good;
+    img.h.parent = 5;
+    img.h.base = 3;
+    expect_reject(&img, CAIRN_ECORRUPT, "without a block size"); /* incremental, no blocks */
     /* Bytes the encoder leaves zero, set under a valid header checksum. */
     static const struct { size_t off; const char *what; } raw[] = {
         {52, "reserved header field"}, {88 + 7, "bad job id"}, {88 + 63, "bad job id"},
-        {152, "reserved header bytes"}, {CN_HEADER_SIZE - 9, "reserved header bytes"}};
+        {152, "bad chain"}, {172, "reserved header bytes"},
+        {CN_HEADER_SIZE - 9, "reserved header bytes"}};
     for (size_t i = 0; i < sizeof raw / sizeof raw[0]; i++) {
         img.h = good;
         reseal(&img);
@@ -336,7 +357,8 @@ static void test_bad_entries(void **state)
     ENTRY_CASE(0, e->type = CAIRN_DOUBLE + 1, "bad kind/type/dims/codec");
     ENTRY_CASE(0, e->kind = 2, "bad kind/type/dims/codec");
     ENTRY_CASE(0, e->codec = CN_CODEC_COUNT, "bad kind/type/dims/codec");
-    ENTRY_CASE(0, e->flags = 2, "bad kind/type/dims/codec/flags");
+    ENTRY_CASE(0, e->flags = 4, "bad kind/type/dims/codec/flags");
+    ENTRY_CASE(0, e->flags = CN_ENTRY_DELTA, "without a block size");
     ENTRY_CASE(0, e->codec = 1, "bad compressed sizes");          /* frames of 0 bytes */
     ENTRY_CASE(0, e->frame_raw = 1, "raw entry with frames");
     ENTRY_CASE(0, e->flags = CN_ENTRY_PACKED, "raw entry with frames");
@@ -355,6 +377,73 @@ static void test_bad_entries(void **state)
     img.e[0] = a;
     img.e[1] = b;
     a.block_sums[0] ^= 1; /* undo the last case (the arrays are shared) */
+    reseal(&img);
+    assert_int_equal(parse_verify(img.buf, img.len, NULL), 0);
+    free_image(&img);
+}
+
+/* ---- incremental entries: runs and block hashes --------------------- */
+
+static void test_chain_entries(void **state)
+{
+    (void)state;
+    /* generation 7 of the chain 3..7 (parent 5), blocks of 1 KiB: "big" has
+     * 5 blocks (the last 904 bytes) and stores blocks 1, 2 and 4. */
+    static const cn_run runs[] = {{1, 2}, {4, 1}};
+    const spec s[] = {
+        {"big", CN_KIND_VAR, CAIRN_UINT8, 1, {5000}, 5000, 0, runs, 2, true},
+        {"same", CN_KIND_VAR, CAIRN_DOUBLE, 0, {0}, 300, 0, runs, 0, false}, /* no runs */
+        {"whole", CN_KIND_VAR, CAIRN_INT32, 0, {0}, 700, 0, NULL, 0, true},
+        {"in.txt", CN_KIND_FILE, CAIRN_BYTE, 0, {0}, 10, 0, NULL, 0, false},
+    };
+    image img;
+    build_chain_image(s, 4, CN_MIN_BLOCK, 1024, 5, 3, &img);
+    assert_int_equal(img.e[0].stored_size, 2048 + 904);
+    assert_int_equal(img.e[1].stored_size, 0);
+    assert_int_equal(img.e[2].nhash, 3); /* 2800 bytes: 3 blocks */
+    check_round_trip(&img);
+    cn_ckpt *c = NULL;
+    assert_int_equal(cn_ckpt_parse(img.buf, img.len, "img", &c, NULL), 0);
+    assert_int_equal(c->h.parent, 5);
+    assert_int_equal(c->h.base, 3);
+    assert_int_equal(c->h.incr_block, 1024);
+    assert_int_equal(c->e[0].nruns, 2);
+    assert_int_equal(c->e[0].runs[1].first, 4);
+    assert_int_equal(c->e[0].nhash, 3);
+    assert_memory_equal(c->e[0].hashes, img.e[0].hashes, 3 * sizeof(cn_h128));
+    assert_int_equal(cn_entry_stream(&c->e[0], 1024), 2952);
+    assert_int_equal(cn_entry_stream(&c->e[2], 1024), 2800);
+    cn_ckpt_close(c);
+
+    cn_entry saved[4];
+    memcpy(saved, img.e, sizeof saved);
+    cn_run bad[2];
+#define CHAIN_CASE(i, stmt, what)                                                                 \
+    do {                                                                                          \
+        memcpy(img.e, saved, sizeof saved);                                                       \
+        memcpy(bad, runs, sizeof bad);                                                            \
+        cn_entry *e = &img.e[i];                                                                  \
+        if (i == 0)                                                                               \
+            e->runs = bad;                                                                        \
+        stmt;                                                                                     \
+        expect_reject(&img, CAIRN_ECORRUPT, what);                                                \
+    } while (0)
+    CHAIN_CASE(0, bad[1].first = 5, "outside the variable");
+    CHAIN_CASE(0, bad[1].first = 3, "out of order");        /* adjacent: should be merged */
+    CHAIN_CASE(0, bad[1].first = 1, "out of order");        /* overlapping */
+    CHAIN_CASE(0, bad[0].count = 0, "out of order");        /* empty */
+    CHAIN_CASE(0, e->nhash = 2, "2 block hashes for 3 blocks");
+    CHAIN_CASE(2, e->nhash = 2, "2 block hashes for 3 blocks");
+    CHAIN_CASE(0, e->flags = 0, "runs on a full entry");
+    CHAIN_CASE(3, e->flags = CN_ENTRY_DELTA, "delta entry outside an incremental generation");
+    CHAIN_CASE(0, e->stored_size = 2952 + 8, "raw entry with frames"); /* sizes disagree */
+#undef CHAIN_CASE
+    memcpy(img.e, saved, sizeof saved);
+    img.h.parent = -1; /* a full generation cannot hold deltas */
+    img.h.base = 7;
+    expect_reject(&img, CAIRN_ECORRUPT, "delta entry outside an incremental generation");
+    img.h.parent = 5;
+    img.h.base = 3;
     reseal(&img);
     assert_int_equal(parse_verify(img.buf, img.len, NULL), 0);
     free_image(&img);
@@ -416,6 +505,7 @@ int main(void)
         cmocka_unit_test(test_every_flip_and_truncation_fails),
         cmocka_unit_test(test_bad_header_fields),
         cmocka_unit_test(test_bad_entries),
+        cmocka_unit_test(test_chain_entries),
         cmocka_unit_test(test_ckpt_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,14 +21,15 @@
 
 /* Job of 4 ranks on 2 nodes (ranks 0,2 on node 0; 1,3 on node 1), as seen by node 1. */
 static uint32_t rank_node4[] = {0, 1, 0, 1};
-static cn_manifest_rank local4[] = {{1, 8192, 0x1111222233334444ull},
-                                    {3, 12288, 0xfedcba9876543210ull}};
+static cn_manifest_rank local4[] = {{1, 8192, 0x1111222233334444ull, 1 << 20, 4096},
+                                    {3, 12288, 0xfedcba9876543210ull, 3 << 20, 3 << 20}};
 
+/* An incremental generation 12 of the chain 8..12, asked for level 3. */
 static cn_manifest sample(void)
 {
-    cn_manifest m = {.version = CN_FORMAT_VERSION, .level = 1, .generation = 12,
-                     .nranks = 4, .nnodes = 2, .node = 1, .nlocal = 2,
-                     .rank_node = rank_node4, .local = local4};
+    cn_manifest m = {.version = CN_FORMAT_VERSION, .level = 1, .target = 3, .generation = 12,
+                     .parent = 10, .base = 8, .nranks = 4, .nnodes = 2, .node = 1,
+                     .nlocal = 2, .rank_node = rank_node4, .local = local4};
     strcpy(m.job, "slurm-1234");
     strcpy(m.node_name, "node-b");
     return m;
@@ -74,7 +75,10 @@ static void check_equal(const cn_manifest *a, const cn_manifest *b)
 {
     assert_int_equal(a->version, CN_FORMAT_VERSION);
     assert_int_equal(a->level, b->level);
+    assert_int_equal(a->target, b->target);
     assert_int_equal(a->generation, b->generation);
+    assert_int_equal(a->parent, b->parent);
+    assert_int_equal(a->base, b->base);
     assert_int_equal(a->nranks, b->nranks);
     assert_int_equal(a->nnodes, b->nnodes);
     assert_int_equal(a->node, b->node);
@@ -87,6 +91,8 @@ static void check_equal(const cn_manifest *a, const cn_manifest *b)
         assert_int_equal(a->local[i].rank, b->local[i].rank);
         assert_int_equal(a->local[i].file_size, b->local[i].file_size);
         assert_int_equal(a->local[i].header_sum, b->local[i].header_sum);
+        assert_int_equal(a->local[i].raw, b->local[i].raw);
+        assert_int_equal(a->local[i].delta, b->local[i].delta);
     }
 }
 
@@ -98,8 +104,9 @@ static void test_manifest_round_trip(void **state)
     cn_manifest m = sample();
     size_t len;
     uint8_t *buf = encode(&m, &len);
-    /* magic, 7 u32, generation, job, node name, rank map, locals, checksum */
-    assert_int_equal(len, 8 + 28 + 8 + 64 + 64 + 4 * 4 + 20 * 2 + 8);
+    /* magic, 7 u32, generation, job, node name, parent, base, rank map, locals, checksum */
+    assert_int_equal(len, 8 + 28 + 8 + 64 + 64 + 16 + 4 * 4 + 36 * 2 + 8);
+    assert_int_equal(len, cn_manifest_size(4, 2));
     assert_memory_equal(buf, CN_MANIFEST_MAGIC, 8);
     cn_manifest out;
     cn_err err = {0};
@@ -112,9 +119,10 @@ static void test_manifest_round_trip(void **state)
 
     /* One rank, one node; a long job id and level 4. */
     uint32_t one_node[] = {0};
-    cn_manifest_rank one_local[] = {{0, CN_DATA_ALIGN, 42}};
-    cn_manifest s = {.level = 4, .generation = 0, .nranks = 1, .nnodes = 1, .node = 0,
-                     .nlocal = 1, .rank_node = one_node, .local = one_local};
+    cn_manifest_rank one_local[] = {{0, CN_DATA_ALIGN, 42, 0, 0}};
+    cn_manifest s = {.level = 4, .target = 4, .generation = 0, .parent = -1, .base = 0,
+                     .nranks = 1, .nnodes = 1, .node = 0, .nlocal = 1, .rank_node = one_node,
+                     .local = one_local};
     memset(s.job, 'j', CN_JOB_MAX);
     strcpy(s.node_name, "n0");
     buf = encode(&s, &len);
@@ -195,6 +203,13 @@ static void test_manifest_bad_fields(void **state)
     MF_CASE(m.job[0] = '.', CAIRN_ECORRUPT, "bad job or node name");
     MF_CASE(m.node_name[0] = '\0', CAIRN_ECORRUPT, "bad job or node name");
     MF_CASE(strcpy(m.node_name, "a/b"), CAIRN_ECORRUPT, "bad job or node name");
+    MF_CASE(m.target = 0, CAIRN_ECORRUPT, "asked for 0");
+    MF_CASE(m.target = 5, CAIRN_ECORRUPT, "asked for 5");
+    MF_CASE(m.parent = 12, CAIRN_ECORRUPT, "bad chain"); /* its own parent */
+    MF_CASE(m.base = 11, CAIRN_ECORRUPT, "bad chain");   /* base newer than the parent */
+    MF_CASE(m.parent = -2, CAIRN_ECORRUPT, "bad chain");
+    MF_CASE((m.parent = -1, m.base = 8), CAIRN_ECORRUPT, "bad chain"); /* full: base is itself */
+    MF_CASE(loc[0].delta = loc[0].raw + 1, CAIRN_ECORRUPT, "bad entry for rank 1");
 #undef MF_CASE
 
     /* Counts that do not match the length: the encoder sizes the buffer from
@@ -209,15 +224,15 @@ static void test_manifest_bad_fields(void **state)
     assert_int_equal(decode(buf, len, &out, &err), CAIRN_ECORRUPT);
     assert_non_null(strstr(err.msg, "does not match its counts"));
     cn_put_u32(buf + 16, 4);
-    cn_put_u32(buf + 32, 1); /* reserved */
+    cn_put_u32(buf + 32, 7); /* target */
     cn_put_u64(buf + len - 8, cn_hash(buf, len - 8));
     assert_int_equal(decode(buf, len, &out, &err), CAIRN_ECORRUPT);
-    assert_non_null(strstr(err.msg, "bad fixed part"));
-    cn_put_u32(buf + 32, 0);
+    assert_non_null(strstr(err.msg, "asked for 7"));
+    cn_put_u32(buf + 32, 3);
     cn_put_u32(buf + 8, CN_FORMAT_VERSION + 1); /* version */
     cn_put_u64(buf + len - 8, cn_hash(buf, len - 8));
     assert_int_equal(decode(buf, len, &out, &err), CAIRN_EFORMAT);
-    assert_non_null(strstr(err.msg, "manifest format version 3"));
+    assert_non_null(strstr(err.msg, "manifest format version 4"));
     free(buf);
 }
 

@@ -13,6 +13,10 @@
  *   - a sink error stops the pipeline and is returned;
  *   - a lossy 2-D variable is cut into frames of whole rows that do not fill
  *     a buffer, and comes back within its bound;
+ *   - items gathered from spans (the changed blocks of an incremental
+ *     checkpoint) come back scattered to the same places, for every codec,
+ *     raw and lossy (flat) included, as packs too, at several buffer sizes;
+ *     spans that do not add up to the size are refused;
  *   - cz_choose stores random bytes raw and compresses zeros.
  */
 #include <stdarg.h>
@@ -255,6 +259,108 @@ static void test_lossy_rows(void **state)
     free(y);
 }
 
+/* Spans of 1 KiB blocks of a double array, as an incremental checkpoint cuts
+ * it: runs of changed blocks, the last block short. */
+static void span_round_trip(uint8_t codec, uint32_t buf, int threads)
+{
+    enum { N = 9000 }; /* doubles: 72000 bytes, 71 blocks of 1 KiB (the last 320 B) */
+    static const uint32_t runs[][2] = {{0, 1}, {3, 4}, {20, 1}, {22, 30}, {70, 1}};
+    double *x = malloc(sizeof(double) * N), *y = calloc(N, sizeof(double));
+    for (int i = 0; i < N; i++)
+        x[i] = 100.0 + sin(i * 1e-2) * 5 + (double)(i % 17) * 1e-3;
+    cz_span sp[5];
+    cz_dest d[5];
+    uint64_t total = 0;
+    for (int r = 0; r < 5; r++) {
+        uint64_t lo = (uint64_t)runs[r][0] * 1024, hi = lo + (uint64_t)runs[r][1] * 1024;
+        hi = hi < sizeof(double) * N ? hi : sizeof(double) * N;
+        sp[r] = (cz_span){(uint8_t *)x + lo, hi - lo};
+        d[r] = (cz_dest){(uint8_t *)y + lo, hi - lo};
+        total += hi - lo;
+    }
+    /* the small item before it may be packed with it (same codec, if small) */
+    uint8_t small[300];
+    fill(small, sizeof small, 3);
+    cz_span small_sp[2] = {{small, 100}, {small + 200, 100}};
+    uint8_t small_back[300] = {0};
+    cz_shape flat = {.type = CAIRN_DOUBLE, .ndims = 1, .dims = {total / 8}, .bound = 1e-4};
+    bool lossy = cz_is_lossy(codec);
+    cz_item it[2] = {
+        {.size = 200, .span = small_sp, .nspan = 2, .type = CAIRN_BYTE,
+         .codec = lossy || codec == CZ_FPZIP ? CZ_ZSTD : codec},
+        {.size = total, .span = sp, .nspan = 5, .type = CAIRN_DOUBLE, .codec = codec,
+         .shape = lossy ? &flat : NULL},
+    };
+    out o = {.last = -1};
+    cz_opts opt = {.buf_size = buf, .threads = threads};
+    cn_err err = {0};
+    if (cz_write(it, 2, &opt, sink, &o, NULL, &err) != 0)
+        fail_msg("cz_write (codec %u, buffer %u): %s", codec, buf, err.msg);
+    cz_dest sd[7] = {{small_back, 100}, {small_back + 200, 100}};
+    memcpy(&sd[2], d, sizeof d);
+    cz_stream st[2];
+    uint32_t ns = 0;
+    for (int i = 0; i < 2; i++) {
+        cz_dest *di = i == 0 ? sd : &sd[2];
+        uint32_t nd = i == 0 ? 2 : 5;
+        if (it[i].codec == CZ_RAW) { /* scatter the raw stream by hand */
+            const uint8_t *p = o.buf + o.at[i];
+            for (uint32_t k = 0; k < nd; p += di[k].len, k++)
+                memcpy(di[k].ptr, p, di[k].len);
+            continue;
+        }
+        if (it[i].packed) {
+            st[ns - 1].ndest += nd;
+            continue;
+        }
+        st[ns++] = (cz_stream){.stored = o.buf + o.at[i], .stored_size = it[i].stored,
+                               .codec = it[i].codec, .type = it[i].type,
+                               .frame_raw = it[i].frame_raw, .dest = di, .ndest = nd,
+                               .name = "spans"};
+    }
+    if (cz_read(st, ns, threads, &err) != 0)
+        fail_msg("cz_read (codec %u, buffer %u): %s", codec, buf, err.msg);
+    assert_memory_equal(small_back, small, 100);
+    assert_memory_equal(small_back + 200, small + 200, 100);
+    for (int r = 0; r < 5; r++)
+        for (uint64_t k = 0; k < d[r].len / 8; k++) {
+            double a = ((double *)sp[r].ptr)[k], b = ((double *)d[r].ptr)[k];
+            if (lossy ? fabs(a - b) > flat.bound : memcmp(&a, &b, 8) != 0)
+                fail_msg("codec %u buffer %u: run %d element %llu: %g != %g", codec, buf, r,
+                         (unsigned long long)k, a, b);
+        }
+    for (int i = 0; i < N; i++) { /* blocks outside the runs stay untouched */
+        uint64_t blk = (uint64_t)i * 8 / 1024;
+        bool in = false;
+        for (int r = 0; r < 5; r++)
+            in |= blk >= runs[r][0] && blk < runs[r][0] + runs[r][1];
+        if (!in)
+            assert_true(y[i] == 0.0);
+    }
+    free(o.buf), free(x), free(y);
+}
+
+static void test_spans(void **state)
+{
+    (void)state;
+    static const uint8_t codecs[] = {CZ_RAW,      CZ_ZLIB,  CZ_ZSTD,    CZ_LZ4,    CZ_SHUF_ZSTD,
+                                     CZ_SHUF_LZ4, CZ_FPZIP, CZ_WAVELET, CZ_PREDICT};
+    static const uint32_t bufs[] = {1024, 3000, 64 << 10};
+    for (size_t c = 0; c < sizeof codecs; c++)
+        for (size_t b = 0; b < 3; b++)
+            span_round_trip(codecs[c], bufs[b], (int)(b % 3));
+    /* spans that do not add up to the size are refused */
+    uint8_t x[64];
+    cz_span sp = {x, 32};
+    cz_item it = {.size = 64, .span = &sp, .nspan = 1, .type = CAIRN_BYTE, .codec = CZ_ZSTD};
+    out o = {.last = -1};
+    cz_opts opt = {.buf_size = 4096};
+    cn_err err = {0};
+    assert_int_equal(cz_write(&it, 1, &opt, sink, &o, NULL, &err), CAIRN_EINVAL);
+    assert_non_null(strstr(err.msg, "spans hold 32 bytes"));
+    free(o.buf);
+}
+
 static void test_choose(void **state)
 {
     (void)state;
@@ -281,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_read_refuses),
         cmocka_unit_test(test_sink_error_stops),
         cmocka_unit_test(test_lossy_rows),
+        cmocka_unit_test(test_spans),
         cmocka_unit_test(test_choose),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,311 @@
+/*
+ * chain.c - restore a generation through its incremental chain.
+ *
+ * A full generation is a chain of one. An incremental generation G needs its
+ * parent, and that one its own, down to the full generation of the chain.
+ * Open: every link's rank file is mapped and fully verified against its node
+ * manifest, and must be the link the next one names (generation, parent,
+ * base, block size); a broken link is named in the message and in
+ * ch->broken. Restore, only after every rank verified every link: routed
+ * files come from G; variables are rebuilt by applying the links oldest
+ * first, each writing the blocks it stores:
+ *   full entry    its bytes from the start of the variable
+ *   delta entry   each run's blocks at their place
+ * (both clipped to the variable's size in G), so every block ends up holding
+ * the newest link that stored it, which is G's content. Frames decode
+ * straight into place: the runs are the destinations of cz_decode_ckpt.
+ * Then the block hashes of G are rebuilt the same way, oldest link first,
+ * and become the context's parent tables for G's level.
+ *
+ * Ownership: api_chain owns its mapped links until api_chain_close.
+ */
+#include "api/api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Open and fully verify this rank's file of generation G. */
+static int verify_link(cairn_ctx *ctx, const api_gen *g, cn_ckpt **out)
+{
+    char gen[64], name[64], path[4600];
+    cn_gen_dirname(gen, sizeof gen, g->id);
+    cn_rank_filename(name, sizeof name, (uint32_t)ctx->rank);
+    snprintf(path, sizeof path, "%s/%s/%s", ctx->node_path, gen, name);
+    int genfd = cn_dir_open(ctx->nodefd, gen, false, &ctx->err);
+    if (genfd < 0)
+        return genfd;
+    int rc = cn_ckpt_open(genfd, name, path, out, &ctx->err);
+    close(genfd);
+    CN_TRY(rc);
+    const cn_header *h = &(*out)->h;
+    if (h->header_sum != g->header_sum || h->generation != g->id ||
+        h->rank != (uint32_t)ctx->rank || h->nranks != (uint32_t)ctx->size ||
+        h->parent != g->parent || h->base != g->base)
+        rc = cn_fail(&ctx->err, CAIRN_ECORRUPT, "%s: header does not match the node manifest",
+                     path);
+    if (rc == 0)
+        rc = cn_ckpt_verify(*out, path, &ctx->err);
+    if (rc < 0) {
+        cn_ckpt_close(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* Block J's length in a variable of SIZE bytes. */
+static uint64_t block_len(uint64_t j, uint64_t size, uint32_t block)
+{
+    uint64_t off = j * block;
+    return off >= size ? 0 : size - off < block ? size - off : block;
+}
+
+/* Does every delta entry of NEXT continue its variable in C: the parent holds
+ * it, and every block the delta does not store, with the same length? */
+static int continues(cairn_ctx *ctx, const cn_ckpt *c, const cn_ckpt *next)
+{
+    uint32_t block = next->h.incr_block;
+    for (uint32_t i = 0; i < next->h.nentries; i++) {
+        const cn_entry *e = &next->e[i];
+        if (!(e->flags & CN_ENTRY_DELTA))
+            continue;
+        const cn_entry *pe = cn_ckpt_find(c, e->name);
+        bool ok = pe && pe->kind == CN_KIND_VAR && pe->type == e->type;
+        uint64_t nb = cn_incr_nblocks(e->raw_size, block), j = 0;
+        for (uint32_t r = 0; ok && r <= e->nruns; r++) {
+            uint64_t stop = r < e->nruns ? e->runs[r].first : nb;
+            for (; ok && j < stop; j++) /* a block the parent must hold */
+                ok = block_len(j, pe->raw_size, block) == block_len(j, e->raw_size, block);
+            j = r < e->nruns ? (uint64_t)e->runs[r].first + e->runs[r].count : nb;
+        }
+        CN_FAIL_IF(!ok, &ctx->err, CAIRN_ECORRUPT,
+                   "generation %lld: '%s' is stored as changes to a variable generation %lld "
+                   "does not hold",
+                   (long long)next->h.generation, e->name, (long long)c->h.generation);
+    }
+    return 0;
+}
+
+void api_chain_close(api_chain *ch)
+{
+    for (int i = 0; ch->link && i < ch->n; i++)
+        cn_ckpt_close(ch->link[i]);
+    free(ch->link);
+    ch->link = NULL;
+    ch->n = 0;
+}
+
+int api_chain_open(cairn_ctx *ctx, const api_gen *g, const api_gen *all, int n, api_chain *ch)
+{
+    memset(ch, 0, sizeof *ch);
+    ch->broken = -1;
+    const api_gen **gens = calloc((size_t)n + 1, sizeof *gens); /* newest first */
+    CN_FAIL_IF(!gens, &ctx->err, CAIRN_ENOMEM, "no memory");
+    int len = 0;
+    for (const api_gen *x = g; x; x = x->parent >= 0 ? api_gen_find(all, n, x->parent) : NULL) {
+        if (len == n + 1 || (x != g && x->id >= gens[len - 1]->id)) {
+            free(gens);
+            ch->broken = g->id;
+            return cn_fail(&ctx->err, CAIRN_ECORRUPT, "generation %ld: its chain loops", g->id);
+        }
+        gens[len++] = x;
+    }
+    if (gens[len - 1]->parent >= 0) {
+        ch->broken = gens[len - 1]->parent;
+        free(gens);
+        return cn_fail(&ctx->err, CAIRN_ENOENT, "generation %ld needs generation %ld, missing",
+                       g->id, ch->broken);
+    }
+    ch->link = calloc((size_t)len, sizeof *ch->link);
+    int rc = ch->link ? 0 : cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
+    ch->n = len;
+    for (int i = 0; i < len && rc == 0; i++) { /* oldest first: a broken base fails fast */
+        const api_gen *x = gens[len - 1 - i];
+        rc = verify_link(ctx, x, &ch->link[i]);
+        const cn_header *prev = i > 0 ? &ch->link[i - 1]->h : NULL;
+        const cn_header *h = rc == 0 ? &ch->link[i]->h : NULL;
+        if (rc == 0 && prev &&
+            (h->parent != prev->generation || h->base != prev->base ||
+             h->incr_block != prev->incr_block))
+            rc = cn_fail(&ctx->err, CAIRN_ECORRUPT,
+                         "generation %lld does not continue generation %lld",
+                         (long long)h->generation, (long long)prev->generation);
+        if (rc == 0 && prev)
+            rc = continues(ctx, ch->link[i - 1], ch->link[i]);
+        if (rc < 0) {
+            ch->broken = x->id;
+            if (x->id != g->id)
+                cn_err_prefix(&ctx->err, "generation %ld (incremental, chain from %ld) needs "
+                              "generation %ld: ", g->id, g->base, x->id);
+        }
+    }
+    free(gens);
+    if (rc < 0)
+        api_chain_close(ch);
+    return rc;
+}
+
+int api_chain_match(cairn_ctx *ctx, const api_chain *ch)
+{
+    const cn_ckpt *c = ch->link[ch->n - 1];
+    for (size_t i = 0; i < ctx->nvars; i++) {
+        const api_var *v = &ctx->vars[i];
+        const cn_entry *e = cn_ckpt_find(c, v->name);
+        if (v->kind == CN_KIND_FILE)
+            continue; /* routed files are restored if present */
+        if (!e || e->kind != CN_KIND_VAR)
+            return cn_fail(&ctx->err, CAIRN_EMISMATCH, "variable '%s' is not in generation %lld",
+                           v->name, (long long)c->h.generation);
+        if (e->type != (uint8_t)v->type || e->count != v->count)
+            return cn_fail(&ctx->err, CAIRN_EMISMATCH,
+                           "variable '%s': checkpoint has %llu elements of type %u, "
+                           "protected are %zu of type %d",
+                           v->name, (unsigned long long)e->count, e->type, v->count,
+                           (int)v->type);
+    }
+    return 0;
+}
+
+/* Append to D the destination of stream bytes [LO, HI) of a variable whose
+ * restored copy is PTR (SIZE bytes): in place up to SIZE, skipped beyond. */
+static uint32_t place(cz_dest *d, uint8_t *ptr, uint64_t size, uint64_t lo, uint64_t hi)
+{
+    uint32_t k = 0;
+    uint64_t mid = hi < size ? hi : size < lo ? lo : size;
+    if (mid > lo)
+        d[k++] = (cz_dest){ptr + lo, mid - lo};
+    if (hi > mid)
+        d[k++] = (cz_dest){NULL, hi - mid};
+    return k;
+}
+
+/* Where link C's entries go: protected variables of the restored generation
+ * get their bytes (or blocks) in place; anything else is decoded, checked
+ * and dropped. D holds 2 per run (or 2) per entry. */
+static void destinations(cairn_ctx *ctx, const cn_ckpt *c, const cn_ckpt *newest, cz_dest *d,
+                         cz_dest **dest, uint32_t *ndest)
+{
+    for (uint32_t i = 0; i < c->h.nentries; i++) {
+        const cn_entry *e = &c->e[i];
+        api_var *v = api_var_find(ctx, e->name);
+        const cn_entry *fe = cn_ckpt_find(newest, e->name);
+        dest[i] = d;
+        ndest[i] = 0;
+        if (!v || v->kind != CN_KIND_VAR || !fe || fe->kind != CN_KIND_VAR ||
+            e->kind != CN_KIND_VAR) {
+            d[ndest[i]++] = (cz_dest){NULL, cn_entry_stream(e, c->h.incr_block)};
+        } else if (!(e->flags & CN_ENTRY_DELTA)) {
+            ndest[i] = place(d, v->ptr, fe->raw_size, 0, e->raw_size);
+        } else {
+            for (uint32_t r = 0; r < e->nruns; r++) {
+                uint64_t lo = (uint64_t)e->runs[r].first * c->h.incr_block;
+                uint64_t hi = lo + (uint64_t)e->runs[r].count * c->h.incr_block;
+                ndest[i] += place(d + ndest[i], v->ptr, fe->raw_size, lo,
+                                  hi < e->raw_size ? hi : e->raw_size);
+            }
+        }
+        d += ndest[i];
+    }
+}
+
+/* Apply link C of the chain whose newest link is NEWEST. */
+static int apply_link(cairn_ctx *ctx, const cn_ckpt *c, const cn_ckpt *newest)
+{
+    uint32_t n = c->h.nentries;
+    size_t nd = 0;
+    for (uint32_t i = 0; i < n; i++)
+        nd += 2 + 2 * (size_t)c->e[i].nruns;
+    cz_dest *d = malloc(sizeof *d * (nd ? nd : 1));
+    cz_dest **dest = malloc(sizeof *dest * (n ? n : 1));
+    uint32_t *ndest = malloc(sizeof *ndest * (n ? n : 1));
+    int rc = d && dest && ndest ? 0 : cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory to restore");
+    if (rc == 0) {
+        destinations(ctx, c, newest, d, dest, ndest);
+        rc = cz_decode_ckpt(c, (const cz_dest *const *)dest, ndest, api_threads(ctx), &ctx->err);
+    }
+    free(d), free(dest), free(ndest);
+    return rc;
+}
+
+/* Variable NAME's block hashes in generation NEWEST, rebuilt over the links
+ * (NULL when unknown: a link stored it without hashes). */
+static cn_h128 *chain_hashes(const api_chain *ch, const cn_entry *fe)
+{
+    uint32_t block = ch->link[ch->n - 1]->h.incr_block;
+    uint64_t cap = 1; /* room for the most blocks the variable had in any link */
+    for (int l = 0; l < ch->n; l++) {
+        const cn_entry *e = cn_ckpt_find(ch->link[l], fe->name);
+        uint64_t enb = e ? cn_incr_nblocks(e->raw_size, block) : 0;
+        cap = enb > cap ? enb : cap;
+    }
+    cn_h128 *h = NULL;
+    for (int l = 0; l < ch->n; l++) {
+        const cn_entry *e = cn_ckpt_find(ch->link[l], fe->name);
+        if (!e || e->kind != CN_KIND_VAR) {
+            free(h);
+            h = NULL; /* not in this link: the next one stores it whole */
+            continue;
+        }
+        if (!(e->flags & CN_ENTRY_DELTA)) {
+            free(h);
+            h = NULL;
+            if (e->nhash == 0 || !(h = calloc(cap, sizeof *h)))
+                continue;
+            memcpy(h, e->hashes, sizeof *h * e->nhash);
+            continue;
+        }
+        if (!h || (e->nhash == 0 && e->nruns > 0)) {
+            free(h);
+            h = NULL; /* changed blocks without hashes: unknown */
+            continue;
+        }
+        uint32_t k = 0;
+        for (uint32_t r = 0; r < e->nruns; r++)
+            for (uint32_t b = 0; b < e->runs[r].count; b++)
+                h[e->runs[r].first + b] = e->hashes[k++];
+    }
+    return h;
+}
+
+/* The context's parent tables after restoring the chain at LEVEL. */
+static void rebuild_tables(cairn_ctx *ctx, const api_chain *ch, int level)
+{
+    api_incr_reset(ctx);
+    const cn_ckpt *newest = ch->link[ch->n - 1];
+    if (newest->h.incr_block == 0)
+        return;
+    incr_tab *t = incr_tab_new(newest->h.generation, newest->h.base, (uint32_t)(ch->n - 1),
+                               newest->h.incr_block);
+    for (uint32_t i = 0; t && i < newest->h.nentries; i++) {
+        const cn_entry *fe = &newest->e[i];
+        if (fe->kind == CN_KIND_VAR &&
+            incr_tab_add(t, fe->name, fe->raw_size, chain_hashes(ch, fe)) < 0) {
+            incr_tab_unref(t);
+            t = NULL;
+        }
+    }
+    if (!t)
+        return; /* out of memory: the next checkpoints are full */
+    incr_tab_seal(t);
+    for (int l = 1; l <= (level > 3 ? 3 : level); l++)
+        ctx->incr[l] = incr_tab_ref(t);
+    incr_tab_unref(t);
+}
+
+int api_chain_restore(cairn_ctx *ctx, const api_chain *ch, int level)
+{
+    const cn_ckpt *newest = ch->link[ch->n - 1];
+    for (uint32_t i = 0; i < newest->h.nentries; i++) {
+        const cn_entry *e = &newest->e[i];
+        if (e->kind != CN_KIND_FILE)
+            continue;
+        CN_TRY(api_file_register(ctx, e->name));
+        CN_TRY(cn_write_atomic(ctx->filesfd, e->name, newest->map + e->offset, e->stored_size,
+                               &ctx->err));
+    }
+    for (int l = 0; l < ch->n; l++)
+        CN_TRY(apply_link(ctx, ch->link[l], newest));
+    rebuild_tables(ctx, ch, level);
+    return 0;
+}

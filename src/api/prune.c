@@ -1,0 +1,135 @@
+/*
+ * prune.c - which generations a node keeps after a checkpoint.
+ *
+ * Kept, among the generations up to the one just written: the store.keep
+ * newest restorable ones, the newest restorable one at each level 2 and 3
+ * (so a policy of "every 4th at level 3" never loses its only level-3 copy
+ * to newer level-1 ones), the parents of the next checkpoints at each level
+ * (ctx->incr), and every generation any of these needs: its incremental
+ * chain down to the full generation it starts with. A generation is
+ * restorable here when its manifest decodes and so is its parent's. Dropped:
+ * the rest, and any generation newer than the one just written (an
+ * abandoned timeline). So an old chain goes once newer generations at every
+ * level no longer need it.
+ *
+ * Dropping is a rename to ".trash-*" now (the name is free at once) and the
+ * removal in a background thread (trash.c), off the critical path. Run by
+ * each node leader on its own node's directory.
+ */
+#include "api/api.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PRUNE_MAX 4096 /* generation directories looked at per node */
+
+typedef struct pgen {
+    long id, parent;
+    int level;
+    bool complete, restorable, keep;
+} pgen;
+
+static int cmp_pgen_desc(const void *a, const void *b)
+{
+    long x = ((const pgen *)a)->id, y = ((const pgen *)b)->id;
+    return (x < y) - (x > y);
+}
+
+static pgen *find(pgen *g, size_t n, long id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (g[i].id == id)
+            return &g[i];
+    return NULL;
+}
+
+/* Read what prune needs of generation G's manifest. */
+static void examine(cairn_ctx *ctx, pgen *g)
+{
+    char name[64];
+    cn_gen_dirname(name, sizeof name, g->id);
+    cn_err saved = ctx->err, err = {0};
+    int genfd = cn_dir_open(ctx->nodefd, name, false, &err);
+    cn_manifest m;
+    if (genfd >= 0 && api_read_manifest(ctx, genfd, &m) == 0) {
+        g->complete = api_manifest_of(ctx, &m, g->id, ctx->node);
+        g->parent = (long)m.parent;
+        g->level = (int)m.level;
+        cn_manifest_free(&m);
+    }
+    ctx->err = saved; /* an unreadable manifest only makes G incomplete */
+    if (genfd >= 0)
+        close(genfd);
+}
+
+/* Keep G and every generation its chain needs. */
+static void keep_chain(pgen *g, size_t n, pgen *x)
+{
+    for (; x && !x->keep; x = x->parent >= 0 ? find(g, n, x->parent) : NULL)
+        x->keep = true;
+}
+
+void api_prune(cairn_ctx *ctx, long id)
+{
+    int fd = dup(ctx->nodefd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    rewinddir(d);
+    pgen *g = calloc(PRUNE_MAX, sizeof *g);
+    size_t n = 0;
+    for (struct dirent *de; g && (de = readdir(d)) != NULL && n < PRUNE_MAX;) {
+        int64_t x = cn_parse_gen_dirname(de->d_name);
+        if (x >= 0)
+            g[n++] = (pgen){.id = (long)x, .parent = -1};
+    }
+    closedir(d);
+    if (!g)
+        return;
+    qsort(g, n, sizeof *g, cmp_pgen_desc);
+    for (size_t i = n; i-- > 0;) { /* oldest first: a parent is decided before its child */
+        if (g[i].id > id)
+            continue;
+        examine(ctx, &g[i]);
+        pgen *p = g[i].parent >= 0 ? find(g, n, g[i].parent) : NULL;
+        g[i].restorable = g[i].complete && (g[i].parent < 0 || (p && p->restorable));
+    }
+    int kept = 0;
+    bool at_level[4] = {false};
+    for (size_t i = 0; i < n; i++) {
+        if (g[i].id > id || !g[i].restorable)
+            continue;
+        bool newest_at = false;
+        for (int l = 2; l <= 3; l++)
+            if (g[i].level >= l && !at_level[l])
+                newest_at = at_level[l] = true;
+        if (kept < ctx->cfg.keep || newest_at)
+            keep_chain(g, n, &g[i]);
+        kept++;
+    }
+    for (int l = 1; l <= 3; l++)
+        if (ctx->incr[l])
+            keep_chain(g, n, find(g, n, (long)ctx->incr[l]->gen));
+    int trashed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (g[i].keep && g[i].id <= id)
+            continue;
+        char name[64], trash[128];
+        cn_gen_dirname(name, sizeof name, g[i].id);
+        snprintf(trash, sizeof trash, "%s%s.%d", API_TRASH_PREFIX, name, (int)getpid());
+        if (renameat(ctx->nodefd, name, ctx->nodefd, trash) == 0)
+            trashed++;
+        else
+            cn_warn("prune: cannot move %s/%s aside: %s", ctx->node_path, name, strerror(errno));
+    }
+    free(g);
+    if (trashed)
+        api_trash_empty(ctx, false);
+}

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# run_incr.sh - incremental chains across real jobs: every generation of a
+# chain restored bit-exact for workloads that change nothing, a few blocks,
+# half and everything; variables that grow and shrink; a record split by a
+# block boundary; a kill during an incremental checkpoint; a corrupt and a
+# missing link; level 3 with nodes lost mid-chain; mixed levels; a restarted
+# job continuing the chain; hints. Sourced by tests/run.sh after run_mpi.sh
+# (uses its fresh/check helpers).
+TI=$BUILD/tests/t_incr
+ti() { scripts/mpirun.sh 4 "$TI" "$@"; }
+export CAIRN_RANKS_PER_NODE=2 CAIRN_INCR=on CAIRN_INCR_BLOCK=4K CAIRN_KEEP=2
+unset CAIRN_FAULT T_WORK
+
+restore_every() { # restore_every FIRST LAST: a new job restores each generation bit-exact
+  for g in $(seq "$1" "$2"); do ti restore-id "$g" || return 1; done
+}
+
+for w in none few half all; do
+  fresh "incr-$w"
+  export T_WORK=$w
+  ti save 6 >/dev/null
+  if [ $w = all ]; then # everything changed: no increment pays; keep = 2 leaves 5 and 6
+    check "incr (all changes): every generation is full" ti parents -1 -1
+    check "  ... each restores bit-exact in a new job" restore_every 5 6
+  else
+    check "incr ($w changes): generations 1..6 are one chain, none pruned" ti parents -1 1 2 3 4 5
+    check "  ... every generation restores bit-exact in a new job (grow resized, record 170 split)" \
+      restore_every 1 6
+  fi
+done
+unset T_WORK
+
+fresh incr-ls
+ti save 3 >/dev/null
+check "cairn ls: full or incremental, and the stored share of the full size" \
+  bash -c "$BUILD/cairn ls --base $CAIRN_BASE --job $CAIRN_JOB | awk '\$1==1 && /full/' | grep -q . &&
+           $BUILD/cairn ls --base $CAIRN_BASE --job $CAIRN_JOB | awk '\$1==3 && /incr <- 2/' | grep -Eq ' [0-9.]+%'"
+check "cairn inspect: a delta entry names its runs" \
+  bash -c "$BUILD/cairn inspect $(gen_dir 0 3)/rank-0.ckpt | grep -Eq '^grid .* delta [0-9]+ blocks'"
+check "cairn verify: every link verifies" "$BUILD/cairn" verify --base "$CAIRN_BASE" --job "$CAIRN_JOB"
+
+fresh incr-full-every
+CAIRN_INCR_FULL_EVERY=3 ti save 7 >/dev/null
+check "incr.full_every = 3: chains 1-3, 4-6, 7; keep = 2 keeps 7 and 6 with its chain" \
+  ti parents -1 4 5 -1
+check "  ... the chain 1-3 is gone" bash -c "[ ! -e $(gen_dir 0 1) ] && [ ! -e $(gen_dir 1 3) ]"
+check "  ... generation 7 (full) and 6 (chain 4-6) restore" restore_every 6 7
+
+fresh incr-kill
+ti save 3 >/dev/null
+check "kill -9 in the middle of incremental generation 4: the job dies" \
+  bash -c "! CAIRN_FAULT=ckpt.write:gen=4:rank=1 scripts/mpirun.sh 4 $TI save 5 >/dev/null 2>&1"
+check "  ... a new job restores generation 3 (its chain intact)" ti restore 3
+
+fresh incr-corrupt
+CAIRN_KEEP=8 CAIRN_INCR_FULL_EVERY=4 ti save 7 >/dev/null # chains 1-4 and 5-7, all kept
+f=$(gen_dir 1 6)/rank-3.ckpt
+printf '\xff' | dd of="$f" bs=1 seek=5000 conv=notrunc status=none
+check "a corrupt link (6): generation 5 is the newest restorable, and the message names 6" \
+  bash -c "scripts/mpirun.sh 4 $TI restore 5 2>&1 | grep -q 'generation 7 (incremental, chain from 5) needs generation 6: .*rank-3.ckpt'"
+rm "$(gen_dir 0 5)/manifest"
+check "  ... link 5 missing too: cairn ls says 6 and 7 have a broken chain" \
+  bash -c "$BUILD/cairn ls --base $CAIRN_BASE --job $CAIRN_JOB | grep -E '^ +7 .*broken-chain$' &&
+           $BUILD/cairn ls --base $CAIRN_BASE --job $CAIRN_JOB | grep -E '^ +6 .*broken-chain$'"
+check "  ... and a new job restores generation 4 (the older chain)" ti restore 4
+
+fresh incr-resume
+ti save 3 >/dev/null
+check "a restarted job continues the chain (restores 3, writes 4 and 5 onto it)" ti resume 3 5
+check "  ... generations 1..5 form one chain" ti parents -1 1 2 3 4
+check "  ... and a third job restores 5 bit-exact" ti restore 5
+
+fresh incr-hint
+check "hints: calm unchanged, step changed (no hashing)" ti hint 4
+check "  ... calm stored no block after generation 1" \
+  bash -c "$BUILD/cairn inspect $(gen_dir 0 3)/rank-1.ckpt | grep -Eq '^calm .* delta 0 blocks'"
+check "  ... every generation restores bit-exact" restore_every 4
+
+# Level 3: 8 nodes of one rank, 2 sets of 4 (k = 2, m = 2).
+export CAIRN_RANKS_PER_NODE=1 CAIRN_SET_SIZE=4 CAIRN_EC_M=2
+ti8() { scripts/mpirun.sh 8 "$TI" "$@"; }
+wipe_nodes() { for x in "$@"; do rm -rf "$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node$x"; done; }
+fresh incr-l3
+ti8 save 4 3 >/dev/null
+check "level 3, incremental: generations 1..4 form one chain, each with its own parity" \
+  bash -c "scripts/mpirun.sh 8 $TI parents -1 1 2 3 && [ -e $(gen_dir 5 3)/parity.ec ]"
+lost_ok=""
+for g in 1 2 3 4; do
+  wipe_nodes 1 2
+  scripts/mpirun.sh 8 "$TI" restore-id "$g" >/dev/null 2>&1 || lost_ok+=" $g"
+done
+check "  ... nodes 1 and 2 lost before each restart: every generation rebuilt link by link" \
+  test -z "$lost_ok"
+[ -n "$lost_ok" ] && echo "#   failed generations:$lost_ok"
+wipe_nodes 0 3 6
+check "  ... 2 lost in set 0 and 1 in set 1 at once: the newest restores" ti8 restore 4
+wipe_nodes 0 1 2
+check "  ... 3 lost in a set: CAIRN_ELOST" bash -c "! ti8 restore 4 >/dev/null 2>&1"
+
+fresh incr-alt
+ti8 save 6 alt >/dev/null # odd generations at level 1, even at level 3
+check "mixed levels: level-3 generations diff against the previous level-3 one (2 <- 4 <- 6);" \
+  ti8 parents -1 2 4 4
+check "  ... keep = 2 kept 6, 5 and their chain (2, 4), dropped 1 and 3" \
+  bash -c "[ ! -e $(gen_dir 0 1) ] && [ ! -e $(gen_dir 0 3) ] && [ -e $(gen_dir 7 2) ]"
+wipe_nodes 4 5
+check "  ... two nodes lost: generation 6 (chain 2, 4, 6, all level 3) is rebuilt" ti8 restore 6
+rm -rf "$(gen_dir 0 6)" "$(gen_dir 1 6)" "$(gen_dir 2 6)"
+wipe_nodes 4 5
+check "  ... 6 gone too: 5 (level 1) is lost with its nodes, 4 restores" ti8 restore 4
+export CAIRN_RANKS_PER_NODE=2
+unset CAIRN_SET_SIZE CAIRN_EC_M CAIRN_INCR CAIRN_INCR_BLOCK CAIRN_KEEP
