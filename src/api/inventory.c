@@ -75,14 +75,13 @@ int api_local_gens(cairn_ctx *ctx, api_gen **out, int *n)
     *out = NULL;
     *n = 0;
     ctx->layout_note[0] = '\0';
-    int fd = dup(ctx->nodefd);
+    int fd = cn_dir_listing_fd(ctx->nodefd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
         if (fd >= 0)
             close(fd);
         return cn_fail(&ctx->err, CAIRN_EIO, "cannot list %s", ctx->node_path);
     }
-    rewinddir(d);
     size_t cap = 16, cnt = 0;
     api_gen *g = malloc(cap * sizeof *g);
     int rc = g ? 0 : cn_fail(&ctx->err, CAIRN_ENOMEM, "out of memory");

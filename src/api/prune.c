@@ -75,14 +75,13 @@ static void keep_chain(pgen *g, size_t n, pgen *x)
 
 void api_prune(cairn_ctx *ctx, long id)
 {
-    int fd = dup(ctx->nodefd);
+    int fd = cn_dir_listing_fd(ctx->nodefd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
         if (fd >= 0)
             close(fd);
         return;
     }
-    rewinddir(d);
     pgen *g = calloc(PRUNE_MAX, sizeof *g);
     size_t n = 0;
     for (struct dirent *de; g && (de = readdir(d)) != NULL && n < PRUNE_MAX;) {

@@ -44,14 +44,13 @@ typedef struct node_state {
 /* Newest generation id <= BOUND with a directory on this node, or -1. */
 static long local_newest(cairn_ctx *ctx, long bound)
 {
-    int fd = dup(ctx->nodefd);
+    int fd = cn_dir_listing_fd(ctx->nodefd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
         if (fd >= 0)
             close(fd);
         return -1;
     }
-    rewinddir(d);
     long best = -1;
     for (struct dirent *de; (de = readdir(d)) != NULL;) {
         int64_t g = cn_parse_gen_dirname(de->d_name);

@@ -22,7 +22,6 @@ static void *empty_trash(void *arg)
         close(nodefd);
         return NULL;
     }
-    rewinddir(d);
     for (struct dirent *de; (de = readdir(d)) != NULL;) {
         if (strncmp(de->d_name, API_TRASH_PREFIX, strlen(API_TRASH_PREFIX)) != 0)
             continue;
@@ -40,7 +39,7 @@ void api_trash_empty(cairn_ctx *ctx, bool wait)
         pthread_join(ctx->trash_thread, NULL);
         ctx->trash_running = false;
     }
-    int fd = dup(ctx->nodefd);
+    int fd = cn_dir_listing_fd(ctx->nodefd);
     if (fd < 0)
         return;
     if (pthread_create(&ctx->trash_thread, NULL, empty_trash, (void *)(intptr_t)fd) != 0) {

@@ -93,6 +93,11 @@ int cn_dir_open_path(const char *path, cn_err *err);
 /* Remove NAME under DIRFD recursively, never following symlinks. Missing is OK. */
 int cn_rmtree_at(int dirfd, const char *name, cn_err *err);
 
+/* A new descriptor of directory DIRFD with a position of its own, for
+ * listing it (fdopendir): a dup() would share the position with every other
+ * dup, and two threads listing at once would each miss entries. -errno. */
+int cn_dir_listing_fd(int dirfd);
+
 /* fsync a directory fd (persist renames in it). */
 int cn_dir_sync(int dirfd, cn_err *err);
 

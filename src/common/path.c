@@ -216,3 +216,9 @@ int64_t cn_parse_gen_dirname(const char *name)
     }
     return v;
 }
+
+int cn_dir_listing_fd(int dirfd)
+{
+    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
