@@ -71,7 +71,7 @@ static int continues(cairn_ctx *ctx, const cn_ckpt *c, const cn_ckpt *next)
         if (!(e->flags & CN_ENTRY_DELTA))
             continue;
         const cn_entry *pe = cn_ckpt_find(c, e->name);
-        bool ok = pe && pe->kind == CN_KIND_VAR && pe->type == e->type;
+        bool ok = pe && pe->kind == CN_KIND_VAR; /* blocks are bytes: the type may change */
         uint64_t nb = cn_incr_nblocks(e->raw_size, block), j = 0;
         for (uint32_t r = 0; ok && r <= e->nruns; r++) {
             uint64_t stop = r < e->nruns ? e->runs[r].first : nb;

@@ -64,6 +64,11 @@ check "  ... link 5 missing too: cairn ls says 6 and 7 have a broken chain" \
            $BUILD/cairn ls --base $CAIRN_BASE --job $CAIRN_JOB | grep -E '^ +6 .*broken-chain$'"
 check "  ... and a new job restores generation 4 (the older chain)" ti restore 4
 
+fresh incr-retype
+T_RETYPE=1 ti save 4 >/dev/null
+check "a variable re-protected with another type of the same size diffs by its bytes" \
+  bash -c "T_RETYPE=1 scripts/mpirun.sh 4 $TI restore 4 && T_RETYPE=1 scripts/mpirun.sh 4 $TI parents -1 1 2 3"
+
 fresh incr-resume
 ti save 3 >/dev/null
 check "a restarted job continues the chain (restores 3, writes 4 and 5 onto it)" ti resume 3 5

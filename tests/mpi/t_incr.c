@@ -8,7 +8,8 @@
  *           so a 4 KiB block boundary splits it
  *   grow    int32, 3000..6072 elements: its size changes with the
  *           generation, its values never do (blocks keep their contents)
- *   calm    float 20000, written once (hinted unchanged in "hint" runs)
+ *   calm    float 20000, written once (hinted unchanged in "hint" runs); with
+ *           T_RETYPE, protected as int32 from generation 3 on (same bytes)
  *   smooth  double 30000, lossy within 1e-4 of its range (predict codec),
  *           changed in regions like grid
  *   step    int64, every generation
@@ -136,7 +137,8 @@ static int protect_all(cairn_ctx *ctx, long g)
     rc |= cairn_protect(ctx, "grid", grid, CAIRN_DOUBLE, NX * NY, 2, d2);
     rc |= cairn_protect(ctx, "recs", recs, CAIRN_BYTE, NREC * RECSZ, 0, NULL);
     rc |= cairn_protect(ctx, "grow", grow, CAIRN_INT32, grow_count(g), 0, NULL);
-    rc |= cairn_protect(ctx, "calm", calm, CAIRN_FLOAT, NCALM, 0, NULL);
+    cairn_type calm_type = getenv("T_RETYPE") && g >= 3 ? CAIRN_INT32 : CAIRN_FLOAT;
+    rc |= cairn_protect(ctx, "calm", calm, calm_type, NCALM, 0, NULL);
     rc |= cairn_protect(ctx, "smooth", smooth, CAIRN_DOUBLE, NSMOOTH, 0, NULL);
     rc |= cairn_protect(ctx, "step", &step, CAIRN_INT64, 1, 0, NULL);
     rc |= cairn_protect_bound_rel(ctx, "smooth", 1e-4);
