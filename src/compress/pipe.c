@@ -137,8 +137,9 @@ static size_t plan_spans(const cz_item *it, uint32_t i, uint64_t piece, bool fla
         for (uint32_t k = 0; k < it->nspan; k++)
             for (uint64_t off = 0; off < it->span[k].len; off += piece) {
                 uint64_t len = it->span[k].len - off < piece ? it->span[k].len - off : piece;
-                t[nt++] = (task){i, i, (const uint8_t *)it->span[k].ptr + off, k, off,
-                                 (size_t)len, it->type, flat};
+                t[nt++] = (task){.item = i, .last = i, .at = (const uint8_t *)it->span[k].ptr + off,
+                                 .span = k, .span_off = off, .len = (size_t)len,
+                                 .type = it->type, .flat = flat};
             }
         return nt;
     }
@@ -146,7 +147,8 @@ static size_t plan_spans(const cz_item *it, uint32_t i, uint64_t piece, bool fla
     uint64_t in_span = 0;
     for (uint64_t off = 0; off < it->size; off += piece) {
         uint64_t len = it->size - off < piece ? it->size - off : piece;
-        t[nt++] = (task){i, i, NULL, k, in_span, (size_t)len, it->type, flat};
+        t[nt++] = (task){.item = i, .last = i, .span = k, .span_off = in_span,
+                         .len = (size_t)len, .type = it->type, .flat = flat};
         for (uint64_t adv = len; adv > 0;) { /* move the cursor past this task */
             uint64_t step = it->span[k].len - in_span < adv ? it->span[k].len - in_span : adv;
             adv -= step;
@@ -185,7 +187,8 @@ static size_t plan(cz_item *items, uint32_t n, uint32_t buf, task *t)
                 j++;
             }
             it->frame_raw = total;
-            t[nt++] = (task){i, j - 1, NULL, 0, 0, (size_t)total, type, false, true};
+            t[nt++] = (task){.item = i, .last = j - 1, .len = (size_t)total, .type = type,
+                             .pack = true};
             i = j;
             continue;
         }
@@ -195,9 +198,9 @@ static size_t plan(cz_item *items, uint32_t n, uint32_t buf, task *t)
             nt += plan_spans(it, i, piece, flat, t + nt);
         else
             for (uint64_t off = 0; off < it->size; off += piece)
-                t[nt++] = (task){i, i, (const uint8_t *)it->ptr + off, 0, 0,
-                                 (size_t)(it->size - off < piece ? it->size - off : piece),
-                                 it->type, flat};
+                t[nt++] = (task){.item = i, .last = i, .at = (const uint8_t *)it->ptr + off,
+                                 .len = (size_t)(it->size - off < piece ? it->size - off : piece),
+                                 .type = it->type, .flat = flat};
         it->max_error = 0;
         i++;
     }

@@ -59,9 +59,9 @@ static void expect_reject(image *img, int code, const char *what)
 }
 
 static const spec small_specs[] = {
-    {"ints", CN_KIND_VAR, CAIRN_INT32, 1, {5}, 5, 0},
-    {"empty", CN_KIND_VAR, CAIRN_DOUBLE, 0, {0}, 0, 0},
-    {"input.txt", CN_KIND_FILE, CAIRN_BYTE, 0, {0}, 100, 0},
+    {"ints", CN_KIND_VAR, CAIRN_INT32, 1, {5}, 5, 0, NULL, 0, false},
+    {"empty", CN_KIND_VAR, CAIRN_DOUBLE, 0, {0}, 0, 0, NULL, 0, false},
+    {"input.txt", CN_KIND_FILE, CAIRN_BYTE, 0, {0}, 100, 0, NULL, 0, false},
 };
 #define NSMALL ((uint32_t)(sizeof small_specs / sizeof small_specs[0]))
 
@@ -133,7 +133,7 @@ static void test_round_trip_every_type(void **state)
     uint32_t n = 0;
     for (int t = CAIRN_BYTE; t <= CAIRN_DOUBLE; t++, n++) {
         snprintf(names[t], sizeof names[t], "var-%d", t);
-        spec v = {names[t], CN_KIND_VAR, (uint8_t)t, (uint8_t)(t % 4), {0}, 0, 0};
+        spec v = {names[t], CN_KIND_VAR, (uint8_t)t, (uint8_t)(t % 4), {0}, 0, 0, NULL, 0, false};
         static const uint64_t shape[CAIRN_MAX_DIMS] = {3, 2, 5};
         v.count = 1;
         for (int d = 0; d < v.ndims; d++)
@@ -144,9 +144,9 @@ static void test_round_trip_every_type(void **state)
             v.bound = 1e-3 * t;
         s[n] = v;
     }
-    s[n++] = (spec){"empty", CN_KIND_VAR, CAIRN_FLOAT, 0, {0}, 0, 0};
-    s[n++] = (spec){"empty-2d", CN_KIND_VAR, CAIRN_INT64, 2, {4, 0}, 0, 0};
-    s[n++] = (spec){"restart.dat", CN_KIND_FILE, CAIRN_BYTE, 0, {0}, 333, 0};
+    s[n++] = (spec){"empty", CN_KIND_VAR, CAIRN_FLOAT, 0, {0}, 0, 0, NULL, 0, false};
+    s[n++] = (spec){"empty-2d", CN_KIND_VAR, CAIRN_INT64, 2, {4, 0}, 0, 0, NULL, 0, false};
+    s[n++] = (spec){"restart.dat", CN_KIND_FILE, CAIRN_BYTE, 0, {0}, 333, 0, NULL, 0, false};
     image img;
     build_image(s, n, CN_MIN_BLOCK, &img);
     assert_int_equal(img.e[n - 2].count, 0);
@@ -159,9 +159,9 @@ static void test_round_trip_multi_block(void **state)
     (void)state;
     /* 10001 doubles = 80008 bytes: 19 full 4 KiB blocks and one of 2184. */
     const spec s[] = {
-        {"a", CN_KIND_VAR, CAIRN_UINT8, 0, {0}, 1, 0},
-        {"field", CN_KIND_VAR, CAIRN_DOUBLE, 2, {73, 137}, 73 * 137, 0},
-        {"z", CN_KIND_VAR, CAIRN_INT16, 1, {3}, 3, 0},
+        {"a", CN_KIND_VAR, CAIRN_UINT8, 0, {0}, 1, 0, NULL, 0, false},
+        {"field", CN_KIND_VAR, CAIRN_DOUBLE, 2, {73, 137}, 73 * 137, 0, NULL, 0, false},
+        {"z", CN_KIND_VAR, CAIRN_INT16, 1, {3}, 3, 0, NULL, 0, false},
     };
     image img;
     build_image(s, 3, CN_MIN_BLOCK, &img);
@@ -324,8 +324,8 @@ static void test_bad_entries(void **state)
 {
     (void)state;
     const spec s[] = {
-        {"a", CN_KIND_VAR, CAIRN_INT32, 2, {2, 3}, 6, 0},
-        {"b", CN_KIND_VAR, CAIRN_DOUBLE, 1, {4}, 4, 0.5},
+        {"a", CN_KIND_VAR, CAIRN_INT32, 2, {2, 3}, 6, 0, NULL, 0, false},
+        {"b", CN_KIND_VAR, CAIRN_DOUBLE, 1, {4}, 4, 0.5, NULL, 0, false},
     };
     image img;
     build_image(s, 2, CN_MIN_BLOCK, &img);
