@@ -800,7 +800,7 @@ static wres measure(work *w, const opts *o, long max_changed, rec *cp, rec *icp)
     if (g_rank == 0) {
         printf("#   xdelta3 vs cairn, rank 0 alone, one interval of %s (%.4f MB dumped, %.4f MB "
                "changed): xdelta3 -e %.4f MB in %.4f s; cairn increment %.4f MB (blocks %.4f MB) "
-               "in %.4f s (level 1, 1 thread); medians of %d\n",
+               "in %.4f s (level 1, compress.threads 1); medians of %d\n",
                w->name, res.x.dump / MB, res.x.changed / MB, res.x.x_size / MB, res.x.x_time,
                res.x.c_bytes / MB, res.x.c_delta / MB, res.x.c_time, o->xdelta_reps);
         fflush(stdout);
@@ -968,6 +968,11 @@ static int block_sweep(work *w, const opts *o, long *best, double *best_ratio)
             fflush(stdout);
         }
     }
+    if (g_rank == 0)
+        printf("#   stored / changed ~ 1 + b / L: each run of changed bytes costs about one block "
+               "more than it holds, so b <= L / 10 keeps it <= 1.1 (here b <= %.0f bytes); "
+               "hashing costs the same at every size, smaller blocks only a larger table\n",
+               run_len / 10);
     return found;
 }
 
