@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh: run the benchmarks (built by `make`; this script builds nothing).
-#   BUILD=build bash bench/run.sh [SECTION...]     SECTION: all (default), l1, ec, ring, l3, z, lossy
+#   BUILD=build bash bench/run.sh [SECTION...]     SECTION: all (default), l1, ec, ring, l3, z, lossy,
+#                                                  incr
 # Every figure is printed as a line
 #   bench: NAME VALUE UNIT ratio=R vs BASELINE
 # with the baseline measured in the same run; lines starting with '#' are
@@ -21,10 +22,14 @@
 #   LOSSY_REPS=3  LOSSY_WARMUP=1  LOSSY_HEAT3D_STEPS=400  LOSSY_HEAT2D_STEPS=400
 #   LOSSY_PAPER=heat3d,egm96,heat2d (data sets of the paper's tables, or none)
 #   LOSSY_EGM96=/usr/share/proj/egm96_15.gtx
+#   INCR_NP=8 (ranks = emulated nodes, one encoding set, m = 2)  INCR_REPS=5 (intervals per
+#   series)  INCR_MAT_N=2400  INCR_MAT_ROWS=3 (rows of C per interval)  INCR_LU_N=72 (points per
+#   rank per edge)  INCR_LU_ITERS=1  INCR_LU_MAX_CHANGED=100  INCR_BLOCKS=1,2,4,8,16,64,256,1024
+#   (KiB)  INCR_SWEEP_REPS=3  INCR_HASH_MIB=256  INCR_HASH_REPS=5  INCR_XDELTA_REPS=3  INCR_AUTO=1
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-SECTIONS=(l1 ec ring l3 z lossy)
+SECTIONS=(l1 ec ring l3 z lossy incr)
 
 tmp=$(mktemp -d /dev/shm/cairn-bench.XXXXXX) || { echo "run.sh: mktemp failed" >&2; exit 1; }
 trap 'rm -rf "$tmp"' EXIT
@@ -208,6 +213,46 @@ bench_lossy() {
   run_mpi 1 "$bin" --reps "${LOSSY_REPS:-3}" --warmup "${LOSSY_WARMUP:-1}" \
     --heat3d-steps "${LOSSY_HEAT3D_STEPS:-400}" --heat2d-steps "${LOSSY_HEAT2D_STEPS:-400}" \
     --paper "${LOSSY_PAPER:-heat3d,egm96,heat2d}" --egm96 "${LOSSY_EGM96:-/usr/share/proj/egm96_15.gtx}"
+}
+
+# ---- incr: incremental vs full checkpoints (the paper's Tables 3, 4), block size, xdelta3 ----
+# One job of INCR_NP ranks, each its own emulated node (CAIRN_RANKS_PER_NODE=1), one encoding
+# set (set_size = INCR_NP, m = 2). Two MPI programs, a blocked matrix multiply that fills a few
+# rows of C per interval (~0.1 % of memory changes) and an SSOR solver in the manner of NPB LU
+# (~60 % changes), each checkpointed at level 3 after every interval with incr.mode off and on,
+# compress.codec = none (set by the program); then a sweep of incr.block_size on mat, incr_hash
+# against memcpy, and xdelta3 on two consecutive generations of rank 0's memory. The restart of
+# each incremental chain is checked bit-exact. Waiting ranks yield their core (as in l3).
+bench_incr() {
+  local bin=$BUILD/bench/incr_bench
+  if [ ! -x "$bin" ]; then
+    echo "# FAILED: $bin not built (run make first)"
+    failed=1
+    return
+  fi
+  if ! command -v xdelta3 >/dev/null; then
+    echo "# FAILED: xdelta3 not installed (bash scripts/setup.sh)"
+    failed=1
+    return
+  fi
+  local np=${INCR_NP:-8} n=${INCR_MAT_N:-2400} lun=${INCR_LU_N:-72}
+  # Per rank: mat (A and C rows, all of B) or lu, each twice (the copy the
+  # changed bytes are counted against); on the RAM disk three full
+  # generations and their parity (2/(np-2)); rank 0: 2 x INCR_HASH_MIB and two dumps.
+  local mat_mib=$(( (2 * n / np + n) * n * 8 / 1048576 + 1 )) lu_mib=$(( lun * lun * lun * 128 / 1048576 + 1 ))
+  local per=$(( mat_mib > lu_mib ? mat_mib : lu_mib ))
+  local hash=$(( 2 * ${INCR_HASH_MIB:-256} ))
+  if ! mem_ok $((np * per * 2 + hash + 1024)) $((np * per * 4 + 3 * per + 256)); then
+    echo "# skipped: incr: not enough free memory for $np x $((per * 6)) MiB"
+    return
+  fi
+  # incr.*, compress.codec and compress.threads are set by the program for each series.
+  CAIRN_KEEP=2 CAIRN_SET_SIZE=$np CAIRN_EC_M=2 OMPI_MCA_mpi_yield_when_idle=1 \
+    run_mpi "$np" env CAIRN_RANKS_PER_NODE=1 "$bin" --reps "${INCR_REPS:-5}" \
+    --mat-n "$n" --mat-rows "${INCR_MAT_ROWS:-3}" --lu-n "$lun" --lu-iters "${INCR_LU_ITERS:-1}" \
+    --lu-max-changed "${INCR_LU_MAX_CHANGED:-100}" --blocks "${INCR_BLOCKS:-1,2,4,8,16,64,256,1024}" \
+    --sweep-reps "${INCR_SWEEP_REPS:-3}" --hash-mib "${INCR_HASH_MIB:-256}" \
+    --hash-reps "${INCR_HASH_REPS:-5}" --xdelta-reps "${INCR_XDELTA_REPS:-3}" --auto "${INCR_AUTO:-1}"
 }
 
 # ---- main ----

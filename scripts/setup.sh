@@ -13,6 +13,7 @@ pkgs=(
   libfpzip-dev                          # lossless floating-point predictor codec
   proj-data                             # a real data set for `make bench` (EGM96 geoid)
   libzfp-dev                            # ZFP, the lossy baseline of `make bench`
+  xdelta3                               # binary diff, the incremental baseline of `make bench`
   libxxhash-dev                         # checksums and block hashes
   libpmem-dev                           # persistent-memory / tmpfs writes
   libinih-dev                           # INI configuration parser
