@@ -19,6 +19,12 @@
  *   pipe_read.c   the read pipeline: frames checked first, then decoded in
  *                 parallel, straight into place.
  *   ckpt.c        the read pipeline over a checkpoint file's entries.
+ *   agg.c         N->M aggregation for level 4: many ranks' variables merged
+ *                 into one file by one of the paper's four schemes (mcrEngine),
+ *                 per-type codecs, a second zstd pass where it pays, the
+ *                 scheme picked by sampling (AUTO); the file layout is there.
+ *   agg_read.c    the aggregated file parsed and verified whole, then decoded
+ *                 group by group back into variables.
  *
  * Accelerators (designed, not built: this project has no GPU to test on): an
  * accelerator codec is one more cz_codec whose encode/decode submit a buffer
@@ -341,5 +347,68 @@ int cz_read(const cz_stream *s, uint32_t n, int threads, cn_err *err);
  */
 int cz_decode_ckpt(const cn_ckpt *c, const cz_dest *const *dest, const uint32_t *ndest,
                    int threads, cn_err *err);
+
+/* ---- N->M aggregation (agg*.c) ------------------------------------------ */
+/*
+ * One aggregator merges the variables of a group of ranks into one file
+ * (level 4). Pure library: variables in memory, the file's bytes out through
+ * a sink in sequential appends; reading parses a whole file held in memory.
+ * Layout and the design of the schemes: agg.c.
+ */
+enum cz_agg_scheme {            /* the paper's merging schemes; values are on disk */
+    CZ_AGG_AGNOSTIC = 0,        /* rank after rank, variables in their order, one stream */
+    CZ_AGG_AGNOSTIC_BLOCK = 1,  /* ranks' streams interleaved in blocks of opts.block */
+    CZ_AGG_AWARE = 2,           /* variables grouped by similarity key (name, type, kind) across ranks */
+    CZ_AGG_AWARE_BLOCK = 3,     /* aware groups, their variables interleaved in blocks */
+    CZ_AGG_AUTO = 4             /* not on disk: pick by sampling (the paper's adaptive mcrEngine) */
+};
+typedef struct cz_agg_var {
+    uint32_t rank;               /* application rank */
+    const char *name;            /* 1..CAIRN_NAME_MAX bytes */
+    uint8_t kind;                /* CN_KIND_VAR or CN_KIND_FILE (common.h) */
+    uint8_t type;                /* cairn_type */
+    uint8_t ndims;
+    uint64_t dims[CAIRN_MAX_DIMS];
+    uint64_t count;              /* elements (for files: bytes) */
+    uint64_t size;               /* bytes */
+    const void *data;            /* write: borrowed; read callback: valid during the call only */
+} cz_agg_var;
+typedef struct cz_agg_opts {
+    int scheme;                  /* enum cz_agg_scheme */
+    uint32_t block;              /* block schemes: interleaving unit in bytes, rounded down to a
+                                  * multiple of 8 (0 = 4096, the paper's best sizes were 1-8 KiB) */
+    int level;                   /* codec level for zstd/zlib (0 = codec default) */
+    int threads;                 /* compressor threads, 0 = calling thread (unused: one thread) */
+} cz_agg_opts;
+typedef struct cz_agg_stats {
+    uint64_t raw, stored;        /* variable bytes in, file bytes out */
+    int scheme;                  /* the scheme used (AUTO resolved) */
+    uint32_t ngroups;
+    uint32_t npass2;             /* groups that took the second (zstd) pass */
+    uint64_t sampled;            /* AUTO: bytes of the sample each scheme compressed */
+    double seconds;              /* whole call, sampling included */
+} cz_agg_stats;
+typedef int (*cz_agg_sink)(void *arg, const void *buf, size_t len, cn_err *err); /* appends */
+/* Write V[0..N-1] (any order; ranks may have differing variable sets and sizes) as one
+ * aggregated file through SINK (sequential appends; the sink may throttle). Two variables
+ * may not share (rank, kind, name). ST may be NULL. */
+int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sink sink,
+                 void *arg, cz_agg_stats *st, cn_err *err);
+/* Parse and verify a whole aggregated file in memory (P, LEN): header, table, every
+ * checksum, before anything is trusted. *OUT owns its parse, not P (P must outlive it). */
+typedef struct cz_agg_file cz_agg_file;
+int cz_agg_open(const uint8_t *p, size_t len, cz_agg_file **out, cn_err *err);
+size_t cz_agg_count(const cz_agg_file *f);                 /* variables */
+int cz_agg_info(const cz_agg_file *f, size_t i, cz_agg_var *v); /* metadata, data NULL */
+int cz_agg_scheme_of(const cz_agg_file *f);
+/* Decode every variable (group by group) and call CB once per variable with data set
+ * (in file table order); CB's nonzero return stops and is returned. Memory: the
+ * variable being delivered for Agnostic and Aware; a whole group for the block schemes
+ * (whose members are interleaved). */
+int cz_agg_read(const cz_agg_file *f, int (*cb)(void *arg, const cz_agg_var *v), void *arg,
+                cn_err *err);
+void cz_agg_close(cz_agg_file *f);              /* accepts NULL */
+const char *cz_agg_scheme_name(int scheme);   /* "agnostic", "agnostic-block", "aware", "aware-block", "auto" */
+int cz_agg_scheme_parse(const char *name);    /* -1 if unknown */
 
 #endif /* CAIRN_COMPRESS_H */

@@ -1,0 +1,484 @@
+/*
+ * agg.c - N->M aggregation, the writer: the (decoded) variables of a group of
+ * ranks merged into one file for level 4, after mcrEngine (Islam et al.,
+ * "mcrEngine: a scalable checkpointing system using data-aware aggregation
+ * and compression"), sections 3 and 6.
+ *
+ * Schemes. The file's bytes come in GROUPS, each compressed on its own:
+ *   agnostic        one group: rank after rank, each rank's variables in the
+ *                   order given; a byte codec (zstd), as the paper's gzip.
+ *   agnostic-block  one group: the ranks' streams interleaved in blocks of
+ *                   opts.block bytes (block 0 of every rank, then block 1...).
+ *   aware           one group per similarity key (kind, name, type): the
+ *                   variables of that key from every rank, in rank order,
+ *                   compressed by a codec for their type.
+ *   aware-block     aware groups with their variables interleaved in blocks.
+ *   auto            all four run over a sample (a prefix of every variable,
+ *                   about 1/16 of the data, 1..16 MiB); the smallest wins.
+ * A group's stream is cut into chunks of at most AGG_CHUNK raw bytes; each
+ * chunk becomes one frame (compress.h) of the group's codec. The codec is
+ * picked on the first chunk among the candidates for the type (float and
+ * double: fpzip, shuffle-zstd; wider integers: shuffle-zstd, zstd; bytes and
+ * the agnostic schemes: zstd), the smallest frame winning. The second pass
+ * (the paper's double compression) is tried on the first chunk too: if zstd
+ * over the inner frame makes it smaller, the group takes it (flag PASS2) and
+ * every unit becomes a zstd frame (type byte) holding exactly one inner
+ * frame; a unit where zstd does not pay is a raw frame.
+ *
+ * Layout (every integer little-endian; offsets implicit, checked on open):
+ *   header, 64 bytes:
+ *     0 "CAIRNAGG"  8 u32 version (1)  12 u8 scheme (0..3), u8 0, u16 0
+ *    16 u32 block (block schemes: the unit, a multiple of 8; else 0)
+ *    20 u32 nvars  24 u32 ngroups  28 u32 chunk (largest raw bytes of a frame)
+ *    32 u64 raw (all variables' bytes)  40 u64 0  48 u64 0
+ *    56 u64 XXH3-64 of bytes 0..55
+ *   data: every group's units, group after group (group g at 64 + the
+ *     stored bytes of groups before it)
+ *   table: ngroups group records, then nvars variable records, in table
+ *     order (group by group; within a group member by member: aware by rank,
+ *     agnostic rank after rank, variables in the order given):
+ *     group, 48 bytes: 0 u8 codec, u8 type (byte for agnostic), u8 flags
+ *       (PASS2), u8 0, 4 u32 nvars, 8 u64 raw, 16 u64 stored, 24 u64 units,
+ *       32 u64 XXH3-64 of the group's stored bytes, 40 u64 0
+ *     variable, 56 bytes + name: 0 u32 rank, 4 u8 kind, u8 type, u8 ndims,
+ *       u8 0, 8 u16 name length, u16 0, u32 0, 16 u64 dims[3], 40 u64 count,
+ *       48 u64 size, 56 name (no NUL)
+ *   trailer, 64 bytes:
+ *     0 "CAIRNEND"  8 u32 version  12 u32 nvars  16 u32 ngroups  20 u32 0
+ *    24 u64 data bytes  32 u64 table bytes  40 u64 XXH3-64 of the table
+ *    48 u64 file size  56 u64 XXH3-64 of bytes 0..55
+ * Every byte is under a checksum (header, each group's data, table,
+ * trailer), and every frame carries the XXH3-64 of its raw bytes.
+ *
+ * Memory: one chunk and its frames at a time (about 4 x AGG_CHUNK); the
+ * table is kept until the end. Ownership: the caller's variables are only
+ * read, during the call.
+ */
+#include "compress/agg_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+
+typedef struct wgroup {
+    size_t first, nvar;   /* table positions */
+    uint8_t type, codec, flags;
+    uint64_t raw, stored, nunits, sum;
+} wgroup;
+
+typedef struct writer {
+    const cz_agg_var *v;
+    size_t n;
+    size_t *order;        /* table position -> index into v */
+    int scheme;
+    uint64_t block;       /* 0 unless a block scheme */
+    int level;
+    uint32_t chunk;
+    cz_agg_sink sink;
+    void *arg;
+    uint64_t stored;      /* bytes passed to the sink */
+    uint8_t *raw, *inner, *trial, *outer, *scratch;
+    wgroup *g;
+    uint32_t ngroups, npass2;
+    cz_agg_member *m;     /* members of the group being written */
+} writer;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int emit(writer *w, const void *p, size_t len, cn_err *err)
+{
+    if (!len)
+        return 0;
+    int rc = w->sink(w->arg, p, len, err);
+    if (rc) {
+        rc = rc < 0 ? rc : CAIRN_EIO;
+        if (err && !err->msg[0])
+            cn_fail(err, rc, "aggregated file: the sink refused %zu bytes", len);
+        return rc;
+    }
+    w->stored += len;
+    return 0;
+}
+
+/* ---- plan: table order and groups -------------------------------------- */
+
+static int cmp_key_rank(const void *ctx, size_t a, size_t b)
+{
+    const cz_agg_var *x = (const cz_agg_var *)ctx + a, *y = (const cz_agg_var *)ctx + b;
+    int c = cz_agg_key_cmp(x->kind, x->name, x->type, y->kind, y->name, y->type);
+    if (c)
+        return c;
+    return x->rank == y->rank ? 0 : x->rank < y->rank ? -1 : 1;
+}
+
+static int cmp_rank(const void *ctx, size_t a, size_t b)
+{
+    const cz_agg_var *x = (const cz_agg_var *)ctx + a, *y = (const cz_agg_var *)ctx + b;
+    return x->rank == y->rank ? 0 : x->rank < y->rank ? -1 : 1;
+}
+
+static int plan(writer *w, cn_err *err)
+{
+    for (size_t i = 0; i < w->n; i++)
+        w->order[i] = i;
+    bool aware = cz_agg_is_aware(w->scheme);
+    if (cz_agg_sort(w->order, w->n, aware ? cmp_key_rank : cmp_rank, w->v) != 0)
+        return cn_fail(err, CAIRN_ENOMEM, "no memory to order %zu variables", w->n);
+    w->ngroups = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        const cz_agg_var *x = &w->v[w->order[i]];
+        bool fresh = i == 0;
+        if (!fresh && aware) {
+            const cz_agg_var *p = &w->v[w->order[i - 1]];
+            fresh = cz_agg_key_cmp(p->kind, p->name, p->type, x->kind, x->name, x->type) != 0;
+        }
+        if (fresh)
+            w->g[w->ngroups++] = (wgroup){.first = i, .type = aware ? x->type : CAIRN_BYTE};
+        wgroup *g = &w->g[w->ngroups - 1];
+        g->nvar++;
+        g->raw += x->size; /* the caller checked the total fits */
+    }
+    return 0;
+}
+
+/* Members of group G (see cz_agg_member) into w->m; returns how many. */
+static size_t members(writer *w, const wgroup *g)
+{
+    size_t nm = 0;
+    bool per_var = cz_agg_is_aware(w->scheme);
+    for (size_t i = g->first; i < g->first + g->nvar; i++) {
+        const cz_agg_var *x = &w->v[w->order[i]];
+        if (per_var || nm == 0 || w->v[w->order[i - 1]].rank != x->rank)
+            w->m[nm++] = (cz_agg_member){.first = i};
+        w->m[nm - 1].nvar++;
+        w->m[nm - 1].size += x->size;
+    }
+    return nm;
+}
+
+/* ---- one group ---------------------------------------------------------- */
+
+/* Copy the next K bytes of member M's stream to DST. */
+static void gather(const writer *w, cz_agg_member *m, uint8_t *dst, uint64_t k)
+{
+    while (k) {
+        const cz_agg_var *x = &w->v[w->order[m->first + m->cur]];
+        uint64_t left = x->size - m->cur_off;
+        if (!left) {
+            m->cur++;
+            m->cur_off = 0;
+            continue;
+        }
+        uint64_t t = left < k ? left : k;
+        memcpy(dst, (const uint8_t *)x->data + m->cur_off, (size_t)t);
+        dst += t;
+        k -= t;
+        m->cur_off += t;
+    }
+}
+
+static int candidates(const writer *w, uint8_t type, uint8_t out[2])
+{
+    if (!cz_agg_is_aware(w->scheme) || cairn_type_size((cairn_type)type) == 1) {
+        out[0] = CZ_ZSTD;
+        return 1;
+    }
+    if (type == CAIRN_FLOAT || type == CAIRN_DOUBLE) {
+        out[0] = CZ_FPZIP;
+        out[1] = CZ_SHUF_ZSTD;
+        return 2;
+    }
+    out[0] = CZ_SHUF_ZSTD;
+    out[1] = CZ_ZSTD;
+    return 2;
+}
+
+static int write_group(writer *w, wgroup *g, cn_err *err)
+{
+    size_t nm = members(w, g);
+    cz_agg_walk wk;
+    cz_agg_walk_init(&wk, w->m, nm, w->block);
+    XXH3_state_t hs;
+    XXH3_64bits_reset(&hs);
+    uint8_t cand[2];
+    int ncand = candidates(w, g->type, cand);
+    g->codec = cand[0];
+    for (bool first = true;; first = false) {
+        size_t fill = 0;
+        while (fill < w->chunk) {
+            size_t mi;
+            uint64_t piece = cz_agg_walk_piece(&wk, &mi);
+            if (!piece)
+                break;
+            uint64_t take = piece < w->chunk - fill ? piece : w->chunk - fill;
+            gather(w, &w->m[mi], w->raw + fill, take);
+            cz_agg_walk_take(&wk, take);
+            fill += (size_t)take;
+        }
+        if (!fill)
+            break;
+        size_t ilen = 0;
+        if (first) {
+            for (int c = 0; c < ncand; c++) {
+                size_t len = cz_frame_encode(cand[c], g->type, w->level, w->raw, fill, w->trial,
+                                             w->scratch);
+                if (c == 0 || len < ilen) {
+                    uint8_t *t = w->inner;
+                    w->inner = w->trial;
+                    w->trial = t;
+                    ilen = len;
+                    g->codec = cand[c];
+                }
+            }
+        } else {
+            ilen = cz_frame_encode(g->codec, g->type, w->level, w->raw, fill, w->inner,
+                                   w->scratch);
+        }
+        if (ilen == 0)
+            return cn_fail(err, CAIRN_EINVAL, "aggregated file: cannot frame %zu bytes", fill);
+        const uint8_t *unit = w->inner;
+        size_t ulen = ilen;
+        if (first || (g->flags & AGG_PASS2)) {
+            size_t olen = cz_frame_encode(CZ_ZSTD, CAIRN_BYTE, w->level, w->inner, ilen,
+                                          w->outer, w->scratch);
+            if (first && olen < ilen)
+                g->flags |= AGG_PASS2;
+            if (g->flags & AGG_PASS2) {
+                unit = w->outer;
+                ulen = olen;
+            }
+        }
+        XXH3_64bits_update(&hs, unit, ulen);
+        CN_TRY(emit(w, unit, ulen, err));
+        g->stored += ulen;
+        g->nunits++;
+    }
+    g->sum = XXH3_64bits_digest(&hs);
+    if (g->flags & AGG_PASS2)
+        w->npass2++;
+    return 0;
+}
+
+/* ---- header, table, trailer --------------------------------------------- */
+
+static void put_header(const writer *w, uint64_t raw, uint8_t *h)
+{
+    memset(h, 0, AGG_HDR);
+    memcpy(h, cz_agg_magic, 8);
+    cn_put_u32(h + 8, AGG_VERSION);
+    h[12] = (uint8_t)w->scheme;
+    cn_put_u32(h + 16, (uint32_t)w->block);
+    cn_put_u32(h + 20, (uint32_t)w->n);
+    cn_put_u32(h + 24, w->ngroups);
+    cn_put_u32(h + 28, w->chunk);
+    cn_put_u64(h + 32, raw);
+    cn_put_u64(h + 56, cn_hash(h, 56));
+}
+
+static int write_table(writer *w, uint64_t data_size, cn_err *err)
+{
+    size_t tlen = (size_t)w->ngroups * AGG_GROUP_REC;
+    for (size_t i = 0; i < w->n; i++)
+        tlen += AGG_VAR_FIXED + strlen(w->v[w->order[i]].name);
+    uint8_t *t = calloc(1, tlen + AGG_TRAILER);
+    if (!t)
+        return cn_fail(err, CAIRN_ENOMEM, "no memory for a table of %zu bytes", tlen);
+    uint8_t *p = t;
+    for (uint32_t i = 0; i < w->ngroups; i++, p += AGG_GROUP_REC) {
+        const wgroup *g = &w->g[i];
+        p[0] = g->codec;
+        p[1] = g->type;
+        p[2] = g->flags;
+        cn_put_u32(p + 4, (uint32_t)g->nvar);
+        cn_put_u64(p + 8, g->raw);
+        cn_put_u64(p + 16, g->stored);
+        cn_put_u64(p + 24, g->nunits);
+        cn_put_u64(p + 32, g->sum);
+    }
+    for (size_t i = 0; i < w->n; i++) {
+        const cz_agg_var *x = &w->v[w->order[i]];
+        size_t nl = strlen(x->name);
+        cn_put_u32(p, x->rank);
+        p[4] = x->kind;
+        p[5] = x->type;
+        p[6] = x->ndims;
+        cn_put_u16(p + 8, (uint16_t)nl);
+        for (int d = 0; d < CAIRN_MAX_DIMS; d++)
+            cn_put_u64(p + 16 + 8 * d, x->dims[d]);
+        cn_put_u64(p + 40, x->count);
+        cn_put_u64(p + 48, x->size);
+        memcpy(p + AGG_VAR_FIXED, x->name, nl);
+        p += AGG_VAR_FIXED + nl;
+    }
+    memcpy(p, cz_agg_tmagic, 8);
+    cn_put_u32(p + 8, AGG_VERSION);
+    cn_put_u32(p + 12, (uint32_t)w->n);
+    cn_put_u32(p + 16, w->ngroups);
+    cn_put_u64(p + 24, data_size);
+    cn_put_u64(p + 32, tlen);
+    cn_put_u64(p + 40, cn_hash(t, tlen));
+    cn_put_u64(p + 48, (uint64_t)AGG_HDR + data_size + tlen + AGG_TRAILER);
+    cn_put_u64(p + 56, cn_hash(p, 56));
+    int rc = emit(w, t, tlen + AGG_TRAILER, err);
+    free(t);
+    return rc;
+}
+
+/* Write V[0..N-1] (checked by the caller) by SCHEME; RAW is their total. */
+static int write_scheme(writer *w, uint64_t raw, cn_err *err)
+{
+    uint64_t most = 0;
+    w->stored = 0;
+    w->npass2 = 0;
+    CN_TRY(plan(w, err));
+    for (uint32_t i = 0; i < w->ngroups; i++)
+        if (w->g[i].raw > most)
+            most = w->g[i].raw;
+    most = (most + 7) & ~(uint64_t)7;
+    w->chunk = most < AGG_CHUNK ? (most > AGG_MIN_CHUNK ? (uint32_t)most : AGG_MIN_CHUNK)
+                                : AGG_CHUNK;
+    size_t cap_in = cz_frame_bound(w->chunk), cap_out = cz_frame_bound(w->chunk + CZ_FRAME_HDR);
+    w->raw = malloc(w->chunk);
+    w->inner = malloc(cap_in);
+    w->trial = malloc(cap_in);
+    w->outer = malloc(cap_out);
+    w->scratch = malloc(w->chunk + CZ_FRAME_HDR);
+    int rc = 0;
+    if (!w->raw || !w->inner || !w->trial || !w->outer || !w->scratch)
+        rc = cn_fail(err, CAIRN_ENOMEM, "no memory for aggregation buffers of %u bytes",
+                     w->chunk);
+    uint8_t h[AGG_HDR];
+    if (!rc) {
+        put_header(w, raw, h);
+        rc = emit(w, h, AGG_HDR, err);
+    }
+    for (uint32_t i = 0; !rc && i < w->ngroups; i++)
+        rc = write_group(w, &w->g[i], err);
+    if (!rc)
+        rc = write_table(w, w->stored - AGG_HDR, err);
+    free(w->raw);
+    free(w->inner);
+    free(w->trial);
+    free(w->outer);
+    free(w->scratch);
+    return rc;
+}
+
+/* ---- AUTO: the paper's adaptive choice, by sampling ---------------------- */
+
+static int count_sink(void *arg, const void *buf, size_t len, cn_err *err)
+{
+    (void)buf;
+    (void)err;
+    *(uint64_t *)arg += len;
+    return 0;
+}
+
+/* Try every scheme on a prefix of each variable; the smallest file wins. */
+static int pick_scheme(writer *w, uint64_t raw, uint64_t *sampled, cn_err *err)
+{
+    uint64_t budget = raw / 16;
+    budget = budget < (1u << 20) ? (1u << 20) : budget > (16u << 20) ? (16u << 20) : budget;
+    uint64_t per = w->n ? budget / w->n : 0;
+    per = per < 64 ? 64 : per & ~(uint64_t)7;
+    cz_agg_var *s = malloc((w->n ? w->n : 1) * sizeof *s);
+    if (!s)
+        return cn_fail(err, CAIRN_ENOMEM, "no memory to sample %zu variables", w->n);
+    uint64_t total = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        s[i] = w->v[i];
+        if (s[i].size > per) { /* a prefix of whole elements, without a shape */
+            size_t es = cairn_type_size((cairn_type)s[i].type);
+            s[i].size = per / es * es;
+            s[i].count = s[i].size / es;
+            s[i].ndims = 0;
+            memset(s[i].dims, 0, sizeof s[i].dims);
+        }
+        total += s[i].size;
+    }
+    writer t = *w;
+    t.v = s;
+    t.sink = count_sink;
+    static const int order[] = {CZ_AGG_AWARE, CZ_AGG_AWARE_BLOCK, CZ_AGG_AGNOSTIC,
+                                CZ_AGG_AGNOSTIC_BLOCK};
+    uint64_t best = UINT64_MAX;
+    int rc = 0;
+    for (int k = 0; k < 4 && !rc; k++) {
+        uint64_t size = 0;
+        t.arg = &size;
+        t.scheme = order[k];
+        t.block = cz_agg_is_block(order[k]) ? w->block : 0;
+        rc = write_scheme(&t, total, err);
+        if (!rc && size < best) {
+            best = size;
+            w->scheme = order[k];
+        }
+    }
+    free(s);
+    *sampled = total;
+    return rc;
+}
+
+/* ---- the entry point ------------------------------------------------------ */
+
+int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sink sink,
+                 void *arg, cz_agg_stats *st, cn_err *err)
+{
+    double t0 = now_s();
+    CN_FAIL_IF(!o || !sink || (n && !v), err, CAIRN_EINVAL, "cz_agg_write: missing argument");
+    CN_FAIL_IF(o->scheme < CZ_AGG_AGNOSTIC || o->scheme > CZ_AGG_AUTO, err, CAIRN_EINVAL,
+               "aggregation scheme %d is unknown", o->scheme);
+    CN_FAIL_IF(n > AGG_MAX_VARS, err, CAIRN_EINVAL, "%zu variables: at most %u in one file", n,
+               AGG_MAX_VARS);
+    uint32_t block = o->block ? o->block : AGG_DEFAULT_BLOCK;
+    CN_FAIL_IF(block < 8 || block > AGG_MAX_BLOCK, err, CAIRN_EINVAL,
+               "aggregation block of %u bytes is not 8..%u", block, AGG_MAX_BLOCK);
+    block &= ~7u;
+    uint64_t raw = 0;
+    for (size_t i = 0; i < n; i++) {
+        CN_TRY(cz_agg_var_check(&v[i], CAIRN_EINVAL, "aggregation", err));
+        CN_FAIL_IF(v[i].size && !v[i].data, err, CAIRN_EINVAL,
+                   "aggregation: '%s' (rank %u) has no data", v[i].name, v[i].rank);
+        CN_FAIL_IF(__builtin_add_overflow(raw, v[i].size, &raw), err, CAIRN_EINVAL,
+                   "aggregation: variables too large in total");
+    }
+    writer w = {.v = v, .n = n, .level = o->level, .sink = sink, .arg = arg};
+    w.order = malloc((n ? n : 1) * sizeof *w.order);
+    w.g = malloc((n ? n : 1) * sizeof *w.g);
+    w.m = malloc((n ? n : 1) * sizeof *w.m);
+    int rc = 0;
+    if (!w.order || !w.g || !w.m)
+        rc = cn_fail(err, CAIRN_ENOMEM, "no memory to plan %zu variables", n);
+    if (!rc) {
+        for (size_t i = 0; i < n; i++)
+            w.order[i] = i;
+        rc = cz_agg_unique(v, w.order, n, CAIRN_EINVAL, err);
+    }
+    uint64_t sampled = 0;
+    w.block = block;
+    w.scheme = o->scheme;
+    if (!rc && o->scheme == CZ_AGG_AUTO)
+        rc = pick_scheme(&w, raw, &sampled, err);
+    if (!rc) {
+        w.block = cz_agg_is_block(w.scheme) ? block : 0;
+        w.sink = sink;
+        w.arg = arg;
+        rc = write_scheme(&w, raw, err);
+    }
+    if (!rc && st)
+        *st = (cz_agg_stats){.raw = raw, .stored = w.stored, .scheme = w.scheme,
+                             .ngroups = w.ngroups, .npass2 = w.npass2, .sampled = sampled,
+                             .seconds = now_s() - t0};
+    free(w.order);
+    free(w.g);
+    free(w.m);
+    return rc;
+}

@@ -1,0 +1,83 @@
+/*
+ * agg_impl.h - what agg.c (the writer) and agg_read.c (the parser and
+ * reader) share about the aggregated file: the record sizes and limits of the
+ * layout described in agg.c, and the walk that orders a group's bytes for
+ * each merging scheme. Internal to src/compress.
+ */
+#ifndef CAIRN_AGG_IMPL_H
+#define CAIRN_AGG_IMPL_H
+
+#include "compress/compress.h"
+
+#define AGG_VERSION 1
+#define AGG_HDR 64                 /* header bytes */
+#define AGG_TRAILER 64             /* trailer bytes */
+#define AGG_GROUP_REC 48           /* one group record in the table */
+#define AGG_VAR_FIXED 56           /* one variable record, besides its name */
+#define AGG_MAX_VARS (1u << 24)
+#define AGG_CHUNK (4u << 20)       /* raw bytes per inner frame, at most */
+#define AGG_MIN_CHUNK 64u          /* smallest chunk a file may declare */
+#define AGG_DEFAULT_BLOCK 4096u    /* interleaving unit of the block schemes */
+#define AGG_MAX_BLOCK (1u << 30)
+#define AGG_PASS2 0x01             /* group flag: units are zstd frames of inner frames */
+
+extern const uint8_t cz_agg_magic[8];   /* "CAIRNAGG" */
+extern const uint8_t cz_agg_tmagic[8];  /* "CAIRNEND" */
+
+static inline bool cz_agg_is_block(int scheme)
+{
+    return scheme == CZ_AGG_AGNOSTIC_BLOCK || scheme == CZ_AGG_AWARE_BLOCK;
+}
+static inline bool cz_agg_is_aware(int scheme)
+{
+    return scheme == CZ_AGG_AWARE || scheme == CZ_AGG_AWARE_BLOCK;
+}
+
+/*
+ * A member of a group: the unit whose bytes the block schemes interleave. In
+ * the aware schemes every variable is a member of its own; in the agnostic
+ * ones a member is a rank (its variables, one after another). A member's
+ * variables are consecutive in the table (FIRST..FIRST+NVAR-1); CUR/CUR_OFF
+ * is how far its stream has been gathered or scattered.
+ */
+typedef struct cz_agg_member {
+    size_t first, nvar;
+    uint64_t size;
+    size_t cur;
+    uint64_t cur_off;
+} cz_agg_member;
+
+/*
+ * The order of a group's bytes: with BLOCK 0 each member whole, in order
+ * (Agnostic, Aware); otherwise rounds of BLOCK bytes, each round taking the
+ * next BLOCK bytes of every member that still has some (the -Block schemes).
+ * Every member's bytes are visited in order, so a cursor per member suffices.
+ */
+typedef struct cz_agg_walk {
+    const cz_agg_member *m;
+    size_t nm;
+    uint64_t block, rounds, round;
+    size_t at;
+    uint64_t left;      /* bytes left in the current piece; 0 = find the next */
+    bool started;
+} cz_agg_walk;
+
+void cz_agg_walk_init(cz_agg_walk *w, const cz_agg_member *m, size_t nm, uint64_t block);
+/* Bytes left in the current piece (0: the group's stream is over); *MI its member. */
+uint64_t cz_agg_walk_piece(cz_agg_walk *w, size_t *mi);
+/* Consume K (<= the piece's bytes) of the current piece. */
+void cz_agg_walk_take(cz_agg_walk *w, uint64_t k);
+
+/* Order of the similarity key (kind, name, type); names NUL-terminated. */
+int cz_agg_key_cmp(uint8_t ka, const char *na, uint8_t ta, uint8_t kb, const char *nb,
+                   uint8_t tb);
+/* Check one variable's metadata (name, kind, type, dims, count, size);
+ * messages start with WHAT; fails with CODE. */
+int cz_agg_var_check(const cz_agg_var *v, int code, const char *what, cn_err *err);
+/* Stable merge sort of IDX[0..N-1] by CMP (with CTX); -1 if out of memory. */
+int cz_agg_sort(size_t *idx, size_t n, int (*cmp)(const void *ctx, size_t a, size_t b),
+                const void *ctx);
+/* Check that no two of V[IDX[0..N-1]] share (rank, kind, name); sorts IDX. */
+int cz_agg_unique(const cz_agg_var *v, size_t *idx, size_t n, int code, cn_err *err);
+
+#endif /* CAIRN_AGG_IMPL_H */
