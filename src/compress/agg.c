@@ -17,9 +17,10 @@
  *                   about 1/16 of the data, 1..16 MiB); the smallest wins.
  * A group's stream is cut into chunks of at most AGG_CHUNK raw bytes; each
  * chunk becomes one frame (compress.h) of the group's codec. The codec is
- * picked on the first chunk among the candidates for the type (float and
- * double: fpzip, shuffle-zstd; wider integers: shuffle-zstd, zstd; bytes and
- * the agnostic schemes: zstd), the smallest frame winning. The second pass
+ * picked on the first AGG_SAMPLE bytes of the group among the candidates for
+ * its type (float and double: shuffle-zstd, zstd, fpzip; wider integers:
+ * shuffle-zstd, zstd; bytes and the agnostic schemes: zstd), the smallest
+ * frame winning (the paper's adaptive per-type choice, section 7.4). The second pass
  * (the paper's double compression) is tried on the first chunk too: if zstd
  * over the inner frame makes it smaller, the group takes it (flag PASS2) and
  * every unit becomes a zstd frame (type byte) holding exactly one inner
@@ -185,20 +186,35 @@ static void gather(const writer *w, cz_agg_member *m, uint8_t *dst, uint64_t k)
     }
 }
 
-static int candidates(const writer *w, uint8_t type, uint8_t out[2])
+static int candidates(const writer *w, uint8_t type, uint8_t out[3])
 {
     if (!cz_agg_is_aware(w->scheme) || cairn_type_size((cairn_type)type) == 1) {
         out[0] = CZ_ZSTD;
         return 1;
     }
-    if (type == CAIRN_FLOAT || type == CAIRN_DOUBLE) {
-        out[0] = CZ_FPZIP;
-        out[1] = CZ_SHUF_ZSTD;
-        return 2;
-    }
     out[0] = CZ_SHUF_ZSTD;
     out[1] = CZ_ZSTD;
-    return 2;
+    if (type != CAIRN_FLOAT && type != CAIRN_DOUBLE)
+        return 2;
+    out[2] = CZ_FPZIP;
+    return 3;
+}
+
+/* The candidate whose frame of the first SAMPLE bytes of the chunk is smallest. */
+static uint8_t pick_codec(writer *w, uint8_t type, size_t fill)
+{
+    uint8_t cand[3];
+    int ncand = candidates(w, type, cand);
+    size_t n = fill < AGG_SAMPLE ? fill : AGG_SAMPLE, best = 0;
+    uint8_t pick = cand[0];
+    for (int c = 0; ncand > 1 && c < ncand; c++) {
+        size_t len = cz_frame_encode(cand[c], type, w->level, w->raw, n, w->trial, w->scratch);
+        if (c == 0 || len < best) {
+            best = len;
+            pick = cand[c];
+        }
+    }
+    return pick;
 }
 
 static int write_group(writer *w, wgroup *g, cn_err *err)
@@ -208,9 +224,9 @@ static int write_group(writer *w, wgroup *g, cn_err *err)
     cz_agg_walk_init(&wk, w->m, nm, w->block);
     XXH3_state_t hs;
     XXH3_64bits_reset(&hs);
-    uint8_t cand[2];
-    int ncand = candidates(w, g->type, cand);
-    g->codec = cand[0];
+    uint8_t cand[3];
+    candidates(w, g->type, cand);
+    g->codec = cand[0]; /* an empty group keeps the first candidate */
     for (bool first = true;; first = false) {
         size_t fill = 0;
         while (fill < w->chunk) {
@@ -225,23 +241,10 @@ static int write_group(writer *w, wgroup *g, cn_err *err)
         }
         if (!fill)
             break;
-        size_t ilen = 0;
-        if (first) {
-            for (int c = 0; c < ncand; c++) {
-                size_t len = cz_frame_encode(cand[c], g->type, w->level, w->raw, fill, w->trial,
-                                             w->scratch);
-                if (c == 0 || len < ilen) {
-                    uint8_t *t = w->inner;
-                    w->inner = w->trial;
-                    w->trial = t;
-                    ilen = len;
-                    g->codec = cand[c];
-                }
-            }
-        } else {
-            ilen = cz_frame_encode(g->codec, g->type, w->level, w->raw, fill, w->inner,
-                                   w->scratch);
-        }
+        if (first)
+            g->codec = pick_codec(w, g->type, fill);
+        size_t ilen = cz_frame_encode(g->codec, g->type, w->level, w->raw, fill, w->inner,
+                                      w->scratch);
         if (ilen == 0)
             return cn_fail(err, CAIRN_EINVAL, "aggregated file: cannot frame %zu bytes", fill);
         const uint8_t *unit = w->inner;

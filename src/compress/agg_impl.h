@@ -16,6 +16,7 @@
 #define AGG_VAR_FIXED 56           /* one variable record, besides its name */
 #define AGG_MAX_VARS (1u << 24)
 #define AGG_CHUNK (4u << 20)       /* raw bytes per inner frame, at most */
+#define AGG_SAMPLE (256u << 10)  /* bytes a group's codec is picked on */
 #define AGG_MIN_CHUNK 64u          /* smallest chunk a file may declare */
 #define AGG_DEFAULT_BLOCK 4096u    /* interleaving unit of the block schemes */
 #define AGG_MAX_BLOCK (1u << 30)
