@@ -56,7 +56,7 @@ typedef struct work {
     void (*check)(struct work *);     /* collective: the computation is right, or die */
 } work;
 
-static uint64_t var_bytes(const var *v) { return (uint64_t)v->count * cairn_type_size(v->type); }
+static inline uint64_t var_bytes(const var *v) { return (uint64_t)v->count * cairn_type_size(v->type); }
 
 static void add_var(work *w, const char *name, void *p, cairn_type type, size_t count, int ndims,
                     size_t d0, size_t d1, size_t d2)

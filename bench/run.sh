@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh: run the benchmarks (built by `make`; this script builds nothing).
 #   BUILD=build bash bench/run.sh [SECTION...]     SECTION: all (default), l1, ec, ring, l3, z, lossy,
-#                                                  incr
+#                                                  incr, agg
 # Every figure is printed as a line
 #   bench: NAME VALUE UNIT ratio=R vs BASELINE
 # with the baseline measured in the same run; lines starting with '#' are
@@ -26,10 +26,12 @@
 #   series)  INCR_MAT_N=2400  INCR_MAT_ROWS=3 (rows of C per interval)  INCR_LU_N=72 (points per
 #   rank per edge)  INCR_LU_ITERS=1  INCR_LU_MAX_CHANGED=-1 (the default)  INCR_BLOCKS=1,2,4,8,16,64,256,1024
 #   (KiB)  INCR_SWEEP_REPS=3  INCR_HASH_MIB=256  INCR_HASH_REPS=5  INCR_XDELTA_REPS=3  INCR_AUTO=1
+#   AGG_NP=32 (ranks = emulated nodes)  AGG_HEAT_N=1536  AGG_HEAT_STEPS=600  AGG_MAT_N=512
+#   AGG_LU_N=20  AGG_GROUPS=1,2,4,8,16,32  AGG_REPS=3  AGG_BLOCK=0 (the library's default)
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-SECTIONS=(l1 ec ring l3 z lossy incr)
+SECTIONS=(l1 ec ring l3 z lossy incr agg)
 
 tmp=$(mktemp -d /dev/shm/cairn-bench.XXXXXX) || { echo "run.sh: mktemp failed" >&2; exit 1; }
 trap 'rm -rf "$tmp"' EXIT
@@ -253,6 +255,47 @@ bench_incr() {
     --lu-max-changed "${INCR_LU_MAX_CHANGED:--1}" --blocks "${INCR_BLOCKS:-1,2,4,8,16,64,256,1024}" \
     --sweep-reps "${INCR_SWEEP_REPS:-3}" --hash-mib "${INCR_HASH_MIB:-256}" \
     --hash-reps "${INCR_HASH_REPS:-5}" --xdelta-reps "${INCR_XDELTA_REPS:-3}" --auto "${INCR_AUTO:-1}"
+}
+
+# ---- agg: data-aware vs data-agnostic N->M aggregation (level 4's file) on real checkpoints ----
+# AGG_NP ranks, each its own emulated node, take one level-1 checkpoint (codec none) of three
+# real programs: examples/heat (AGG_HEAT_N^2 doubles, AGG_HEAT_STEPS steps), and incr_bench's
+# mat (each rank holds rows of A and C and all of B) and lu (SSOR, AGG_LU_N^3 points per rank),
+# two intervals each. Then agg_bench alone (no MPI) decodes every rank file and aggregates
+# groups of N consecutive ranks with every scheme (mcrEngine's agnostic, agnostic-block, aware,
+# aware-block, and auto), reading every file back bit-exact; ratios are raw/stored summed over
+# the groups and the programs, times the median of AGG_REPS flushes of all groups of 8.
+bench_agg() {
+  local bin=$BUILD/bench/agg_bench heat=$BUILD/examples/heat
+  if [ ! -x "$bin" ] || [ ! -x "$heat" ]; then
+    echo "# FAILED: $bin or $heat not built (run make first)"
+    failed=1
+    return
+  fi
+  local np=${AGG_NP:-32} hn=${AGG_HEAT_N:-1536} mn=${AGG_MAT_N:-512} ln=${AGG_LU_N:-20}
+  # mat's B on every rank, lu's grids, heat's field: decoded in RAM, files on the RAM disk.
+  local mib=$(( np * (mn * mn * 8 + ln * ln * (ln + 2) * 96) / 1048576 + hn * hn * 8 / 1048576 ))
+  if ! mem_ok $((mib * 4 + 512)) $((mib + 256)); then
+    echo "# skipped: agg: not enough free memory for $((mib * 4)) MiB"
+    return
+  fi
+  local base=$tmp/agg rc=0
+  mkdir -m 700 "$base"
+  local env=(env CAIRN_BASE="$base" CAIRN_RANKS_PER_NODE=1 CAIRN_CODEC=none CAIRN_INCR=off
+             CAIRN_LOG_LEVEL=error OMPI_MCA_mpi_yield_when_idle=1)
+  "${env[@]}" CAIRN_JOB=heat bash scripts/mpirun.sh "$np" "$heat" --nx "$hn" --ny "$hn" \
+    --steps "${AGG_HEAT_STEPS:-600}" --ckpt-every "${AGG_HEAT_STEPS:-600}" >/dev/null || rc=$?
+  "${env[@]}" CAIRN_JOB=mat bash scripts/mpirun.sh "$np" "$bin" --run mat --mat-n "$mn" || rc=$?
+  "${env[@]}" CAIRN_JOB=lu bash scripts/mpirun.sh "$np" "$bin" --run lu --lu-n "$ln" || rc=$?
+  if [ "$rc" -eq 0 ]; then
+    "$bin" --analyze "$base" --groups "${AGG_GROUPS:-1,2,4,8,16,32}" --reps "${AGG_REPS:-3}" \
+      --block "${AGG_BLOCK:-0}" || rc=$?
+  fi
+  rm -rf "$base"
+  if [ "$rc" -ne 0 ]; then
+    echo "# FAILED (exit $rc): agg"
+    failed=1
+  fi
 }
 
 # ---- main ----
