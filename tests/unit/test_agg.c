@@ -514,6 +514,7 @@ static void test_errors(void **state)
     assert_int_equal(cz_agg_write(s->v, s->n, &o, sink, &b, NULL, &err), CAIRN_ENOSPC);
     assert_string_equal(err.msg, "sink full");
     /* a callback's stop */
+    free(b.p);
     b = (buf){0};
     assert_int_equal(cz_agg_write(s->v, s->n, &o, sink, &b, NULL, &err), 0);
     cz_agg_file *f = NULL;
