@@ -25,6 +25,8 @@
  *                 scheme picked by sampling (AUTO); the file layout is there.
  *   agg_read.c    the aggregated file parsed and verified whole, then decoded
  *                 group by group back into variables.
+ *   agg_group.c   what both share: scheme names, similarity keys, metadata
+ *                 checks, the walk that orders (or interleaves) a group's bytes.
  *
  * Accelerators (designed, not built: this project has no GPU to test on): an
  * accelerator codec is one more cz_codec whose encode/decode submit a buffer
