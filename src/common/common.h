@@ -350,6 +350,38 @@ void cn_parity_free(cn_parity *p);
  * and every row block checksum; messages start with PATH. */
 int cn_parity_check(const uint8_t *map, size_t size, const char *path, cn_parity *p, cn_err *err);
 
+/*
+ * The index of a generation flushed to the PFS (level 4; pindex.c), written
+ * after its aggregated files: file i holds ranks [i * group, (i + 1) * group).
+ */
+extern const uint8_t CN_PINDEX_MAGIC[8]; /* "CAIRNPX" 0x01 */
+#define CN_PINDEX_VERSION 1
+#define CN_PINDEX_NAME "index"
+
+typedef struct cn_pfile {
+    uint64_t size;                  /* bytes of the aggregated file */
+    uint64_t sum;                   /* XXH3-64 of all of them */
+} cn_pfile;
+
+typedef struct cn_pindex {
+    uint32_t version;
+    uint32_t scheme;                /* enum cz_agg_scheme the files were merged with */
+    int64_t generation;
+    char job[CN_JOB_MAX + 1];
+    uint32_t nranks, nnodes;        /* of the job that wrote it */
+    uint32_t group, nfiles;         /* ranks per file; ceil(nranks / group) */
+    uint64_t raw, stored;           /* bytes of state; bytes of the files */
+    cn_pfile *files;                /* nfiles entries */
+} cn_pindex;
+
+size_t cn_pindex_size(uint32_t nfiles);
+uint32_t cn_pindex_nfiles(uint32_t nranks, uint32_t group);
+int cn_pindex_encode(const cn_pindex *x, uint8_t **out, size_t *len, cn_err *err);
+/* Parse and validate (hostile input); allocates X->files (cn_pindex_free). */
+int cn_pindex_decode(const uint8_t *buf, size_t len, cn_pindex *x, cn_err *err);
+void cn_pindex_free(cn_pindex *x);
+int cn_agg_filename(char *buf, size_t len, uint32_t file); /* "agg-%06u.cz" */
+
 /* ---- checkpoint file reader (ckread.c) --------------------------------- */
 
 typedef struct cn_ckpt {
@@ -423,6 +455,13 @@ typedef struct cn_config {
     uint32_t incr_block;     /* incr.block_size */
     int incr_full_every;     /* incr.full_every */
     int incr_max_changed;    /* incr.max_changed, percent */
+    char pfs_dir[4096];      /* pfs.dir ("" = no level 4) */
+    int pfs_every;           /* pfs.every */
+    int pfs_keep;            /* pfs.keep */
+    int pfs_group;           /* pfs.group, ranks per aggregated file */
+    int pfs_scheme;          /* pfs.scheme: enum cz_agg_scheme (src/compress) */
+    uint32_t pfs_block;      /* pfs.block */
+    int pfs_bandwidth;       /* pfs.bandwidth, MiB/s (0 = unthrottled) */
     int log_level;           /* log.level: enum cn_log_level */
 } cn_config;
 

@@ -1,0 +1,119 @@
+/*
+ * pindex.c - the index of a generation on the parallel file system (level 4).
+ *
+ * A flushed generation is <pfs.dir>/cairn-<uid>/<job>/gen-<G>/ holding one
+ * aggregated file per group of pfs.group consecutive ranks (agg-<i>.cz, the
+ * format of src/compress/agg.c) and this index, written last: the generation
+ * is complete only when its index is there and decodes. Layout, every integer
+ * little-endian:
+ *   "CAIRNPX" 0x01 | u32 version | u32 scheme | i64 generation | job[64]
+ *   | u32 nranks | u32 nnodes | u32 group | u32 nfiles | u64 raw | u64 stored
+ *   | nfiles x (u64 size, u64 XXH3-64 of the whole file) | u64 XXH3-64 of all before
+ * File i holds ranks [i * group, min((i + 1) * group, nranks)).
+ * The decoder treats its input as hostile (a fuzz target).
+ */
+#include "common/common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const uint8_t CN_PINDEX_MAGIC[8] = {'C', 'A', 'I', 'R', 'N', 'P', 'X', 0x01};
+#define PX_FIXED (8 + 4 + 4 + 8 + (CN_JOB_MAX + 1) + 4 * 4 + 8 + 8)
+#define PX_FILE 16
+
+size_t cn_pindex_size(uint32_t nfiles) { return PX_FIXED + (size_t)nfiles * PX_FILE + 8; }
+
+uint32_t cn_pindex_nfiles(uint32_t nranks, uint32_t group)
+{
+    return group ? (uint32_t)(((uint64_t)nranks + group - 1) / group) : 0;
+}
+
+int cn_pindex_encode(const cn_pindex *x, uint8_t **out, size_t *len, cn_err *err)
+{
+    size_t n = cn_pindex_size(x->nfiles);
+    uint8_t *b = calloc(1, n), *p = b;
+    CN_FAIL_IF(!b, err, CAIRN_ENOMEM, "no memory for the PFS index");
+    memcpy(p, CN_PINDEX_MAGIC, 8), p += 8;
+    cn_put_u32(p, CN_PINDEX_VERSION), p += 4;
+    cn_put_u32(p, x->scheme), p += 4;
+    cn_put_u64(p, (uint64_t)x->generation), p += 8;
+    memcpy(p, x->job, strnlen(x->job, CN_JOB_MAX)), p += CN_JOB_MAX + 1;
+    cn_put_u32(p, x->nranks), p += 4;
+    cn_put_u32(p, x->nnodes), p += 4;
+    cn_put_u32(p, x->group), p += 4;
+    cn_put_u32(p, x->nfiles), p += 4;
+    cn_put_u64(p, x->raw), p += 8;
+    cn_put_u64(p, x->stored), p += 8;
+    for (uint32_t i = 0; i < x->nfiles; i++) {
+        cn_put_u64(p, x->files[i].size), p += 8;
+        cn_put_u64(p, x->files[i].sum), p += 8;
+    }
+    cn_put_u64(p, cn_hash(b, n - 8));
+    *out = b;
+    *len = n;
+    return 0;
+}
+
+int cn_pindex_decode(const uint8_t *buf, size_t len, cn_pindex *x, cn_err *err)
+{
+    memset(x, 0, sizeof *x);
+    CN_FAIL_IF(len < PX_FIXED + 8 || memcmp(buf, CN_PINDEX_MAGIC, 7) != 0, err, CAIRN_ECORRUPT,
+               "not a cairn PFS index (bad magic or truncated)");
+    cn_rd r = {.p = buf, .len = len, .off = 8};
+    x->version = cn_rd_u32(&r);
+    CN_FAIL_IF(buf[7] != CN_PINDEX_MAGIC[7] || x->version != CN_PINDEX_VERSION, err,
+               CAIRN_EFORMAT, "PFS index format version %u; this build reads version %d",
+               x->version, CN_PINDEX_VERSION);
+    CN_FAIL_IF(cn_hash(buf, len - 8) != cn_get_u64(buf + len - 8), err, CAIRN_ECORRUPT,
+               "PFS index checksum mismatch");
+    x->scheme = cn_rd_u32(&r);
+    x->generation = (int64_t)cn_rd_u64(&r);
+    const uint8_t *job = cn_rd_take(&r, CN_JOB_MAX + 1);
+    x->nranks = cn_rd_u32(&r);
+    x->nnodes = cn_rd_u32(&r);
+    x->group = cn_rd_u32(&r);
+    x->nfiles = cn_rd_u32(&r);
+    x->raw = cn_rd_u64(&r);
+    x->stored = cn_rd_u64(&r);
+    CN_FAIL_IF(r.bad, err, CAIRN_ECORRUPT, "PFS index: bad fixed part");
+    memcpy(x->job, job, CN_JOB_MAX + 1);
+    bool padded = x->job[CN_JOB_MAX] == '\0'; /* NUL-padded: one encoding per index */
+    for (size_t i = padded ? strlen(x->job) : 0; padded && i <= CN_JOB_MAX; i++)
+        padded = x->job[i] == '\0';
+    CN_FAIL_IF(!padded || !cn_id_ok(x->job), err, CAIRN_ECORRUPT, "PFS index: bad job id");
+    CN_FAIL_IF(x->generation < 0 || x->nranks == 0 || x->nnodes == 0 ||
+                   x->nnodes > x->nranks || x->group == 0 || x->scheme > 4 ||
+                   x->nfiles != cn_pindex_nfiles(x->nranks, x->group),
+               err, CAIRN_ECORRUPT, "PFS index: inconsistent counts");
+    CN_FAIL_IF(len != cn_pindex_size(x->nfiles), err, CAIRN_ECORRUPT,
+               "PFS index: length %zu does not match its %u files", len, x->nfiles);
+    x->files = calloc(x->nfiles, sizeof *x->files);
+    CN_FAIL_IF(!x->files, err, CAIRN_ENOMEM, "no memory for the PFS index");
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < x->nfiles; i++) {
+        x->files[i].size = cn_rd_u64(&r);
+        x->files[i].sum = cn_rd_u64(&r);
+        total += x->files[i].size;
+        if (x->files[i].size == 0 || total < x->files[i].size) {
+            cn_pindex_free(x);
+            return cn_fail(err, CAIRN_ECORRUPT, "PFS index: bad size of file %u", i);
+        }
+    }
+    if (total != x->stored) {
+        cn_pindex_free(x);
+        return cn_fail(err, CAIRN_ECORRUPT, "PFS index: file sizes do not add up");
+    }
+    return 0;
+}
+
+void cn_pindex_free(cn_pindex *x)
+{
+    free(x->files);
+    x->files = NULL;
+}
+
+int cn_agg_filename(char *buf, size_t len, uint32_t file)
+{
+    return snprintf(buf, len, "agg-%06u.cz", file);
+}
