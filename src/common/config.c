@@ -48,6 +48,8 @@ typedef struct key_def {
 
 static const char *const IO_WORDS[] = {"auto", "write", "pmem", NULL};
 static const char *const LOG_WORDS[] = {"error", "warn", "info", "debug", NULL};
+static const char *const PFS_SCHEME_WORDS[] = {"agnostic", "agnostic-block", "aware",
+                                               "aware-block", "auto", NULL};
 static const char *const KERNEL_WORDS[] = {"auto", "isal", "matrix", "bitmatrix", NULL};
 static const char *const LOSSY_WORDS[] = {"auto", "wavelet", "predict", NULL};
 static const char *const INCR_WORDS[] = {"off", "on", NULL};
@@ -62,6 +64,11 @@ static const char *check_abs(const char *v, long long n)
 {
     (void)n;
     return v[0] == '/' ? NULL : "is not an absolute path";
+}
+
+static const char *check_abs_or_empty(const char *v, long long n)
+{
+    return *v ? check_abs(v, n) : NULL;
 }
 
 static const char *check_id(const char *v, long long n)
@@ -173,6 +180,34 @@ static const key_def KEYS[] = {
      .doc = "a generation in which more than this percentage of all blocks (over all ranks) "
             "changed is written full: the increment no longer pays (`make bench`: at 62% it "
             "still saves 37% of the size and 20% of the time)"},
+    {.section = "pfs", .name = "dir", .env = "CAIRN_PFS_DIR", .kind = K_STR, .def = "",
+     FIELD(pfs_dir), .check = check_abs_or_empty,
+     .doc = "level 4: directory on the parallel file system that receives flushed generations "
+            "(as `<dir>/cairn-<uid>/<job>/gen-<G>/`); empty: no level 4"},
+    {.section = "pfs", .name = "every", .env = "CAIRN_PFS_EVERY", .kind = K_INT, .min = 0,
+     .max = 1000000, .def = "0", FIELD(pfs_every),
+     .doc = "also flush every Nth checkpoint (by count) to the PFS; 0: only those asked for at "
+            "level 4"},
+    {.section = "pfs", .name = "keep", .env = "CAIRN_PFS_KEEP", .kind = K_INT, .min = 1,
+     .max = 1000, .def = "2", FIELD(pfs_keep), .doc = "complete generations kept on the PFS"},
+    {.section = "pfs", .name = "group", .env = "CAIRN_PFS_GROUP", .kind = K_INT, .min = 1,
+     .max = 1000000, .def = "8", FIELD(pfs_group),
+     .doc = "ranks per aggregated file: N ranks write M = ceil(N / group) files, each by the "
+            "node of the group's first rank"},
+    {.section = "pfs", .name = "scheme", .env = "CAIRN_PFS_SCHEME", .kind = K_ENUM,
+     .words = PFS_SCHEME_WORDS, .def = "auto", FIELD(pfs_scheme),
+     .doc = "how a group's variables are merged before compression: `aware` groups variables "
+            "of the same name, type and kind across ranks, `agnostic` concatenates rank after "
+            "rank, `*-block` interleave the members in blocks of pfs.block (block 0 of every "
+            "rank, then block 1, ...); `auto` samples all four and keeps the smallest"},
+    {.section = "pfs", .name = "block", .env = "CAIRN_PFS_BLOCK", .kind = K_SIZE,
+     .min = 64, .max = 64 << 20, .def = "4K", FIELD(pfs_block), .check = check_pow2,
+     .doc = "the `*-block` schemes interleave the ranks' data in blocks of this size (the "
+            "paper's best were 1K-8K)"},
+    {.section = "pfs", .name = "bandwidth", .env = "CAIRN_PFS_BANDWIDTH", .kind = K_INT,
+     .min = 0, .max = 10000000, .def = "0", FIELD(pfs_bandwidth),
+     .doc = "MiB/s each aggregator may write to the PFS (its share of the file system's "
+            "bandwidth); 0: unthrottled"},
     {.section = "log", .name = "level", .env = "CAIRN_LOG_LEVEL", .kind = K_ENUM,
      .words = LOG_WORDS, .def = "warn", FIELD(log_level),
      .doc = "messages printed to stderr: this level and more severe ones"},

@@ -45,6 +45,13 @@ static const char *const KEYS[][2] = {
     {"incr.block_size", "CAIRN_INCR_BLOCK"},
     {"incr.full_every", "CAIRN_INCR_FULL_EVERY"},
     {"incr.max_changed", "CAIRN_INCR_MAX_CHANGED"},
+    {"pfs.dir", "CAIRN_PFS_DIR"},
+    {"pfs.every", "CAIRN_PFS_EVERY"},
+    {"pfs.keep", "CAIRN_PFS_KEEP"},
+    {"pfs.group", "CAIRN_PFS_GROUP"},
+    {"pfs.scheme", "CAIRN_PFS_SCHEME"},
+    {"pfs.block", "CAIRN_PFS_BLOCK"},
+    {"pfs.bandwidth", "CAIRN_PFS_BANDWIDTH"},
     {"log.level", "CAIRN_LOG_LEVEL"},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
@@ -284,6 +291,9 @@ static void test_bad_strings(void **state)
     expect_value_error("job.id", id64, "is longer than 63 bytes");
     expect_value_error("store.base", "tmp/ckpt", "is not an absolute path");
     expect_value_error("store.base", "", "is not an absolute path");
+    expect_value_error("pfs.dir", "scratch/ckpt", "is not an absolute path");
+    expect_value_error("pfs.scheme", "smart",
+                       "must be one of agnostic, agnostic-block, aware, aware-block, auto");
 }
 
 static void test_syntax_error(void **state)
