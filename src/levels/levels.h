@@ -14,6 +14,8 @@
  *   parity.c  level 3: the node's parity file (rows it holds for its set),
  *             written in pieces, checksummed, committed atomically; read back
  *             and verified for decoding.
+ *   pfs.c     level 4: generation directories on the parallel file system,
+ *             aggregated files written through a throttle, the index, prune.
  */
 #ifndef CAIRN_LEVELS_H
 #define CAIRN_LEVELS_H
@@ -129,5 +131,31 @@ static inline const uint8_t *lvl_parity_row(const lvl_parity_in *in, int row)
 {
     return in->map + in->meta.data_offset + (uint64_t)row * in->meta.chunk;
 }
+
+/* ---- level 4: the parallel file system (pfs.c) ------------------------- */
+/* Open <PFS_DIR>/cairn-<uid>/<JOB> (creating it, 0700, with CREATE). fd or < 0;
+ * CAIRN_ECONFIG when PFS_DIR is empty. */
+int lvl_pfs_open(const char *pfs_dir, const char *job, bool create, cn_err *err);
+/* Read and decode generation ID's index under JOBFD (CAIRN_ENOENT: none yet). */
+int lvl_pfs_index(int jobfd, long id, cn_pindex *x, cn_err *err);
+/* Generation directories under JOBFD, complete or not, newest first (*IDS malloc'd). */
+int lvl_pfs_list(int jobfd, long **ids, int *n, cn_err *err);
+/* The newest complete generation <= BOUND of JOB, its index in *X; -1 if none. */
+long lvl_pfs_newest(int jobfd, const char *job, long bound, cn_pindex *x, cn_err *err);
+/* Keep the KEEP newest complete generations; remove older and broken ones. */
+void lvl_pfs_prune(int jobfd, const char *job, int keep);
+
+typedef struct lvl_pfs_file lvl_pfs_file;
+/* Start NAME.tmp under GENFD, written at most MIB_PER_S MiB/s (0: no limit). */
+int lvl_pfs_create(int genfd, const char *name, int mib_per_s, lvl_pfs_file **out, cn_err *err);
+/* Append (a cz_agg_sink: ARG is the lvl_pfs_file). */
+int lvl_pfs_append(void *arg, const void *buf, size_t len, cn_err *err);
+/* Sync, rename to NAME; *OUT gets size and XXH3-64. Frees F either way. */
+int lvl_pfs_commit(lvl_pfs_file *f, int genfd, cn_pfile *out, cn_err *err);
+void lvl_pfs_abort(lvl_pfs_file *f, int genfd);
+/* Map NAME under GENFD read-only after checking its size and checksum against PF. */
+int lvl_pfs_map(int genfd, const char *name, const cn_pfile *pf, const uint8_t **map,
+                cn_err *err);
+void lvl_pfs_unmap(const uint8_t *map, const cn_pfile *pf);
 
 #endif /* CAIRN_LEVELS_H */

@@ -1,0 +1,295 @@
+/*
+ * pfs.c - level 4: generations on the parallel file system.
+ *
+ *   <pfs.dir>/cairn-<uid>/<job>/gen-<G>/agg-<i>.cz   aggregated files
+ *   <pfs.dir>/cairn-<uid>/<job>/gen-<G>/index        written last
+ *
+ * Directories are created 0700 and never followed through symlinks (as on
+ * node-local storage). An aggregated file is written through a throttle (the
+ * aggregator's share of the file system's bandwidth), as NAME.tmp, synced,
+ * and renamed into place; its size and XXH3-64 go into the index. A
+ * generation without a decodable index is incomplete: never offered for
+ * restart, and removed by the next prune. The api layer decides who writes
+ * what; nothing here talks to other processes.
+ */
+#include "levels/levels.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#define INDEX_MAX (64u << 20)
+
+int lvl_pfs_open(const char *pfs_dir, const char *job, bool create, cn_err *err)
+{
+    CN_FAIL_IF(!pfs_dir[0], err, CAIRN_ECONFIG,
+               "level 4 needs a PFS directory: set pfs.dir (or CAIRN_PFS_DIR)");
+    int basefd = cn_dir_open_path(pfs_dir, err);
+    if (basefd < 0)
+        return cn_err_prefix(err, "pfs.dir: "), basefd;
+    char user[64];
+    snprintf(user, sizeof user, "cairn-%u", (unsigned)geteuid());
+    int userfd = cn_dir_open(basefd, user, create, err);
+    close(basefd);
+    if (userfd < 0)
+        return cn_err_prefix(err, "%s/", pfs_dir), userfd;
+    int jobfd = cn_dir_open(userfd, job, create, err);
+    close(userfd);
+    if (jobfd < 0)
+        cn_err_prefix(err, "%s/%s/", pfs_dir, user);
+    return jobfd;
+}
+
+int lvl_pfs_index(int jobfd, long id, cn_pindex *x, cn_err *err)
+{
+    char gen[64];
+    cn_gen_dirname(gen, sizeof gen, id);
+    int genfd = cn_dir_open(jobfd, gen, false, err);
+    if (genfd < 0)
+        return genfd;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    int rc = cn_read_small(genfd, CN_PINDEX_NAME, INDEX_MAX, &buf, &len, err);
+    close(genfd);
+    if (rc == 0)
+        rc = cn_pindex_decode(buf, len, x, err);
+    free(buf);
+    if (rc == 0 && x->generation != id) {
+        cn_pindex_free(x);
+        rc = cn_fail(err, CAIRN_ECORRUPT, "its index names generation %lld",
+                     (long long)x->generation);
+    }
+    if (rc < 0)
+        cn_err_prefix(err, "PFS generation %ld: ", id);
+    return rc;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x < y) - (x > y);
+}
+
+int lvl_pfs_list(int jobfd, long **ids, int *n, cn_err *err)
+{
+    *ids = NULL;
+    *n = 0;
+    int fd = cn_dir_listing_fd(jobfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return cn_fail(err, CAIRN_EIO, "cannot list the PFS job directory");
+    }
+    size_t cap = 0, cnt = 0;
+    long *v = NULL;
+    int rc = 0;
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        int64_t id = cn_parse_gen_dirname(de->d_name);
+        if (id < 0 || id > (int64_t)0x7fffffffffffffffLL)
+            continue;
+        if (cnt == cap) {
+            long *nv = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof *v);
+            if (!nv) {
+                rc = cn_fail(err, CAIRN_ENOMEM, "no memory");
+                break;
+            }
+            v = nv;
+        }
+        v[cnt++] = (long)id;
+    }
+    closedir(d);
+    if (rc < 0) {
+        free(v);
+        return rc;
+    }
+    if (cnt)
+        qsort(v, cnt, sizeof *v, cmp_desc);
+    *ids = v;
+    *n = (int)cnt;
+    return 0;
+}
+
+long lvl_pfs_newest(int jobfd, const char *job, long bound, cn_pindex *x, cn_err *err)
+{
+    long *ids = NULL, found = -1;
+    int n = 0;
+    if (lvl_pfs_list(jobfd, &ids, &n, err) < 0)
+        return -1;
+    for (int i = 0; i < n && found < 0; i++) {
+        if (ids[i] > bound)
+            continue;
+        cn_err why = {0};
+        if (lvl_pfs_index(jobfd, ids[i], x, &why) < 0) {
+            if (why.code != CAIRN_ENOENT)
+                cn_warn("%s", why.msg);
+            continue; /* incomplete (no index yet) or damaged */
+        }
+        if (strcmp(x->job, job) != 0) {
+            cn_warn("PFS generation %ld belongs to job %s, not %s", ids[i], x->job, job);
+            cn_pindex_free(x);
+            continue;
+        }
+        found = ids[i];
+    }
+    free(ids);
+    return found;
+}
+
+void lvl_pfs_prune(int jobfd, const char *job, int keep)
+{
+    long *ids = NULL;
+    int n = 0, kept = 0;
+    cn_err err = {0};
+    if (lvl_pfs_list(jobfd, &ids, &n, &err) < 0)
+        return;
+    for (int i = 0; i < n; i++) {
+        cn_pindex x;
+        bool complete = lvl_pfs_index(jobfd, ids[i], &x, &err) == 0;
+        if (complete) {
+            complete = strcmp(x.job, job) == 0;
+            cn_pindex_free(&x);
+        }
+        if (complete && kept < keep) {
+            kept++;
+            continue;
+        }
+        if (!complete && kept == 0)
+            continue; /* newer than every complete one: maybe being written */
+        char gen[64];
+        cn_gen_dirname(gen, sizeof gen, ids[i]);
+        if (cn_rmtree_at(jobfd, gen, &err) < 0)
+            cn_warn("cannot remove PFS generation %ld: %s", ids[i], err.msg);
+    }
+    free(ids);
+}
+
+/* ---- writing one aggregated file ---------------------------------------- */
+
+struct lvl_pfs_file {
+    int fd;
+    char name[64], tmp[72];
+    uint64_t size;
+    XXH3_state_t *sum;
+    double bps, t0;               /* throttle: bytes/s (0 = none), start time */
+};
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int lvl_pfs_create(int genfd, const char *name, int mib_per_s, lvl_pfs_file **out, cn_err *err)
+{
+    lvl_pfs_file *f = calloc(1, sizeof *f);
+    CN_FAIL_IF(!f, err, CAIRN_ENOMEM, "no memory");
+    snprintf(f->name, sizeof f->name, "%s", name);
+    snprintf(f->tmp, sizeof f->tmp, "%s.tmp", name);
+    f->sum = XXH3_createState();
+    unlinkat(genfd, f->tmp, 0);
+    f->fd = openat(genfd, f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (f->fd < 0 || !f->sum) {
+        int rc = f->sum ? cn_fail_errno(err, errno, "cannot create %s on the PFS", f->tmp)
+                        : cn_fail(err, CAIRN_ENOMEM, "no memory");
+        if (f->fd >= 0)
+            close(f->fd);
+        XXH3_freeState(f->sum);
+        free(f);
+        return rc;
+    }
+    XXH3_64bits_reset(f->sum);
+    f->bps = (double)mib_per_s * (1 << 20);
+    f->t0 = now();
+    *out = f;
+    return 0;
+}
+
+int lvl_pfs_append(void *arg, const void *buf, size_t len, cn_err *err)
+{
+    lvl_pfs_file *f = arg;
+    CN_TRY(cn_pwrite_all(f->fd, buf, len, f->size, f->tmp, err));
+    XXH3_64bits_update(f->sum, buf, len);
+    f->size += len;
+    if (f->bps > 0) { /* not faster than the share: sleep off any lead */
+        double lead = (double)f->size / f->bps - (now() - f->t0);
+        if (lead > 0) {
+            struct timespec ts = {(time_t)lead, (long)((lead - (double)(time_t)lead) * 1e9)};
+            while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+            }
+        }
+    }
+    return 0;
+}
+
+static void file_free(lvl_pfs_file *f)
+{
+    XXH3_freeState(f->sum);
+    free(f);
+}
+
+int lvl_pfs_commit(lvl_pfs_file *f, int genfd, cn_pfile *out, cn_err *err)
+{
+    int rc = 0;
+    if (fdatasync(f->fd) != 0)
+        rc = cn_fail_errno(err, errno, "cannot sync %s on the PFS", f->tmp);
+    if (close(f->fd) != 0 && rc == 0)
+        rc = cn_fail_errno(err, errno, "cannot close %s on the PFS", f->tmp);
+    if (rc == 0 && renameat(genfd, f->tmp, genfd, f->name) != 0)
+        rc = cn_fail_errno(err, errno, "cannot rename %s on the PFS", f->tmp);
+    if (rc < 0)
+        unlinkat(genfd, f->tmp, 0);
+    else
+        *out = (cn_pfile){f->size, XXH3_64bits_digest(f->sum)};
+    file_free(f);
+    return rc;
+}
+
+void lvl_pfs_abort(lvl_pfs_file *f, int genfd)
+{
+    if (!f)
+        return;
+    close(f->fd);
+    unlinkat(genfd, f->tmp, 0);
+    file_free(f);
+}
+
+int lvl_pfs_map(int genfd, const char *name, const cn_pfile *pf, const uint8_t **map,
+                cn_err *err)
+{
+    *map = NULL;
+    int fd = openat(genfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    CN_FAIL_IF(fd < 0, err, errno == ENOENT ? CAIRN_ENOENT : CAIRN_EIO, "%s is missing (%s)",
+               name, strerror(errno));
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != pf->size)
+        rc = cn_fail(err, CAIRN_ECORRUPT, "%s: %lld bytes, the index says %llu", name,
+                     (long long)st.st_size, (unsigned long long)pf->size);
+    void *p = rc == 0 ? mmap(NULL, pf->size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    close(fd);
+    if (rc == 0 && p == MAP_FAILED)
+        rc = cn_fail_errno(err, errno, "cannot map %s", name);
+    if (rc == 0 && XXH3_64bits(p, pf->size) != pf->sum) {
+        munmap(p, pf->size);
+        rc = cn_fail(err, CAIRN_ECORRUPT, "%s: checksum does not match the index", name);
+    }
+    if (rc == 0)
+        *map = p;
+    return rc;
+}
+
+void lvl_pfs_unmap(const uint8_t *map, const cn_pfile *pf)
+{
+    if (map)
+        munmap((void *)map, pf->size);
+}
