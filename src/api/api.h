@@ -19,6 +19,10 @@
  *   level2.c      partner copies: each node's files on the next node.
  *   level3.c      parity: the node's payload through the encoding ring.
  *   recover.c     rebuild lost nodes from partner copies or by decoding.
+ *   flush.c       level 4 out: a generation materialized, aggregated N->M
+ *                 and written to the PFS, index last.
+ *   stagein.c     level 4 back: a PFS generation split back into node-local
+ *                 rank files, for restart.
  *
  * Collective discipline: every public collective function ends each phase
  * with api_agree(), so all ranks return the same code and message.
@@ -132,6 +136,18 @@ bool api_manifest_of(const cairn_ctx *ctx, const cn_manifest *m, long id, int no
  */
 int api_recover(cairn_ctx *ctx, long id, long *chosen);
 
+/*
+ * Level 4 (flush.c, stagein.c). api_flush is collective: generation ID,
+ * complete on node-local storage, to the PFS (node leaders do the work).
+ * api_pfs_newest: the newest complete PFS generation <= BOUND of this job
+ * and rank count, or -1 (collective; the first rank reads, *RC gets MPI
+ * failures). api_stage_in: collective, PFS generation ID back onto
+ * node-local storage as a full level-1 generation.
+ */
+int api_flush(cairn_ctx *ctx, long id);
+long api_pfs_newest(cairn_ctx *ctx, long bound, int *rc);
+int api_stage_in(cairn_ctx *ctx, long id);
+
 /* Record CODE as the echo of a failure elsewhere ("another member failed"),
  * so that api_agree reports the original message instead. Returns CODE. */
 int api_echo(cairn_ctx *ctx, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -187,13 +203,16 @@ typedef struct api_chain {
     long broken;                  /* on failure: the generation whose file broke, else -1 */
 } api_chain;
 struct api_gen;
-/* Collective-free: open and verify every link of G's chain for this rank
- * (G and its ancestors from the inventory list ALL[0..N-1]). */
-int api_chain_open(cairn_ctx *ctx, const struct api_gen *g, const struct api_gen *all, int n,
-                   api_chain *ch);
+/* Collective-free: open and verify every link of G's chain for RANK (of this
+ * node; G and its ancestors from RANK's inventory list ALL[0..N-1]). */
+int api_chain_open(cairn_ctx *ctx, int rank, const struct api_gen *g, const struct api_gen *all,
+                   int n, api_chain *ch);
 void api_chain_close(api_chain *ch);
 /* Every protected variable must be in the newest link with its type and count. */
 int api_chain_match(cairn_ctx *ctx, const api_chain *ch);
+/* Decode the chain into PTRS (by the newest link's entry index: a buffer of
+ * that entry's raw_size, or NULL to check and drop), link by link. */
+int api_chain_apply(cairn_ctx *ctx, const api_chain *ch, void *const *ptrs);
 /* Restore protected memory from the verified chain (routed files from its
  * newest link), then rebuild ctx->incr for a generation at LEVEL. */
 int api_chain_restore(cairn_ctx *ctx, const api_chain *ch, int level);
@@ -213,10 +232,10 @@ typedef struct api_gen {
     uint64_t raw, delta;          /* this rank's bytes of state, and those it stores */
 } api_gen;
 
-/* Local: this rank's usable generations (valid manifest naming it, file of the
- * right size present, and so for every ancestor in its chain), newest first.
- * Allocates *OUT. */
-int api_local_gens(cairn_ctx *ctx, api_gen **out, int *n);
+/* Local: RANK's usable generations (RANK of this node: valid manifest naming
+ * it, file of the right size present, and so for every ancestor in its
+ * chain), newest first. Allocates *OUT. */
+int api_local_gens(cairn_ctx *ctx, int rank, api_gen **out, int *n);
 /* Collective: the newest id <= BOUND present in every rank's list, or -1. */
 long api_common_below(cairn_ctx *ctx, const api_gen *g, int n, long bound, int *rc);
 const api_gen *api_gen_find(const api_gen *g, int n, long id);

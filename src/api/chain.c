@@ -26,12 +26,12 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Open and fully verify this rank's file of generation G. */
-static int verify_link(cairn_ctx *ctx, const api_gen *g, cn_ckpt **out)
+/* Open and fully verify RANK's file of generation G. */
+static int verify_link(cairn_ctx *ctx, int rank, const api_gen *g, cn_ckpt **out)
 {
     char gen[64], name[64], path[4600];
     cn_gen_dirname(gen, sizeof gen, g->id);
-    cn_rank_filename(name, sizeof name, (uint32_t)ctx->rank);
+    cn_rank_filename(name, sizeof name, (uint32_t)rank);
     snprintf(path, sizeof path, "%s/%s/%s", ctx->node_path, gen, name);
     int genfd = cn_dir_open(ctx->nodefd, gen, false, &ctx->err);
     if (genfd < 0)
@@ -41,7 +41,7 @@ static int verify_link(cairn_ctx *ctx, const api_gen *g, cn_ckpt **out)
     CN_TRY(rc);
     const cn_header *h = &(*out)->h;
     if (h->header_sum != g->header_sum || h->generation != g->id ||
-        h->rank != (uint32_t)ctx->rank || h->nranks != (uint32_t)ctx->size ||
+        h->rank != (uint32_t)rank || h->nranks != (uint32_t)ctx->size ||
         h->parent != g->parent || h->base != g->base)
         rc = cn_fail(&ctx->err, CAIRN_ECORRUPT, "%s: header does not match the node manifest",
                      path);
@@ -96,7 +96,8 @@ void api_chain_close(api_chain *ch)
     ch->n = 0;
 }
 
-int api_chain_open(cairn_ctx *ctx, const api_gen *g, const api_gen *all, int n, api_chain *ch)
+int api_chain_open(cairn_ctx *ctx, int rank, const api_gen *g, const api_gen *all, int n,
+                   api_chain *ch)
 {
     memset(ch, 0, sizeof *ch);
     ch->broken = -1;
@@ -122,7 +123,7 @@ int api_chain_open(cairn_ctx *ctx, const api_gen *g, const api_gen *all, int n, 
     ch->n = len;
     for (int i = 0; i < len && rc == 0; i++) { /* oldest first: a broken base fails fast */
         const api_gen *x = gens[len - 1 - i];
-        rc = verify_link(ctx, x, &ch->link[i]);
+        rc = verify_link(ctx, rank, x, &ch->link[i]);
         const cn_header *prev = i > 0 ? &ch->link[i - 1]->h : NULL;
         const cn_header *h = rc == 0 ? &ch->link[i]->h : NULL;
         if (rc == 0 && prev &&
@@ -180,28 +181,28 @@ static uint32_t place(cz_dest *d, uint8_t *ptr, uint64_t size, uint64_t lo, uint
     return k;
 }
 
-/* Where link C's entries go: protected variables of the restored generation
- * get their bytes (or blocks) in place; anything else is decoded, checked
- * and dropped. D holds 2 per run (or 2) per entry. */
-static void destinations(cairn_ctx *ctx, const cn_ckpt *c, const cn_ckpt *newest, cz_dest *d,
+/* Where link C's entries go: variables of the newest link with a place
+ * (PTRS, by the newest link's entry index) get their bytes (or blocks) in
+ * place; anything else is decoded, checked and dropped. D holds 2 per run
+ * (or 2) per entry. */
+static void destinations(const cn_ckpt *c, const cn_ckpt *newest, void *const *ptrs, cz_dest *d,
                          cz_dest **dest, uint32_t *ndest)
 {
     for (uint32_t i = 0; i < c->h.nentries; i++) {
         const cn_entry *e = &c->e[i];
-        api_var *v = api_var_find(ctx, e->name);
         const cn_entry *fe = cn_ckpt_find(newest, e->name);
+        uint8_t *ptr = fe ? ptrs[fe - newest->e] : NULL;
         dest[i] = d;
         ndest[i] = 0;
-        if (!v || v->kind != CN_KIND_VAR || !fe || fe->kind != CN_KIND_VAR ||
-            e->kind != CN_KIND_VAR) {
+        if (!ptr || fe->kind != CN_KIND_VAR || e->kind != CN_KIND_VAR) {
             d[ndest[i]++] = (cz_dest){NULL, cn_entry_stream(e, c->h.incr_block)};
         } else if (!(e->flags & CN_ENTRY_DELTA)) {
-            ndest[i] = place(d, v->ptr, fe->raw_size, 0, e->raw_size);
+            ndest[i] = place(d, ptr, fe->raw_size, 0, e->raw_size);
         } else {
             for (uint32_t r = 0; r < e->nruns; r++) {
                 uint64_t lo = (uint64_t)e->runs[r].first * c->h.incr_block;
                 uint64_t hi = lo + (uint64_t)e->runs[r].count * c->h.incr_block;
-                ndest[i] += place(d + ndest[i], v->ptr, fe->raw_size, lo,
+                ndest[i] += place(d + ndest[i], ptr, fe->raw_size, lo,
                                   hi < e->raw_size ? hi : e->raw_size);
             }
         }
@@ -210,7 +211,7 @@ static void destinations(cairn_ctx *ctx, const cn_ckpt *c, const cn_ckpt *newest
 }
 
 /* Apply link C of the chain whose newest link is NEWEST. */
-static int apply_link(cairn_ctx *ctx, const cn_ckpt *c, const cn_ckpt *newest)
+static int apply_link(cairn_ctx *ctx, const cn_ckpt *c, const cn_ckpt *newest, void *const *ptrs)
 {
     uint32_t n = c->h.nentries;
     size_t nd = 0;
@@ -221,7 +222,7 @@ static int apply_link(cairn_ctx *ctx, const cn_ckpt *c, const cn_ckpt *newest)
     uint32_t *ndest = malloc(sizeof *ndest * (n ? n : 1));
     int rc = d && dest && ndest ? 0 : cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory to restore");
     if (rc == 0) {
-        destinations(ctx, c, newest, d, dest, ndest);
+        destinations(c, newest, ptrs, d, dest, ndest);
         rc = cz_decode_ckpt(c, (const cz_dest *const *)dest, ndest, api_threads(ctx), &ctx->err);
     }
     free(d), free(dest), free(ndest);
@@ -293,6 +294,13 @@ static void rebuild_tables(cairn_ctx *ctx, const api_chain *ch, int level)
     incr_tab_unref(t);
 }
 
+int api_chain_apply(cairn_ctx *ctx, const api_chain *ch, void *const *ptrs)
+{
+    for (int l = 0; l < ch->n; l++)
+        CN_TRY(apply_link(ctx, ch->link[l], ch->link[ch->n - 1], ptrs));
+    return 0;
+}
+
 int api_chain_restore(cairn_ctx *ctx, const api_chain *ch, int level)
 {
     const cn_ckpt *newest = ch->link[ch->n - 1];
@@ -304,8 +312,16 @@ int api_chain_restore(cairn_ctx *ctx, const api_chain *ch, int level)
         CN_TRY(cn_write_atomic(ctx->filesfd, e->name, newest->map + e->offset, e->stored_size,
                                &ctx->err));
     }
-    for (int l = 0; l < ch->n; l++)
-        CN_TRY(apply_link(ctx, ch->link[l], newest));
+    void **ptrs = calloc(newest->h.nentries ? newest->h.nentries : 1, sizeof *ptrs);
+    CN_FAIL_IF(!ptrs, &ctx->err, CAIRN_ENOMEM, "no memory to restore");
+    for (uint32_t i = 0; i < newest->h.nentries; i++) {
+        api_var *v = api_var_find(ctx, newest->e[i].name);
+        if (v && v->kind == CN_KIND_VAR)
+            ptrs[i] = v->ptr;
+    }
+    int rc = api_chain_apply(ctx, ch, ptrs);
+    free(ptrs);
+    CN_TRY(rc);
     rebuild_tables(ctx, ch, level);
     return 0;
 }

@@ -47,9 +47,9 @@ static int check_args(cairn_ctx *ctx, long id, int level)
                      ctx->last_id);
     else if (level < 1 || level > 4)
         rc = cn_fail(err, CAIRN_EINVAL, "level %d does not exist (1..4)", level);
-    else if (level == CAIRN_LEVEL_PFS)
-        rc = cn_fail(err, CAIRN_ENOTSUP, "level %d (%s) is not supported yet; use levels 1-3",
-                     level, level_name(level));
+    else if (level == CAIRN_LEVEL_PFS && !ctx->cfg.pfs_dir[0])
+        rc = cn_fail(err, CAIRN_ECONFIG, "level 4 (pfs) needs a PFS directory: set pfs.dir "
+                     "(or CAIRN_PFS_DIR)");
     else if (level == CAIRN_LEVEL_PARTNER && ctx->nnodes < 2)
         rc = cn_fail(err, CAIRN_ECONFIG, "level 2 needs at least 2 nodes; this job runs on 1");
     else if (level == CAIRN_LEVEL_ERASURE && ctx->min_set <= ctx->cfg.ec_m)
@@ -189,6 +189,24 @@ static int write_manifest(cairn_ctx *ctx, long id, int target, const api_plan *p
     return rc;
 }
 
+/* The node-local level a checkpoint asked for at LEVEL reaches: level 4 is
+ * also held at the highest of 3 and 2 this job can do. */
+static int local_level(const cairn_ctx *ctx, int level)
+{
+    if (level < CAIRN_LEVEL_PFS)
+        return level;
+    if (ctx->min_set > ctx->cfg.ec_m)
+        return CAIRN_LEVEL_ERASURE;
+    return ctx->nnodes >= 2 ? CAIRN_LEVEL_PARTNER : CAIRN_LEVEL_LOCAL;
+}
+
+/* Is generation ID (this context's NCKPT-th checkpoint) flushed to the PFS? */
+static bool to_pfs(const cairn_ctx *ctx, int level)
+{
+    return level == CAIRN_LEVEL_PFS ||
+           (ctx->cfg.pfs_dir[0] && ctx->cfg.pfs_every > 0 && ctx->nckpt % ctx->cfg.pfs_every == 0);
+}
+
 /* Levels 2 and 3 on a generation complete at level 1; then mark the manifests. */
 static int raise_level(cairn_ctx *ctx, int level, int genfd, const char *gen_path)
 {
@@ -251,11 +269,14 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)
     }
     /* Complete at level 1 from here on: a failure above keeps it. */
     ctx->last_id = id;
-    if (level > CAIRN_LEVEL_LOCAL)
-        rc = raise_level(ctx, level, genfd, gen_path);
+    int local = local_level(ctx, level);
+    if (local > CAIRN_LEVEL_LOCAL)
+        rc = raise_level(ctx, local, genfd, gen_path);
     close(genfd);
-    api_incr_commit(ctx, &plan, id, rc == 0 ? level : CAIRN_LEVEL_LOCAL);
+    api_incr_commit(ctx, &plan, id, rc == 0 ? local : CAIRN_LEVEL_LOCAL);
     api_plan_free(&plan);
+    if (rc == 0 && to_pfs(ctx, level))
+        rc = api_flush(ctx, id); /* before pruning: the chain it materializes stays */
     if (ctx->node_rank == 0)
         api_prune(ctx, id);
     if (rc < 0)

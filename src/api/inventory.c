@@ -18,12 +18,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Does generation ID hold a manifest that names this rank's file as usable? */
-static bool usable(cairn_ctx *ctx, long id, api_gen *out)
+/* Does generation ID hold a manifest that names RANK's file as usable? */
+static bool usable(cairn_ctx *ctx, int rank, long id, api_gen *out)
 {
     char gen[64], rank_file[64];
     cn_gen_dirname(gen, sizeof gen, id);
-    cn_rank_filename(rank_file, sizeof rank_file, (uint32_t)ctx->rank);
+    cn_rank_filename(rank_file, sizeof rank_file, (uint32_t)rank);
     cn_err err = {0};
     int genfd = cn_dir_open(ctx->nodefd, gen, false, &err);
     if (genfd < 0)
@@ -43,7 +43,7 @@ static bool usable(cairn_ctx *ctx, long id, api_gen *out)
                      id, m.nranks, m.nnodes, ctx->size, ctx->nnodes);
         const cn_manifest_rank *me = NULL;
         for (uint32_t i = 0; ok && i < m.nlocal; i++)
-            if (m.local[i].rank == (uint32_t)ctx->rank)
+            if (m.local[i].rank == (uint32_t)rank)
                 me = &m.local[i];
         struct stat st;
         ok = ok && me && fstatat(genfd, rank_file, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -70,7 +70,7 @@ static int cmp_gen_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-int api_local_gens(cairn_ctx *ctx, api_gen **out, int *n)
+int api_local_gens(cairn_ctx *ctx, int rank, api_gen **out, int *n)
 {
     *out = NULL;
     *n = 0;
@@ -98,7 +98,7 @@ int api_local_gens(cairn_ctx *ctx, api_gen **out, int *n)
             g = ng;
             cap *= 2;
         }
-        if (usable(ctx, (long)id, &g[cnt]))
+        if (usable(ctx, rank, (long)id, &g[cnt]))
             cnt++;
     }
     closedir(d);
@@ -165,7 +165,7 @@ CAIRN_EXPORT int cairn_generations(cairn_ctx *ctx, cairn_gen_info *info, int max
     CN_TRY(api_agree(ctx, rc));
     api_gen *g = NULL;
     int n = 0;
-    rc = api_agree(ctx, api_local_gens(ctx, &g, &n));
+    rc = api_agree(ctx, api_local_gens(ctx, ctx->rank, &g, &n));
     int found = 0;
     for (long bound = 0x7fffffffffffffffL; rc == 0;) {
         long id = api_common_below(ctx, g, n, bound, &rc);

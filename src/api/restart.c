@@ -27,7 +27,7 @@ static int try_generation(cairn_ctx *ctx, const api_gen *g, const api_gen *all, 
                           long *broken)
 {
     api_chain ch = {0};
-    int rc = api_chain_open(ctx, g, all, n, &ch);
+    int rc = api_chain_open(ctx, ctx->rank, g, all, n, &ch);
     long mine = ch.broken >= 0 ? ch.broken : LONG_MAX, low = LONG_MAX;
     int level = g->level, min_level = g->level;
     if (MPI_Allreduce(&mine, &low, 1, MPI_LONG, MPI_MIN, ctx->comm) != MPI_SUCCESS ||
@@ -41,6 +41,43 @@ static int try_generation(cairn_ctx *ctx, const api_gen *g, const api_gen *all, 
         rc = api_agree(ctx, api_chain_restore(ctx, &ch, min_level));
     api_chain_close(&ch);
     return rc;
+}
+
+/*
+ * Level 4: when the PFS holds a newer generation than levels 1-3 can give
+ * back (RC and WHOLE from api_recover), or the one asked for that they
+ * cannot, stage it in, and say so. Returns RC otherwise.
+ */
+static int from_pfs(cairn_ctx *ctx, long id, int rc, long whole)
+{
+    if (rc < 0 && rc != CAIRN_ELOST)
+        return rc;
+    long bound = id == CAIRN_LATEST ? 0x7fffffffffffffffL : id;
+    for (;;) {
+        int prc = 0;
+        long p = api_pfs_newest(ctx, bound, &prc);
+        if (prc < 0)
+            return api_agree(ctx, prc);
+        if (p < 0 || (id != CAIRN_LATEST && p != id) || (rc == 0 && whole >= p))
+            return rc;
+        if (ctx->rank == 0) {
+            if (rc < 0)
+                cn_warn("restoring generation %ld from the PFS (level 4): %s", p, ctx->msg);
+            else if (whole >= 0)
+                cn_warn("restoring generation %ld from the PFS (level 4): levels 1-3 hold "
+                        "generation %ld at best", p, whole);
+            else
+                cn_warn("restoring generation %ld from the PFS (level 4): node-local storage "
+                        "holds none", p);
+        }
+        cn_err_clear(&ctx->err);
+        int src = api_stage_in(ctx, p);
+        if (src == 0 || id != CAIRN_LATEST || (src != CAIRN_ECORRUPT && src != CAIRN_ENOENT))
+            return src;
+        if (ctx->rank == 0) /* a damaged PFS generation: an older one may do */
+            cn_warn("PFS generation %ld is unusable (%s); trying an older one", p, ctx->msg);
+        bound = p - 1;
+    }
 }
 
 /* Does generation ID's chain (in ALL[0..N-1]) include generation LINK? */
@@ -62,10 +99,11 @@ CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id)
                  : 0;
     CN_TRY(api_agree(ctx, rc));
     long whole = -1; /* rebuild lost nodes first (levels 2 and 3) */
-    CN_TRY(api_recover(ctx, id, &whole));
+    rc = api_recover(ctx, id, &whole);
+    CN_TRY(from_pfs(ctx, id, rc, whole));
     api_gen *g = NULL;
     int n = 0;
-    rc = api_agree(ctx, api_local_gens(ctx, &g, &n));
+    rc = api_agree(ctx, api_local_gens(ctx, ctx->rank, &g, &n));
     long bound = id == CAIRN_LATEST ? 0x7fffffffffffffffL : id, got = -1;
     int skipped = 0;               /* code of the newest generation skipped, if any */
     char skipped_msg[sizeof ctx->msg] = "";

@@ -1,0 +1,326 @@
+/*
+ * flush.c - level 4 on the way out: a complete generation to the PFS, N->M.
+ *
+ * Run by node leaders over ctx->leaders (the rest of the ranks wait in the
+ * final agreement). The ranks are cut into groups of pfs.group consecutive
+ * ranks; group i becomes the aggregated file agg-<i>.cz, written by the
+ * leader of the node of the group's first rank (its aggregator).
+ *   1. every leader materializes each of its ranks: the generation's chain
+ *      verified and applied (chain.c) into one buffer, a "state" (below);
+ *   2. states travel to their aggregators (sizes first, then the bytes);
+ *   3. each aggregator merges its groups' variables (src/compress agg: the
+ *      pfs.scheme) and writes them through the throttle (levels/pfs.c);
+ *   4. sizes and checksums are summed to the first leader, which writes the
+ *      index last (the generation is complete from then on) and prunes the
+ *      PFS to pfs.keep generations.
+ * A PFS generation is always full: incremental chains end here.
+ *
+ * A state (in memory only, between leaders of one job):
+ *   u32 nvars | nvars x { u32 rank | u8 kind | u8 type | u8 ndims | u8 namelen
+ *   | u64 dims[3] | u64 count | u64 size | name + NUL, zero-padded to 8 | data,
+ *   zero-padded to 8 }
+ * Messages between two leaders match in the order both post them (rank
+ * order), so two tags suffice: 0 for sizes, 1 for bytes.
+ * Ownership: states are owned by the leader that built or received them and
+ * freed when its files are written.
+ */
+#include "api/api.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define REC_HDR 48
+#define CHUNK (1u << 30) /* MPI counts are ints: bytes travel in pieces */
+
+typedef struct state {
+    uint8_t *buf;
+    uint64_t len;
+} state;
+
+static uint64_t pad8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
+
+/* Rank RANK's generation ID rebuilt from its chain into *OUT. */
+static int materialize(cairn_ctx *ctx, int rank, long id, state *out)
+{
+    api_gen *g = NULL;
+    int n = 0;
+    CN_TRY(api_local_gens(ctx, rank, &g, &n));
+    const api_gen *x = api_gen_find(g, n, id);
+    api_chain ch = {0};
+    int rc = x ? api_chain_open(ctx, rank, x, g, n, &ch)
+               : cn_fail(&ctx->err, CAIRN_ENOENT, "rank %d: generation %ld is not complete on "
+                         "node %s", rank, id, ctx->node_name);
+    const cn_ckpt *c = rc == 0 ? ch.link[ch.n - 1] : NULL;
+    uint64_t len = 4;
+    for (uint32_t i = 0; c && i < c->h.nentries; i++)
+        len += REC_HDR + pad8(strlen(c->e[i].name) + 1) + pad8(c->e[i].raw_size);
+    uint8_t *buf = c ? calloc(1, len) : NULL;
+    void **ptrs = c ? calloc(c->h.nentries + 1, sizeof *ptrs) : NULL;
+    if (rc == 0 && (!buf || !ptrs))
+        rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory to materialize rank %d (%llu bytes)",
+                     rank, (unsigned long long)len);
+    uint8_t *p = buf;
+    if (rc == 0) {
+        cn_put_u32(p, c->h.nentries), p += 4;
+    }
+    for (uint32_t i = 0; rc == 0 && i < c->h.nentries; i++) {
+        const cn_entry *e = &c->e[i];
+        size_t nl = strlen(e->name);
+        cn_put_u32(p, (uint32_t)rank);
+        p[4] = e->kind, p[5] = e->type, p[6] = e->ndims, p[7] = (uint8_t)nl;
+        for (int d = 0; d < CAIRN_MAX_DIMS; d++)
+            cn_put_u64(p + 8 + 8 * d, e->dims[d]);
+        cn_put_u64(p + 32, e->count);
+        cn_put_u64(p + 40, e->raw_size);
+        memcpy(p + REC_HDR, e->name, nl);
+        p += REC_HDR + pad8(nl + 1);
+        if (e->kind == CN_KIND_FILE) /* routed files are stored raw, whole */
+            memcpy(p, c->map + e->offset, e->raw_size);
+        else
+            ptrs[i] = p;
+        p += pad8(e->raw_size);
+    }
+    if (rc == 0)
+        rc = api_chain_apply(ctx, &ch, ptrs);
+    api_chain_close(&ch);
+    free(ptrs);
+    free(g);
+    if (rc < 0) {
+        free(buf);
+        return rc;
+    }
+    *out = (state){buf, len};
+    return 0;
+}
+
+/* Parse state S (built by a leader of this job) into V[*N..]. */
+static int parse_state(cairn_ctx *ctx, const state *s, cz_agg_var *v, size_t cap, size_t *n)
+{
+    cn_rd r = {.p = s->buf, .len = s->len};
+    uint32_t cnt = cn_rd_u32(&r);
+    for (uint32_t i = 0; i < cnt && !r.bad; i++) {
+        const uint8_t *h = cn_rd_take(&r, REC_HDR);
+        if (!h || *n == cap)
+            break;
+        cz_agg_var *x = &v[(*n)++];
+        memset(x, 0, sizeof *x);
+        x->rank = cn_get_u32(h);
+        x->kind = h[4], x->type = h[5], x->ndims = h[6];
+        for (int d = 0; d < CAIRN_MAX_DIMS; d++)
+            x->dims[d] = cn_get_u64(h + 8 + 8 * d);
+        x->count = cn_get_u64(h + 32);
+        x->size = cn_get_u64(h + 40);
+        x->name = (const char *)cn_rd_take(&r, pad8((uint64_t)h[7] + 1));
+        x->data = x->size > s->len ? NULL : cn_rd_take(&r, pad8(x->size));
+        if (!x->name || !x->data || x->name[h[7]] != '\0')
+            r.bad = true;
+    }
+    CN_FAIL_IF(r.bad || r.off != r.len, &ctx->err, CAIRN_EMPI, "a node sent a malformed state");
+    return 0;
+}
+
+static uint32_t state_nvars(const state *s) { return s->len >= 4 ? cn_get_u32(s->buf) : 0; }
+
+/* The aggregator (node index = leaders rank) of file F. */
+static int aggregator(const cairn_ctx *ctx, int group, int f)
+{
+    return (int)ctx->rank_node[(size_t)f * (size_t)group];
+}
+
+/* Step 2: every rank's state to its aggregator. ST[r] is set for this node's
+ * ranks on entry and for the ranks of the groups it aggregates on return. */
+static int exchange(cairn_ctx *ctx, int group, state *st)
+{
+    int nr = ctx->size, me = ctx->node;
+    MPI_Request *req = malloc(sizeof *req * (size_t)(4 * nr + 16) * 2);
+    uint64_t *sizes = calloc((size_t)nr, sizeof *sizes);
+    CN_FAIL_IF(!req || !sizes, &ctx->err, CAIRN_ENOMEM, "no memory"); /* leaks on OOM only */
+    int nq = 0, mpi = MPI_SUCCESS;
+    for (int r = 0; r < nr; r++) { /* sizes */
+        int from = (int)ctx->rank_node[r], to = aggregator(ctx, group, r / group);
+        if (from == to)
+            continue;
+        if (from == me)
+            sizes[r] = st[r].len;
+        if (from == me)
+            mpi |= MPI_Isend(&sizes[r], 1, MPI_UINT64_T, to, 0, ctx->leaders, &req[nq++]);
+        else if (to == me)
+            mpi |= MPI_Irecv(&sizes[r], 1, MPI_UINT64_T, from, 0, ctx->leaders, &req[nq++]);
+    }
+    mpi |= MPI_Waitall(nq, req, MPI_STATUSES_IGNORE);
+    int rc = mpi == MPI_SUCCESS ? 0 : cn_fail(&ctx->err, CAIRN_EMPI, "flush: MPI exchange failed");
+    nq = 0;
+    for (int r = 0; rc == 0 && r < nr; r++) { /* bytes */
+        int from = (int)ctx->rank_node[r], to = aggregator(ctx, group, r / group);
+        if (from == to || (from != me && to != me))
+            continue;
+        if (to == me && !(st[r].buf = malloc(sizes[r] ? sizes[r] : 1))) {
+            rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory for rank %d's state", r);
+            break;
+        }
+        st[r].len = sizes[r];
+        for (uint64_t off = 0; off < sizes[r]; off += CHUNK) {
+            int len = (int)(sizes[r] - off < CHUNK ? sizes[r] - off : CHUNK);
+            if (nq == 8 * nr + 32) { /* keep the request array bounded */
+                mpi |= MPI_Waitall(nq, req, MPI_STATUSES_IGNORE);
+                nq = 0;
+            }
+            mpi |= to == me ? MPI_Irecv(st[r].buf + off, len, MPI_BYTE, from, 1,
+                                        ctx->leaders, &req[nq++])
+                            : MPI_Isend(st[r].buf + off, len, MPI_BYTE, to, 1,
+                                        ctx->leaders, &req[nq++]);
+        }
+    }
+    mpi |= MPI_Waitall(nq, req, MPI_STATUSES_IGNORE);
+    if (rc == 0 && mpi != MPI_SUCCESS)
+        rc = cn_fail(&ctx->err, CAIRN_EMPI, "flush: MPI exchange failed");
+    free(req);
+    free(sizes);
+    return rc;
+}
+
+/* Step 3: aggregate file F (ranks [F * group, ...)) from the states ST. */
+static int write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *st,
+                      uint64_t *out /* size, sum, raw */)
+{
+    int lo = f * group, hi = lo + group < ctx->size ? lo + group : ctx->size;
+    size_t cap = 0, n = 0;
+    for (int r = lo; r < hi; r++)
+        cap += state_nvars(&st[r]);
+    cz_agg_var *v = malloc(sizeof *v * (cap ? cap : 1));
+    CN_FAIL_IF(!v, &ctx->err, CAIRN_ENOMEM, "no memory");
+    int rc = 0;
+    for (int r = lo; rc == 0 && r < hi; r++)
+        rc = parse_state(ctx, &st[r], v, cap, &n);
+    char name[64];
+    cn_agg_filename(name, sizeof name, (uint32_t)f);
+    lvl_pfs_file *file = NULL;
+    if (rc == 0)
+        rc = lvl_pfs_create(genfd, name, ctx->cfg.pfs_bandwidth, &file, &ctx->err);
+    cz_agg_opts o = {.scheme = ctx->cfg.pfs_scheme, .block = ctx->cfg.pfs_block,
+                     .level = ctx->cfg.z_level, .threads = api_threads(ctx)};
+    cz_agg_stats s = {0};
+    if (rc == 0)
+        rc = cz_agg_write(v, n, &o, lvl_pfs_append, file, &s, &ctx->err);
+    cn_pfile pf = {0};
+    if (rc == 0) {
+        rc = lvl_pfs_commit(file, genfd, &pf, &ctx->err);
+    } else if (file) {
+        lvl_pfs_abort(file, genfd);
+    }
+    if (rc == 0) {
+        out[0] = pf.size, out[1] = pf.sum, out[2] = s.raw;
+        cn_debug("%s: ranks %d..%d, %llu -> %llu bytes (%s)", name, lo, hi - 1,
+                 (unsigned long long)s.raw, (unsigned long long)pf.size,
+                 cz_agg_scheme_name(s.scheme));
+    }
+    free(v);
+    return rc < 0 ? (cn_err_prefix(&ctx->err, "PFS %s: ", name), rc) : 0;
+}
+
+/* Step 4, first leader: the index, then prune. */
+static int write_index(cairn_ctx *ctx, int jobfd, int genfd, long id, int group, int nfiles,
+                       const uint64_t *sum)
+{
+    cn_pindex x = {.scheme = (uint32_t)ctx->cfg.pfs_scheme, .generation = id,
+                   .nranks = (uint32_t)ctx->size, .nnodes = (uint32_t)ctx->nnodes,
+                   .group = (uint32_t)group, .nfiles = (uint32_t)nfiles};
+    memcpy(x.job, ctx->job, sizeof x.job);
+    x.files = calloc((size_t)nfiles, sizeof *x.files);
+    CN_FAIL_IF(!x.files, &ctx->err, CAIRN_ENOMEM, "no memory");
+    for (int f = 0; f < nfiles; f++) {
+        x.files[f] = (cn_pfile){sum[3 * f], sum[3 * f + 1]};
+        x.stored += sum[3 * f];
+        x.raw += sum[3 * f + 2];
+    }
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    int rc = cn_pindex_encode(&x, &buf, &len, &ctx->err);
+    if (rc == 0)
+        rc = cn_write_atomic(genfd, CN_PINDEX_NAME, buf, len, &ctx->err);
+    free(buf);
+    if (rc == 0) {
+        cn_info("generation %ld on the PFS: %d ranks in %d files, %llu -> %llu bytes", id,
+                ctx->size, nfiles, (unsigned long long)x.raw, (unsigned long long)x.stored);
+        lvl_pfs_prune(jobfd, ctx->job, ctx->cfg.pfs_keep);
+    }
+    free(x.files);
+    return rc;
+}
+
+/* Collective over the leaders: agree on RC (another leader's failure echoed). */
+static int leaders_agree(cairn_ctx *ctx, int rc, const char *what)
+{
+    int worst = rc;
+    if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, ctx->leaders) != MPI_SUCCESS)
+        return cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce among node leaders failed");
+    return rc == 0 && worst < 0 ? api_echo(ctx, worst, "%s failed on another node", what) : rc;
+}
+
+static int flush_leader(cairn_ctx *ctx, long id)
+{
+    int group = ctx->cfg.pfs_group < ctx->size ? ctx->cfg.pfs_group : ctx->size;
+    int nfiles = (int)cn_pindex_nfiles((uint32_t)ctx->size, (uint32_t)group);
+    char gen[64];
+    cn_gen_dirname(gen, sizeof gen, id);
+    int jobfd = -1, genfd = -1, rc = 0;
+    if (ctx->node == 0) { /* a fresh directory: an older flush of ID is invalid now */
+        jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, true, &ctx->err);
+        rc = jobfd < 0 ? jobfd : cn_rmtree_at(jobfd, gen, &ctx->err);
+        if (rc == 0)
+            genfd = rc = cn_dir_open(jobfd, gen, true, &ctx->err);
+    }
+    rc = leaders_agree(ctx, rc < 0 ? rc : 0, "creating the PFS directory");
+    if (rc == 0 && ctx->node != 0) {
+        jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &ctx->err);
+        genfd = jobfd < 0 ? jobfd : cn_dir_open(jobfd, gen, false, &ctx->err);
+        rc = genfd < 0 ? genfd : 0;
+    }
+    state *st = calloc((size_t)ctx->size, sizeof *st);
+    uint64_t *sum = calloc(3 * (size_t)nfiles, sizeof *sum), *total = NULL;
+    if (ctx->node == 0)
+        total = calloc(3 * (size_t)nfiles, sizeof *total);
+    if (rc == 0 && (!st || !sum || (ctx->node == 0 && !total)))
+        rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
+    for (int r = 0; rc == 0 && r < ctx->size; r++)
+        if ((int)ctx->rank_node[r] == ctx->node)
+            rc = materialize(ctx, r, id, &st[r]);
+    rc = leaders_agree(ctx, rc, "materializing the generation");
+    if (rc == 0)
+        rc = leaders_agree(ctx, exchange(ctx, group, st), "the flush exchange");
+    for (int f = 0; rc == 0 && f < nfiles; f++)
+        if (aggregator(ctx, group, f) == ctx->node)
+            rc = write_file(ctx, genfd, group, f, st, &sum[3 * f]);
+    for (int r = 0; st && r < ctx->size; r++)
+        free(st[r].buf);
+    free(st);
+    rc = leaders_agree(ctx, rc, "writing to the PFS");
+    if (rc == 0 && MPI_Reduce(sum, total, 3 * nfiles, MPI_UINT64_T, MPI_SUM, 0, ctx->leaders) !=
+                       MPI_SUCCESS)
+        rc = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Reduce among node leaders failed");
+    if (rc == 0 && ctx->node == 0)
+        rc = write_index(ctx, jobfd, genfd, id, group, nfiles, total);
+    free(sum);
+    free(total);
+    if (genfd >= 0)
+        close(genfd);
+    if (jobfd >= 0)
+        close(jobfd);
+    return rc;
+}
+
+int api_flush(cairn_ctx *ctx, long id)
+{
+    int rc = ctx->node_rank == 0 ? flush_leader(ctx, id) : 0;
+    rc = api_agree(ctx, rc);
+    if (rc < 0) {
+        char msg[sizeof ctx->msg];
+        snprintf(msg, sizeof msg, "level 4 failed, generation %ld kept on node-local storage: "
+                 "%.1000s", id, ctx->msg);
+        memcpy(ctx->msg, msg, sizeof msg);
+    }
+    return rc;
+}

@@ -1,0 +1,221 @@
+/*
+ * stagein.c - level 4 on the way back: a PFS generation split back to the
+ * ranks, as node-local files, so that restart proceeds as from level 1.
+ *
+ * The first rank finds the newest complete PFS generation (its index decodes
+ * and names this job) and tells everyone. Then each node leader reads the
+ * aggregated files that hold its ranks (size and checksum checked against
+ * the index, then every group verified by the aggregated format before
+ * anything is decoded), writes each of its ranks a full rank file (raw, no
+ * chain: a PFS generation is full) into a fresh gen-<G>/, and writes the node
+ * manifest (level 1, target 4). A generation can come back to a job of the
+ * same rank count on any node layout. Nothing node-local is touched before
+ * every leader has read its files.
+ *
+ * Ownership: the variables of one leader's ranks are copied out of the mapped
+ * files and freed when the rank files are written.
+ */
+#include "api/api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct rank_vars {
+    lvl_src *src;
+    size_t n, cap;
+} rank_vars;
+
+typedef struct collect {
+    cairn_ctx *ctx;
+    rank_vars *local;             /* by application rank; only this node's are used */
+    int rc;
+} collect;
+
+/* cz_agg_read callback: keep a copy of the variables of this node's ranks. */
+static int keep_var(void *arg, const cz_agg_var *v)
+{
+    collect *c = arg;
+    cairn_ctx *ctx = c->ctx;
+    if (v->rank >= (uint32_t)ctx->size || (int)ctx->rank_node[v->rank] != ctx->node)
+        return 0;
+    rank_vars *rv = &c->local[v->rank];
+    if (rv->n == rv->cap) {
+        size_t cap = rv->cap ? 2 * rv->cap : 8;
+        lvl_src *s = realloc(rv->src, cap * sizeof *s);
+        if (!s)
+            return c->rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
+        rv->src = s, rv->cap = cap;
+    }
+    lvl_src *s = &rv->src[rv->n];
+    memset(s, 0, sizeof *s);
+    char *name = strdup(v->name);
+    void *data = malloc(v->size ? v->size : 1);
+    if (!name || !data) {
+        free(name), free(data);
+        return c->rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory for '%s'", v->name);
+    }
+    memcpy(data, v->data, v->size);
+    s->name = name, s->kind = v->kind, s->type = v->type, s->ndims = v->ndims;
+    for (int d = 0; d < CAIRN_MAX_DIMS; d++)
+        s->dims[d] = v->dims[d];
+    s->count = v->count, s->size = v->size, s->ptr = data, s->codec = CZ_RAW;
+    rv->n++;
+    return 0;
+}
+
+static void free_vars(rank_vars *rv)
+{
+    for (size_t i = 0; i < rv->n; i++) {
+        free((void *)rv->src[i].name);
+        free((void *)rv->src[i].ptr);
+    }
+    free(rv->src);
+    memset(rv, 0, sizeof *rv);
+}
+
+/* Read the files of X holding this node's ranks into C->local. */
+static int read_files(cairn_ctx *ctx, int jobfd, const cn_pindex *x, collect *c)
+{
+    char gen[64];
+    cn_gen_dirname(gen, sizeof gen, x->generation);
+    int genfd = cn_dir_open(jobfd, gen, false, &ctx->err);
+    CN_TRY(genfd);
+    int rc = 0;
+    for (uint32_t f = 0; rc == 0 && f < x->nfiles; f++) {
+        uint32_t lo = f * x->group, hi = lo + x->group < x->nranks ? lo + x->group : x->nranks;
+        bool mine = false;
+        for (uint32_t r = lo; r < hi; r++)
+            mine |= (int)ctx->rank_node[r] == ctx->node;
+        if (!mine)
+            continue;
+        char name[64];
+        cn_agg_filename(name, sizeof name, f);
+        const uint8_t *map = NULL;
+        cz_agg_file *af = NULL;
+        rc = lvl_pfs_map(genfd, name, &x->files[f], &map, &ctx->err);
+        if (rc == 0)
+            rc = cz_agg_open(map, x->files[f].size, &af, &ctx->err);
+        if (rc == 0)
+            rc = cz_agg_read(af, keep_var, c, &ctx->err);
+        if (rc != 0 && c->rc < 0)
+            rc = c->rc;
+        cz_agg_close(af);
+        lvl_pfs_unmap(map, &x->files[f]);
+        if (rc < 0)
+            cn_err_prefix(&ctx->err, "PFS generation %lld, %s: ", (long long)x->generation, name);
+    }
+    close(genfd);
+    return rc;
+}
+
+/* Write this node's rank files and manifest of generation ID from C. */
+static int write_local(cairn_ctx *ctx, long id, collect *c)
+{
+    char gen[64], gen_path[4500];
+    cn_gen_dirname(gen, sizeof gen, id);
+    snprintf(gen_path, sizeof gen_path, "%s/%s", ctx->node_path, gen);
+    CN_TRY(cn_rmtree_at(ctx->nodefd, gen, &ctx->err));
+    int genfd = cn_dir_open(ctx->nodefd, gen, true, &ctx->err);
+    CN_TRY(genfd);
+    cn_manifest m = {.level = CAIRN_LEVEL_LOCAL, .target = CAIRN_LEVEL_PFS, .generation = id,
+                     .parent = -1, .base = id, .nranks = (uint32_t)ctx->size,
+                     .nnodes = (uint32_t)ctx->nnodes, .node = (uint32_t)ctx->node,
+                     .nlocal = (uint32_t)ctx->node_size, .rank_node = ctx->rank_node};
+    memcpy(m.job, ctx->job, sizeof m.job);
+    memcpy(m.node_name, ctx->node_name, sizeof m.node_name);
+    m.local = calloc((size_t)ctx->node_size, sizeof *m.local);
+    int rc = m.local ? 0 : cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
+    uint32_t k = 0;
+    for (int r = 0; rc == 0 && r < ctx->size; r++) {
+        if ((int)ctx->rank_node[r] != ctx->node)
+            continue;
+        cn_header proto = {.level = CAIRN_LEVEL_LOCAL, .generation = id, .rank = (uint32_t)r,
+                           .nranks = (uint32_t)ctx->size, .node = (uint32_t)ctx->node,
+                           .nnodes = (uint32_t)ctx->nnodes, .block_size = ctx->cfg.block_size,
+                           .parent = -1, .base = id, .incr_block = 0};
+        memcpy(proto.job, ctx->job, sizeof proto.job);
+        char name[64];
+        cn_rank_filename(name, sizeof name, (uint32_t)r);
+        cz_opts z = {.buf_size = ctx->cfg.z_buffer, .threads = 0, .level = ctx->cfg.z_level};
+        lvl_written w = {0};
+        rank_vars *rv = &c->local[r];
+        rc = lvl_local_write(genfd, gen_path, name, &proto, rv->src, (uint32_t)rv->n,
+                             CN_IO_WRITE, &z, &w, &ctx->err);
+        if (rc == 0 && k < m.nlocal)
+            m.local[k++] = (cn_manifest_rank){(uint32_t)r, w.file_size, w.header_sum, w.full,
+                                              w.full};
+        free_vars(rv);
+    }
+    if (rc == 0)
+        rc = cn_dir_sync(genfd, &ctx->err);
+    if (rc == 0)
+        rc = api_write_manifest(ctx, genfd, &m);
+    free(m.local);
+    close(genfd);
+    if (rc < 0) {
+        cn_err ignored = {0};
+        cn_rmtree_at(ctx->nodefd, gen, &ignored);
+    }
+    return rc;
+}
+
+long api_pfs_newest(cairn_ctx *ctx, long bound, int *rc)
+{
+    long id = -1;
+    *rc = 0;
+    if (!ctx->cfg.pfs_dir[0])
+        return -1;
+    if (ctx->rank == 0) {
+        cn_err err = {0};
+        int jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &err);
+        cn_pindex x;
+        if (jobfd >= 0 && (id = lvl_pfs_newest(jobfd, ctx->job, bound, &x, &err)) >= 0) {
+            if (x.nranks != (uint32_t)ctx->size) {
+                cn_warn("PFS generation %ld was written by %u ranks; this run has %d", id,
+                        x.nranks, ctx->size);
+                id = -1;
+            }
+            cn_pindex_free(&x);
+        }
+        if (jobfd >= 0)
+            close(jobfd);
+    }
+    if (MPI_Bcast(&id, 1, MPI_LONG, 0, ctx->comm) != MPI_SUCCESS)
+        *rc = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Bcast failed");
+    return id;
+}
+
+static int stage_leader(cairn_ctx *ctx, long id)
+{
+    collect c = {ctx, calloc((size_t)ctx->size, sizeof *c.local), 0};
+    CN_FAIL_IF(!c.local, &ctx->err, CAIRN_ENOMEM, "no memory");
+    cn_pindex x = {0};
+    int jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &ctx->err);
+    int rc = jobfd < 0 ? jobfd : lvl_pfs_index(jobfd, id, &x, &ctx->err);
+    if (rc == 0 && (x.nranks != (uint32_t)ctx->size || strcmp(x.job, ctx->job) != 0))
+        rc = cn_fail(&ctx->err, CAIRN_EMISMATCH, "PFS generation %ld is of job %s with %u ranks",
+                     id, x.job, x.nranks);
+    if (rc == 0)
+        rc = read_files(ctx, jobfd, &x, &c);
+    int worst = rc;
+    if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, ctx->leaders) != MPI_SUCCESS)
+        rc = worst = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce among node leaders failed");
+    if (rc == 0 && worst < 0)
+        rc = api_echo(ctx, worst, "reading the PFS failed on another node");
+    if (rc == 0)
+        rc = write_local(ctx, id, &c);
+    for (int r = 0; r < ctx->size; r++)
+        free_vars(&c.local[r]);
+    free(c.local);
+    cn_pindex_free(&x);
+    if (jobfd >= 0)
+        close(jobfd);
+    return rc;
+}
+
+int api_stage_in(cairn_ctx *ctx, long id)
+{
+    return api_agree(ctx, ctx->node_rank == 0 ? stage_leader(ctx, id) : 0);
+}
