@@ -58,7 +58,7 @@ check "  ... with the libpmem write path too" env CAIRN_IO=pmem CAIRN_JOB=t-empt
 
 fresh nothing
 check "restart with nothing saved says so (CAIRN_ENOENT)" mpi expect-fail CAIRN_ENOENT
-check "level 4 is refused with CAIRN_ENOTSUP" mpi level 4 CAIRN_ENOTSUP
+check "level 4 without pfs.dir is refused with CAIRN_ECONFIG naming the key" bash -c "scripts/mpirun.sh $NP $T level 4 CAIRN_ECONFIG | grep -q pfs.dir"
 check "level 3 on 2 nodes with m=2: CAIRN_ECONFIG says why" \
   bash -c "scripts/mpirun.sh $NP $T level 3 CAIRN_ECONFIG | grep -q 'needs more than 2 nodes in every encoding set'"
 check "level 2 on 1 node: CAIRN_ECONFIG" env CAIRN_RANKS_PER_NODE=4 scripts/mpirun.sh $NP $T level 2 CAIRN_ECONFIG
