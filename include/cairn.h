@@ -94,7 +94,7 @@ CAIRN_EXPORT size_t cairn_type_size(cairn_type type);
 #define CAIRN_LEVEL_LOCAL 1   /* node-local storage: survives a process crash */
 #define CAIRN_LEVEL_PARTNER 2 /* a copy on the next node: survives one loss per pair */
 #define CAIRN_LEVEL_ERASURE 3 /* Reed-Solomon parity: survives m losses per set */
-#define CAIRN_LEVEL_PFS 4     /* parallel file system (not yet supported) */
+#define CAIRN_LEVEL_PFS 4     /* parallel file system (pfs.dir), aggregated N->M */
 
 #define CAIRN_MAX_DIMS 3
 #define CAIRN_NAME_MAX 255     /* longest variable or routed-file name */
@@ -197,7 +197,10 @@ CAIRN_EXPORT int cairn_route_file(cairn_ctx *ctx, const char *name, char *path, 
  * adds a copy of each node's files on the next node; level 3 adds Cauchy
  * Reed-Solomon parity across the nodes of each encoding set (config
  * erasure.*). If level 2 or 3 fails, the generation stays complete at level 1
- * and the error says so. Level 4 returns CAIRN_ENOTSUP until it is built.
+ * and the error says so. Level 4 also writes the generation to the parallel
+ * file system (pfs.dir; CAIRN_ECONFIG without it), aggregated N->M, after
+ * raising it to the highest of levels 3 and 2 the job can do; so does every
+ * pfs.every-th checkpoint.
  * With incr.mode = on, a generation stores only the blocks that changed since
  * its parent (the newest generation at LEVEL or above); every incr.full_every
  * generations, or when more than incr.max_changed percent of the blocks

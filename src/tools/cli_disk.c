@@ -29,15 +29,18 @@ int cli_store_open(const char *verb, const char *base, const char *config, cli_s
 {
     s->fd = -1;
     s->path[0] = '\0';
+    s->pfs[0] = '\0';
     cn_config cfg;
     cn_err err = {0};
-    if (!base) {
-        if (cn_config_load(&cfg, config, &err) < 0) {
-            cli_error(verb, "%s", err.msg);
-            return CLI_EXIT_ERROR;
-        }
-        base = cfg.base;
+    int crc = cn_config_load(&cfg, config, &err);
+    if (crc < 0 && !base) {
+        cli_error(verb, "%s", err.msg);
+        return CLI_EXIT_ERROR;
     }
+    if (crc == 0)
+        snprintf(s->pfs, sizeof s->pfs, "%s", cfg.pfs_dir);
+    if (!base)
+        base = cfg.base;
     if (strlen(base) > 4095) {
         cli_error(verb, "base directory path too long");
         return CLI_EXIT_ERROR;

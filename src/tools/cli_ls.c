@@ -30,7 +30,7 @@ const char cli_ls_usage[] =
     "Without --job, list the jobs under <base>/cairn-<uid>: visible node directories,\n"
     "generations, and the newest complete generation with its level and size.\n"
     "With --job, list that job's generations, newest first:\n"
-    "  GEN  LEVEL  KIND  NODES  RANKS  BYTES  CHANGED  STATUS\n"
+    "  GEN  LEVEL  KIND  NODES  RANKS  BYTES  CHANGED  PFS  STATUS\n"
     "KIND is full, or 'incr <- P' for an incremental generation stored as changes\n"
     "to generation P; CHANGED is the share of the full state it stores itself\n"
     "(100% for a full generation). NODES is complete/seen (nodes holding a\n"
@@ -42,6 +42,10 @@ const char cli_ls_usage[] =
     "but a generation its chain needs is not) or corrupt (a manifest does not\n"
     "decode or a rank file has the wrong size). Only manifests and file sizes are\n"
     "checked; use 'cairn verify' to check the data. Files named *.tmp are ignored.\n"
+    "PFS tells whether the generation is on the parallel file system (level 4,\n"
+    "pfs.dir of the configuration or CAIRN_PFS_DIR): its aggregated files and\n"
+    "their bytes once its index is written, 'incomplete' before; a generation\n"
+    "only there has STATUS pfs-only.\n"
     "\n"
     "Options:\n"
     "  -b, --base DIR      node-local base directory (default: CAIRN_BASE, else\n"
@@ -53,9 +57,67 @@ const char cli_ls_usage[] =
     "ls exits 0 when it could list (whatever the statuses), 3 for no such job or\n"
     "a job without generations or a base without a cairn directory.\n";
 
-enum gen_status { ST_COMPLETE, ST_PARTIAL, ST_INCOMPLETE, ST_BROKEN, ST_CORRUPT };
-static const char *const STATUS_NAME[] = {"complete", "partial", "incomplete", "broken-chain",
-                                          "corrupt"};
+enum gen_status { ST_COMPLETE, ST_PARTIAL, ST_INCOMPLETE, ST_BROKEN, ST_CORRUPT, ST_PFS };
+static const char *const STATUS_NAME[] = {"complete", "partial",  "incomplete", "broken-chain",
+                                          "corrupt",  "pfs-only"};
+
+/* A generation directory on the PFS: its index decoded, or not. */
+typedef struct pfs_gen {
+    int64_t id;
+    bool complete;
+    uint32_t nfiles;
+    uint64_t stored;
+} pfs_gen;
+
+/* The job's generations on the PFS (ST->pfs), newest first. Allocates *OUT. */
+static size_t pfs_list(const cli_store *st, const char *job, pfs_gen **out)
+{
+    *out = NULL;
+    if (!st->pfs[0])
+        return 0;
+    char path[CLI_PATH_MAX], user[32];
+    snprintf(user, sizeof user, "cairn-%u", (unsigned)geteuid());
+    snprintf(path, sizeof path, "%s/%s/%s", st->pfs, user, job);
+    cn_err err = {0};
+    int jobfd = cn_dir_open_path(path, &err);
+    if (jobfd < 0)
+        return 0;
+    cli_names names;
+    size_t n = 0;
+    if (cli_names_read(jobfd, &names, NULL) == 0) {
+        *out = cli_alloc(sizeof **out * (names.n ? names.n : 1));
+        for (size_t i = 0; i < names.n; i++) {
+            int64_t id = cn_parse_gen_dirname(names.v[i]);
+            int genfd = id >= 0 ? cn_dir_open(jobfd, names.v[i], false, &err) : -1;
+            if (genfd < 0)
+                continue;
+            pfs_gen *g = &(*out)[n++];
+            memset(g, 0, sizeof *g);
+            g->id = id;
+            uint8_t *buf = NULL;
+            size_t len = 0;
+            cn_pindex x;
+            if (cn_read_small(genfd, CN_PINDEX_NAME, 64u << 20, &buf, &len, &err) == 0 &&
+                cn_pindex_decode(buf, len, &x, &err) == 0) {
+                g->complete = x.generation == id && strcmp(x.job, job) == 0;
+                g->nfiles = x.nfiles;
+                g->stored = x.stored;
+                cn_pindex_free(&x);
+            }
+            free(buf);
+            close(genfd);
+        }
+        cli_names_free(&names);
+    }
+    close(jobfd);
+    for (size_t i = 1; i < n; i++) /* newest first */
+        for (size_t k = i; k > 0 && (*out)[k].id > (*out)[k - 1].id; k--) {
+            pfs_gen t = (*out)[k];
+            (*out)[k] = (*out)[k - 1];
+            (*out)[k - 1] = t;
+        }
+    return n;
+}
 
 typedef struct gen_sum {
     int64_t parent;         /* from the manifests: -1 full, -2 unknown */
@@ -171,52 +233,86 @@ static gen_sum *summarize_all(const cli_job *j)
     return s;
 }
 
+static void add_pfs_cell(cli_table *t, const pfs_gen *p)
+{
+    char hb[32];
+    if (!p)
+        cli_table_add(t, "-");
+    else if (!p->complete)
+        cli_table_add(t, "incomplete");
+    else
+        cli_table_add(t, "%u files, %s", p->nfiles, cli_human(p->stored, hb, sizeof hb));
+}
+
+static void add_local_cells(cli_table *t, const cli_job *j, const gen_sum *s)
+{
+    char hb[32], of[32] = "";
+    if (s->nnodes && s->nnodes != j->nnodes)
+        snprintf(of, sizeof of, " of %u", s->nnodes);
+    if (s->level)
+        cli_table_add(t, "%u", s->level);
+    else
+        cli_table_add(t, "-");
+    if (s->parent >= 0)
+        cli_table_add(t, "incr <- %lld", (long long)s->parent);
+    else
+        cli_table_add(t, "%s", s->parent == -1 ? "full" : "-");
+    cli_table_add(t, "%zu/%zu%s", s->nodes_complete, j->nnodes, of);
+    if (s->nranks)
+        cli_table_add(t, "%llu/%u", (unsigned long long)s->ranks_ok, s->nranks);
+    else
+        cli_table_add(t, "-");
+    cli_table_add(t, "%s", cli_human(s->bytes, hb, sizeof hb));
+    if (s->raw)
+        cli_table_add(t, "%.3g%%", 100.0 * (double)s->delta / (double)s->raw);
+    else
+        cli_table_add(t, "-");
+}
+
 static int ls_job(const char *verb, const cli_store *st, const char *job)
 {
     cli_job j;
-    int rc = cli_job_open(verb, st, job, &j);
-    if (rc != CLI_EXIT_OK) {
+    pfs_gen *pfs = NULL;
+    size_t npfs = pfs_list(st, job, &pfs);
+    struct stat sb; /* a job only on the PFS (every node wiped) has no directory here */
+    bool local = !npfs || (st->fd >= 0 && fstatat(st->fd, job, &sb, AT_SYMLINK_NOFOLLOW) == 0);
+    memset(&j, 0, sizeof j);
+    j.fd = -1;
+    int rc = local ? cli_job_open(verb, st, job, &j) : CLI_EXIT_MISSING;
+    if (rc != CLI_EXIT_OK && !(npfs && rc == CLI_EXIT_MISSING)) {
         cli_job_close(&j);
+        free(pfs);
         return rc;
     }
-    if (j.ngens == 0) {
+    if (j.ngens == 0 && npfs == 0) {
         cli_error(verb, "job '%s' has no generations in %s", job, j.path);
         cli_job_close(&j);
+        free(pfs);
         return CLI_EXIT_MISSING;
     }
     cli_table t;
-    cli_table_init(&t, "rrlrrrrl");
-    const char *head[] = {"GEN", "LEVEL", "KIND", "NODES", "RANKS", "BYTES", "CHANGED", "STATUS"};
+    cli_table_init(&t, "rrlrrrrll");
+    const char *head[] = {"GEN",   "LEVEL",   "KIND", "NODES",  "RANKS",
+                          "BYTES", "CHANGED", "PFS",  "STATUS"};
     for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
         cli_table_add(&t, "%s", head[i]);
     gen_sum *all = summarize_all(&j);
-    for (size_t g = 0; g < j.ngens; g++) {
-        const gen_sum *s = &all[g];
-        char hb[32], of[32] = "";
-        if (s->nnodes && s->nnodes != j.nnodes)
-            snprintf(of, sizeof of, " of %u", s->nnodes);
-        cli_table_add(&t, "%lld", (long long)j.gen[g]);
-        if (s->level)
-            cli_table_add(&t, "%u", s->level);
-        else
-            cli_table_add(&t, "-");
-        if (s->parent >= 0)
-            cli_table_add(&t, "incr <- %lld", (long long)s->parent);
-        else
-            cli_table_add(&t, "%s", s->parent == -1 ? "full" : "-");
-        cli_table_add(&t, "%zu/%zu%s", s->nodes_complete, j.nnodes, of);
-        if (s->nranks)
-            cli_table_add(&t, "%llu/%u", (unsigned long long)s->ranks_ok, s->nranks);
-        else
-            cli_table_add(&t, "-");
-        cli_table_add(&t, "%s", cli_human(s->bytes, hb, sizeof hb));
-        if (s->raw)
-            cli_table_add(&t, "%.3g%%", 100.0 * (double)s->delta / (double)s->raw);
-        else
-            cli_table_add(&t, "-");
-        cli_table_add(&t, "%s", STATUS_NAME[s->status]);
+    for (size_t g = 0, p = 0; g < j.ngens || p < npfs;) { /* both lists newest first */
+        int64_t id = g < j.ngens && (p == npfs || j.gen[g] >= pfs[p].id) ? j.gen[g] : pfs[p].id;
+        const pfs_gen *pg = p < npfs && pfs[p].id == id ? &pfs[p++] : NULL;
+        const gen_sum *s = g < j.ngens && j.gen[g] == id ? &all[g++] : NULL;
+        cli_table_add(&t, "%lld", (long long)id);
+        if (s) {
+            add_local_cells(&t, &j, s);
+        } else {
+            for (int c = 0; c < 6; c++)
+                cli_table_add(&t, "-");
+        }
+        add_pfs_cell(&t, pg);
+        cli_table_add(&t, "%s", STATUS_NAME[s ? s->status : ST_PFS]);
     }
     free(all);
+    free(pfs);
     cli_table_print(&t, stdout);
     cli_table_free(&t);
     cli_job_close(&j);

@@ -117,6 +117,7 @@ void cli_table_free(cli_table *t);
 typedef struct cli_store {
     char path[CLI_PATH_MAX]; /* <base>/cairn-<uid> */
     int fd;                  /* the checked directory; -1 if it does not exist */
+    char pfs[4096];          /* pfs.dir (level 4) from the configuration; "" none */
 } cli_store;
 
 /*
