@@ -9,8 +9,10 @@
  *   paths    directories created mode 0700 and opened without following
  *            symlinks; names checked before they touch a path.
  *   bytes    little-endian encoders and a bounds-checked reader.
- *   format   the on-disk checkpoint file and node manifest (format.c), and a
- *            reader that maps a checkpoint file and validates it (ckread.c).
+ *   format   the on-disk checkpoint file (format.c), the node manifest
+ *            (manifest.c), the parity file's metadata (pfile.c), the index of
+ *            a PFS generation (pindex.c), and a reader that maps a checkpoint
+ *            file and validates it (ckread.c).
  *   config   the key table, INI + environment loading (config.c).
  *   fault    named fault points for failure-injection tests (fault.c).
  *
@@ -239,6 +241,9 @@ typedef struct cn_header {
 
 /* True if S is a valid job id or node name: 1..63 of [A-Za-z0-9._-], no leading '.'. */
 bool cn_id_ok(const char *s);
+/* Copy a fixed 64-byte NUL-padded id field (zeros after the id: one encoding
+ * per id); false if it is not a valid id. */
+bool cn_get_id(const uint8_t *p, char out[CN_JOB_MAX + 1]);
 uint64_t cn_align_up(uint64_t v, uint64_t a);
 
 /* Bytes of E's own stored stream once decoded: its raw size, or for a delta

@@ -77,11 +77,7 @@ int cn_pindex_decode(const uint8_t *buf, size_t len, cn_pindex *x, cn_err *err)
     x->raw = cn_rd_u64(&r);
     x->stored = cn_rd_u64(&r);
     CN_FAIL_IF(r.bad, err, CAIRN_ECORRUPT, "PFS index: bad fixed part");
-    memcpy(x->job, job, CN_JOB_MAX + 1);
-    bool padded = x->job[CN_JOB_MAX] == '\0'; /* NUL-padded: one encoding per index */
-    for (size_t i = padded ? strlen(x->job) : 0; padded && i <= CN_JOB_MAX; i++)
-        padded = x->job[i] == '\0';
-    CN_FAIL_IF(!padded || !cn_id_ok(x->job), err, CAIRN_ECORRUPT, "PFS index: bad job id");
+    CN_FAIL_IF(!cn_get_id(job, x->job), err, CAIRN_ECORRUPT, "PFS index: bad job id");
     CN_FAIL_IF(x->generation < 0 || x->nranks == 0 || x->nnodes == 0 ||
                    x->nnodes > x->nranks || x->group == 0 || x->scheme > 4 ||
                    x->nfiles != cn_pindex_nfiles(x->nranks, x->group),
