@@ -31,8 +31,9 @@
  *    state and then --reps intervals, each followed by cairn_checkpoint at
  *    level 3 (compress.codec = none: compression would blur what is being
  *    measured): incr.mode = off, then on (other incr.* at their defaults,
- *    except incr.max_changed = --lu-max-changed for lu if given; a short
- *    run with the default shows what cairn decides for lu). Per checkpoint:
+ *    except incr.max_changed = --lu-max-changed for lu, 100 by default,
+ *    because lu changes more than the default 50 % and would otherwise be
+ *    stored whole; a short run with the default shows it). Per checkpoint:
  *    stored bytes (cairn_generations, checked against the rank files'
  *    sizes), parity bytes (the parity.ec files of the generation on every
  *    node), and time (cairn_checkpoint, slowest rank, after a barrier).
@@ -841,7 +842,7 @@ static void parse_blocks(const char *s, opts *o)
 static void parse_opts(int argc, char **argv, opts *o)
 {
     *o = (opts){.reps = 5, .sweep_reps = 3, .hash_reps = 5, .xdelta_reps = 3, .auto_codec = 1,
-                .mat_n = 2400, .mat_rows = 3, .lu_n = 72, .lu_iters = 1, .lu_max_changed = -1,
+                .mat_n = 2400, .mat_rows = 3, .lu_n = 72, .lu_iters = 1, .lu_max_changed = 100,
                 .hash_mib = 256, .xdelta = "xdelta3", .settle_ms = 100};
     parse_blocks("1,2,4,8,16,64,256,1024", o);
     for (int i = 1; i < argc; i++) {
@@ -860,7 +861,7 @@ static void parse_opts(int argc, char **argv, opts *o)
         } else if (i + 1 < argc && strcmp(a, "--lu-iters") == 0) {
             o->lu_iters = parse_long(argv[++i], a, 1, 1000);
         } else if (i + 1 < argc && strcmp(a, "--lu-max-changed") == 0) {
-            o->lu_max_changed = parse_long(argv[++i], a, -1, 100);
+            o->lu_max_changed = parse_long(argv[++i], a, 0, 100);
         } else if (i + 1 < argc && strcmp(a, "--blocks") == 0) {
             parse_blocks(argv[++i], o);
         } else if (i + 1 < argc && strcmp(a, "--sweep-reps") == 0) {

@@ -24,7 +24,7 @@
 #   LOSSY_EGM96=/usr/share/proj/egm96_15.gtx
 #   INCR_NP=8 (ranks = emulated nodes, one encoding set, m = 2)  INCR_REPS=5 (intervals per
 #   series)  INCR_MAT_N=2400  INCR_MAT_ROWS=3 (rows of C per interval)  INCR_LU_N=72 (points per
-#   rank per edge)  INCR_LU_ITERS=1  INCR_LU_MAX_CHANGED=-1 (the default)  INCR_BLOCKS=1,2,4,8,16,64,256,1024
+#   rank per edge)  INCR_LU_ITERS=1  INCR_LU_MAX_CHANGED=100  INCR_BLOCKS=1,2,4,8,16,64,256,1024
 #   (KiB)  INCR_SWEEP_REPS=3  INCR_HASH_MIB=256  INCR_HASH_REPS=5  INCR_XDELTA_REPS=3  INCR_AUTO=1
 #   AGG_NP=32 (ranks = emulated nodes)  AGG_HEAT_N=1536  AGG_HEAT_STEPS=600  AGG_MAT_N=512
 #   AGG_LU_N=20  AGG_GROUPS=1,2,4,8,16,32  AGG_REPS=3  AGG_BLOCK=0 (the library's default)
@@ -252,7 +252,7 @@ bench_incr() {
   CAIRN_KEEP=2 CAIRN_SET_SIZE=$np CAIRN_EC_M=2 OMPI_MCA_mpi_yield_when_idle=1 \
     run_mpi "$np" env CAIRN_RANKS_PER_NODE=1 "$bin" --reps "${INCR_REPS:-5}" \
     --mat-n "$n" --mat-rows "${INCR_MAT_ROWS:-3}" --lu-n "$lun" --lu-iters "${INCR_LU_ITERS:-1}" \
-    --lu-max-changed "${INCR_LU_MAX_CHANGED:--1}" --blocks "${INCR_BLOCKS:-1,2,4,8,16,64,256,1024}" \
+    --lu-max-changed "${INCR_LU_MAX_CHANGED:-100}" --blocks "${INCR_BLOCKS:-1,2,4,8,16,64,256,1024}" \
     --sweep-reps "${INCR_SWEEP_REPS:-3}" --hash-mib "${INCR_HASH_MIB:-256}" \
     --hash-reps "${INCR_HASH_REPS:-5}" --xdelta-reps "${INCR_XDELTA_REPS:-3}" --auto "${INCR_AUTO:-1}"
 }
