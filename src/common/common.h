@@ -250,6 +250,10 @@ uint64_t cn_align_up(uint64_t v, uint64_t a);
  * entry the bytes of the blocks of INCR_BLOCK its runs list (the variable's
  * last block may be short). */
 uint64_t cn_entry_stream(const cn_entry *e, uint32_t incr_block);
+/* Bytes the runs RUNS[0..NRUNS-1] of blocks of INCR_BLOCK cover in a variable
+ * of SIZE bytes (the last block clipped). */
+uint64_t cn_runs_stream(const cn_run *runs, uint32_t nruns, uint64_t size,
+                        uint32_t incr_block);
 /* Blocks of INCR_BLOCK bytes in SIZE bytes (0 for 0). */
 uint64_t cn_incr_nblocks(uint64_t size, uint32_t incr_block);
 /* Check a generation's chain fields (see cn_header); messages name WHAT. */

@@ -76,17 +76,23 @@ uint64_t cn_incr_nblocks(uint64_t size, uint32_t incr_block)
     return incr_block ? size / incr_block + (size % incr_block != 0) : 0;
 }
 
+uint64_t cn_runs_stream(const cn_run *runs, uint32_t nruns, uint64_t size,
+                        uint32_t incr_block)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < nruns; i++) {
+        uint64_t lo = (uint64_t)runs[i].first * incr_block;
+        uint64_t hi = lo + (uint64_t)runs[i].count * incr_block;
+        bytes += (hi < size ? hi : size) - lo;
+    }
+    return bytes;
+}
+
 uint64_t cn_entry_stream(const cn_entry *e, uint32_t incr_block)
 {
     if (!(e->flags & CN_ENTRY_DELTA))
         return e->raw_size;
-    uint64_t bytes = 0;
-    for (uint32_t i = 0; i < e->nruns; i++) {
-        uint64_t lo = (uint64_t)e->runs[i].first * incr_block;
-        uint64_t hi = lo + (uint64_t)e->runs[i].count * incr_block;
-        bytes += (hi < e->raw_size ? hi : e->raw_size) - lo;
-    }
-    return bytes;
+    return cn_runs_stream(e->runs, e->nruns, e->raw_size, incr_block);
 }
 
 /* ---- header ----------------------------------------------------------- */

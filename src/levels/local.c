@@ -30,13 +30,7 @@ uint64_t lvl_src_stream(const lvl_src *src, uint32_t incr_block)
 {
     if (!(src->flags & CN_ENTRY_DELTA))
         return src->size;
-    uint64_t bytes = 0;
-    for (uint32_t i = 0; i < src->nruns; i++) {
-        uint64_t lo = (uint64_t)src->runs[i].first * incr_block;
-        uint64_t hi = lo + (uint64_t)src->runs[i].count * incr_block;
-        bytes += (hi < src->size ? hi : src->size) - lo;
-    }
-    return bytes;
+    return cn_runs_stream(src->runs, src->nruns, src->size, incr_block);
 }
 
 /* Most bytes SRC can store: its stream, or the stream's frames at worst. */
