@@ -87,12 +87,14 @@ $(LIBSO): $(LIB_OBJ)
 	$(MPICC) -shared -Wl,-soname,libcairn.so.$(shell sed -n 's/^#define CAIRN_VERSION_MAJOR \([0-9]*\)/\1/p' include/cairn.h) \
 	    $(LDFLAGS_ALL) -o $@ $(filter-out %.h,$^) $(DEP_LIBS)
 
-# The CLI uses the public header and src/common only, linked statically.
+# The CLI uses the public header, src/common, src/compress and the PFS reader
+# of src/levels (no MPI), linked statically.
 $(BUILD)/src/tools/%.o: src/tools/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -c $< -o $@
 CLI_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/tools/*.c))
-$(CLI): $(CLI_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o) $(COMPRESS_SRC:%.c=$(BUILD)/%.o)
+$(CLI): $(CLI_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o) $(COMPRESS_SRC:%.c=$(BUILD)/%.o) \
+        $(BUILD)/src/levels/pfs.o
 	$(CC) $(LDFLAGS_ALL) -o $@ $(filter-out %.h,$^) $(DEP_LIBS)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(NOMPI_OBJ)

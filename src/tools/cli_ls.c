@@ -15,6 +15,7 @@
  *               rank file (an interrupted checkpoint looks like this)
  */
 #include "tools/tools.h"
+#include "levels/levels.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -73,50 +74,30 @@ typedef struct pfs_gen {
 static size_t pfs_list(const cli_store *st, const char *job, pfs_gen **out)
 {
     *out = NULL;
-    if (!st->pfs[0])
-        return 0;
-    char path[CLI_PATH_MAX], user[32];
-    snprintf(user, sizeof user, "cairn-%u", (unsigned)geteuid());
-    snprintf(path, sizeof path, "%s/%s/%s", st->pfs, user, job);
     cn_err err = {0};
-    int jobfd = cn_dir_open_path(path, &err);
-    if (jobfd < 0)
+    int jobfd = st->pfs[0] ? lvl_pfs_open(st->pfs, job, false, &err) : -1;
+    long *ids = NULL;
+    int n = 0;
+    if (jobfd < 0 || lvl_pfs_list(jobfd, &ids, &n, &err) < 0 || n == 0) {
+        if (jobfd >= 0)
+            close(jobfd);
         return 0;
-    cli_names names;
-    size_t n = 0;
-    if (cli_names_read(jobfd, &names, NULL) == 0) {
-        *out = cli_alloc(sizeof **out * (names.n ? names.n : 1));
-        for (size_t i = 0; i < names.n; i++) {
-            int64_t id = cn_parse_gen_dirname(names.v[i]);
-            int genfd = id >= 0 ? cn_dir_open(jobfd, names.v[i], false, &err) : -1;
-            if (genfd < 0)
-                continue;
-            pfs_gen *g = &(*out)[n++];
-            memset(g, 0, sizeof *g);
-            g->id = id;
-            uint8_t *buf = NULL;
-            size_t len = 0;
-            cn_pindex x;
-            if (cn_read_small(genfd, CN_PINDEX_NAME, 64u << 20, &buf, &len, &err) == 0 &&
-                cn_pindex_decode(buf, len, &x, &err) == 0) {
-                g->complete = x.generation == id && strcmp(x.job, job) == 0;
-                g->nfiles = x.nfiles;
-                g->stored = x.stored;
-                cn_pindex_free(&x);
-            }
-            free(buf);
-            close(genfd);
-        }
-        cli_names_free(&names);
     }
-    close(jobfd);
-    for (size_t i = 1; i < n; i++) /* newest first */
-        for (size_t k = i; k > 0 && (*out)[k].id > (*out)[k - 1].id; k--) {
-            pfs_gen t = (*out)[k];
-            (*out)[k] = (*out)[k - 1];
-            (*out)[k - 1] = t;
+    *out = cli_alloc(sizeof **out * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        cn_pindex x;
+        pfs_gen *g = &(*out)[i];
+        *g = (pfs_gen){.id = ids[i]};
+        if (lvl_pfs_index(jobfd, ids[i], &x, &err) == 0) {
+            g->complete = strcmp(x.job, job) == 0;
+            g->nfiles = x.nfiles;
+            g->stored = x.stored;
+            cn_pindex_free(&x);
         }
-    return n;
+    }
+    free(ids);
+    close(jobfd);
+    return (size_t)n;
 }
 
 typedef struct gen_sum {
