@@ -14,6 +14,7 @@
  *            a PFS generation (pindex.c), and a reader that maps a checkpoint
  *            file and validates it (ckread.c).
  *   config   the key table, INI + environment loading (config.c).
+ *   proto    the line protocol of the node daemon's socket (proto.c).
  *   fault    named fault points for failure-injection tests (fault.c).
  *
  * Ownership: functions that allocate say so; the matching _free accepts NULL.
@@ -67,6 +68,7 @@ enum cn_log_level { CN_LOG_ERROR = 0, CN_LOG_WARN = 1, CN_LOG_INFO = 2, CN_LOG_D
 
 void cn_log_setup(int level, const char *prefix); /* prefix e.g. "rank 3 host n1" */
 void cn_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define cn_error(...) cn_log(CN_LOG_ERROR, __VA_ARGS__)
 #define cn_warn(...) cn_log(CN_LOG_WARN, __VA_ARGS__)
 #define cn_info(...) cn_log(CN_LOG_INFO, __VA_ARGS__)
 #define cn_debug(...) cn_log(CN_LOG_DEBUG, __VA_ARGS__)
@@ -241,6 +243,8 @@ typedef struct cn_header {
 
 /* True if S is a valid job id or node name: 1..63 of [A-Za-z0-9._-], no leading '.'. */
 bool cn_id_ok(const char *s);
+/* This host's name up to the first '.', as a valid id ("localhost" if none). */
+void cn_host_id(char out[CN_JOB_MAX + 1]);
 /* Copy a fixed 64-byte NUL-padded id field (zeros after the id: one encoding
  * per id); false if it is not a valid id. */
 bool cn_get_id(const uint8_t *p, char out[CN_JOB_MAX + 1]);
@@ -471,6 +475,8 @@ typedef struct cn_config {
     int pfs_scheme;          /* pfs.scheme: enum cz_agg_scheme (src/compress) */
     uint32_t pfs_block;      /* pfs.block */
     int pfs_bandwidth;       /* pfs.bandwidth, MiB/s (0 = unthrottled) */
+    int daemon_use;          /* daemon.use: 0 auto, 1 off */
+    int daemon_timeout;      /* daemon.timeout, seconds */
     int log_level;           /* log.level: enum cn_log_level */
 } cn_config;
 
@@ -482,6 +488,80 @@ extern const char *const cn_codec_words[];
 int cn_config_load(cn_config *cfg, const char *path, cn_err *err);
 /* Print the key reference (Markdown table) to F. */
 void cn_config_reference(void *file /* FILE* */);
+/* A hash of the keys a node daemon must share with the job it serves
+ * (store.base and .keep, erasure.*, pfs.*): the library refuses a daemon
+ * whose key differs. */
+uint64_t cn_config_daemon_key(const cn_config *cfg);
+
+/* ---- daemon protocol (proto.c) ----------------------------------------- */
+/*
+ * The library, the CLI and cairnd talk over the node's Unix socket
+ * (<node dir>/cairnd.sock) in lines of at most CN_PROTO_LINE bytes including
+ * the '\n', words separated by one space. Requests and their replies:
+ *   HELLO <version> <job> <node> <key>  -> OK <pid> | ERR <text>
+ *   GEN <id> <level> <flush>            -> OK | ERR <text>
+ *   FLUSH                               -> OK
+ *   DRAIN <seconds>                     -> DONE <gen> <what> <bytes> | ERR <text>
+ *   STATUS                              -> STATUS <pid> <queued> <busy> <done> <flushed>
+ *   STOP                                -> OK
+ * <key> is cn_config_daemon_key as 16 lower-case hex digits; <level> 1..3 is
+ * the node-local level to raise generation <id> to, <flush> 0/1 whether to
+ * write it to the PFS; <what> is flushed, present (already on the PFS) or
+ * none (<gen> -1: no complete generation). Integers are canonical decimal
+ * (no sign, no leading zero; -1 only where it means "none"), so a parsed
+ * line formats back to the same bytes.
+ */
+#define CN_PROTO_LINE 512
+#define CN_PROTO_VERSION 1
+enum cn_req_kind { CN_REQ_HELLO = 1, CN_REQ_GEN, CN_REQ_FLUSH, CN_REQ_DRAIN, CN_REQ_STATUS,
+                   CN_REQ_STOP };
+typedef struct cn_req {
+    int kind;                     /* enum cn_req_kind */
+    uint32_t version;             /* HELLO */
+    char job[CN_JOB_MAX + 1];     /* HELLO: cn_id_ok */
+    char node[CN_JOB_MAX + 1];    /* HELLO: cn_id_ok */
+    uint64_t key;                 /* HELLO */
+    int64_t gen;                  /* GEN: >= 0 */
+    int level;                    /* GEN: 1..3 */
+    int flush;                    /* GEN: 0 or 1 */
+    uint32_t seconds;             /* DRAIN: 1..86400 */
+} cn_req;
+enum cn_rep_kind { CN_REP_OK = 1, CN_REP_ERR, CN_REP_DONE, CN_REP_STATUS };
+typedef struct cn_rep {
+    int kind;                     /* enum cn_rep_kind */
+    int64_t pid;                  /* OK (-1: none given), STATUS; >= 1 when given */
+    char text[CN_PROTO_LINE];     /* ERR: printable ASCII, 1..CN_PROTO_LINE - 6 bytes */
+    int64_t gen;                  /* DONE: >= -1 */
+    char what[16];                /* DONE: "flushed", "present" or "none" */
+    uint64_t bytes;               /* DONE */
+    int64_t queued;               /* STATUS: >= 0 */
+    int busy;                     /* STATUS: 0 or 1 */
+    int64_t done, flushed;        /* STATUS: newest generation raised / flushed, -1 none */
+} cn_rep;
+/* Parse LINE[0..LEN-1] (without its '\n'); hostile input. 0 or CAIRN_EFORMAT
+ * with a message naming what is wrong; *OUT is zeroed first. */
+int cn_req_parse(const char *line, size_t len, cn_req *out, cn_err *err);
+int cn_rep_parse(const char *line, size_t len, cn_rep *out, cn_err *err);
+/* Format into BUF (CN_PROTO_LINE bytes) with the '\n'; returns the length,
+ * or -1 if the fields are out of range. ERR text is sanitized (non-printable
+ * bytes become '?', cut to fit). */
+int cn_req_format(const cn_req *r, char *buf);
+int cn_rep_format(const cn_rep *r, char *buf);
+/* Read one line from socket FD into BUF (CN_PROTO_LINE), without the '\n',
+ * waiting at most TIMEOUT_MS in total (-1 forever). Reads byte by byte past
+ * nothing: a line is all the peer sent before waiting for an answer. Returns
+ * its length, or CAIRN_EIO (peer closed, timeout, too long) with a message. */
+int cn_line_read(int fd, char *buf, int timeout_ms, cn_err *err);
+/* Write LEN bytes of BUF to socket FD (no SIGPIPE); 0 or CAIRN_EIO. */
+int cn_line_write(int fd, const char *buf, size_t len, cn_err *err);
+/* The daemon's socket NAME in directory DIRFD (sock.c). cn_sock_connect
+ * refuses a file that is not a socket of this user; cn_sock_listen removes a
+ * dead daemon's socket first and fails with CAIRN_ESTATE if one answers;
+ * cn_sock_peer_ok: is the peer of FD this user? */
+#define CN_SOCK_NAME "cairnd.sock"
+int cn_sock_connect(int dirfd, const char *name, cn_err *err);
+int cn_sock_listen(int dirfd, const char *name, cn_err *err);
+bool cn_sock_peer_ok(int fd);
 
 /* ---- fault injection (fault.c) ----------------------------------------- */
 /*
@@ -490,7 +570,8 @@ void cn_config_reference(void *file /* FILE* */);
  * Used by tests and drills to crash at a precise instant. Points:
  * ckpt.write (half-way through a rank's data), ckpt.commit (rank file renamed,
  * before the ranks agree), ckpt.manifest (all committed, before this node's
- * manifest is written).
+ * manifest is written), cairnd.gen (a daemon about to work on a generation;
+ * rank = its node).
  */
 void cn_fault_point(const char *point, int64_t gen, int rank);
 

@@ -53,6 +53,7 @@ static const char *const PFS_SCHEME_WORDS[] = {"agnostic", "agnostic-block", "aw
 static const char *const KERNEL_WORDS[] = {"auto", "isal", "matrix", "bitmatrix", NULL};
 static const char *const LOSSY_WORDS[] = {"auto", "wavelet", "predict", NULL};
 static const char *const INCR_WORDS[] = {"off", "on", NULL};
+static const char *const DAEMON_WORDS[] = {"auto", "off", NULL};
 /* Codec names in src/compress id order (none = 0 ... fpzip = 6), then auto. */
 const char *const cn_codec_words[] = {"none",        "zlib",  "zstd", "lz4", "shuffle-zstd",
                                       "shuffle-lz4", "fpzip", "auto", NULL};
@@ -209,6 +210,14 @@ static const key_def KEYS[] = {
      .min = 0, .max = 10000000, .def = "0", FIELD(pfs_bandwidth),
      .doc = "MiB/s each aggregator may write to the PFS (its share of the file system's "
             "bandwidth); 0: unthrottled"},
+    {.section = "daemon", .name = "use", .env = "CAIRN_DAEMON_USE", .kind = K_ENUM,
+     .words = DAEMON_WORDS, .def = "auto", FIELD(daemon_use),
+     .doc = "`auto`: hand levels 2-4 to the node's cairnd when one serves the job on every "
+            "node, else work synchronously; `off`: always synchronous"},
+    {.section = "daemon", .name = "timeout", .env = "CAIRN_DAEMON_TIMEOUT", .kind = K_INT,
+     .min = 1, .max = 3600, .def = "10", FIELD(daemon_timeout),
+     .doc = "seconds the library waits for cairnd to answer before it falls back to "
+            "synchronous checkpoints"},
     {.section = "log", .name = "level", .env = "CAIRN_LOG_LEVEL", .kind = K_ENUM,
      .words = LOG_WORDS, .def = "warn", FIELD(log_level),
      .doc = "messages printed to stderr: this level and more severe ones"},
@@ -473,4 +482,13 @@ void cn_config_reference(void *file)
                 kinds[k->kind], *accepts ? " " : "", accepts, *k->def ? "`" : "",
                 *k->def ? k->def : "(empty)", *k->def ? "`" : "", k->doc);
     }
+}
+
+uint64_t cn_config_daemon_key(const cn_config *c)
+{
+    char buf[9000];
+    int n = snprintf(buf, sizeof buf, "%s|%d|%d|%d|%d|%d|%u|%s|%d|%d|%d|%u|%d", c->base, c->keep,
+                     c->set_size, c->ec_m, c->ec_w, c->ec_kernel, c->ec_block, c->pfs_dir,
+                     c->pfs_keep, c->pfs_group, c->pfs_scheme, c->pfs_block, c->pfs_bandwidth);
+    return cn_hash(buf, n > 0 && (size_t)n < sizeof buf ? (size_t)n : sizeof buf);
 }

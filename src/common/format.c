@@ -13,7 +13,9 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 const uint8_t CN_CKPT_MAGIC[8] = {'C', 'A', 'I', 'R', 'N', 'C', 'K', 1};
 
@@ -37,6 +39,17 @@ bool cn_id_ok(const char *s)
             return false;
     }
     return true;
+}
+
+void cn_host_id(char out[CN_JOB_MAX + 1])
+{
+    char host[CN_JOB_MAX + 1] = "localhost";
+    gethostname(host, sizeof host - 1);
+    host[strcspn(host, ".")] = '\0';
+    for (char *c = host; *c; c++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", *c))
+            *c = '_';
+    snprintf(out, CN_JOB_MAX + 1, "%s", cn_id_ok(host) ? host : "localhost");
 }
 
 bool cn_get_id(const uint8_t *p, char out[CN_JOB_MAX + 1])
