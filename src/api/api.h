@@ -16,9 +16,12 @@
  *                 hashes, the diff, full or incremental (agreed), the tables.
  *   chain.c       the way back: a generation's chain verified, then applied
  *                 link by link into protected memory; the tables rebuilt.
+ *   raise.c       a generation at level 1 raised to level 2 or 3.
  *   level2.c      partner copies: each node's files on the next node.
  *   level3.c      parity: the node's payload through the encoding ring.
  *   recover.c     rebuild lost nodes from partner copies or by decoding.
+ *   dctx.c        the context of a node daemon: one rank per node, a job's layout.
+ *   daemon.c      the library's side of cairnd: connect, hand over, fall back.
  *   flush.c       level 4 out: a generation materialized, aggregated N->M
  *                 and written to the PFS, index last.
  *   stagein.c     level 4 back: a PFS generation split back into node-local
@@ -58,7 +61,9 @@ typedef struct api_var {
 struct cairn_ctx {
     MPI_Comm comm;                /* duplicate of the application's, errors return */
     MPI_Comm node_comm;           /* the ranks of this (possibly emulated) node */
-    int rank, size;
+    int rank, size;               /* in COMM */
+    int nranks;                   /* ranks of the job: SIZE in an application; the job's
+                                   * in a daemon, whose COMM has one rank per node */
     int node, nnodes;             /* this rank's node index, node count */
     int node_rank, node_size;     /* rank within the node; node_rank 0 leads */
     MPI_Comm leaders;             /* node leaders only (rank = node index), else NULL */
@@ -89,6 +94,10 @@ struct cairn_ctx {
     bool trash_running;
     incr_tab *incr[4];            /* [L], L = 1..3: block hashes of the newest generation at
                                    * level >= L written or restored: the next level-L parent */
+    int dfd;                      /* node leader: socket to cairnd, -1 none */
+    bool daemon;                  /* node leader: dfd is a live, accepted connection */
+    bool async;                   /* every rank: the job hands levels 2-4 to cairnd */
+    bool daemon_warned;           /* said once why the job is not async */
     cn_err err;                   /* scratch for the current call */
 };
 
@@ -105,13 +114,23 @@ int api_agree(cairn_ctx *ctx, int rc);
 #define API_TRASH_PREFIX ".trash-"
 void api_trash_empty(cairn_ctx *ctx, bool wait);
 /* Node leader: drop the generations this node no longer needs after writing
- * generation ID (prune.c). */
-void api_prune(cairn_ctx *ctx, long id);
+ * generation ID (prune.c): WHAT says which of those older than ID and those
+ * newer (an abandoned timeline). */
+#define API_PRUNE_OLDER 1
+#define API_PRUNE_NEWER 2
+void api_prune(cairn_ctx *ctx, long id, int what);
 
 /* Encoding sets: nodes split into nsets contiguous sets of nearly equal size. */
 int api_set_of(int node, int nnodes, int nsets);
 int api_set_first(int set, int nnodes, int nsets);
 
+/* The node-local level a checkpoint at LEVEL reaches: level 4 is also held
+ * at the highest of 3 and 2 the job can do (raise.c). */
+int api_local_level(const cairn_ctx *ctx, int level);
+/* Collective (raise.c): generation ID, complete at level 1, to LEVEL (2 or
+ * 3): partner copy or parity, then every manifest marked. A failure keeps
+ * it at level 1 and says so in ctx->msg. */
+int api_raise(cairn_ctx *ctx, long id, int level);
 /* Levels 2 and 3 for generation ID, by node leaders (level2.c, level3.c).
  * M is this node's level-1 manifest. Local results; callers agree. */
 int api_partner_copy(cairn_ctx *ctx, int genfd, const cn_manifest *m);
@@ -154,6 +173,30 @@ int api_echo(cairn_ctx *ctx, int code, const char *fmt, ...) __attribute__((form
 /* Reopen the node directory (and routed files directory): after a node's
  * directory was wiped under a live context, as a replaced node is. */
 int api_reopen_dirs(cairn_ctx *ctx);
+
+/* A daemon's context (dctx.c), collective over the daemons' COMM (one rank
+ * per node): configuration CFG, job JOB, this node's name NODE; its node
+ * directory opened. api_dctx_layout: adopt the job layout of manifest M
+ * (this node's, of the generation about to be worked on; NULL if it has
+ * none), reordering the daemons so that rank = node index. */
+int api_dctx_open(MPI_Comm comm, const cn_config *cfg, const char *job, const char *node,
+                  cairn_ctx **out, cn_err *err);
+int api_dctx_layout(cairn_ctx *ctx, const cn_manifest *m);
+/* ctx.c, shared with dctx.c: the node directory <base>/cairn-<uid>/<job>/<node>
+ * opened (created) as ctx->nodefd; the leaders' and sets' communicators; free. */
+int api_open_node_dir(cairn_ctx *ctx);
+int api_build_sets(cairn_ctx *ctx);
+void api_ctx_free(cairn_ctx *ctx);
+
+/* The node daemon (daemon.c). api_daemon_connect: collective; with
+ * daemon.use = auto and no daemon yet, look for cairnd on every node: the job
+ * turns async only if all nodes have one. api_daemon_gen: collective; hand
+ * generation ID (complete at level 1) to the daemons, to raise to LEVEL and
+ * flush if FLUSH; on any failure everyone falls back to synchronous mode
+ * (warned) and it returns < 0: the caller does the work itself. */
+void api_daemon_connect(cairn_ctx *ctx);
+int api_daemon_gen(cairn_ctx *ctx, long id, int level, bool flush);
+void api_daemon_close(cairn_ctx *ctx);
 
 /* Codecs (compress.c): resolve every source's codec (configured, per
  * variable, or picked by sampling) and the pipeline options. */

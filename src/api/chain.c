@@ -41,7 +41,7 @@ static int verify_link(cairn_ctx *ctx, int rank, const api_gen *g, cn_ckpt **out
     CN_TRY(rc);
     const cn_header *h = &(*out)->h;
     if (h->header_sum != g->header_sum || h->generation != g->id ||
-        h->rank != (uint32_t)rank || h->nranks != (uint32_t)ctx->size ||
+        h->rank != (uint32_t)rank || h->nranks != (uint32_t)ctx->nranks ||
         h->parent != g->parent || h->base != g->base)
         rc = cn_fail(&ctx->err, CAIRN_ECORRUPT, "%s: header does not match the node manifest",
                      path);

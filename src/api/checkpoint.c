@@ -10,6 +10,10 @@
  *   4. node leaders prune (prune.c): keep the store.keep newest complete
  *      generations, the newest at each higher level and every generation
  *      they need, and drop any newer than this one (an abandoned timeline).
+ * Levels 2-4 (raise.c, flush.c) come between steps 3 and 4. With cairnd
+ * serving every node (daemon.c) the generation is handed to it after step 3
+ * instead: the call returns at level 1 and the daemons raise, flush and
+ * prune the older generations in the background.
  * With incr.mode on, step 2 is preceded by the plan (incr.c): the parent,
  * the block hashes, the diff, full or incremental, agreed by all ranks; and
  * the generation's hashes become the parent of later checkpoints at the end.
@@ -126,7 +130,7 @@ static int write_rank_file(cairn_ctx *ctx, long id, int level, int genfd, const 
         rc = collect_sources(ctx, src, maplen);
     if (rc == 0) {
         cn_header proto = {.level = (uint32_t)level, .generation = id,
-                           .rank = (uint32_t)ctx->rank, .nranks = (uint32_t)ctx->size,
+                           .rank = (uint32_t)ctx->rank, .nranks = (uint32_t)ctx->nranks,
                            .node = (uint32_t)ctx->node, .nnodes = (uint32_t)ctx->nnodes,
                            .block_size = ctx->cfg.block_size, .parent = plan->parent,
                            .base = plan->base, .incr_block = plan->block};
@@ -168,7 +172,7 @@ static int write_manifest(cairn_ctx *ctx, long id, int target, const api_plan *p
         return 0;
     int rc = cn_dir_sync(genfd, &ctx->err);
     cn_manifest m = {.level = CAIRN_LEVEL_LOCAL, .target = (uint32_t)target, .generation = id,
-                     .parent = plan->parent, .base = plan->base, .nranks = (uint32_t)ctx->size,
+                     .parent = plan->parent, .base = plan->base, .nranks = (uint32_t)ctx->nranks,
                      .nnodes = (uint32_t)ctx->nnodes, .node = (uint32_t)ctx->node,
                      .nlocal = (uint32_t)ctx->node_size, .rank_node = ctx->rank_node};
     memcpy(m.job, ctx->job, sizeof m.job);
@@ -189,43 +193,11 @@ static int write_manifest(cairn_ctx *ctx, long id, int target, const api_plan *p
     return rc;
 }
 
-/* The node-local level a checkpoint asked for at LEVEL reaches: level 4 is
- * also held at the highest of 3 and 2 this job can do. */
-static int local_level(const cairn_ctx *ctx, int level)
-{
-    if (level < CAIRN_LEVEL_PFS)
-        return level;
-    if (ctx->min_set > ctx->cfg.ec_m)
-        return CAIRN_LEVEL_ERASURE;
-    return ctx->nnodes >= 2 ? CAIRN_LEVEL_PARTNER : CAIRN_LEVEL_LOCAL;
-}
-
 /* Is generation ID (this context's NCKPT-th checkpoint) flushed to the PFS? */
 static bool to_pfs(const cairn_ctx *ctx, int level)
 {
     return level == CAIRN_LEVEL_PFS ||
            (ctx->cfg.pfs_dir[0] && ctx->cfg.pfs_every > 0 && ctx->nckpt % ctx->cfg.pfs_every == 0);
-}
-
-/* Levels 2 and 3 on a generation complete at level 1; then mark the manifests. */
-static int raise_level(cairn_ctx *ctx, int level, int genfd, const char *gen_path)
-{
-    cn_manifest m = {0};
-    int rc = api_agree(ctx, ctx->node_rank == 0 ? api_read_manifest(ctx, genfd, &m) : 0);
-    if (rc == 0 && ctx->node_rank == 0)
-        rc = level == CAIRN_LEVEL_PARTNER ? api_partner_copy(ctx, genfd, &m)
-                                          : api_encode(ctx, genfd, gen_path, &m);
-    cn_manifest_free(&m);
-    rc = api_agree(ctx, rc);
-    if (rc == 0)
-        rc = api_agree(ctx, ctx->node_rank == 0 ? api_set_manifest_level(ctx, genfd, level) : 0);
-    if (rc < 0) {
-        char msg[sizeof ctx->msg];
-        snprintf(msg, sizeof msg, "level %d failed, generation kept at level 1: %.1000s", level,
-                 ctx->msg);
-        memcpy(ctx->msg, msg, sizeof msg);
-    }
-    return rc;
 }
 
 CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)
@@ -269,16 +241,26 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)
     }
     /* Complete at level 1 from here on: a failure above keeps it. */
     ctx->last_id = id;
-    int local = local_level(ctx, level);
-    if (local > CAIRN_LEVEL_LOCAL)
-        rc = raise_level(ctx, local, genfd, gen_path);
     close(genfd);
+    int local = api_local_level(ctx, level);
+    api_daemon_connect(ctx); /* a daemon started since */
+    if (ctx->async && api_daemon_gen(ctx, id, local, to_pfs(ctx, level)) == 0) {
+        api_incr_commit(ctx, &plan, id, local); /* cairnd raises in order, parents first */
+        api_plan_free(&plan);
+        if (ctx->node_rank == 0)
+            api_prune(ctx, id, API_PRUNE_NEWER);
+        cn_info("generation %ld complete at level 1; cairnd takes it to level %d%s", id, local,
+                to_pfs(ctx, level) ? " and the PFS" : "");
+        return 0;
+    }
+    if (local > CAIRN_LEVEL_LOCAL)
+        rc = api_raise(ctx, id, local);
     api_incr_commit(ctx, &plan, id, rc == 0 ? local : CAIRN_LEVEL_LOCAL);
     api_plan_free(&plan);
     if (rc == 0 && to_pfs(ctx, level))
         rc = api_flush(ctx, id); /* before pruning: the chain it materializes stays */
     if (ctx->node_rank == 0)
-        api_prune(ctx, id);
+        api_prune(ctx, id, API_PRUNE_OLDER | API_PRUNE_NEWER);
     if (rc < 0)
         return rc;
     cn_info("generation %ld complete at level %d (%s)", id, level, level_name(level));

@@ -69,16 +69,7 @@ static void own_node_name(cairn_ctx *ctx, char out[CN_JOB_MAX + 1])
     } else if (ctx->cfg.ranks_per_node > 0) {
         snprintf(out, CN_JOB_MAX + 1, "node%d", ctx->rank / ctx->cfg.ranks_per_node);
     } else {
-        static const char ok[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-";
-        char host[CN_JOB_MAX + 1] = "localhost";
-        gethostname(host, sizeof host - 1);
-        host[strcspn(host, ".")] = '\0';
-        for (char *c = host; *c; c++)
-            if (!strchr(ok, *c))
-                *c = '_';
-        memcpy(out, host, sizeof host);
-        if (!cn_id_ok(out))
-            snprintf(out, CN_JOB_MAX + 1, "localhost");
+        cn_host_id(out);
     }
 }
 
@@ -125,7 +116,7 @@ int api_set_first(int set, int nnodes, int nsets)
 }
 
 /* Node leaders' communicator and the encoding sets over it. */
-static int build_sets(cairn_ctx *ctx)
+int api_build_sets(cairn_ctx *ctx)
 {
     int nn = ctx->nnodes;
     ctx->nsets = (nn + ctx->cfg.set_size - 1) / ctx->cfg.set_size;
@@ -175,18 +166,17 @@ int api_reopen_dirs(cairn_ctx *ctx)
         close(ctx->nodefd);
     if (ctx->filesfd >= 0)
         close(ctx->filesfd);
-    ctx->nodefd = ctx->filesfd = -1;
+    ctx->nodefd = ctx->filesfd = ctx->dfd = -1;
     return open_dirs(ctx);
 }
 
-static int open_dirs(cairn_ctx *ctx)
+int api_open_node_dir(cairn_ctx *ctx)
 {
     int basefd = cn_dir_open_path(ctx->cfg.base, &ctx->err);
     if (basefd < 0)
         return basefd;
-    char user[64], rankdir[64];
+    char user[64];
     snprintf(user, sizeof user, "cairn-%u", (unsigned)geteuid());
-    snprintf(rankdir, sizeof rankdir, "rank-%d", ctx->rank);
     int userfd = cn_dir_open(basefd, user, true, &ctx->err);
     close(basefd);
     if (userfd < 0)
@@ -199,6 +189,16 @@ static int open_dirs(cairn_ctx *ctx)
     close(jobfd);
     if (ctx->nodefd < 0)
         return ctx->nodefd;
+    snprintf(ctx->node_path, sizeof ctx->node_path, "%s/%s/%s/%s", ctx->cfg.base, user, ctx->job,
+             ctx->node_name);
+    return 0;
+}
+
+static int open_dirs(cairn_ctx *ctx)
+{
+    CN_TRY(api_open_node_dir(ctx));
+    char rankdir[64];
+    snprintf(rankdir, sizeof rankdir, "rank-%d", ctx->rank);
     int filesfd = cn_dir_open(ctx->nodefd, "files", true, &ctx->err);
     if (filesfd < 0)
         return filesfd;
@@ -206,8 +206,6 @@ static int open_dirs(cairn_ctx *ctx)
     close(filesfd);
     if (ctx->filesfd < 0)
         return ctx->filesfd;
-    snprintf(ctx->node_path, sizeof ctx->node_path, "%s/%s/%s/%s", ctx->cfg.base, user, ctx->job,
-             ctx->node_name);
     snprintf(ctx->files_path, sizeof ctx->files_path, "%s/files/%s", ctx->node_path, rankdir);
     return 0;
 }
@@ -227,10 +225,11 @@ static int cores_per_rank(cairn_ctx *ctx)
     return cpus >= 2L * on_host ? (int)(cpus / on_host) : 1;
 }
 
-static void ctx_free(cairn_ctx *ctx)
+void api_ctx_free(cairn_ctx *ctx)
 {
     if (ctx->trash_running)
         pthread_join(ctx->trash_thread, NULL);
+    api_daemon_close(ctx);
     api_incr_reset(ctx);
     if (ctx->nodefd >= 0)
         close(ctx->nodefd);
@@ -265,7 +264,7 @@ CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **
         snprintf(init_msg, sizeof init_msg, "out of memory");
         return CAIRN_ENOMEM;
     }
-    ctx->nodefd = ctx->filesfd = -1;
+    ctx->nodefd = ctx->filesfd = ctx->dfd = -1;
     ctx->node_comm = ctx->leaders = ctx->set_comm = MPI_COMM_NULL;
     ctx->last_id = -1;
     if (MPI_Comm_dup(comm, &ctx->comm) != MPI_SUCCESS) {
@@ -276,6 +275,7 @@ CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **
     MPI_Comm_set_errhandler(ctx->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(ctx->comm, &ctx->rank);
     MPI_Comm_size(ctx->comm, &ctx->size);
+    ctx->nranks = ctx->size;
 
     int rc = api_agree(ctx, cn_config_load(&ctx->cfg, config_path, &ctx->err));
     if (rc == 0) {
@@ -285,7 +285,7 @@ CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **
         cn_log_setup(ctx->cfg.log_level, prefix);
         rc = api_agree(ctx, build_node_model(ctx));
     if (rc == 0)
-        rc = api_agree(ctx, build_sets(ctx));
+        rc = api_agree(ctx, api_build_sets(ctx));
     }
     if (rc == 0)
         rc = api_agree(ctx, choose_job(ctx));
@@ -298,12 +298,13 @@ CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **
         ctx->storage_bps = (double)ctx->cfg.z_bandwidth * (1 << 20);
         if (ctx->node_rank == 0)
             api_trash_empty(ctx, false); /* leftovers of a crashed job */
+        api_daemon_connect(ctx);
         cn_info("job %s, node %s (%d of %d), directory %s, io %s", ctx->job, ctx->node_name,
                 ctx->node, ctx->nnodes, ctx->node_path, ctx->io == CN_IO_PMEM ? "pmem" : "write");
     }
     if (rc < 0) {
         snprintf(init_msg, sizeof init_msg, "%s", ctx->msg);
-        ctx_free(ctx);
+        api_ctx_free(ctx);
         return rc;
     }
     *out = ctx;
@@ -315,7 +316,7 @@ CAIRN_EXPORT int cairn_finalize(cairn_ctx *ctx)
     if (!ctx)
         return 0;
     int rc = MPI_Barrier(ctx->comm) == MPI_SUCCESS ? 0 : CAIRN_EMPI;
-    ctx_free(ctx);
+    api_ctx_free(ctx);
     return rc;
 }
 

@@ -134,7 +134,7 @@ static int aggregator(const cairn_ctx *ctx, int group, int f)
  * ranks on entry and for the ranks of the groups it aggregates on return. */
 static int exchange(cairn_ctx *ctx, int group, state *st)
 {
-    int nr = ctx->size, me = ctx->node;
+    int nr = ctx->nranks, me = ctx->node;
     MPI_Request *req = malloc(sizeof *req * (size_t)(4 * nr + 16) * 2);
     uint64_t *sizes = calloc((size_t)nr, sizeof *sizes);
     CN_FAIL_IF(!req || !sizes, &ctx->err, CAIRN_ENOMEM, "no memory"); /* leaks on OOM only */
@@ -186,7 +186,7 @@ static int exchange(cairn_ctx *ctx, int group, state *st)
 static int write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *st,
                       uint64_t *out /* size, sum, raw */)
 {
-    int lo = f * group, hi = lo + group < ctx->size ? lo + group : ctx->size;
+    int lo = f * group, hi = lo + group < ctx->nranks ? lo + group : ctx->nranks;
     size_t cap = 0, n = 0;
     for (int r = lo; r < hi; r++)
         cap += state_nvars(&st[r]);
@@ -226,7 +226,7 @@ static int write_index(cairn_ctx *ctx, int jobfd, int genfd, long id, int group,
                        const uint64_t *sum)
 {
     cn_pindex x = {.scheme = (uint32_t)ctx->cfg.pfs_scheme, .generation = id,
-                   .nranks = (uint32_t)ctx->size, .nnodes = (uint32_t)ctx->nnodes,
+                   .nranks = (uint32_t)ctx->nranks, .nnodes = (uint32_t)ctx->nnodes,
                    .group = (uint32_t)group, .nfiles = (uint32_t)nfiles};
     memcpy(x.job, ctx->job, sizeof x.job);
     x.files = calloc((size_t)nfiles, sizeof *x.files);
@@ -244,7 +244,7 @@ static int write_index(cairn_ctx *ctx, int jobfd, int genfd, long id, int group,
     free(buf);
     if (rc == 0) {
         cn_info("generation %ld on the PFS: %d ranks in %d files, %llu -> %llu bytes", id,
-                ctx->size, nfiles, (unsigned long long)x.raw, (unsigned long long)x.stored);
+                ctx->nranks, nfiles, (unsigned long long)x.raw, (unsigned long long)x.stored);
         lvl_pfs_prune(jobfd, ctx->job, ctx->cfg.pfs_keep);
     }
     free(x.files);
@@ -262,8 +262,8 @@ static int leaders_agree(cairn_ctx *ctx, int rc, const char *what)
 
 static int flush_leader(cairn_ctx *ctx, long id)
 {
-    int group = ctx->cfg.pfs_group < ctx->size ? ctx->cfg.pfs_group : ctx->size;
-    int nfiles = (int)cn_pindex_nfiles((uint32_t)ctx->size, (uint32_t)group);
+    int group = ctx->cfg.pfs_group < ctx->nranks ? ctx->cfg.pfs_group : ctx->nranks;
+    int nfiles = (int)cn_pindex_nfiles((uint32_t)ctx->nranks, (uint32_t)group);
     char gen[64];
     cn_gen_dirname(gen, sizeof gen, id);
     int jobfd = -1, genfd = -1, rc = 0;
@@ -279,13 +279,13 @@ static int flush_leader(cairn_ctx *ctx, long id)
         genfd = jobfd < 0 ? jobfd : cn_dir_open(jobfd, gen, false, &ctx->err);
         rc = genfd < 0 ? genfd : 0;
     }
-    state *st = calloc((size_t)ctx->size, sizeof *st);
+    state *st = calloc((size_t)ctx->nranks, sizeof *st);
     uint64_t *sum = calloc(3 * (size_t)nfiles, sizeof *sum), *total = NULL;
     if (ctx->node == 0)
         total = calloc(3 * (size_t)nfiles, sizeof *total);
     if (rc == 0 && (!st || !sum || (ctx->node == 0 && !total)))
         rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
-    for (int r = 0; rc == 0 && r < ctx->size; r++)
+    for (int r = 0; rc == 0 && r < ctx->nranks; r++)
         if ((int)ctx->rank_node[r] == ctx->node)
             rc = materialize(ctx, r, id, &st[r]);
     rc = leaders_agree(ctx, rc, "materializing the generation");
@@ -294,7 +294,7 @@ static int flush_leader(cairn_ctx *ctx, long id)
     for (int f = 0; rc == 0 && f < nfiles; f++)
         if (aggregator(ctx, group, f) == ctx->node)
             rc = write_file(ctx, genfd, group, f, st, &sum[3 * f]);
-    for (int r = 0; st && r < ctx->size; r++)
+    for (int r = 0; st && r < ctx->nranks; r++)
         free(st[r].buf);
     free(st);
     rc = leaders_agree(ctx, rc, "writing to the PFS");

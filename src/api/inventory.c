@@ -40,7 +40,7 @@ static bool usable(cairn_ctx *ctx, int rank, long id, api_gen *out)
             snprintf(ctx->layout_note, sizeof ctx->layout_note,
                      "generation %ld was written by %u ranks on %u nodes; this run has %d ranks "
                      "on %d nodes (or a different rank -> node map)",
-                     id, m.nranks, m.nnodes, ctx->size, ctx->nnodes);
+                     id, m.nranks, m.nnodes, ctx->nranks, ctx->nnodes);
         const cn_manifest_rank *me = NULL;
         for (uint32_t i = 0; ok && i < m.nlocal; i++)
             if (m.local[i].rank == (uint32_t)rank)
@@ -178,7 +178,7 @@ CAIRN_EXPORT int cairn_generations(cairn_ctx *ctx, cairn_gen_info *info, int max
             MPI_Allreduce(&level, &min_level, 1, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS)
             rc = CAIRN_EMPI;
         if (found < max)
-            info[found] = (cairn_gen_info){id,          min_level, ctx->size, total[0],
+            info[found] = (cairn_gen_info){id,          min_level, ctx->nranks, total[0],
                                            mine->parent, mine->base, total[1],  total[2]};
         found++;
         bound = id - 1;

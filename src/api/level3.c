@@ -130,7 +130,7 @@ static void describe(const cairn_ctx *ctx, const cn_manifest *m, const ec_codec 
     p->parent = m->parent;
     p->base = m->base;
     memcpy(p->job, ctx->job, sizeof p->job);
-    p->nranks = (uint32_t)ctx->size;
+    p->nranks = (uint32_t)ctx->nranks;
     p->nnodes = (uint32_t)ctx->nnodes;
     p->rank_node = ctx->rank_node;
     p->set = (uint32_t)ctx->set;

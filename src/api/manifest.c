@@ -43,8 +43,8 @@ int api_set_manifest_level(cairn_ctx *ctx, int genfd, int level)
 
 bool api_same_layout(const cairn_ctx *ctx, const cn_manifest *m)
 {
-    return m->nranks == (uint32_t)ctx->size && m->nnodes == (uint32_t)ctx->nnodes &&
-           memcmp(m->rank_node, ctx->rank_node, sizeof *m->rank_node * (size_t)ctx->size) == 0;
+    return m->nranks == (uint32_t)ctx->nranks && m->nnodes == (uint32_t)ctx->nnodes &&
+           memcmp(m->rank_node, ctx->rank_node, sizeof *m->rank_node * (size_t)ctx->nranks) == 0;
 }
 
 bool api_manifest_of(const cairn_ctx *ctx, const cn_manifest *m, long id, int node)

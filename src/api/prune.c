@@ -10,7 +10,11 @@
  * restorable here when its manifest decodes and so is its parent's. Dropped:
  * the rest, and any generation newer than the one just written (an
  * abandoned timeline). So an old chain goes once newer generations at every
- * level no longer need it.
+ * level no longer need it. With a daemon the two halves split: the library
+ * drops the newer ones when it writes a generation, cairnd the older ones
+ * after raising it (a newer one may be on its way to cairnd then), and the
+ * newest generation asked for at each level is kept too, raised or not: it
+ * may be the parent the library diffs its next increment against.
  *
  * Dropping is a rename to ".trash-*" now (the name is free at once) and the
  * removal in a background thread (trash.c), off the critical path. Run by
@@ -29,7 +33,7 @@
 
 typedef struct pgen {
     long id, parent;
-    int level;
+    int level, target;            /* reached, and asked for (1..3) */
     bool complete, restorable, keep;
 } pgen;
 
@@ -59,6 +63,7 @@ static void examine(cairn_ctx *ctx, pgen *g)
         g->complete = api_manifest_of(ctx, &m, g->id, ctx->node);
         g->parent = (long)m.parent;
         g->level = (int)m.level;
+        g->target = api_local_level(ctx, (int)m.target);
         cn_manifest_free(&m);
     }
     ctx->err = saved; /* an unreadable manifest only makes G incomplete */
@@ -73,7 +78,7 @@ static void keep_chain(pgen *g, size_t n, pgen *x)
         x->keep = true;
 }
 
-void api_prune(cairn_ctx *ctx, long id)
+void api_prune(cairn_ctx *ctx, long id, int what)
 {
     int fd = cn_dir_listing_fd(ctx->nodefd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -101,14 +106,17 @@ void api_prune(cairn_ctx *ctx, long id)
         g[i].restorable = g[i].complete && (g[i].parent < 0 || (p && p->restorable));
     }
     int kept = 0;
-    bool at_level[4] = {false};
+    bool at_level[4] = {false}, at_target[4] = {false};
     for (size_t i = 0; i < n; i++) {
         if (g[i].id > id || !g[i].restorable)
             continue;
         bool newest_at = false;
-        for (int l = 2; l <= 3; l++)
+        for (int l = 2; l <= 3; l++) {
             if (g[i].level >= l && !at_level[l])
                 newest_at = at_level[l] = true;
+            if (g[i].target >= l && !at_target[l]) /* may be a parent cairnd still raises */
+                newest_at = at_target[l] = true;
+        }
         if (kept < ctx->cfg.keep || newest_at)
             keep_chain(g, n, &g[i]);
         kept++;
@@ -118,7 +126,7 @@ void api_prune(cairn_ctx *ctx, long id)
             keep_chain(g, n, find(g, n, (long)ctx->incr[l]->gen));
     int trashed = 0;
     for (size_t i = 0; i < n; i++) {
-        if (g[i].keep && g[i].id <= id)
+        if (g[i].id <= id ? g[i].keep || !(what & API_PRUNE_OLDER) : !(what & API_PRUNE_NEWER))
             continue;
         char name[64], trash[128];
         cn_gen_dirname(name, sizeof name, g[i].id);

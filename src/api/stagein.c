@@ -38,7 +38,7 @@ static int keep_var(void *arg, const cz_agg_var *v)
 {
     collect *c = arg;
     cairn_ctx *ctx = c->ctx;
-    if (v->rank >= (uint32_t)ctx->size || (int)ctx->rank_node[v->rank] != ctx->node)
+    if (v->rank >= (uint32_t)ctx->nranks || (int)ctx->rank_node[v->rank] != ctx->node)
         return 0;
     rank_vars *rv = &c->local[v->rank];
     if (rv->n == rv->cap) {
@@ -120,7 +120,7 @@ static int write_local(cairn_ctx *ctx, long id, collect *c)
     int genfd = cn_dir_open(ctx->nodefd, gen, true, &ctx->err);
     CN_TRY(genfd);
     cn_manifest m = {.level = CAIRN_LEVEL_LOCAL, .target = CAIRN_LEVEL_PFS, .generation = id,
-                     .parent = -1, .base = id, .nranks = (uint32_t)ctx->size,
+                     .parent = -1, .base = id, .nranks = (uint32_t)ctx->nranks,
                      .nnodes = (uint32_t)ctx->nnodes, .node = (uint32_t)ctx->node,
                      .nlocal = (uint32_t)ctx->node_size, .rank_node = ctx->rank_node};
     memcpy(m.job, ctx->job, sizeof m.job);
@@ -128,11 +128,11 @@ static int write_local(cairn_ctx *ctx, long id, collect *c)
     m.local = calloc((size_t)ctx->node_size, sizeof *m.local);
     int rc = m.local ? 0 : cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
     uint32_t k = 0;
-    for (int r = 0; rc == 0 && r < ctx->size; r++) {
+    for (int r = 0; rc == 0 && r < ctx->nranks; r++) {
         if ((int)ctx->rank_node[r] != ctx->node)
             continue;
         cn_header proto = {.level = CAIRN_LEVEL_LOCAL, .generation = id, .rank = (uint32_t)r,
-                           .nranks = (uint32_t)ctx->size, .node = (uint32_t)ctx->node,
+                           .nranks = (uint32_t)ctx->nranks, .node = (uint32_t)ctx->node,
                            .nnodes = (uint32_t)ctx->nnodes, .block_size = ctx->cfg.block_size,
                            .parent = -1, .base = id, .incr_block = 0};
         memcpy(proto.job, ctx->job, sizeof proto.job);
@@ -172,9 +172,9 @@ long api_pfs_newest(cairn_ctx *ctx, long bound, int *rc)
         int jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &err);
         cn_pindex x;
         if (jobfd >= 0 && (id = lvl_pfs_newest(jobfd, ctx->job, bound, &x, &err)) >= 0) {
-            if (x.nranks != (uint32_t)ctx->size) {
+            if (x.nranks != (uint32_t)ctx->nranks) {
                 cn_warn("PFS generation %ld was written by %u ranks; this run has %d", id,
-                        x.nranks, ctx->size);
+                        x.nranks, ctx->nranks);
                 id = -1;
             }
             cn_pindex_free(&x);
@@ -189,12 +189,12 @@ long api_pfs_newest(cairn_ctx *ctx, long bound, int *rc)
 
 static int stage_leader(cairn_ctx *ctx, long id)
 {
-    collect c = {ctx, calloc((size_t)ctx->size, sizeof *c.local), 0};
+    collect c = {ctx, calloc((size_t)ctx->nranks, sizeof *c.local), 0};
     CN_FAIL_IF(!c.local, &ctx->err, CAIRN_ENOMEM, "no memory");
     cn_pindex x = {0};
     int jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &ctx->err);
     int rc = jobfd < 0 ? jobfd : lvl_pfs_index(jobfd, id, &x, &ctx->err);
-    if (rc == 0 && (x.nranks != (uint32_t)ctx->size || strcmp(x.job, ctx->job) != 0))
+    if (rc == 0 && (x.nranks != (uint32_t)ctx->nranks || strcmp(x.job, ctx->job) != 0))
         rc = cn_fail(&ctx->err, CAIRN_EMISMATCH, "PFS generation %ld is of job %s with %u ranks",
                      id, x.job, x.nranks);
     if (rc == 0)
@@ -206,7 +206,7 @@ static int stage_leader(cairn_ctx *ctx, long id)
         rc = api_echo(ctx, worst, "reading the PFS failed on another node");
     if (rc == 0)
         rc = write_local(ctx, id, &c);
-    for (int r = 0; r < ctx->size; r++)
+    for (int r = 0; r < ctx->nranks; r++)
         free_vars(&c.local[r]);
     free(c.local);
     cn_pindex_free(&x);
