@@ -48,6 +48,8 @@ LIB_OBJ := $(NOMPI_OBJ) $(API_OBJ)
 LIBA := $(BUILD)/libcairn.a
 LIBSO := $(BUILD)/libcairn.so
 CLI := $(BUILD)/cairn
+DAEMON := $(BUILD)/cairnd
+DAEMON_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/daemon/*.c))
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -61,7 +63,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all lib test check check-mpich demo bench asan fuzz install clean deps
-all: lib $(CLI) $(BUILD)/cairn-rebuild $(BUILD)/tests/mktree $(BUILD)/tests/fielddiff $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN) $(BUILD)/cairn.pc
+all: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/tests/mktree $(BUILD)/tests/fielddiff $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN) $(BUILD)/cairn.pc
 lib: $(LIBA) $(LIBSO)
 
 deps:
@@ -104,6 +106,14 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(NOMPI_OBJ)
 $(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(COMMON_SRC:%.c=$(BUILD)/%.o) $(COMPRESS_SRC:%.c=$(BUILD)/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $(filter-out %.h,$^) $(DEP_LIBS) $(LDFLAGS_ALL)
+
+# cairnd, the node daemon: an MPI program over the library's internals.
+$(BUILD)/src/daemon/%.o: src/daemon/%.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(BASE_CFLAGS) -Isrc -c $< -o $@
+
+$(DAEMON): $(DAEMON_OBJ) $(LIBA)
+	$(MPICC) $(LDFLAGS_ALL) -o $@ $(filter-out %.h,$^) $(DEP_LIBS)
 
 # The MPI half of `cairn rebuild`: public API only.
 $(BUILD)/cairn-rebuild: src/tools/rebuild/cairn_rebuild.c $(LIBA)
@@ -166,13 +176,13 @@ fuzz: deps
 	  $(BUILD)/fuzz/$$n -max_total_time=$${FUZZ_SECONDS:-60} $(BUILD)/fuzz/$$n.corpus tests/fuzz/corpus/$$n || exit 1; \
 	done
 
-install: lib $(CLI) $(BUILD)/cairn-rebuild $(BUILD)/cairn.pc
+install: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/cairn.pc
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
 	    $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 include/cairn.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(CLI) $(BUILD)/cairn-rebuild $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/cairn.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 	install -m 644 man/cairn.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 

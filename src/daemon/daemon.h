@@ -1,0 +1,82 @@
+/*
+ * daemon.h - the contract of src/daemon: cairnd, one per node, an MPI
+ * program of its own (its communicator carries the ring and the flush).
+ *
+ *   cairnd.c  main: arguments, configuration, the node's name, the context
+ *             (api/dctx.c), generations left half-done by a previous daemon
+ *             queued again, then serve and work until told to stop.
+ *   serve.c   the socket thread: accepts the node's ranks and the CLI on
+ *             <node dir>/cairnd.sock (same user only), answers at once, and
+ *             queues the work for the main thread.
+ *   drain.c   the newest complete generation to the PFS on request; the
+ *             generations a dead daemon left behind, queued again.
+ *   work.c    the main thread: every tick the daemons agree (a non-blocking
+ *             MPI_Iallreduce, so an idle daemon sleeps) on the next thing to
+ *             do, oldest generation first: raise it, flush it, prune; then
+ *             drains and flushes asked for by the CLI; then stop.
+ *
+ * The state below is shared by the two threads under MU; only the main
+ * thread calls MPI.
+ */
+#ifndef CAIRN_DAEMON_H
+#define CAIRN_DAEMON_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include "api/api.h"
+
+typedef struct d_gen {
+    int64_t id;
+    int level;                   /* 1..3, or 4: the highest local level, and flush */
+    int flush;
+} d_gen;
+
+typedef struct d_state {
+    pthread_mutex_t mu;
+    d_gen *queue;                /* ascending ids, none <= done */
+    size_t nqueue, capqueue;
+    int64_t done, flushed;       /* newest generation worked on / on the PFS, -1 none */
+    int busy;
+    int stop;                    /* STOP or a signal: finish the queue, then exit */
+    int flush_asked;             /* FLUSH requests since the last flush */
+    int *drain_fds;              /* DRAIN clients waiting for DONE (dup'd, owned here) */
+    size_t ndrain;
+    /* HELLO must match these */
+    char job[CN_JOB_MAX + 1], node[CN_JOB_MAX + 1];
+    uint64_t key;
+    /* the socket thread */
+    int listen_fd, wake[2];
+    pthread_t thread;
+    bool serving;
+} d_state;
+
+extern volatile sig_atomic_t d_signalled;
+
+/* Queue generation ID (unless done or queued already). Takes MU. */
+void d_enqueue(d_state *st, int64_t id, int level, int flush);
+/* serve.c: listen on the node directory's socket and start the thread. */
+int d_serve_start(d_state *st, int nodefd, cn_err *err);
+/* Stop the thread, remove the socket, close every client. */
+void d_serve_stop(d_state *st, int nodefd);
+/* work.c: the main loop, until a stop is agreed. */
+void d_run(d_state *st, cairn_ctx *ctx);
+/* work.c, shared with drain.c: MIN over the daemons, sleeping while waiting;
+ * generation ID's manifest on this node (of this job); this node's
+ * generation ids, newest first (malloc'd); mark the state idle with DONE and
+ * FLUSHED (-1: unchanged); sleep. */
+int d_agree_min(cairn_ctx *ctx, int64_t *v, int n);
+int d_read_manifest(cairn_ctx *ctx, int64_t id, cn_manifest *m);
+int64_t *d_node_gens(cairn_ctx *ctx, int *n);
+void d_set_busy(d_state *st, int busy, int64_t done, int64_t flushed);
+void d_sleep_ms(long ms);
+/* drain.c: flush the newest generation complete on every node unless the
+ * PFS has it; answer the first NDRAIN waiting DRAIN clients, forget NFLUSH
+ * FLUSH requests. */
+void d_drain(d_state *st, cairn_ctx *ctx, size_t ndrain, int nflush);
+/* drain.c: queue the generations of this node a dead daemon left below the
+ * level they were written for (newer than any raised one). */
+void d_resume(d_state *st, cairn_ctx *ctx);
+
+#endif /* CAIRN_DAEMON_H */

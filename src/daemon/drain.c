@@ -1,0 +1,147 @@
+/*
+ * drain.c - the newest complete generation to the PFS when the CLI asks
+ * (cairn drain, cairn flush), and the generations a dead daemon left half
+ * done, queued again when a new one starts.
+ *
+ * "Complete" is what a restart would take: every rank of every node has the
+ * generation and its chain (api_local_gens), agreed over the daemons
+ * (api_common_below). The application may be gone, so the layout comes from
+ * the newest manifest of the node.
+ */
+#include "daemon/daemon.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The newest generation complete on every node, or -1 (collective). */
+static int newest_complete(cairn_ctx *ctx, long *out)
+{
+    *out = -1;
+    int n = 0;
+    int64_t *ids = d_node_gens(ctx, &n);
+    cn_manifest m = {0};
+    bool have = false;
+    for (int i = 0; i < n && !have; i++)
+        have = d_read_manifest(ctx, ids[i], &m) == 0;
+    free(ids);
+    cn_err_clear(&ctx->err);
+    int rc = api_dctx_layout(ctx, have ? &m : NULL);
+    if (have)
+        cn_manifest_free(&m);
+    CN_TRY(rc);
+    /* Ids every local rank can restore: the first rank's list, filtered. */
+    api_gen *all = NULL;
+    int nall = 0, first = 1;
+    for (int r = 0; rc == 0 && r < ctx->nranks; r++) {
+        if ((int)ctx->rank_node[r] != ctx->node)
+            continue;
+        api_gen *g = NULL;
+        int ng = 0;
+        rc = api_local_gens(ctx, r, &g, &ng);
+        if (rc == 0 && first) {
+            all = g, nall = ng, first = 0;
+            continue;
+        }
+        int k = 0;
+        for (int i = 0; rc == 0 && i < nall; i++)
+            if (api_gen_find(g, ng, all[i].id))
+                all[k++] = all[i];
+        nall = k;
+        free(g);
+    }
+    rc = api_agree(ctx, rc);
+    if (rc == 0)
+        *out = api_common_below(ctx, all, nall, LONG_MAX, &rc);
+    free(all);
+    return api_agree(ctx, rc);
+}
+
+/* Node 0 looks at the PFS index of ID; every daemon learns the answer. */
+static int on_pfs(cairn_ctx *ctx, long id, uint64_t *bytes)
+{
+    uint64_t v[2] = {0, 0}; /* present, stored bytes */
+    if (ctx->node == 0) {
+        cn_err ignored = {0};
+        int jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &ignored);
+        cn_pindex x;
+        if (jobfd >= 0 && lvl_pfs_index(jobfd, id, &x, &ignored) == 0) {
+            v[0] = 1, v[1] = x.stored;
+            cn_pindex_free(&x);
+        }
+        if (jobfd >= 0)
+            close(jobfd);
+    }
+    if (MPI_Bcast(v, 2, MPI_UINT64_T, 0, ctx->comm) != MPI_SUCCESS)
+        return CAIRN_EMPI;
+    *bytes = v[1];
+    return (int)v[0];
+}
+
+void d_drain(d_state *st, cairn_ctx *ctx, size_t ndrain, int nflush)
+{
+    d_set_busy(st, 1, -1, -1);
+    cn_err_clear(&ctx->err);
+    long id = -1;
+    uint64_t bytes = 0;
+    const char *what = "none";
+    int rc = newest_complete(ctx, &id);
+    if (rc == 0 && id >= 0 && !ctx->cfg.pfs_dir[0])
+        rc = cn_fail(&ctx->err, CAIRN_ECONFIG, "no PFS directory is configured (pfs.dir)");
+    int present = rc == 0 && id >= 0 ? on_pfs(ctx, id, &bytes) : 0;
+    if (present < 0)
+        rc = present;
+    else if (present)
+        what = "present";
+    else if (rc == 0 && id >= 0 && (rc = api_flush(ctx, id)) == 0 && on_pfs(ctx, id, &bytes) > 0)
+        what = "flushed";
+    if (rc == 0 && id >= 0 && what[0] == 'n')
+        rc = cn_fail(&ctx->err, CAIRN_EIO, "generation %ld flushed but its index is missing", id);
+    cn_rep rep = {.kind = rc < 0 ? CN_REP_ERR : CN_REP_DONE, .gen = rc < 0 ? -1 : id,
+                  .bytes = bytes};
+    snprintf(rep.what, sizeof rep.what, "%s", what);
+    snprintf(rep.text, sizeof rep.text, "%.500s", ctx->msg); /* cut to a line */
+    if (rc < 0)
+        cn_warn("drain: %s", ctx->msg);
+    else
+        cn_info("drain: generation %ld %s (%llu bytes on the PFS)", id, what,
+                (unsigned long long)bytes);
+    char line[CN_PROTO_LINE];
+    int len = cn_rep_format(&rep, line);
+    pthread_mutex_lock(&st->mu);
+    for (size_t i = 0; i < ndrain; i++) {
+        cn_err ignored = {0};
+        if (len > 0)
+            cn_line_write(st->drain_fds[i], line, (size_t)len, &ignored);
+        close(st->drain_fds[i]);
+    }
+    memmove(st->drain_fds, st->drain_fds + ndrain, (st->ndrain - ndrain) * sizeof *st->drain_fds);
+    st->ndrain -= ndrain;
+    st->flush_asked -= nflush;
+    pthread_mutex_unlock(&st->mu);
+    d_set_busy(st, 0, -1, rc == 0 && id >= 0 ? id : -1);
+}
+
+void d_resume(d_state *st, cairn_ctx *ctx)
+{
+    int n = 0;
+    int64_t *ids = d_node_gens(ctx, &n);
+    for (int i = 0; i < n; i++) {
+        cn_manifest m;
+        if (d_read_manifest(ctx, ids[i], &m) != 0)
+            continue;
+        int level = (int)m.level, target = (int)m.target;
+        cn_manifest_free(&m);
+        if (level >= CAIRN_LEVEL_PARTNER)
+            break; /* older ones are not worth raising now */
+        if (target >= CAIRN_LEVEL_PARTNER) {
+            cn_info("generation %lld was left at level 1 (asked for %d): queued again",
+                    (long long)ids[i], target);
+            d_enqueue(st, ids[i], target, target == CAIRN_LEVEL_PFS);
+        }
+    }
+    free(ids);
+    cn_err_clear(&ctx->err);
+}

@@ -1,0 +1,217 @@
+/*
+ * serve.c - cairnd's socket thread. Clients (the node's ranks through the
+ * library, and the CLI) send one request line and wait for the answer, so
+ * every request is answered at once from the shared state; only DRAIN waits,
+ * and the main thread answers it (on a dup of the client's descriptor) when
+ * the drain is done. A peer of another user is dropped unheard; GEN needs a
+ * HELLO that matched this daemon's job, node and configuration first.
+ */
+#include "daemon/daemon.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define MAX_CLIENTS 256
+
+typedef struct client {
+    int fd;
+    bool hello;
+} client;
+
+static void reply(int fd, const cn_rep *rep)
+{
+    char line[CN_PROTO_LINE];
+    int n = cn_rep_format(rep, line);
+    cn_err ignored = {0};
+    if (n > 0)
+        cn_line_write(fd, line, (size_t)n, &ignored);
+}
+
+static void refuse(int fd, const char *fmt, const char *a, const char *b)
+{
+    cn_rep rep = {.kind = CN_REP_ERR};
+    snprintf(rep.text, sizeof rep.text, fmt, a, b);
+    reply(fd, &rep);
+}
+
+void d_enqueue(d_state *st, int64_t id, int level, int flush)
+{
+    pthread_mutex_lock(&st->mu);
+    size_t i = 0;
+    while (i < st->nqueue && st->queue[i].id < id)
+        i++;
+    bool known = id <= st->done || (i < st->nqueue && st->queue[i].id == id);
+    if (!known && st->nqueue == st->capqueue) {
+        size_t cap = st->capqueue ? 2 * st->capqueue : 16;
+        d_gen *q = realloc(st->queue, cap * sizeof *q);
+        if (q)
+            st->queue = q, st->capqueue = cap;
+    }
+    if (!known && st->nqueue < st->capqueue) {
+        memmove(&st->queue[i + 1], &st->queue[i], (st->nqueue - i) * sizeof *st->queue);
+        st->queue[i] = (d_gen){id, level, flush};
+        st->nqueue++;
+    } else if (!known) {
+        cn_error("out of memory: generation %lld not queued", (long long)id);
+    }
+    pthread_mutex_unlock(&st->mu);
+}
+
+static void hello(d_state *st, client *c, const cn_req *req)
+{
+    char v[16], mine[16];
+    snprintf(v, sizeof v, "%u", req->version);
+    snprintf(mine, sizeof mine, "%d", CN_PROTO_VERSION);
+    if (req->version != CN_PROTO_VERSION)
+        refuse(c->fd, "protocol version %s, but this cairnd speaks version %s", v, mine);
+    else if (strcmp(req->job, st->job) != 0)
+        refuse(c->fd, "job %s, but this cairnd serves job %s", req->job, st->job);
+    else if (strcmp(req->node, st->node) != 0)
+        refuse(c->fd, "node %s, but this cairnd serves node %s", req->node, st->node);
+    else if (req->key != st->key)
+        refuse(c->fd, "%s%s", "the job's configuration differs from the daemon's (store.base, "
+               "store.keep, erasure.* or pfs.*): ", "start cairnd with the job's configuration");
+    else
+        c->hello = true, reply(c->fd, &(cn_rep){.kind = CN_REP_OK, .pid = getpid()});
+}
+
+/* One request from client C; false drops the client. */
+static bool handle(d_state *st, client *c)
+{
+    char line[CN_PROTO_LINE];
+    cn_err err = {0};
+    int n = cn_line_read(c->fd, line, 1000, &err);
+    if (n < 0)
+        return false;
+    cn_req req;
+    if (cn_req_parse(line, (size_t)n, &req, &err) != 0) {
+        refuse(c->fd, "%s%s", err.msg, "");
+        return false;
+    }
+    cn_rep ok = {.kind = CN_REP_OK, .pid = -1};
+    switch (req.kind) {
+    case CN_REQ_HELLO:
+        hello(st, c, &req);
+        break;
+    case CN_REQ_GEN:
+        if (!c->hello) {
+            refuse(c->fd, "%s%s", "GEN before a HELLO", "");
+            return false;
+        }
+        d_enqueue(st, req.gen, req.level, req.flush);
+        reply(c->fd, &ok);
+        break;
+    case CN_REQ_FLUSH:
+    case CN_REQ_STOP:
+        pthread_mutex_lock(&st->mu);
+        if (req.kind == CN_REQ_FLUSH)
+            st->flush_asked++;
+        else
+            st->stop = 1;
+        pthread_mutex_unlock(&st->mu);
+        reply(c->fd, &ok);
+        break;
+    case CN_REQ_DRAIN: {
+        int fd = dup(c->fd);
+        pthread_mutex_lock(&st->mu);
+        int *fds = fd >= 0 ? realloc(st->drain_fds, (st->ndrain + 1) * sizeof *fds) : NULL;
+        if (fds)
+            st->drain_fds = fds, st->drain_fds[st->ndrain++] = fd;
+        pthread_mutex_unlock(&st->mu);
+        if (!fds) {
+            if (fd >= 0)
+                close(fd);
+            refuse(c->fd, "%s%s", "out of resources", "");
+        }
+        break;
+    }
+    case CN_REQ_STATUS: {
+        pthread_mutex_lock(&st->mu);
+        cn_rep rep = {.kind = CN_REP_STATUS, .pid = getpid(), .queued = (int64_t)st->nqueue,
+                      .busy = st->busy, .done = st->done, .flushed = st->flushed};
+        pthread_mutex_unlock(&st->mu);
+        reply(c->fd, &rep);
+        break;
+    }
+    }
+    return true;
+}
+
+static void *serve(void *arg)
+{
+    d_state *st = arg;
+    client cl[MAX_CLIENTS];
+    struct pollfd pf[MAX_CLIENTS + 2];
+    int n = 0;
+    for (;;) {
+        pf[0] = (struct pollfd){.fd = st->wake[0], .events = POLLIN};
+        pf[1] = (struct pollfd){.fd = st->listen_fd, .events = n < MAX_CLIENTS ? POLLIN : 0};
+        for (int i = 0; i < n; i++)
+            pf[i + 2] = (struct pollfd){.fd = cl[i].fd, .events = POLLIN};
+        if (poll(pf, (nfds_t)n + 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            cn_error("poll: %s", strerror(errno));
+            break;
+        }
+        if (pf[0].revents)
+            break;
+        for (int i = n - 1; i >= 0; i--) {
+            if (!pf[i + 2].revents)
+                continue;
+            if (!(pf[i + 2].revents & POLLIN) || !handle(st, &cl[i])) {
+                close(cl[i].fd);
+                cl[i] = cl[--n];
+            }
+        }
+        if (pf[1].revents & POLLIN) {
+            int fd = accept4(st->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+            if (fd >= 0 && !cn_sock_peer_ok(fd)) {
+                cn_warn("refused a connection from another user");
+                close(fd);
+            } else if (fd >= 0) {
+                cl[n++] = (client){fd, false};
+            }
+        }
+    }
+    for (int i = 0; i < n; i++)
+        close(cl[i].fd);
+    return NULL;
+}
+
+int d_serve_start(d_state *st, int nodefd, cn_err *err)
+{
+    if (pipe2(st->wake, O_CLOEXEC) != 0)
+        return cn_fail_errno(err, errno, "pipe");
+    st->listen_fd = cn_sock_listen(nodefd, CN_SOCK_NAME, err);
+    if (st->listen_fd < 0)
+        return st->listen_fd;
+    if (pthread_create(&st->thread, NULL, serve, st) != 0) {
+        close(st->listen_fd);
+        unlinkat(nodefd, CN_SOCK_NAME, 0);
+        return cn_fail(err, CAIRN_ENOMEM, "cannot start the socket thread");
+    }
+    st->serving = true;
+    return 0;
+}
+
+void d_serve_stop(d_state *st, int nodefd)
+{
+    if (!st->serving)
+        return;
+    unlinkat(nodefd, CN_SOCK_NAME, 0); /* no new clients: they find no socket */
+    char c = 0;
+    if (write(st->wake[1], &c, 1) != 1)
+        cn_warn("cannot wake the socket thread: %s", strerror(errno));
+    pthread_join(st->thread, NULL);
+    close(st->listen_fd);
+    close(st->wake[0]);
+    close(st->wake[1]);
+    st->serving = false;
+}

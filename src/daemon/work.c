@@ -1,0 +1,216 @@
+/*
+ * work.c - cairnd's main thread: the daemons agree on what to do, then do it
+ * together.
+ *
+ * Every tick each daemon offers what it has (the oldest queued generation,
+ * a drain or flush asked for, a stop) in one non-blocking MPI_Iallreduce
+ * (MIN), polled with short sleeps so that idle daemons leave the cores to
+ * the application. The agreed oldest generation goes first, on every daemon
+ * at once, whether or not its own GEN has arrived yet: the library sends GEN
+ * only once the generation is complete at level 1 on every node. For it:
+ *   1. the node's manifest gives the job layout (api_dctx_layout);
+ *   2. raise to its level (raise.c), unless its parent in an incremental
+ *      chain is below that level (then it stays at level 1, with a warning);
+ *   3. flush it to the PFS if asked (flush.c);
+ *   4. prune the generations older than it (prune.c).
+ * With the queue empty, a drain flushes the newest generation complete on
+ * every node unless the PFS has it already, and answers the waiting clients;
+ * a flush does the same without an answer; a stop ends the loop.
+ */
+#include "daemon/daemon.h"
+
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TICK_MS 25
+
+void d_sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* MIN over the daemons of V[0..N-1], sleeping while others catch up. */
+int d_agree_min(cairn_ctx *ctx, int64_t *v, int n)
+{
+    MPI_Request req;
+    if (MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_INT64_T, MPI_MIN, ctx->comm, &req) != MPI_SUCCESS)
+        return CAIRN_EMPI;
+    for (int done = 0;;) {
+        if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return CAIRN_EMPI;
+        if (done)
+            return 0;
+        d_sleep_ms(1);
+    }
+}
+
+int d_read_manifest(cairn_ctx *ctx, int64_t id, cn_manifest *m)
+{
+    char gen[64];
+    cn_gen_dirname(gen, sizeof gen, id);
+    int fd = cn_dir_open(ctx->nodefd, gen, false, &ctx->err);
+    if (fd < 0)
+        return fd;
+    int rc = api_read_manifest(ctx, fd, m);
+    close(fd);
+    if (rc == 0 && strcmp(m->job, ctx->job) != 0) {
+        cn_manifest_free(m);
+        rc = cn_fail(&ctx->err, CAIRN_ECONFIG, "%s belongs to job %s", gen, m->job);
+    }
+    return rc;
+}
+
+void d_set_busy(d_state *st, int busy, int64_t done, int64_t flushed)
+{
+    pthread_mutex_lock(&st->mu);
+    st->busy = busy;
+    if (done > st->done)
+        st->done = done;
+    if (flushed > st->flushed)
+        st->flushed = flushed;
+    while (st->nqueue && st->queue[0].id <= st->done)
+        memmove(st->queue, st->queue + 1, --st->nqueue * sizeof *st->queue);
+    pthread_mutex_unlock(&st->mu);
+}
+
+/* Generation ID's parent on this node is at LEVEL or above (or it has none). */
+static int parent_ok(cairn_ctx *ctx, const cn_manifest *m, int level)
+{
+    if (m->parent < 0)
+        return 0;
+    cn_manifest p;
+    int rc = d_read_manifest(ctx, m->parent, &p);
+    if (rc == 0 && (int)p.level < level)
+        rc = cn_fail(&ctx->err, CAIRN_ESTATE, "its parent, generation %lld, is at level %u",
+                     (long long)m->parent, p.level);
+    if (rc == 0)
+        cn_manifest_free(&p);
+    return rc;
+}
+
+static void work_gen(d_state *st, cairn_ctx *ctx, int64_t id)
+{
+    int64_t v[2] = {0, 0};
+    pthread_mutex_lock(&st->mu);
+    for (size_t i = 0; i < st->nqueue; i++)
+        if (st->queue[i].id == id)
+            v[0] = -st->queue[i].level, v[1] = -st->queue[i].flush;
+    st->busy = 1;
+    pthread_mutex_unlock(&st->mu);
+    if (d_agree_min(ctx, v, 2) != 0)
+        return cn_error("MPI failed while agreeing on generation %lld", (long long)id);
+    const char *delay = getenv("CAIRN_DAEMON_DELAY_MS"); /* tests: hold each generation */
+    if (delay)
+        d_sleep_ms(atol(delay));
+    cn_fault_point("cairnd.gen", id, ctx->rank); /* drills: a daemon dies here */
+    int level = (int)-v[0], flush = (int)-v[1] || level == CAIRN_LEVEL_PFS;
+    cn_manifest m = {0};
+    bool have = d_read_manifest(ctx, id, &m) == 0;
+    int rc = api_dctx_layout(ctx, have ? &m : NULL);
+    int64_t flushed = -1;
+    if (rc == 0) {
+        level = api_local_level(ctx, level);
+        int64_t need = -(int64_t)((int)m.level < level); /* on any node: all raise it again */
+        if (d_agree_min(ctx, &need, 1) != 0)
+            need = 0;
+        if (level > CAIRN_LEVEL_LOCAL && need) {
+            rc = api_agree(ctx, parent_ok(ctx, &m, level));
+            rc = rc < 0 ? rc : api_raise(ctx, (long)id, level);
+            if (rc < 0)
+                cn_warn("generation %lld stays at level %u: %s", (long long)id, m.level,
+                        ctx->msg);
+            else
+                cn_info("generation %lld raised to level %d", (long long)id, level);
+        }
+        if (flush && api_flush(ctx, (long)id) == 0)
+            flushed = id, cn_info("generation %lld flushed to the PFS", (long long)id);
+        else if (flush)
+            cn_warn("%s", ctx->msg);
+        api_prune(ctx, (long)id, API_PRUNE_OLDER);
+    } else {
+        cn_warn("generation %lld left as it is: %s", (long long)id, ctx->msg);
+    }
+    if (have)
+        cn_manifest_free(&m);
+    d_set_busy(st, 0, id, flushed);
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x < y) - (x > y);
+}
+
+/* This node's generation ids, newest first (*N of them, malloc'd). */
+int64_t *d_node_gens(cairn_ctx *ctx, int *n)
+{
+    *n = 0;
+    int fd = cn_dir_listing_fd(ctx->nodefd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    int64_t *ids = NULL;
+    int cap = 0;
+    for (struct dirent *de; d && (de = readdir(d)) != NULL;) {
+        int64_t id = cn_parse_gen_dirname(de->d_name);
+        if (id < 0)
+            continue;
+        if (*n == cap) {
+            int64_t *x = realloc(ids, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *x);
+            if (!x)
+                break;
+            ids = x;
+        }
+        ids[(*n)++] = id;
+    }
+    if (d)
+        closedir(d);
+    else if (fd >= 0)
+        close(fd);
+    if (ids)
+        qsort(ids, (size_t)*n, sizeof *ids, cmp_desc);
+    return ids;
+}
+
+
+/* The node directory afresh: it may have been wiped and made again (a
+ * replaced node restarted into it) since the last piece of work. */
+static int reopen(cairn_ctx *ctx)
+{
+    if (ctx->nodefd >= 0)
+        close(ctx->nodefd);
+    ctx->nodefd = -1;
+    return api_open_node_dir(ctx);
+}
+
+void d_run(d_state *st, cairn_ctx *ctx)
+{
+    for (;;) {
+        pthread_mutex_lock(&st->mu);
+        if (d_signalled)
+            st->stop = 1;
+        int64_t v[4] = {st->nqueue ? st->queue[0].id : INT64_MAX, -st->stop, -!!st->ndrain,
+                        -!!st->flush_asked};
+        size_t ndrain = st->ndrain;
+        int nflush = st->flush_asked;
+        pthread_mutex_unlock(&st->mu);
+        if (d_agree_min(ctx, v, 4) != 0) {
+            cn_error("MPI failed between the daemons; stopping");
+            return;
+        }
+        if ((v[0] != INT64_MAX || v[2] || v[3]) && reopen(ctx) != 0)
+            cn_warn("%s", ctx->err.msg);
+        if (v[0] != INT64_MAX)
+            work_gen(st, ctx, v[0]);
+        else if (v[2] || v[3])
+            d_drain(st, ctx, ndrain, nflush);
+        else if (v[1])
+            return;
+        else
+            d_sleep_ms(TICK_MS);
+    }
+}
