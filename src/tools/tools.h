@@ -10,6 +10,8 @@
  *                  jobs, node and generation directories, load manifests
  *   cli_ls.c       cairn ls       cli_inspect.c  cairn inspect
  *   cli_verify.c   cairn verify   cli_config.c   cairn config
+ *   cli_daemon.c   cairn status, flush, drain; finding a job's daemons
+ *   cli_start.c    cairn start, stop
  *
  * Adding a verb: one X(...) line in CLI_VERB_LIST below, and in a file of its
  * own `int cli_<name>(int argc, char **argv)` plus `const char
@@ -60,7 +62,12 @@ void cli_print_exit_codes(FILE *f);
     X(inspect, "print a checkpoint file, manifest or parity file")                               \
     X(verify, "check every checksum of a job's generations, or of files")                        \
     X(rebuild, "rebuild lost nodes' files from partner copies or parity (MPI)")                 \
-    X(config, "print the configuration reference, or check a config file")
+    X(config, "print the configuration reference, or check a config file")                       \
+    X(start, "start a job's node daemons (cairnd), one per node")                                \
+    X(stop, "stop a job's node daemons after their queued work")                                 \
+    X(status, "what each node daemon of a job is doing")                                         \
+    X(flush, "ask the daemons to flush the newest complete generation to the PFS")              \
+    X(drain, "flush the newest complete generation to the PFS and wait (epilogs)")
 
 #define CLI_X_DECL(name, summary)                                                                 \
     int cli_##name(int argc, char **argv);                                                        \
@@ -171,6 +178,16 @@ int cli_gen_open(const cli_node *node, int64_t gen, cn_err *err);
  */
 int cli_manifest_load(int genfd, const char *job, int64_t gen, const char *node_name,
                       cn_manifest *m, cn_err *err);
+
+/* ---- the node daemons (cli_daemon.c) ----------------------------------- */
+
+/* The job: JOB, else job.id from CONFIG / CAIRN_JOB, else SLURM_JOB_ID. */
+int cli_daemon_job(const char *verb, const char *job, const char *config, char out[CN_JOB_MAX + 1]);
+/* One request to the daemon of node directory NODEFD, one reply. */
+int cli_daemon_ask(int nodefd, const cn_req *req, cn_rep *rep, int timeout_ms, cn_err *err);
+/* STATUS of every node of J into STATUS[i] (kind 0: no answer); exit status
+ * CLI_EXIT_MISSING (with a message for VERB) if none answers. */
+int cli_daemons(const char *verb, const cli_job *j, cn_rep *status, size_t *alive);
 
 /* "rank-<r>.ckpt" -> r, else -1. */
 long cli_parse_rank_filename(const char *name);

@@ -1,0 +1,216 @@
+/*
+ * cli_daemon.c - talking to a job's node daemons: finding them (one socket
+ * per node directory), `cairn status`, `cairn drain` and `cairn flush`.
+ * `cairn start` and `cairn stop` are in cli_start.c.
+ *
+ * Every verb here takes --job (else job.id / CAIRN_JOB, else SLURM_JOB_ID)
+ * and --config, like the library, so it finds the same directories.
+ */
+#include "tools/tools.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int cli_daemon_job(const char *verb, const char *job, const char *config, char out[CN_JOB_MAX + 1])
+{
+    cn_config cfg;
+    cn_err err = {0};
+    if (cn_config_load(&cfg, config, &err) < 0) {
+        cli_error(verb, "%s", err.msg);
+        return CLI_EXIT_ERROR;
+    }
+    const char *slurm = getenv("SLURM_JOB_ID");
+    if (!job)
+        job = cfg.job[0] ? cfg.job : slurm;
+    if (!job)
+        return cli_usage_error(verb, "which job? give --job ID (or set CAIRN_JOB)");
+    if (!cn_id_ok(job))
+        return cli_usage_error(verb, "'%.80s' is not a job id (1-63 of A-Z a-z 0-9 . _ -)", job);
+    snprintf(out, CN_JOB_MAX + 1, "%s", job);
+    return CLI_EXIT_OK;
+}
+
+int cli_daemon_ask(int nodefd, const cn_req *req, cn_rep *rep, int timeout_ms, cn_err *err)
+{
+    int fd = cn_sock_connect(nodefd, CN_SOCK_NAME, err);
+    if (fd < 0)
+        return fd;
+    char line[CN_PROTO_LINE];
+    int n = cn_req_format(req, line);
+    int rc = n < 0 ? cn_fail(err, CAIRN_EINVAL, "request out of range")
+                   : cn_line_write(fd, line, (size_t)n, err);
+    if (rc == 0)
+        rc = n = cn_line_read(fd, line, timeout_ms, err);
+    if (rc >= 0)
+        rc = cn_rep_parse(line, (size_t)n, rep, err);
+    close(fd);
+    return rc;
+}
+
+int cli_daemons(const char *verb, const cli_job *j, cn_rep *status, size_t *alive)
+{
+    *alive = 0;
+    for (size_t i = 0; i < j->nnodes; i++) {
+        cn_err err = {0};
+        cn_req req = {.kind = CN_REQ_STATUS};
+        status[i] = (cn_rep){.kind = 0};
+        if (cli_daemon_ask(j->node[i].fd, &req, &status[i], 5000, &err) == 0 &&
+            status[i].kind == CN_REP_STATUS)
+            (*alive)++;
+        else
+            status[i].kind = 0;
+    }
+    if (*alive == 0)
+        cli_error(verb, "no cairnd serves job %s (start one with 'cairn start')", j->name);
+    return *alive ? CLI_EXIT_OK : CLI_EXIT_MISSING;
+}
+
+#define HELP_SHOWN (-1)
+
+/* The common options of status, drain and flush; opens the job. */
+static int open_job(int argc, char **argv, cli_store *s, cli_job *j, int *timeout)
+{
+    static const struct option opts[] = {{"job", required_argument, NULL, 'j'},
+                                         {"config", required_argument, NULL, 'c'},
+                                         {"timeout", required_argument, NULL, 't'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *verb = argv[0], *job = NULL, *config = NULL;
+    memset(s, 0, sizeof *s);
+    memset(j, 0, sizeof *j);
+    s->fd = j->fd = -1;
+    for (int c; (c = getopt_long(argc, argv, ":j:c:t:h", opts, NULL)) != -1;) {
+        switch (c) {
+        case 'j': job = optarg; break;
+        case 'c': config = optarg; break;
+        case 't':
+            *timeout = atoi(optarg);
+            if (*timeout < 1 || *timeout > 86400)
+                return cli_usage_error(verb, "--timeout takes 1..86400 seconds");
+            break;
+        case 'h': cli_help(verb); return HELP_SHOWN;
+        default: return cli_getopt_fail(verb, c, argv);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error(verb, "unexpected argument '%s'", argv[optind]);
+    char name[CN_JOB_MAX + 1];
+    int rc = cli_daemon_job(verb, job, config, name);
+    if (rc == CLI_EXIT_OK)
+        rc = cli_store_open(verb, NULL, config, s);
+    return rc == CLI_EXIT_OK ? cli_job_open(verb, s, name, j) : rc;
+}
+
+const char cli_status_usage[] =
+    "Usage: cairn status [--job ID] [--config FILE]\n"
+    "\n"
+    "Ask every node daemon (cairnd) of the job what it is doing: generations queued,\n"
+    "busy or idle, the newest generation it worked on and the newest it flushed to\n"
+    "the PFS (-1: none). Exits 3 if no daemon answers.\n";
+
+int cli_status(int argc, char **argv)
+{
+    cli_store s;
+    cli_job j;
+    int t = 0, rc = open_job(argc, argv, &s, &j, &t);
+    if (rc == HELP_SHOWN)
+        return CLI_EXIT_OK;
+    cn_rep *st = cli_alloc((j.nnodes ? j.nnodes : 1) * sizeof *st);
+    size_t alive = 0;
+    if (rc == CLI_EXIT_OK)
+        rc = cli_daemons(argv[0], &j, st, &alive);
+    if (rc == CLI_EXIT_OK) {
+        cli_table t2;
+        cli_table_init(&t2, "lrrlrr");
+        cli_table_add(&t2, "NODE"), cli_table_add(&t2, "PID"), cli_table_add(&t2, "QUEUED");
+        cli_table_add(&t2, "STATE"), cli_table_add(&t2, "DONE"), cli_table_add(&t2, "FLUSHED");
+        for (size_t i = 0; i < j.nnodes; i++) {
+            cli_table_add(&t2, "%s", j.node[i].name);
+            if (!st[i].kind) {
+                for (int k = 0; k < 5; k++)
+                    cli_table_add(&t2, k == 2 ? "down" : "-");
+                continue;
+            }
+            cli_table_add(&t2, "%lld", (long long)st[i].pid);
+            cli_table_add(&t2, "%lld", (long long)st[i].queued);
+            cli_table_add(&t2, "%s", st[i].busy ? "busy" : "idle");
+            cli_table_add(&t2, "%lld", (long long)st[i].done);
+            cli_table_add(&t2, "%lld", (long long)st[i].flushed);
+        }
+        cli_table_print(&t2, stdout);
+        cli_table_free(&t2);
+    }
+    free(st);
+    cli_job_close(&j);
+    cli_store_close(&s);
+    return rc;
+}
+
+const char cli_drain_usage[] =
+    "Usage: cairn drain [--job ID] [--config FILE] [--timeout SECONDS]\n"
+    "\n"
+    "For job epilogs: the job's daemons finish the generations queued to them, then\n"
+    "flush the newest generation complete on every node to the PFS unless it is\n"
+    "there already, and this waits for them (at most --timeout, default 300 s) and\n"
+    "reports what was saved. Exits 0 when the newest generation is on the PFS, 3 if\n"
+    "there is no daemon or no complete generation, 1 on failure or timeout.\n";
+
+const char cli_flush_usage[] =
+    "Usage: cairn flush [--job ID] [--config FILE]\n"
+    "\n"
+    "Ask the job's daemons to flush the newest generation complete on every node to\n"
+    "the PFS (after the generations queued to them), and return at once. 'cairn\n"
+    "status' shows when it is done; 'cairn drain' waits for it.\n";
+
+static int ask_one(int argc, char **argv, int kind)
+{
+    cli_store s;
+    cli_job j;
+    int timeout = 300, rc = open_job(argc, argv, &s, &j, &timeout);
+    if (rc == HELP_SHOWN)
+        return CLI_EXIT_OK;
+    const char *verb = argv[0];
+    cn_rep *st = cli_alloc((j.nnodes ? j.nnodes : 1) * sizeof *st), rep = {0};
+    size_t alive = 0, first = 0;
+    if (rc == CLI_EXIT_OK)
+        rc = cli_daemons(verb, &j, st, &alive);
+    while (rc == CLI_EXIT_OK && !st[first].kind)
+        first++;
+    cn_err err = {0};
+    cn_req req = {.kind = kind, .seconds = (uint32_t)timeout};
+    if (rc == CLI_EXIT_OK &&
+        cli_daemon_ask(j.node[first].fd, &req, &rep, timeout * 1000, &err) != 0) {
+        cli_error(verb, "%s%s", err.msg,
+                  kind == CN_REQ_DRAIN ? "; the daemons go on with the flush" : "");
+        rc = CLI_EXIT_ERROR;
+    }
+    char size[32];
+    if (rc != CLI_EXIT_OK) {
+    } else if (rep.kind == CN_REP_ERR) {
+        cli_error(verb, "%s", rep.text);
+        rc = CLI_EXIT_ERROR;
+    } else if (kind == CN_REQ_FLUSH) {
+        printf("flush of job %s's newest complete generation asked of %zu daemon(s)\n", j.name,
+               alive);
+    } else if (rep.kind != CN_REP_DONE) {
+        cli_error(verb, "cairnd answered out of turn");
+        rc = CLI_EXIT_ERROR;
+    } else if (rep.gen < 0) {
+        printf("drained job %s: no generation is complete on every node; nothing to flush\n",
+               j.name);
+        rc = CLI_EXIT_MISSING;
+    } else {
+        printf("drained job %s: generation %lld %s the PFS (%s)\n", j.name, (long long)rep.gen,
+               strcmp(rep.what, "flushed") == 0 ? "flushed to" : "was already on",
+               cli_human(rep.bytes, size, sizeof size));
+    }
+    free(st);
+    cli_job_close(&j);
+    cli_store_close(&s);
+    return rc;
+}
+
+int cli_drain(int argc, char **argv) { return ask_one(argc, argv, CN_REQ_DRAIN); }
+int cli_flush(int argc, char **argv) { return ask_one(argc, argv, CN_REQ_FLUSH); }

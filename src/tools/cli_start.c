@@ -1,0 +1,297 @@
+/*
+ * cli_start.c - `cairn start` and `cairn stop`: the node daemons of a job.
+ *
+ * start launches cairnd on N nodes through the MPI launcher
+ * (CAIRN_DAEMON_LAUNCHER, default "mpirun"; run as LAUNCHER -n N cairnd ...),
+ * detached from the terminal, its output appended to <job dir>/cairnd.log
+ * and the launcher's pid in <job dir>/cairnd.pid; it returns once every
+ * daemon answers on its node's socket. With job.ranks_per_node set (emulated
+ * nodes on one machine) daemon i serves node<i>. stop asks every daemon to
+ * finish its queue and exit and waits for the sockets to go; stopping a job
+ * without daemons is not an error (epilogs may run twice).
+ */
+#include "tools/tools.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOG_NAME "cairnd.log"
+#define PID_NAME "cairnd.pid"
+
+const char cli_start_usage[] =
+    "Usage: cairn start --nodes N [--job ID] [--config FILE] [--timeout SECONDS]\n"
+    "\n"
+    "Start the node daemons (cairnd) of a job, one per node, through the MPI launcher\n"
+    "CAIRN_DAEMON_LAUNCHER (default 'mpirun'; called as LAUNCHER -n N cairnd ...;\n"
+    "CAIRN_DAEMON names the cairnd binary, default: next to cairn). With\n"
+    "job.ranks_per_node set (emulated nodes), daemon i serves node<i>; otherwise each\n"
+    "serves its host. Returns when all N answer (at most --timeout, default 60 s).\n"
+    "The daemons log to <base>/cairn-<uid>/<job>/" LOG_NAME ". The job's ranks find\n"
+    "them at cairn_init or their next checkpoint and hand levels 2-4 over.\n";
+
+const char cli_stop_usage[] =
+    "Usage: cairn stop [--job ID] [--config FILE] [--timeout SECONDS]\n"
+    "\n"
+    "Ask the job's daemons to finish the generations queued to them and exit; wait\n"
+    "for them (at most --timeout, default 60 s). No daemon running is not an error.\n";
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+typedef struct opts {
+    const char *verb, *config;
+    char job[CN_JOB_MAX + 1];
+    int nodes, timeout;
+} opts;
+
+static int parse(int argc, char **argv, opts *o, bool start)
+{
+    static const struct option lo[] = {{"job", required_argument, NULL, 'j'},
+                                       {"config", required_argument, NULL, 'c'},
+                                       {"nodes", required_argument, NULL, 'n'},
+                                       {"timeout", required_argument, NULL, 't'},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
+    const char *job = NULL;
+    *o = (opts){.verb = argv[0], .timeout = 60};
+    for (int c; (c = getopt_long(argc, argv, start ? ":j:c:n:t:h" : ":j:c:t:h", lo, NULL)) != -1;) {
+        switch (c) {
+        case 'j': job = optarg; break;
+        case 'c': o->config = optarg; break;
+        case 'n': o->nodes = atoi(optarg); break;
+        case 't': o->timeout = atoi(optarg); break;
+        case 'h': cli_help(o->verb); return -1;
+        default: return cli_getopt_fail(o->verb, c, argv);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error(o->verb, "unexpected argument '%s'", argv[optind]);
+    if (start && (o->nodes < 1 || o->nodes > 100000))
+        return cli_usage_error(o->verb, "give --nodes N (1..100000): one daemon per node");
+    if (o->timeout < 1 || o->timeout > 86400)
+        return cli_usage_error(o->verb, "--timeout takes 1..86400 seconds");
+    return cli_daemon_job(o->verb, job, o->config, o->job);
+}
+
+/* The job directory, created (0700) for start. */
+static int job_dir(const opts *o, bool create, cn_config *cfg, int *fd)
+{
+    cn_err err = {0};
+    if (cn_config_load(cfg, o->config, &err) < 0) {
+        cli_error(o->verb, "%s", err.msg);
+        return CLI_EXIT_ERROR;
+    }
+    char user[32];
+    snprintf(user, sizeof user, "cairn-%u", (unsigned)geteuid());
+    int base = cn_dir_open_path(cfg->base, &err);
+    int u = base < 0 ? base : cn_dir_open(base, user, create, &err);
+    *fd = u < 0 ? u : cn_dir_open(u, o->job, create, &err);
+    if (base >= 0)
+        close(base);
+    if (u >= 0)
+        close(u);
+    if (*fd < 0 && !create && *fd == -ENOENT)
+        return CLI_EXIT_MISSING;
+    if (*fd < 0)
+        cli_error(o->verb, "%s: %s", cfg->base, err.msg);
+    return *fd < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK;
+}
+
+/* How many daemons of the job in JOBFD answer; quiet. With STOP, ask them to stop. */
+static size_t answering(int jobfd, bool stop)
+{
+    cli_names names;
+    cn_err err = {0};
+    size_t alive = 0;
+    if (cli_names_read(jobfd, &names, &err) < 0)
+        return 0;
+    for (size_t i = 0; i < names.n; i++) {
+        int fd = cn_id_ok(names.v[i]) ? cn_dir_open(jobfd, names.v[i], false, &err) : -1;
+        cn_req req = {.kind = stop ? CN_REQ_STOP : CN_REQ_STATUS};
+        cn_rep rep;
+        if (fd >= 0 && cli_daemon_ask(fd, &req, &rep, 5000, &err) == 0 &&
+            rep.kind == (stop ? CN_REP_OK : CN_REP_STATUS))
+            alive++;
+        if (fd >= 0)
+            close(fd);
+    }
+    cli_names_free(&names);
+    return alive;
+}
+
+/* The launcher's argv: CAIRN_DAEMON_LAUNCHER's words, -n N, cairnd and its
+ * arguments. Owns nothing: points into BUF and O. */
+static void launch_argv(const opts *o, const cn_config *cfg, char *buf, size_t len, char *nodes,
+                        char *cairnd, char **argv, size_t max)
+{
+    const char *l = getenv("CAIRN_DAEMON_LAUNCHER");
+    snprintf(buf, len, "%s", l && *l ? l : "mpirun");
+    size_t n = 0;
+    for (char *w = strtok(buf, " "); w && n < max - 10; w = strtok(NULL, " "))
+        argv[n++] = w;
+    argv[n++] = "-n";
+    argv[n++] = nodes;
+    argv[n++] = cairnd;
+    argv[n++] = "--job";
+    argv[n++] = (char *)o->job;
+    if (o->config) {
+        argv[n++] = "--config";
+        argv[n++] = (char *)o->config;
+    }
+    if (cfg->ranks_per_node > 0 && !cfg->node[0])
+        argv[n++] = "--emulated";
+    argv[n] = NULL;
+}
+
+/* cairnd: CAIRN_DAEMON, else next to this program. */
+static void daemon_path(char *out, size_t len)
+{
+    const char *env = getenv("CAIRN_DAEMON");
+    if (env && *env) {
+        snprintf(out, len, "%s", env);
+        return;
+    }
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(out, len, "%s/cairnd", slash ? self : ".");
+}
+
+static void show_log(int jobfd)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    cn_err err = {0};
+    if (cn_read_small(jobfd, LOG_NAME, 1 << 20, &buf, &len, &err) == 0 && len) {
+        size_t from = len > 2000 ? len - 2000 : 0;
+        fprintf(stderr, "--- the end of %s ---\n%.*s", LOG_NAME, (int)(len - from),
+                (const char *)buf + from);
+    }
+    free(buf);
+}
+
+int cli_start(int argc, char **argv)
+{
+    opts o;
+    int rc = parse(argc, argv, &o, true), jobfd = -1;
+    if (rc != CLI_EXIT_OK)
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    cn_config cfg;
+    if ((rc = job_dir(&o, true, &cfg, &jobfd)) != CLI_EXIT_OK)
+        return rc;
+    size_t alive = answering(jobfd, false);
+    if (alive) {
+        cli_error(o.verb, "%zu daemon(s) already serve job %s; 'cairn stop' them first", alive,
+                  o.job);
+        close(jobfd);
+        return CLI_EXIT_ERROR;
+    }
+    char buf[4096], nodes[32], cairnd[4200], *av[64];
+    snprintf(nodes, sizeof nodes, "%d", o.nodes);
+    daemon_path(cairnd, sizeof cairnd);
+    launch_argv(&o, &cfg, buf, sizeof buf, nodes, cairnd, av, 64);
+    int log = openat(jobfd, LOG_NAME, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (log < 0) {
+        cli_error(o.verb, "cannot open %s: %s", LOG_NAME, strerror(errno));
+        close(jobfd);
+        return CLI_EXIT_ERROR;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) { /* the launcher, detached, quiet */
+        setsid();
+        int null = open("/dev/null", O_RDONLY);
+        dup2(null, 0), dup2(log, 1), dup2(log, 2);
+        setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0); /* idle daemons yield the core */
+        execvp(av[0], av);
+        fprintf(stderr, "cairn start: cannot run %s: %s\n", av[0], strerror(errno));
+        _exit(127);
+    }
+    close(log);
+    if (pid < 0) {
+        cli_error(o.verb, "fork: %s", strerror(errno));
+        close(jobfd);
+        return CLI_EXIT_ERROR;
+    }
+    char pidtext[32];
+    int plen = snprintf(pidtext, sizeof pidtext, "%d\n", (int)pid);
+    cn_err err = {0};
+    cn_write_atomic(jobfd, PID_NAME, pidtext, (size_t)plen, &err);
+    double until = now() + o.timeout;
+    int status = 0;
+    while ((alive = answering(jobfd, false)) < (size_t)o.nodes && now() < until &&
+           waitpid(pid, &status, WNOHANG) == 0)
+        usleep(50000);
+    if (alive < (size_t)o.nodes) {
+        cli_error(o.verb, "%zu of %d daemons of job %s answered within %d s; stopping them", alive,
+                  o.nodes, o.job, o.timeout);
+        kill(-pid, SIGTERM);
+        show_log(jobfd);
+        close(jobfd);
+        return CLI_EXIT_ERROR;
+    }
+    printf("cairnd: %d daemon(s) serve job %s (launcher pid %d, log %s/cairn-%u/%s/%s)\n",
+           o.nodes, o.job, (int)pid, cfg.base, (unsigned)geteuid(), o.job, LOG_NAME);
+    close(jobfd);
+    return CLI_EXIT_OK;
+}
+
+int cli_stop(int argc, char **argv)
+{
+    opts o;
+    int rc = parse(argc, argv, &o, false), jobfd = -1;
+    if (rc != CLI_EXIT_OK)
+        return rc < 0 ? CLI_EXIT_OK : rc;
+    cn_config cfg;
+    rc = job_dir(&o, false, &cfg, &jobfd);
+    size_t asked = rc == CLI_EXIT_OK ? answering(jobfd, true) : 0;
+    if (rc == CLI_EXIT_MISSING || (rc == CLI_EXIT_OK && !asked)) {
+        printf("no cairnd serves job %s\n", o.job);
+        if (jobfd >= 0)
+            close(jobfd);
+        return CLI_EXIT_OK;
+    }
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    /* The launcher exits when every daemon has: wait for it, else for the sockets. */
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    cn_err err = {0};
+    long pid = 0;
+    if (cn_read_small(jobfd, PID_NAME, 64, &buf, &len, &err) == 0) {
+        char text[64] = {0};
+        memcpy(text, buf, len < 63 ? len : 63);
+        pid = atol(text);
+    }
+    free(buf);
+    double until = now() + o.timeout;
+    bool gone = false;
+    while (!gone && now() < until) {
+        gone = answering(jobfd, false) == 0 && (pid <= 0 || kill((pid_t)pid, 0) != 0);
+        if (!gone)
+            usleep(50000);
+    }
+    if (!gone) {
+        cli_error(o.verb, "the daemons of job %s did not stop within %d s", o.job, o.timeout);
+        close(jobfd);
+        return CLI_EXIT_ERROR;
+    }
+    unlinkat(jobfd, PID_NAME, 0);
+    printf("stopped %zu daemon(s) of job %s\n", asked, o.job);
+    close(jobfd);
+    return CLI_EXIT_OK;
+}
