@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # mpirun.sh: the one launcher every test, demo and benchmark goes through.
-#   scripts/mpirun.sh NP PROGRAM [ARGS...]
+#   scripts/mpirun.sh [-n] NP PROGRAM [ARGS...]
 # CAIRN_LAUNCHER overrides the launcher (e.g. "srun" or "mpiexec.mpich -n");
 # by default Open MPI's or MPICH's mpirun runs NP ranks on this machine,
 # oversubscribed, as root if need be. Emulated nodes are set by the caller
 # (CAIRN_RANKS_PER_NODE or CAIRN_NODE in the environment).
 set -eu
+[ "$1" = -n ] && shift # as `cairn start` calls a launcher: LAUNCHER -n NP ...
 np=$1; shift
 if [ -n "${CAIRN_LAUNCHER:-}" ]; then
   exec ${CAIRN_LAUNCHER} -n "$np" "$@"

@@ -68,6 +68,9 @@ source tests/mpi/run_incr.sh
 echo "# level 4: flush to the PFS, N->M aggregation, fallback on restart"
 source tests/mpi/run_pfs.sh
 
+echo "# cairnd: asynchronous levels, crashes of the application and of a daemon"
+source tests/mpi/run_daemon.sh
+
 echo "# the demo (small grid): crash, restart, verify against an uninterrupted run"
 check "demo: heat stencil, 8 ranks on 4 nodes, crash + 2 nodes lost, rebuilt, bit-exact" env NX=256 NY=256 bash scripts/demo.sh
 

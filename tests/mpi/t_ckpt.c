@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define NVARS 6
 
@@ -236,7 +237,10 @@ int main(int argc, char **argv)
         snprintf(why, sizeof why, "protect failed: %s", cairn_errmsg(ctx));
     } else if (strcmp(mode, "save") == 0) {
         int level = argc > 3 ? atoi(argv[3]) : CAIRN_LEVEL_LOCAL;
+        long pause_ms = getenv("T_PAUSE_MS") ? atol(getenv("T_PAUSE_MS")) : 0;
         for (long g = 1; ok && g <= arg; g++) {
+            if (g > 1 && pause_ms > 0) /* compute between checkpoints */
+                nanosleep(&(struct timespec){pause_ms / 1000, pause_ms % 1000 * 1000000L}, NULL);
             fill(g, 0);
             write_routed(ctx, g);
             rc = cairn_checkpoint(ctx, g, level);

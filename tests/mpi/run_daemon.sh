@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# run_daemon.sh - cairnd, the node daemons: checkpoints return at level 1 and
+# the daemons raise, flush and prune in the background; the daemons outlive a
+# crashed application and drain its newest generation to the PFS; a daemon
+# that dies costs nothing (the library falls back) and the next `cairn start`
+# finishes what it left. Sourced by tests/run.sh after run_pfs.sh (uses its
+# fresh_pfs/wipe_nodes/pfs_gen helpers and `check`).
+
+export CAIRN_DAEMON_LAUNCHER="bash scripts/mpirun.sh"
+export C=$BUILD/cairn
+level_of() { "$C" ls --job "$CAIRN_JOB" | awk -v g="$1" '$1==g {print $2}'; }
+
+start() { "$C" start --nodes "${1:-4}" >/dev/null; }
+stop() { "$C" stop >/dev/null; }
+# Wait (at most 120 s) until every daemon is idle with nothing queued.
+daemons_idle() {
+  for _ in $(seq 1200); do
+    "$C" status | awk 'NR>1 && ($3!=0 || $4!="idle") {b=1} END {exit b}' && return 0
+    sleep 0.1
+  done
+  return 1
+}
+export -f level_of daemons_idle
+
+# 8 ranks on 4 nodes, one set of 4 with m = 2. The daemons hold every
+# generation 4 s before working on it, so what the application sees when it
+# returns is level 1 only.
+export CAIRN_RANKS_PER_NODE=2 CAIRN_SET_SIZE=4 CAIRN_EC_M=2 CAIRN_PFS_GROUP=3 T_CODECS=mixed
+fresh_pfs daemon
+check "cairnd: cairn start runs 4 daemons, socket 0700 in each node directory" \
+  bash -c "CAIRN_DAEMON_DELAY_MS=4000 '$C' start --nodes 4 && '$C' status | grep -c idle | grep -qx 4 && test \$(stat -c %a \"$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node2/cairnd.sock\") = 700"
+check "  ... a second cairn start for the job is refused" bash -c "! '$C' start --nodes 4"
+check "  ... 2 checkpoints at level 4 return at level 1 (levels 3 and 4 not done yet)" \
+  bash -c "scripts/mpirun.sh 8 $T save 2 4 && test \"\$(level_of 2)\" = 1 && ! test -e '$(pfs_gen 2)/index'"
+check "  ... in the background the daemons raise both to level 3 and flush them" \
+  bash -c "daemons_idle && test \"\$(level_of 2)\" = 3 && test \"\$(level_of 1)\" = 3 && test -e '$(pfs_gen 2)/index' && test -e '$(pfs_gen 1)/index'"
+check "  ... restart from level 1 (all nodes present), bit-exact" scripts/mpirun.sh 8 "$T" restore 2
+wipe_nodes 1 3
+check "  ... 2 nodes wiped: restart decodes level 3, bit-exact" scripts/mpirun.sh 8 "$T" restore 2
+check "  ... cairn stop ends them all (2 reached by their sockets); again is no error" \
+  bash -c "'$C' stop | grep -q 'stopped 2' && '$C' stop | grep -q 'no cairnd' && ! pgrep -x cairnd"
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: restart from level 4, bit-exact" \
+  bash -c "scripts/mpirun.sh 8 $T restore 2 2>&1 | grep -q 'restoring generation 2 from the PFS'"
+
+fresh_pfs daemon-l2
+start 4
+check "cairnd level 2: save 2 at level 2, the daemons copy to partners" \
+  bash -c "scripts/mpirun.sh 8 $T save 2 2 && daemons_idle && test \"\$(level_of 2)\" = 2"
+wipe_nodes 2
+check "  ... a node wiped: restart from the partner copies, bit-exact" scripts/mpirun.sh 8 "$T" restore 2
+stop
+
+# The application dies in its third checkpoint; the daemons still raise the
+# first two, and drain flushes the newest complete one.
+fresh_pfs daemon-crash
+start 4
+check "application killed in checkpoint 3 (a rank dies while writing)" \
+  bash -c "! CAIRN_FAULT=ckpt.write:gen=3:rank=5 scripts/mpirun.sh 8 $T save 4 3"
+check "  ... the daemons protect generation 2 at level 3 anyway" bash -c "daemons_idle && test \"\$(level_of 2)\" = 3"
+check "  ... cairn drain flushes generation 2 and says so" \
+  bash -c "'$C' drain --timeout 120 | grep -q 'generation 2 flushed to the PFS' && test -e '$(pfs_gen 2)/index'"
+check "  ... a second drain finds it there already" \
+  bash -c "'$C' drain | grep -q 'generation 2 was already on the PFS'"
+stop
+wipe_nodes 0 1 2 3
+check "  ... a new job restores generation 2 from the PFS after every node is wiped" \
+  bash -c "scripts/mpirun.sh 8 $T restore 2 2>&1 | grep -q 'restoring generation 2 from the PFS'"
+
+# A daemon dies while it works on generation 2 (Open MPI then ends them all);
+# the application, 1.5 s per step, notices at its next hand-over.
+fresh_pfs daemon-kill
+CAIRN_FAULT=cairnd.gen:gen=2:rank=1 start 4
+check "daemon of node 1 killed: the application warns and goes on synchronously" \
+  bash -c "T_PAUSE_MS=1500 scripts/mpirun.sh 8 $T save 4 3 2>&1 | grep -q 'falling back to synchronous checkpoints'"
+check "  ... no data lost: the last generation at level 3, restored bit-exact" \
+  bash -c "test \"\$(level_of 4)\" = 3 && scripts/mpirun.sh 8 $T restore 4"
+check "  ... the next cairn start serves the next job again (hand-over, not synchronous)" \
+  bash -c "'$C' start --nodes 4 >/dev/null && CAIRN_LOG_LEVEL=info scripts/mpirun.sh 8 $T save 1 3 2>&1 | grep -q 'cairnd takes it to level 3' && daemons_idle && test \"\$(level_of 1)\" = 3"
+stop
+
+# The daemons die with generations queued (each held 3 s, the application
+# is done by then); the next daemons finish them.
+fresh_pfs daemon-resume
+gone() { for _ in $(seq 300); do pgrep -x cairnd >/dev/null || return 0; sleep 0.1; done; return 1; }
+export -f gone
+check "daemons killed with generations 2-3 queued: they stay at level 1" \
+  bash -c "CAIRN_DAEMON_DELAY_MS=3000 CAIRN_FAULT=cairnd.gen:gen=2:rank=0 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 3 3 && gone && test \"\$(level_of 3)\" = 1"
+check "  ... the next cairn start raises them, oldest first" \
+  bash -c "'$C' start --nodes 4 >/dev/null && daemons_idle && test \"\$(level_of 2)\" = 3 && test \"\$(level_of 3)\" = 3"
+wipe_nodes 0 3
+check "  ... 2 nodes wiped: generation 3 decoded, bit-exact" scripts/mpirun.sh 8 "$T" restore 3
+stop
+
+fresh_pfs daemon-config
+check "a daemon of another configuration (erasure.m) is refused: synchronous, with a warning" \
+  bash -c "CAIRN_EC_M=1 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 1 3 2>&1 | grep -q 'configuration differs' && test \"\$(level_of 1)\" = 3"
+stop
+check "cairn drain and status without daemons: exit 3 with a message" \
+  bash -c "'$C' drain 2>&1 | grep -q 'no cairnd serves'; test \${PIPESTATUS[0]} = 3"
+unset T_CODECS CAIRN_PFS_DIR CAIRN_PFS_GROUP CAIRN_SET_SIZE CAIRN_EC_M CAIRN_DAEMON_LAUNCHER
+export CAIRN_RANKS_PER_NODE=2
