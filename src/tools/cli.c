@@ -262,7 +262,8 @@ static void print_usage(FILE *f)
                "\n"
                "Inspect and check the node-local checkpoints that libcairn writes under\n"
                "<base>/cairn-<uid>/<job>/<node>/gen-<id>/ (base: --base, CAIRN_BASE or\n"
-               "store.base, default /dev/shm).\n"
+               "store.base, default /dev/shm), and run a job's node daemons (cairnd), which\n"
+               "take levels 2-4 off the application.\n"
                "\n"
                "Verbs:\n");
     for (size_t i = 0; i < NVERBS; i++)
