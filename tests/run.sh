@@ -9,6 +9,7 @@ export BUILD
 PASSED=0 FAILED=0
 SCRATCH_DIRS=() MOUNTS=()
 cleanup() {
+  pkill -f '^[^ ]*cairnd --job t-' 2>/dev/null # daemons a failed check left running
   for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null; done
   for d in "${SCRATCH_DIRS[@]}"; do rm -rf "$d"; done
 }

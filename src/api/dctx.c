@@ -77,9 +77,9 @@ int api_dctx_layout(cairn_ctx *ctx, const cn_manifest *m)
         MPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, ctx->comm) != MPI_SUCCESS ||
         (seen && MPI_Allgather(&node, 1, MPI_INT, seen, 1, MPI_INT, ctx->comm) != MPI_SUCCESS))
         rc = cn_fail(&ctx->err, CAIRN_EMPI, "agreeing on the job layout failed");
-    for (int i = 0; rc == 0 && i < ctx->size; i++)
-        for (int j = 0; j < i; j++)
-            if (seen[i] == seen[j] || seen[i] < 0 || seen[i] >= ctx->size)
+    for (int i = 0; rc == 0 && i < ctx->size; i++) /* m->nnodes == size: checked */
+        for (int j = 0; rc == 0 && j < i; j++)
+            if (seen[i] == seen[j])
                 rc = cn_fail(&ctx->err, CAIRN_ECONFIG, "two daemons serve node %d", seen[i]);
     if (rc == 0 && lo != hi)
         rc = cn_fail(&ctx->err, CAIRN_ECONFIG, "the nodes' manifests disagree on the job layout");

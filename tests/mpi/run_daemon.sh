@@ -20,7 +20,9 @@ daemons_idle() {
   done
   return 1
 }
-export -f level_of daemons_idle
+# Is a daemon of this scenario's job running? (its command line starts with cairnd's path)
+mine() { pgrep -f "^[^ ]*cairnd --job $CAIRN_JOB( |\$)" >/dev/null; }
+export -f level_of daemons_idle mine
 
 # 8 ranks on 4 nodes, one set of 4 with m = 2. The daemons hold every
 # generation 4 s before working on it, so what the application sees when it
@@ -38,7 +40,7 @@ check "  ... restart from level 1 (all nodes present), bit-exact" scripts/mpirun
 wipe_nodes 1 3
 check "  ... 2 nodes wiped: restart decodes level 3, bit-exact" scripts/mpirun.sh 8 "$T" restore 2
 check "  ... cairn stop ends them all (2 reached by their sockets); again is no error" \
-  bash -c "'$C' stop | grep -q 'stopped 2' && '$C' stop | grep -q 'no cairnd' && ! pgrep -x cairnd"
+  bash -c "'$C' stop | grep -q 'stopped 2' && '$C' stop | grep -q 'no cairnd' && ! mine"
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: restart from level 4, bit-exact" \
   bash -c "scripts/mpirun.sh 8 $T restore 2 2>&1 | grep -q 'restoring generation 2 from the PFS'"
@@ -50,6 +52,16 @@ check "cairnd level 2: save 2 at level 2, the daemons copy to partners" \
 wipe_nodes 2
 check "  ... a node wiped: restart from the partner copies, bit-exact" scripts/mpirun.sh 8 "$T" restore 2
 stop
+
+fresh_pfs daemon-incr
+start 4
+TI=$BUILD/tests/t_incr
+check "cairnd with an incremental chain: 5 generations at level 3, each raised after its parent" \
+  bash -c "CAIRN_INCR=on T_WORK=few scripts/mpirun.sh 8 $TI save 5 3 && daemons_idle && test \"\$(level_of 5)\" = 3 && CAIRN_INCR=on T_WORK=few scripts/mpirun.sh 8 $TI parents -1 1 2 3 4"
+stop
+wipe_nodes 0 2
+check "  ... 2 nodes wiped: the chain decoded link by link, generation 5 bit-exact" \
+  env CAIRN_INCR=on T_WORK=few scripts/mpirun.sh 8 "$TI" restore-id 5
 
 # The application dies in its third checkpoint; the daemons still raise the
 # first two, and drain flushes the newest complete one.
@@ -82,7 +94,7 @@ stop
 # The daemons die with generations queued (each held 3 s, the application
 # is done by then); the next daemons finish them.
 fresh_pfs daemon-resume
-gone() { for _ in $(seq 300); do pgrep -x cairnd >/dev/null || return 0; sleep 0.1; done; return 1; }
+gone() { for _ in $(seq 300); do mine || return 0; sleep 0.1; done; return 1; }
 export -f gone
 check "daemons killed with generations 2-3 queued: they stay at level 1" \
   bash -c "CAIRN_DAEMON_DELAY_MS=3000 CAIRN_FAULT=cairnd.gen:gen=2:rank=0 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 3 3 && gone && test \"\$(level_of 3)\" = 1"

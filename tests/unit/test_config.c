@@ -52,6 +52,8 @@ static const char *const KEYS[][2] = {
     {"pfs.scheme", "CAIRN_PFS_SCHEME"},
     {"pfs.block", "CAIRN_PFS_BLOCK"},
     {"pfs.bandwidth", "CAIRN_PFS_BANDWIDTH"},
+    {"daemon.use", "CAIRN_DAEMON_USE"},
+    {"daemon.timeout", "CAIRN_DAEMON_TIMEOUT"},
     {"log.level", "CAIRN_LOG_LEVEL"},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
