@@ -117,7 +117,9 @@ void d_drain(d_state *st, cairn_ctx *ctx, size_t ndrain, int nflush)
             cn_line_write(st->drain_fds[i], line, (size_t)len, &ignored);
         close(st->drain_fds[i]);
     }
-    memmove(st->drain_fds, st->drain_fds + ndrain, (st->ndrain - ndrain) * sizeof *st->drain_fds);
+    if (ndrain) /* the clients that came since wait for the next round */
+        memmove(st->drain_fds, st->drain_fds + ndrain,
+                (st->ndrain - ndrain) * sizeof *st->drain_fds);
     st->ndrain -= ndrain;
     st->flush_asked -= nflush;
     pthread_mutex_unlock(&st->mu);

@@ -73,7 +73,7 @@ check "  ... the daemons protect generation 2 at level 3 anyway" bash -c "daemon
 check "  ... cairn drain flushes generation 2 and says so" \
   bash -c "'$C' drain --timeout 120 | grep -q 'generation 2 flushed to the PFS' && test -e '$(pfs_gen 2)/index'"
 check "  ... a second drain finds it there already" \
-  bash -c "'$C' drain | grep -q 'generation 2 was already on the PFS'"
+  bash -c "'$C' drain | grep -q 'generation 2 was already on the PFS' && '$C' status | grep -c idle | grep -qx 4"
 stop
 wipe_nodes 0 1 2 3
 check "  ... a new job restores generation 2 from the PFS after every node is wiped" \
@@ -110,5 +110,9 @@ check "a daemon of another configuration (erasure.m) is refused: synchronous, wi
 stop
 check "cairn drain and status without daemons: exit 3 with a message" \
   bash -c "'$C' drain 2>&1 | grep -q 'no cairnd serves'; test \${PIPESTATUS[0]} = 3"
+logs=()
+for d in "${SCRATCH_DIRS[@]}"; do logs+=("$d"/cairn-*/t-daemon*/cairnd.log); done
+check "no daemon log shows a sanitizer report" \
+  bash -c "! cat ${logs[*]} 2>/dev/null | grep -E 'runtime error|Sanitizer'"
 unset T_CODECS CAIRN_PFS_DIR CAIRN_PFS_GROUP CAIRN_SET_SIZE CAIRN_EC_M CAIRN_DAEMON_LAUNCHER
 export CAIRN_RANKS_PER_NODE=2
