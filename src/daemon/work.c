@@ -10,7 +10,9 @@
  * only once the generation is complete at level 1 on every node. For it:
  *   1. the node's manifest gives the job layout (api_dctx_layout);
  *   2. raise to its level (raise.c), unless its parent in an incremental
- *      chain is below that level (then it stays at level 1, with a warning);
+ *      chain is below that level (then it stays at level 1, with a warning)
+ *      or a newer full generation is queued for that level on every node
+ *      (then raising it is wasted: the daemons are behind, catch up);
  *   3. flush it to the PFS if asked (flush.c);
  *   4. prune the generations older than it (prune.c).
  * With the queue empty, a drain flushes the newest generation complete on
@@ -94,6 +96,25 @@ static int parent_ok(cairn_ctx *ctx, const cn_manifest *m, int level)
     return rc;
 }
 
+/* Is raising ID to LEVEL wasted work: the newest generation queued here is
+ * newer, full (nothing newer can depend on ID) and asked for at LEVEL or
+ * above? Then ID would be pruned as soon as that one is raised. */
+static bool superseded(d_state *st, cairn_ctx *ctx, int64_t id, int level)
+{
+    pthread_mutex_lock(&st->mu);
+    d_gen last = st->nqueue ? st->queue[st->nqueue - 1] : (d_gen){-1, 0, 0};
+    pthread_mutex_unlock(&st->mu);
+    cn_manifest m;
+    if (last.id <= id || api_local_level(ctx, last.level) < level ||
+        d_read_manifest(ctx, last.id, &m) != 0) {
+        cn_err_clear(&ctx->err);
+        return false;
+    }
+    bool full = m.parent < 0;
+    cn_manifest_free(&m);
+    return full;
+}
+
 static void work_gen(d_state *st, cairn_ctx *ctx, int64_t id)
 {
     int64_t v[2] = {0, 0};
@@ -103,8 +124,10 @@ static void work_gen(d_state *st, cairn_ctx *ctx, int64_t id)
             v[0] = -st->queue[i].level, v[1] = -st->queue[i].flush;
     st->busy = 1;
     pthread_mutex_unlock(&st->mu);
-    if (d_agree_min(ctx, v, 2) != 0)
-        return cn_error("MPI failed while agreeing on generation %lld", (long long)id);
+    if (d_agree_min(ctx, v, 2) != 0) {
+        cn_error("MPI failed while agreeing on generation %lld", (long long)id);
+        return;
+    }
     const char *delay = getenv("CAIRN_DAEMON_DELAY_MS"); /* tests: hold each generation */
     if (delay)
         d_sleep_ms(atol(delay));
@@ -119,7 +142,12 @@ static void work_gen(d_state *st, cairn_ctx *ctx, int64_t id)
         int64_t need = -(int64_t)((int)m.level < level); /* on any node: all raise it again */
         if (d_agree_min(ctx, &need, 1) != 0)
             need = 0;
-        if (level > CAIRN_LEVEL_LOCAL && need) {
+        int64_t skip = need && superseded(st, ctx, id, level); /* on every node: skip */
+        if (d_agree_min(ctx, &skip, 1) != 0)
+            skip = 0;
+        if (skip)
+            cn_info("generation %lld not raised: a newer full one is queued", (long long)id);
+        if (level > CAIRN_LEVEL_LOCAL && need && !skip) {
             rc = api_agree(ctx, parent_ok(ctx, &m, level));
             rc = rc < 0 ? rc : api_raise(ctx, (long)id, level);
             if (rc < 0)

@@ -203,7 +203,7 @@ static int ask_one(int argc, char **argv, int kind)
         rc = CLI_EXIT_MISSING;
     } else {
         printf("drained job %s: generation %lld %s the PFS (%s)\n", j.name, (long long)rep.gen,
-               strcmp(rep.what, "flushed") == 0 ? "flushed to" : "was already on",
+               strcmp(rep.what, "flushed") == 0 ? "flushed to" : "is on",
                cli_human(rep.bytes, size, sizeof size));
     }
     free(st);

@@ -34,8 +34,8 @@ check "cairnd: cairn start runs 4 daemons, socket 0700 in each node directory" \
 check "  ... a second cairn start for the job is refused" bash -c "! '$C' start --nodes 4"
 check "  ... 2 checkpoints at level 4 return at level 1 (levels 3 and 4 not done yet)" \
   bash -c "scripts/mpirun.sh 8 $T save 2 4 && test \"\$(level_of 2)\" = 1 && ! test -e '$(pfs_gen 2)/index'"
-check "  ... in the background the daemons raise both to level 3 and flush them" \
-  bash -c "daemons_idle && test \"\$(level_of 2)\" = 3 && test \"\$(level_of 1)\" = 3 && test -e '$(pfs_gen 2)/index' && test -e '$(pfs_gen 1)/index'"
+check "  ... in the background the daemons flush both and raise 2 to level 3 (not 1: superseded)" \
+  bash -c "daemons_idle && test \"\$(level_of 2)\" = 3 && test \"\$(level_of 1)\" = 1 && test -e '$(pfs_gen 2)/index' && test -e '$(pfs_gen 1)/index'"
 check "  ... restart from level 1 (all nodes present), bit-exact" scripts/mpirun.sh 8 "$T" restore 2
 wipe_nodes 1 3
 check "  ... 2 nodes wiped: restart decodes level 3, bit-exact" scripts/mpirun.sh 8 "$T" restore 2
@@ -73,7 +73,7 @@ check "  ... the daemons protect generation 2 at level 3 anyway" bash -c "daemon
 check "  ... cairn drain flushes generation 2 and says so" \
   bash -c "'$C' drain --timeout 120 | grep -q 'generation 2 flushed to the PFS' && test -e '$(pfs_gen 2)/index'"
 check "  ... a second drain finds it there already" \
-  bash -c "'$C' drain | grep -q 'generation 2 was already on the PFS' && '$C' status | grep -c idle | grep -qx 4"
+  bash -c "'$C' drain | grep -q 'generation 2 is on the PFS' && '$C' status | grep -c idle | grep -qx 4"
 stop
 wipe_nodes 0 1 2 3
 check "  ... a new job restores generation 2 from the PFS after every node is wiped" \
@@ -98,8 +98,8 @@ gone() { for _ in $(seq 300); do mine || return 0; sleep 0.1; done; return 1; }
 export -f gone
 check "daemons killed with generations 2-3 queued: they stay at level 1" \
   bash -c "CAIRN_DAEMON_DELAY_MS=3000 CAIRN_FAULT=cairnd.gen:gen=2:rank=0 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 3 3 && gone && test \"\$(level_of 3)\" = 1"
-check "  ... the next cairn start raises them, oldest first" \
-  bash -c "'$C' start --nodes 4 >/dev/null && daemons_idle && test \"\$(level_of 2)\" = 3 && test \"\$(level_of 3)\" = 3"
+check "  ... the next cairn start raises 3, and not 2 (a newer full generation supersedes it)" \
+  bash -c "'$C' start --nodes 4 >/dev/null && daemons_idle && test \"\$(level_of 3)\" = 3 && test \"\$(level_of 2)\" = 1"
 wipe_nodes 0 3
 check "  ... 2 nodes wiped: generation 3 decoded, bit-exact" scripts/mpirun.sh 8 "$T" restore 3
 stop
