@@ -3,7 +3,7 @@
 #   make            library (static + shared), CLI, tests, examples, benchmarks
 #   make test       quick suite: unit, fuzz-corpus replay, MPI, CLI (installs deps first)
 #   make check      `test`, then the suite under ASan/UBSan and built with MPICH
-#   make demo       the main job: heat stencil on 8 ranks / 4 emulated nodes, crash, restart
+#   make demo       the main job: heat stencil on 8 ranks / 4 emulated nodes with daemons, crash, restart
 #   make bench      benchmarks; every figure is a `bench:` line with a ratio
 #   make asan       the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz       libFuzzer targets (clang), run briefly over the corpus

@@ -13,7 +13,9 @@
  * generation and checks layout and stats.txt against it. --crash-at S makes
  * rank --crash-rank raise SIGKILL right after step S, before its checkpoint.
  * --l3-every K also protects every K-th checkpoint (by step) with level-3
- * parity across the nodes, so the run survives losing nodes too.
+ * parity across the nodes, so the run survives losing nodes too; --levels
+ * L1,L2,... instead gives the checkpoints these levels in turn (1 local,
+ * 2 partner copy, 3 parity, 4 the PFS too).
  * --bound REL lets cairn store the field lossily within REL of each rank's
  * value range (cairn_protect_bound_rel); --snap K writes the whole field to
  * OUT.<step> every K steps and right after a restart (to follow the error a
@@ -37,6 +39,7 @@ struct opts {
     double bound;
     int restart;
     const char *out;
+    int levels[16], nlevels;      /* --levels: the checkpoints' levels in turn */
 };
 
 struct run {
@@ -96,6 +99,17 @@ static int parse_args(int argc, char **argv, struct opts *o)
         }
         else if (!strcmp(a, "--out") && i + 1 < argc)
             o->out = argv[++i];
+        else if (!strcmp(a, "--levels") && i + 1 < argc) {
+            for (const char *p = argv[++i]; *p && o->nlevels < 16; p += *p == ',') {
+                long l = strtol(p, &end, 10);
+                if (end == p || l < 1 || l > 4 || (*end && *end != ','))
+                    return 0;
+                o->levels[o->nlevels++] = (int)l;
+                p = end;
+            }
+            if (!o->nlevels)
+                return 0;
+        }
         else if (!num || i + 1 == argc || !parse_nonneg(argv[++i], num))
             return 0;
     }
@@ -220,9 +234,10 @@ static int checkpoint(struct run *r)
         !write_stats(r, path))
         MPI_Abort(MPI_COMM_WORLD, 1); /* one rank alone: no clean way to stop the others */
     /* Every checkpoint at level 1; every --l3-every'th also protected by parity. */
-    int level = r->o.l3_every > 0 && (r->step / r->o.ckpt_every) % r->o.l3_every == 0
-                    ? CAIRN_LEVEL_ERASURE
-                    : CAIRN_LEVEL_LOCAL;
+    long nth = r->step / r->o.ckpt_every; /* 1 for the first checkpoint */
+    int level = r->o.nlevels ? r->o.levels[(nth - 1) % r->o.nlevels]
+                : r->o.l3_every > 0 && nth % r->o.l3_every == 0 ? CAIRN_LEVEL_ERASURE
+                                                               : CAIRN_LEVEL_LOCAL;
     if (!cairn_ok(r, 1, "cairn_checkpoint", cairn_checkpoint(r->ctx, r->step, level)))
         return 0;
     r->ckpts++;
@@ -365,7 +380,8 @@ int main(int argc, char **argv)
     if (!parse_args(argc, argv, &r.o)) {
         if (r.rank == 0)
             fprintf(stderr, "usage: heat [--nx N] [--ny N] [--steps N] [--ckpt-every N] "
-                            "[--l3-every K] [--restart] [--crash-at STEP --crash-rank R] "
+                            "[--l3-every K | --levels L1,L2,...] [--restart] "
+                            "[--crash-at STEP --crash-rank R] "
                             "[--out FILE] [--bound REL] [--snap K]\n");
     } else if (setup_grid(&r)) {
         int rc = cairn_init(MPI_COMM_WORLD, NULL, &r.ctx);

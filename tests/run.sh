@@ -73,7 +73,7 @@ echo "# cairnd: asynchronous levels, crashes of the application and of a daemon"
 source tests/mpi/run_daemon.sh
 
 echo "# the demo (small grid): crash, restart, verify against an uninterrupted run"
-check "demo: heat stencil, 8 ranks on 4 nodes, crash + 2 nodes lost, rebuilt, bit-exact" env NX=256 NY=256 bash scripts/demo.sh
+check "demo: heat stencil, 8 ranks on 4 nodes with daemons, levels 1-4, crash + drain + 2 nodes lost, rebuilt, bit-exact" env NX=256 NY=256 bash scripts/demo.sh
 
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]
