@@ -185,6 +185,9 @@ install: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/cairn.pc
 	install -m 755 $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/cairn.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 	install -m 644 man/cairn.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -d $(DESTDIR)$(PREFIX)/share/cairn
+	install -m 755 scripts/slurm/cairn-prolog scripts/slurm/cairn-epilog $(DESTDIR)$(PREFIX)/share/cairn/
+	install -m 644 scripts/slurm/cairn-hook-lib.sh $(DESTDIR)$(PREFIX)/share/cairn/
 
 clean:
 	rm -rf build build-asan build-mpich

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# run_hooks.sh - the scheduler hooks in scripts/slurm/ driven by plain
+# environment variables (as any scheduler can; the real-Slurm test is apart):
+# the prolog makes each node's directory and refuses a planted symlink, a
+# directory of another user and a disk without the space asked for; a job
+# checkpoints with daemons; the epilog drains to the PFS, stops the daemons
+# and cleans up without following a symlink; a second job restores from the
+# PFS. Sourced by tests/run.sh after run_daemon.sh (fresh_pfs, check, $T).
+
+PRO=scripts/slurm/cairn-prolog EPI=scripts/slurm/cairn-epilog
+export CAIRN_CLI=$BUILD/cairn CAIRN_DAEMON_LAUNCHER="bash scripts/mpirun.sh"
+export CAIRN_RANKS_PER_NODE=2 CAIRN_SET_SIZE=4 CAIRN_EC_M=2
+hooks_all() { # hooks_all HOOK: run HOOK for node0..node3 as Slurm would (SLURM_* only)
+  local n rc=0
+  for n in 0 1 2 3; do
+    env -u CAIRN_JOB SLURM_JOB_ID="$CAIRN_JOB" SLURM_JOB_UID="$(id -u)" SLURMD_NODENAME="node$n" \
+      "$1" || rc=$?
+  done
+  return $rc
+}
+export -f hooks_all
+
+fresh_pfs hooks
+export CAIRN_HOOK_LOG=$CAIRN_BASE/hooks.log
+u=$CAIRN_BASE/cairn-$(id -u)
+check "prolog on 4 nodes makes <base>/cairn-<uid>/<job>/node<i>, mode 700; twice is fine" \
+  bash -c "hooks_all $PRO && hooks_all $PRO && test \$(stat -c %a '$u/$CAIRN_JOB/node3') = 700 && grep -q 'cairn-prolog job $CAIRN_JOB node node2: ready' '$CAIRN_HOOK_LOG'"
+check "  ... a job on them with daemons: 3 checkpoints at level 3, every 2nd to the PFS" \
+  bash -c "'$CAIRN_CLI' start --nodes 4 >/dev/null && CAIRN_PFS_EVERY=2 scripts/mpirun.sh 8 $T save 3 3"
+check "  ... epilog on 4 nodes: drains generation 3 to the PFS, stops the daemons, cleans up" \
+  bash -c "hooks_all $EPI && grep -q 'generation 3 flushed to the PFS' '$CAIRN_HOOK_LOG' && test -e '$(pfs_gen 3)/index' && ! test -e '$u/$CAIRN_JOB' && '$CAIRN_CLI' status 2>&1 | grep -q 'no such job'"
+check "  ... epilog again: nothing to do, exit 0" bash -c "hooks_all $EPI"
+check "  ... a second job (the same id, empty nodes) restores generation 3 from the PFS" \
+  bash -c "hooks_all $PRO && scripts/mpirun.sh 8 $T restore 3 2>&1 | grep -q 'restoring generation 3 from the PFS' && hooks_all $EPI"
+
+fresh_pfs hooks-refuse
+export CAIRN_HOOK_LOG=$CAIRN_BASE/hooks.log
+u=$CAIRN_BASE/cairn-$(id -u)
+victim=$(mktemp -d /dev/shm/cairn-victim.XXXXXX); SCRATCH_DIRS+=("$victim"); touch "$victim/precious"
+ln -s "$victim" "$u"
+check "prolog refuses a symlink planted as <base>/cairn-<uid>: exit 1, says so" \
+  bash -c "CAIRN_NODE=node0 $PRO 2>&1; test \$? = 1 && grep -q 'cairn-$(id -u) is a symlink; refusing it' '$CAIRN_HOOK_LOG'"
+check "epilog does not follow it either: the victim keeps its file" \
+  bash -c "CAIRN_NODE=node0 $EPI; test -e '$victim/precious'"
+rm "$u"; mkdir -m 700 "$u"; mkdir -m 700 "$u/$CAIRN_JOB"; chown 65534 "$u/$CAIRN_JOB"
+check "prolog refuses a job directory owned by another user: exit 1, names the owner" \
+  bash -c "CAIRN_NODE=node0 $PRO 2>&1; test \$? = 1 && grep -q 'is owned by uid 65534, not by the job.s user' '$CAIRN_HOOK_LOG'"
+rm -rf "${u:?}/$CAIRN_JOB"; mkdir -m 700 "$u/$CAIRN_JOB"; ln -s "$victim" "$u/$CAIRN_JOB/node1"
+check "epilog removes a symlink in place of a node directory, not what it points to" \
+  bash -c "CAIRN_NODE=node1 $EPI && test -e '$victim/precious' && ! test -L '$u/$CAIRN_JOB/node1'"
+check "prolog refuses a disk without the space asked for (CAIRN_HOOK_NEED=1P): exit 1" \
+  bash -c "CAIRN_HOOK_NEED=1P CAIRN_NODE=node0 $PRO 2>&1; test \$? = 1 && grep -q 'free in .*the job needs 1.0PB' '$CAIRN_HOOK_LOG'"
+full=$(mktemp -d /dev/shm/cairn-full.XXXXXX); SCRATCH_DIRS+=("$full")
+if mount -t tmpfs -o size=1m,mode=1777 tmpfs "$full"; then
+  MOUNTS+=("$full")
+  dd if=/dev/zero of="$full/filler" bs=64k count=64 status=none 2>/dev/null
+  check "prolog refuses a full node-local disk (CAIRN_HOOK_NEED=64K on a full 1 MiB tmpfs)" \
+    bash -c "CAIRN_BASE='$full' CAIRN_HOOK_NEED=64K CAIRN_NODE=node0 $PRO 2>&1; test \$? = 1 && grep -q 'only 0B free in $full; the job needs 64KB' '$CAIRN_HOOK_LOG'"
+else
+  echo "# skipped the full-disk hook scenario: cannot mount a small tmpfs here"
+fi
+check "hooks without a job id: exit 2, say which variable" \
+  bash -c "env -u CAIRN_JOB -u SLURM_JOB_ID $PRO 2>&1 | grep -q 'set SLURM_JOB_ID or CAIRN_JOB'; test \${PIPESTATUS[0]} = 2"
+unset CAIRN_HOOK_LOG CAIRN_CLI CAIRN_DAEMON_LAUNCHER CAIRN_PFS_DIR CAIRN_SET_SIZE CAIRN_EC_M
