@@ -176,7 +176,7 @@ fuzz: deps
 	  $(BUILD)/fuzz/$$n -max_total_time=$${FUZZ_SECONDS:-60} $(BUILD)/fuzz/$$n.corpus tests/fuzz/corpus/$$n || exit 1; \
 	done
 
-install: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/cairn.pc
+install: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/cairn.pc $(BUILD)/examples/heat
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
 	    $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 include/cairn.h $(DESTDIR)$(PREFIX)/include/
@@ -188,6 +188,7 @@ install: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/cairn.pc
 	install -d $(DESTDIR)$(PREFIX)/share/cairn
 	install -m 755 scripts/slurm/cairn-prolog scripts/slurm/cairn-epilog $(DESTDIR)$(PREFIX)/share/cairn/
 	install -m 644 scripts/slurm/cairn-hook-lib.sh $(DESTDIR)$(PREFIX)/share/cairn/
+	install -m 755 scripts/drill.sh scripts/mpirun.sh $(BUILD)/examples/heat $(DESTDIR)$(PREFIX)/share/cairn/
 
 clean:
 	rm -rf build build-asan build-mpich

@@ -75,6 +75,9 @@ source tests/mpi/run_daemon.sh
 echo "# scheduler hooks (plain environment): prolog, epilog, refusals"
 source tests/mpi/run_hooks.sh
 
+echo "# failure drills: cairn drill --all"
+source tests/mpi/run_drill.sh
+
 echo "# the demo (small grid): crash, restart, verify against an uninterrupted run"
 check "demo: heat stencil, 8 ranks on 4 nodes with daemons, levels 1-4, crash + drain + 2 nodes lost, rebuilt, bit-exact" env NX=256 NY=256 bash scripts/demo.sh
 

@@ -12,6 +12,7 @@
  *   cli_verify.c   cairn verify   cli_config.c   cairn config
  *   cli_daemon.c   cairn status, flush, drain; finding a job's daemons
  *   cli_start.c    cairn start, stop
+ *   cli_drill.c    cairn drill (runs scripts/drill.sh)
  *
  * Adding a verb: one X(...) line in CLI_VERB_LIST below, and in a file of its
  * own `int cli_<name>(int argc, char **argv)` plus `const char
@@ -67,7 +68,8 @@ void cli_print_exit_codes(FILE *f);
     X(stop, "stop a job's node daemons after their queued work")                                 \
     X(status, "what each node daemon of a job is doing")                                         \
     X(flush, "ask the daemons to flush the newest complete generation to the PFS")              \
-    X(drain, "flush the newest complete generation to the PFS and wait (epilogs)")
+    X(drain, "flush the newest complete generation to the PFS and wait (epilogs)")              \
+    X(drill, "inject failures into a real MPI job, restart, verify (failure drills)")
 
 #define CLI_X_DECL(name, summary)                                                                 \
     int cli_##name(int argc, char **argv);                                                        \
