@@ -88,6 +88,8 @@ struct cairn_ctx {
     size_t nvars, cap;
     long last_id;                 /* newest generation written or restored, -1 none */
     char msg[CN_MSG_MAX + 64];    /* last error message (cairn_errmsg) */
+    char pfs_job[CN_JOB_MAX + 1]; /* the job api_pfs_newest found a generation of:
+                                   * this one, or job.restart_from */
     char layout_note[256];        /* set by the inventory: a generation of another layout */
     bool echo;                    /* ctx->err only echoes another rank's failure */
     pthread_t trash_thread;       /* removes pruned generations in the background */
@@ -160,8 +162,11 @@ int api_recover(cairn_ctx *ctx, long id, long *chosen);
  * complete on node-local storage, to the PFS (node leaders do the work).
  * api_pfs_newest: the newest complete PFS generation <= BOUND of this job
  * and rank count, or -1 (collective; the first rank reads, *RC gets MPI
- * failures). api_stage_in: collective, PFS generation ID back onto
- * node-local storage as a full level-1 generation.
+ * failures); with none and job.restart_from set, that job's, and
+ * ctx->pfs_job says whose. A copy staged on node-local storage by
+ * cairn-prolog (<node>/stage/cairn-<uid>/<job>) is read first.
+ * api_stage_in: collective, PFS generation ID (of ctx->pfs_job) back onto
+ * node-local storage as a full level-1 generation of this job.
  */
 int api_flush(cairn_ctx *ctx, long id);
 long api_pfs_newest(cairn_ctx *ctx, long bound, int *rc);

@@ -60,7 +60,10 @@ static int from_pfs(cairn_ctx *ctx, long id, int rc, long whole)
             return api_agree(ctx, prc);
         if (p < 0 || (id != CAIRN_LATEST && p != id) || (rc == 0 && whole >= p))
             return rc;
-        if (ctx->rank == 0) {
+        if (ctx->rank == 0 && strcmp(ctx->pfs_job, ctx->job) != 0) {
+            cn_warn("restoring generation %ld of job %s from the PFS (level 4): this job (%s) "
+                    "has none of its own", p, ctx->pfs_job, ctx->job);
+        } else if (ctx->rank == 0) {
             if (rc < 0)
                 cn_warn("restoring generation %ld from the PFS (level 4): %s", p, ctx->msg);
             else if (whole >= 0)

@@ -161,29 +161,56 @@ static int write_local(cairn_ctx *ctx, long id, collect *c)
     return rc;
 }
 
+/* JOB's generations on the PFS: the copy cairn-prolog staged in this node's
+ * directory (<node>/stage/cairn-<uid>/<job>) if there is one, else pfs.dir. */
+static int open_source(cairn_ctx *ctx, const char *job, cn_err *err)
+{
+    char stage[sizeof ctx->node_path + 16];
+    snprintf(stage, sizeof stage, "%s/stage", ctx->node_path);
+    cn_err ignored = {0};
+    int fd = lvl_pfs_open(stage, job, false, &ignored);
+    return fd >= 0 ? fd : lvl_pfs_open(ctx->cfg.pfs_dir, job, false, err);
+}
+
+/* Rank 0: the newest complete generation <= BOUND of JOB, or -1. */
+static long newest_of(cairn_ctx *ctx, const char *job, long bound)
+{
+    cn_err err = {0};
+    int jobfd = open_source(ctx, job, &err);
+    cn_pindex x;
+    long id = jobfd < 0 ? -1 : lvl_pfs_newest(jobfd, job, bound, &x, &err);
+    if (id >= 0) {
+        if (x.nranks != (uint32_t)ctx->nranks) {
+            cn_warn("PFS generation %ld of job %s was written by %u ranks; this run has %d", id,
+                    job, x.nranks, ctx->nranks);
+            id = -1;
+        }
+        cn_pindex_free(&x);
+    }
+    if (jobfd >= 0)
+        close(jobfd);
+    return id;
+}
+
 long api_pfs_newest(cairn_ctx *ctx, long bound, int *rc)
 {
     long id = -1;
     *rc = 0;
-    if (!ctx->cfg.pfs_dir[0])
+    if (!ctx->cfg.pfs_dir[0] && !ctx->cfg.restart_from[0])
         return -1;
+    char job[CN_JOB_MAX + 1];
+    snprintf(job, sizeof job, "%s", ctx->job);
     if (ctx->rank == 0) {
-        cn_err err = {0};
-        int jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &err);
-        cn_pindex x;
-        if (jobfd >= 0 && (id = lvl_pfs_newest(jobfd, ctx->job, bound, &x, &err)) >= 0) {
-            if (x.nranks != (uint32_t)ctx->nranks) {
-                cn_warn("PFS generation %ld was written by %u ranks; this run has %d", id,
-                        x.nranks, ctx->nranks);
-                id = -1;
-            }
-            cn_pindex_free(&x);
+        id = newest_of(ctx, job, bound);
+        if (id < 0 && ctx->cfg.restart_from[0]) { /* a new job restarting an earlier one */
+            snprintf(job, sizeof job, "%s", ctx->cfg.restart_from);
+            id = newest_of(ctx, job, bound);
         }
-        if (jobfd >= 0)
-            close(jobfd);
     }
-    if (MPI_Bcast(&id, 1, MPI_LONG, 0, ctx->comm) != MPI_SUCCESS)
+    if (MPI_Bcast(&id, 1, MPI_LONG, 0, ctx->comm) != MPI_SUCCESS ||
+        MPI_Bcast(job, sizeof job, MPI_CHAR, 0, ctx->comm) != MPI_SUCCESS)
         *rc = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Bcast failed");
+    memcpy(ctx->pfs_job, job, sizeof job);
     return id;
 }
 
@@ -192,9 +219,9 @@ static int stage_leader(cairn_ctx *ctx, long id)
     collect c = {ctx, calloc((size_t)ctx->nranks, sizeof *c.local), 0};
     CN_FAIL_IF(!c.local, &ctx->err, CAIRN_ENOMEM, "no memory");
     cn_pindex x = {0};
-    int jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &ctx->err);
+    int jobfd = open_source(ctx, ctx->pfs_job, &ctx->err);
     int rc = jobfd < 0 ? jobfd : lvl_pfs_index(jobfd, id, &x, &ctx->err);
-    if (rc == 0 && (x.nranks != (uint32_t)ctx->nranks || strcmp(x.job, ctx->job) != 0))
+    if (rc == 0 && (x.nranks != (uint32_t)ctx->nranks || strcmp(x.job, ctx->pfs_job) != 0))
         rc = cn_fail(&ctx->err, CAIRN_EMISMATCH, "PFS generation %ld is of job %s with %u ranks",
                      id, x.job, x.nranks);
     if (rc == 0)

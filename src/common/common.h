@@ -452,6 +452,7 @@ typedef struct cn_config {
     char job[CN_JOB_MAX + 1];  /* job.id ("" = from SLURM_JOB_ID or generated) */
     char node[CN_JOB_MAX + 1]; /* job.node ("" = from ranks_per_node or hostname) */
     int ranks_per_node;      /* job.ranks_per_node (0 = by node name) */
+    char restart_from[CN_JOB_MAX + 1]; /* job.restart_from ("" = none) */
     int set_size;            /* erasure.set_size */
     int ec_m;                /* erasure.m */
     int ec_w;                /* erasure.w */

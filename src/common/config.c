@@ -114,6 +114,11 @@ static const key_def KEYS[] = {
     {.section = "job", .name = "ranks_per_node", .env = "CAIRN_RANKS_PER_NODE", .kind = K_INT,
      .min = 0, .max = 1000000, .def = "0", FIELD(ranks_per_node),
      .doc = "emulate nodes of this many consecutive ranks; 0 means nodes by job.node or hostname"},
+    {.section = "job", .name = "restart_from", .env = "CAIRN_RESTART_FROM", .kind = K_STR,
+     .def = "", FIELD(restart_from), .check = check_id,
+     .doc = "a previous job whose newest PFS generation cairn_restart takes when this job has "
+            "none of its own (read from the copy cairn-prolog staged on node-local storage if "
+            "there is one); empty: none. Same characters as job.id"},
     {.section = "erasure", .name = "set_size", .env = "CAIRN_SET_SIZE", .kind = K_INT, .min = 2,
      .max = 1024, .def = "8", FIELD(set_size),
      .doc = "nodes per level-3 encoding set; the nodes are split into sets of nearly equal size "

@@ -33,6 +33,18 @@ check "  ... epilog again: nothing to do, exit 0" bash -c "hooks_all $EPI"
 check "  ... a second job (the same id, empty nodes) restores generation 3 from the PFS" \
   bash -c "hooks_all $PRO && scripts/mpirun.sh 8 $T restore 3 2>&1 | grep -q 'restoring generation 3 from the PFS' && hooks_all $EPI"
 
+# A new job restarting the one above: its prolog stages generation 3 in, and
+# the restart reads the staged copy (the PFS copy is moved away to prove it).
+first=$CAIRN_JOB
+export CAIRN_JOB=t-hooks-second
+check "prolog of a job restarting another (CAIRN_RESTART_FROM) stages its generation 3 in" \
+  bash -c "CAIRN_RESTART_FROM=$first hooks_all $PRO && CAIRN_RESTART_FROM=$first hooks_all $PRO && test -e '$u/$CAIRN_JOB/node2/stage/cairn-$(id -u)/$first/gen-3/index' && grep -q 'staged generation 3 of job $first in' '$CAIRN_HOOK_LOG'"
+mv "$CAIRN_PFS_DIR/cairn-$(id -u)/$first" "$CAIRN_PFS_DIR/moved-away"
+check "  ... the new job restores generation 3 of $first from the staged copy, bit-exact" \
+  bash -c "CAIRN_RESTART_FROM=$first scripts/mpirun.sh 8 $T restore 3 2>&1 | grep -q 'restoring generation 3 of job $first from the PFS (level 4): this job ($CAIRN_JOB) has none'"
+check "  ... a second restart finds generation 3 on node-local storage; the epilog cleans up" \
+  bash -c "CAIRN_RESTART_FROM=$first scripts/mpirun.sh 8 $T restore 3 && hooks_all $EPI && ! test -e '$u/$CAIRN_JOB'"
+
 fresh_pfs hooks-refuse
 export CAIRN_HOOK_LOG=$CAIRN_BASE/hooks.log
 u=$CAIRN_BASE/cairn-$(id -u)

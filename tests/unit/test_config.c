@@ -29,6 +29,7 @@ static const char *const KEYS[][2] = {
     {"job.id", "CAIRN_JOB"},
     {"job.node", "CAIRN_NODE"},
     {"job.ranks_per_node", "CAIRN_RANKS_PER_NODE"},
+    {"job.restart_from", "CAIRN_RESTART_FROM"},
     {"erasure.set_size", "CAIRN_SET_SIZE"},
     {"erasure.m", "CAIRN_EC_M"},
     {"erasure.w", "CAIRN_EC_W"},
