@@ -19,6 +19,8 @@ pkgs=(
   libinih-dev                           # INI configuration parser
   libcmocka-dev                         # unit-test framework
   clang libclang-rt-14-dev              # libFuzzer and sanitizers for `make fuzz`
+  slurmctld slurmd slurm-client munge   # a real Slurm for tests/slurm (started by the test)
+  util-linux                            # setpriv: the hooks act as the job's user
 )
 # `setup.sh mpich` also installs MPICH beside Open MPI (for `make check-mpich`);
 # Open MPI stays the default mpicc/mpirun.
@@ -40,4 +42,14 @@ sudo=""
 export DEBIAN_FRONTEND=noninteractive
 apt_opts=(-y -q -o DPkg::Lock::Timeout=600)
 $sudo apt-get "${apt_opts[@]}" update
-$sudo apt-get "${apt_opts[@]}" install --no-install-recommends "${missing[@]}"
+# Packages must not start services (munge, slurmd): the Slurm test starts its
+# own, with its own configuration. A temporary policy-rc.d says so.
+rcd=""
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
+  $sudo chmod 755 /usr/sbin/policy-rc.d
+  rcd=1
+fi
+$sudo apt-get "${apt_opts[@]}" install --no-install-recommends "${missing[@]}" || {
+  rc=$?; [ -z "$rcd" ] || $sudo rm -f /usr/sbin/policy-rc.d; exit $rc; }
+[ -z "$rcd" ] || $sudo rm -f /usr/sbin/policy-rc.d

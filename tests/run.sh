@@ -75,6 +75,14 @@ source tests/mpi/run_daemon.sh
 echo "# scheduler hooks (plain environment): prolog, epilog, refusals"
 source tests/mpi/run_hooks.sh
 
+echo "# a real Slurm (slurmctld, 4 slurmd, munge): hooks, daemons, restart from the PFS"
+if [ "$(id -u)" -eq 0 ]; then
+  check "slurm: 3 jobs under a real Slurm with cairn's prolog/epilog (tests/slurm/run_slurm.sh)" \
+    bash tests/slurm/run_slurm.sh
+else
+  echo "# skipped the Slurm test: it starts slurmctld and slurmd, which needs root"
+fi
+
 echo "# failure drills: cairn drill --all"
 source tests/mpi/run_drill.sh
 

@@ -63,10 +63,16 @@ check_dir() {
 }
 
 # make_dir PATH: create PATH (0700, the job's user's) unless it exists; check it.
+# Made aside, given to the user, then renamed into place without replacing
+# anything: a prolog of another job of the user running at the same instant
+# never sees it half made.
 make_dir() {
   if [ ! -e "$1" ] && [ ! -L "$1" ]; then
-    mkdir -m 700 -- "$1" 2>/dev/null || [ -d "$1" ] || die_node "cannot create $1"
-    [ -L "$1" ] || chown -h "$JUID:$JGID" -- "$1" || die_node "cannot give $1 to uid $JUID"
+    local tmp
+    tmp=$(mktemp -d "$(dirname -- "$1")/.cairn-new.XXXXXX") || die_node "cannot create $1"
+    chmod 700 -- "$tmp" && chown "$JUID:$JGID" -- "$tmp" || { rmdir -- "$tmp"; die_node "cannot give $1 to uid $JUID"; }
+    mv -T -n -- "$tmp" "$1" 2>/dev/null
+    [ -d "$tmp" ] && rmdir -- "$tmp" # another prolog was first
   fi
   check_dir "$1"
 }

@@ -1,7 +1,8 @@
 /*
  * cairnd.c - the node daemon's main: one cairnd per node of a job, started
  * together by `cairn start` (through mpirun or srun), ended by `cairn stop`
- * or SIGTERM/SIGINT after the queued work is done.
+ * once the queued work is done, or by SIGTERM/SIGINT once it and a drain of
+ * the newest complete generation to the PFS are done.
  *
  *   cairnd --job ID [--config FILE] [--emulated]
  *
@@ -95,8 +96,10 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    int rc = d_serve_start(&st, ctx->nodefd, &ctx->err);
-    if (api_agree(ctx, rc) != 0) {
+    int rc = api_agree(ctx, d_serve_start(&st, ctx->nodefd, &ctx->err));
+    if (rc == 0)
+        rc = api_agree(ctx, d_serve_go(&st, &ctx->err));
+    if (rc != 0) {
         char msg[sizeof ctx->msg];
         snprintf(msg, sizeof msg, "%s", ctx->msg);
         d_serve_stop(&st, ctx->nodefd);

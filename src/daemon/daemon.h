@@ -39,7 +39,8 @@ typedef struct d_state {
     size_t nqueue, capqueue;
     int64_t done, flushed;       /* newest generation worked on / on the PFS, -1 none */
     int busy;
-    int stop;                    /* STOP or a signal: finish the queue, then exit */
+    int stop;                    /* 1 STOP: finish the queue, then exit; 2 SIGTERM/SIGINT:
+                                  * the same, then drain to the PFS (if one is set) */
     int flush_asked;             /* FLUSH requests since the last flush */
     int *drain_fds;              /* DRAIN clients waiting for DONE (dup'd, owned here) */
     size_t ndrain;
@@ -56,8 +57,10 @@ extern volatile sig_atomic_t d_signalled;
 
 /* Queue generation ID (unless done or queued already). Takes MU. */
 void d_enqueue(d_state *st, int64_t id, int level, int flush);
-/* serve.c: listen on the node directory's socket and start the thread. */
+/* serve.c: listen on the node directory's socket; then (once every daemon
+ * listens, so that one answering means all do) start the thread. */
 int d_serve_start(d_state *st, int nodefd, cn_err *err);
+int d_serve_go(d_state *st, cn_err *err);
 /* Stop the thread, remove the socket, close every client. */
 void d_serve_stop(d_state *st, int nodefd);
 /* work.c: the main loop, until a stop is agreed. */

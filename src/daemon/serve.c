@@ -190,22 +190,27 @@ int d_serve_start(d_state *st, int nodefd, cn_err *err)
     if (pipe2(st->wake, O_CLOEXEC) != 0)
         return cn_fail_errno(err, errno, "pipe");
     st->listen_fd = cn_sock_listen(nodefd, CN_SOCK_NAME, err);
-    if (st->listen_fd < 0)
-        return st->listen_fd;
-    if (pthread_create(&st->thread, NULL, serve, st) != 0) {
-        close(st->listen_fd);
-        unlinkat(nodefd, CN_SOCK_NAME, 0);
+    return st->listen_fd < 0 ? st->listen_fd : 0;
+}
+
+int d_serve_go(d_state *st, cn_err *err)
+{
+    if (pthread_create(&st->thread, NULL, serve, st) != 0)
         return cn_fail(err, CAIRN_ENOMEM, "cannot start the socket thread");
-    }
     st->serving = true;
     return 0;
 }
 
 void d_serve_stop(d_state *st, int nodefd)
 {
-    if (!st->serving)
+    if (st->listen_fd >= 0)
+        unlinkat(nodefd, CN_SOCK_NAME, 0); /* no new clients: they find no socket */
+    if (!st->serving) {
+        if (st->listen_fd >= 0)
+            close(st->listen_fd);
+        st->listen_fd = -1;
         return;
-    unlinkat(nodefd, CN_SOCK_NAME, 0); /* no new clients: they find no socket */
+    }
     char c = 0;
     if (write(st->wake[1], &c, 1) != 1)
         cn_warn("cannot wake the socket thread: %s", strerror(errno));

@@ -17,7 +17,9 @@
  *   4. prune the generations older than it (prune.c).
  * With the queue empty, a drain flushes the newest generation complete on
  * every node unless the PFS has it already, and answers the waiting clients;
- * a flush does the same without an answer; a stop ends the loop.
+ * a flush does the same without an answer; a stop ends the loop, after a
+ * drain if it came as SIGTERM (a scheduler ending the job ends the daemons'
+ * step before its epilog could ask for one).
  */
 #include "daemon/daemon.h"
 
@@ -220,7 +222,7 @@ void d_run(d_state *st, cairn_ctx *ctx)
     for (;;) {
         pthread_mutex_lock(&st->mu);
         if (d_signalled)
-            st->stop = 1;
+            st->stop = 2; /* SIGTERM: the scheduler ends the job; save what can be saved */
         int64_t v[4] = {st->nqueue ? st->queue[0].id : INT64_MAX, -st->stop, -!!st->ndrain,
                         -!!st->flush_asked};
         size_t ndrain = st->ndrain;
@@ -236,7 +238,11 @@ void d_run(d_state *st, cairn_ctx *ctx)
             work_gen(st, ctx, v[0]);
         else if (v[2] || v[3])
             d_drain(st, ctx, ndrain, nflush);
-        else if (v[1])
+        else if (v[1] && v[1] < -1 && ctx->cfg.pfs_dir[0]) {
+            cn_info("terminated: draining the newest complete generation to the PFS first");
+            d_drain(st, ctx, 0, 0);
+            return;
+        } else if (v[1])
             return;
         else
             d_sleep_ms(TICK_MS);

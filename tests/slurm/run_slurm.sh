@@ -9,19 +9,23 @@
 # that share one hostname. As an unprivileged user (nobody) it then runs:
 #   job 1 (-N 4 -n 8): cairn start (4 cairnd, an srun step), t_ckpt save 3 3
 #         (8 ranks, sets of 4, m = 2, every 2nd generation to the PFS by the
-#         daemons), cairn drain (generation 3 to the PFS); the epilog cleans up;
-#   job 2 (-N 4 -n 8): t_ckpt restore 3 with CAIRN_JOB = job 1: from the PFS.
-# Why the drain is in the job script: Slurm ends every step of a job, the
-# daemons' too, before it runs the Epilog, so the epilog finds no daemon to
-# drain. `run_slurm.sh --epilog-drain` leaves the drain to the epilog, as
-# scripts/slurm/cairn-epilog intends; it fails until that changes.
+#         daemons); at its end the daemons drain generation 3 to the PFS; the
+#         epilog cleans up;
+#   job 2 (-N 4 -n 8): t_ckpt restore 3 with CAIRN_JOB = job 1: from the PFS;
+#   job 3: a new job restarting job 1 (sbatch --comment=restart-from=<job 1>,
+#         CAIRN_RESTART_FROM): the prolog stages generation 3 in, t_ckpt restores it.
+# Slurm ends every step of a job, the daemons' too, before it runs the
+# Epilog: terminated, the daemons drain the newest complete generation to the
+# PFS themselves (so job 1 never calls cairn drain), and the epilog, finding
+# no daemon, cleans up.
 # Prints "ok"/"not ok" per check, then "N passed, N failed"; exits non-zero,
 # saying which part failed, on any failure. Tears everything down at exit
-# (KEEP=1 keeps the temp dir). Usage: bash tests/slurm/run_slurm.sh [--epilog-drain]
+# (KEEP=1 keeps the temp dir). Usage: bash tests/slurm/run_slurm.sh
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$ROOT/build}
-case ${1:-} in --epilog-drain) EPILOG_DRAIN=1 ;; '') EPILOG_DRAIN=0 ;; *) echo "usage: $0 [--epilog-drain]" >&2; exit 2 ;; esac
+[ $# = 0 ] || { echo "usage: $0" >&2; exit 2; }
+for v in $(compgen -e | grep '^CAIRN_'); do unset "$v"; done # the jobs set their own
 PASSED=0 FAILED=0 T='' PIDS=() START=$SECONDS
 say() { echo "# $*"; }
 die() { # die PART MESSAGE: infrastructure failure; names the part, shows its logs
@@ -45,6 +49,11 @@ teardown() {
   fi
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done # slurmds and slurmctld, then munged
   for p in "${PIDS[@]}"; do for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done; kill -9 "$p" 2>/dev/null; done
+  if [ -n "$T" ]; then # a slurmstepd of ours that outlived its slurmd (a failed prolog can leave one)
+    for p in $(pgrep -x slurmstepd); do
+      tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -qx "SLURM_CONF=$T/slurm.conf" && kill -9 "$p" 2>/dev/null
+    done
+  fi
   if [ -n "$T" ]; then
     if [ "${KEEP:-0}" = 1 ]; then echo "# kept $T"; else rm -rf "$T"; fi
   fi
@@ -129,9 +138,11 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin CAIRN_BASE=$T/base CAIRN_PFS_DIR=$T/pf
   CAIRN_CLI=$BUILD/cairn CAIRN_HOOK_LOG=$T/log/hooks.log CAIRN_HOOK_DRAIN_TIMEOUT=120
 # keep the daemons' log, which the epilog removes with the job directory
 [ $h = prolog ] || cp "$T/base/cairn-\$SLURM_JOB_UID/\$SLURM_JOB_ID/cairnd.log" "$T/log/cairnd.\$SLURM_JOB_ID.log" 2>/dev/null
-# one at a time: the emulated nodes share one base, where 4 prologs at once race
-# (one mkdirs <base>/cairn-<uid>/<job>, another finds it still root's: node drained)
-exec flock $T/hooks/lock $ROOT/scripts/slurm/cairn-$h "\$@"
+# a restart names the job it restarts in its comment (sbatch --comment=restart-from=ID)
+export SLURM_CONF=$T/slurm.conf CAIRN_RESTART_FROM=\$(scontrol show job -o "\$SLURM_JOB_ID" 2>/dev/null |
+  sed -n 's/.* Comment=restart-from=\([A-Za-z0-9._-]*\).*/\1/p')
+# the emulated nodes share one base: 4 prologs at once make <base>/cairn-<uid>/<job>
+exec $ROOT/scripts/slurm/cairn-$h "\$@"
 EOF
 done
 # TaskProlog (as the user, per task): node name, Open MPI's shared memory per node, TCP on lo.
@@ -163,10 +174,10 @@ for _ in $(seq 300); do [ "$(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | w
 say "munged, slurmctld and slurmd n0..n3 up in $((SECONDS - t0)) s (ports $port-$((port + 4)))"
 
 as_user() { (cd "$T/work" && HOME=$T/work setpriv --reuid="$JUID" --regid="$JGID" --clear-groups -- "$@"); }
-# run_job NAME SCRIPT: submit as the user; wait (180 s) until it is done, epilog included.
+# run_job NAME SCRIPT [SBATCH-OPTION]: submit as the user; wait (180 s) until it is done, epilog included.
 run_job() { # sets JID, JST (COMPLETED, FAILED, ...) and JEX (exit:signal)
   local s d
-  JID=$(as_user sbatch --parsable -J "$1" -N 4 -n 8 -o "$T/work/$1.out" "$2") || die sbatch "sbatch of job $1 was refused"
+  JID=$(as_user sbatch --parsable -J "$1" -N 4 -n 8 -o "$T/work/$1.out" ${3:+"$3"} "$2") || die sbatch "sbatch of job $1 was refused"
   for _ in $(seq 900); do
     s=$(scontrol show job -o "$JID" 2>/dev/null)
     JST=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<<"$s")
@@ -188,7 +199,6 @@ export CAIRN_JOB=\$SLURM_JOB_ID
 CAIRN_DAEMON_LAUNCHER="srun --mpi=pmix -N 4 --ntasks-per-node=1 --overlap" $C start --nodes 4 || exit 11
 $C status || exit 12
 CAIRN_LOG_LEVEL=info srun --mpi=pmix --overlap -n 8 $TC save 3 3 || exit 13
-[ $EPILOG_DRAIN = 1 ] || $C drain --timeout 120 || exit 14
 EOF
 run_job save "$T/work/save.sh"; J1=$JID ST1=$JST EX1=$JEX
 out1=$T/work/save.out
@@ -199,14 +209,8 @@ check "  ... cairn start: 4 cairnd (srun step) serve n0..n3" \
   bash -c "grep -q 'cairnd: 4 daemon(s) serve job $J1' '$out1' && [ \"\$(awk '\$4==\"idle\" {print \$1}' '$out1' | sort | tr '\n' ' ')\" = 'n0 n1 n2 n3 ' ]"
 check "  ... 8 ranks checkpoint 3 generations, handed to the daemons for level 3" \
   bash -c "grep -q 'PASS save' '$out1' && grep -q 'generation 3 complete at level 1; cairnd takes it to level 3' '$out1'"
-if [ $EPILOG_DRAIN = 1 ]; then
-  check "  ... epilog drains generation 3 to the PFS" grep -q "cairn-epilog job $J1 node n.: generation 3 flushed to the PFS" "$T/log/hooks.log" ||
-    { grep -q "STEP $J1.0 ON .* CANCELLED" "$T/log/cairnd.$J1.log" 2>/dev/null &&
-      say "why: Slurm cancelled the daemons' step ($J1.0) at the job's end, before it ran the Epilog"; }
-else
-  check "  ... cairn drain in the job flushes generation 3 to the PFS" grep -q "generation 3 flushed to the PFS" "$out1"
-fi
-check "  ... the PFS holds generation 3" test -e "$T/pfs/cairn-$JUID/$J1/gen-3/index"
+check "  ... Slurm ended the daemons' step; terminated, they drained generation 3 to the PFS" \
+  test -e "$T/pfs/cairn-$JUID/$J1/gen-3/index"
 check "  ... epilog cleaned up n0..n3 and the job directory" \
   bash -c "[ \$(grep -cE 'cairn-epilog job $J1 node n[0-3]: cleaned up' '$T/log/hooks.log') = 4 ] && ! test -e '$T/base/cairn-$JUID/$J1'"
 check "  ... no cairnd of job $J1 left running" bash -c "! pgrep -f '^[^ ]*cairnd --job $J1( |\$)'"
@@ -225,8 +229,24 @@ check "  ... prolog ready and epilog cleaned up on n0..n3" \
   bash -c "[ \$(grep -cE 'cairn-(prolog job $J2 node n[0-3]: ready|epilog job $J2 node n[0-3]: cleaned up)' '$T/log/hooks.log') = 8 ]"
 [ -e "$T/base/cairn-$JUID/$J1" ] &&
   say "note: job 2 ran as CAIRN_JOB=$J1; its node directories $T/base/cairn-$JUID/$J1/* stay (the hooks clean job $J2's)"
+
+# --- 4. job 3: a new job restarting job 1 (CAIRN_RESTART_FROM; the prolog stages it in)
+cat >"$T/work/restart.sh" <<EOF
+#!/bin/bash
+export CAIRN_JOB=\$SLURM_JOB_ID CAIRN_RESTART_FROM=$J1
+srun -N 4 --ntasks-per-node=1 true || exit 10 # a step waits for its nodes' prologs
+mv $T/pfs/cairn-$JUID/$J1 $T/pfs/moved-away || exit 11 # the staged copy must do
+srun --mpi=pmix -n 8 $TC restore 3
+EOF
+run_job restart "$T/work/restart.sh" --comment=restart-from=$J1; J3=$JID
+out3=$T/work/restart.out
+check "job 3 ($J3, restart-from=$J1) completed, exit 0 (got $JST $JEX)" test "$JST $JEX" = "COMPLETED 0:0"
+check "  ... prolog staged generation 3 of job $J1 in on n0..n3" \
+  bash -c "[ \$(grep -cE 'cairn-prolog job $J3 node n[0-3]: staged generation 3 of job $J1 in' '$T/log/hooks.log') = 4 ]"
+check "  ... restores it from the staged copy (PFS copy moved away), bit-exact; the epilog leaves nothing" \
+  bash -c "grep -q 'restoring generation 3 of job $J1 from the PFS (level 4): this job ($J3) has none' '$out3' && grep -q 'PASS restore' '$out3' && ! test -e '$T/base/cairn-$JUID/$J3'"
 if [ "$FAILED" != 0 ]; then
-  for f in "$out1" "$out2" "$T"/log/hooks.log "$T"/log/cairnd.*.log; do [ -s "$f" ] && { echo "--- tail of $f"; tail -n 15 "$f"; }; done
+  for f in "$out1" "$out2" "$out3" "$T"/log/hooks.log "$T"/log/cairnd.*.log; do [ -s "$f" ] && { echo "--- tail of $f"; tail -n 15 "$f"; }; done
 fi
 say "run: $((SECONDS - START)) s"
 echo "$PASSED passed, $FAILED failed"
