@@ -23,7 +23,7 @@
 # (KEEP=1 keeps the temp dir). Usage: bash tests/slurm/run_slurm.sh
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BUILD:-$ROOT/build}
+BUILD=$(cd "$ROOT" && readlink -f "${BUILD:-build}") # jobs run elsewhere: absolute
 [ $# = 0 ] || { echo "usage: $0" >&2; exit 2; }
 for v in $(compgen -e | grep '^CAIRN_'); do unset "$v"; done # the jobs set their own
 PASSED=0 FAILED=0 T='' PIDS=() START=$SECONDS
