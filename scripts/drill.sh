@@ -45,8 +45,11 @@ mpi() { timeout 300 bash "$here/mpirun.sh" "$np" "$heat" "$@"; }
 CAIRN_JOB=drill-$$-ref CAIRN_BASE=$work mpi "${args[@]}" --ckpt-every 0 --out "$work/ref.bin" \
   >"$work/ref.log" 2>&1 || { echo "drill: the reference run failed:"; tail "$work/ref.log"; exit 1; }
 
-# Corrupt FILE in the middle (flip) or cut it in half (truncate).
-flip() { local s; s=$(stat -c %s "$1"); printf '\x5a' | dd of="$1" bs=1 seek=$((s / 2)) conv=notrunc status=none; }
+# Flip one bit in the middle of FILE, or cut it in half.
+flip() {
+  local off b; off=$(($(stat -c %s "$1") / 2)); b=$(od -An -tu1 -j "$off" -N1 "$1" | tr -d ' ')
+  printf "\\x$(printf %02x $((b ^ 1)))" | dd of="$1" bs=1 seek="$off" conv=notrunc status=none
+}
 cut_half() { truncate -s $(($(stat -c %s "$1") / 2)) "$1"; }
 wipe() { local n; for n in "$@"; do rm -rf "$jobdir/node$n"; done; }
 

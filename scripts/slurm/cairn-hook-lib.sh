@@ -42,10 +42,11 @@ log() { # log LEVEL MESSAGE
   fi
   [ "$1" = info ] || echo "$line" >&2
 }
-# Exit statuses: 0 done (or nothing to do), 1 the node should be drained, 2 a
-# caller error (bad environment) that draining would not fix.
+# Exit statuses: 1 only when the node should be drained (the scheduler does);
+# a bad environment is the site's configuration, not the node: it is logged
+# as an error and the hook does nothing, with status 0.
 die_node() { log err "$1; the node should be drained"; exit 1; }
-die_usage() { log err "$1"; exit 2; }
+die_usage() { log err "$1; nothing done"; exit 0; }
 
 # as_user CMD...: run CMD as the job's user (the hooks run as root under Slurm).
 as_user() {
