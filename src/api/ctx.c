@@ -176,7 +176,7 @@ int api_open_node_dir(cairn_ctx *ctx)
     if (basefd < 0)
         return basefd;
     char user[64];
-    snprintf(user, sizeof user, "cairn-%u", (unsigned)geteuid());
+    cn_user_dirname(user, sizeof user);
     int userfd = cn_dir_open(basefd, user, true, &ctx->err);
     close(basefd);
     if (userfd < 0)

@@ -436,6 +436,10 @@ int cn_write_atomic(int dirfd, const char *name, const void *buf, size_t len, cn
 #define CN_GEN_PREFIX "gen-"
 #define CN_MANIFEST_NAME "manifest"
 int cn_gen_dirname(char *buf, size_t len, int64_t gen);        /* "gen-%lld" */
+int cn_user_dirname(char *buf, size_t len);                     /* "cairn-<euid>" */
+/* The ids of the "gen-<id>" entries of directory DIRFD (node-local or PFS),
+ * newest first, in a malloc'd *IDS. */
+int cn_gen_list(int dirfd, long **ids, int *n, cn_err *err);
 int cn_rank_filename(char *buf, size_t len, uint32_t rank);     /* "rank-%u.ckpt" */
 /* Parse "gen-<id>"; returns id >= 0 or -1. */
 int64_t cn_parse_gen_dirname(const char *name);

@@ -194,6 +194,58 @@ int cn_gen_dirname(char *buf, size_t len, int64_t gen)
     return (n < 0 || (size_t)n >= len) ? CAIRN_EINVAL : 0;
 }
 
+int cn_user_dirname(char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "cairn-%u", (unsigned)geteuid());
+    return (n < 0 || (size_t)n >= len) ? CAIRN_EINVAL : 0;
+}
+
+static int cmp_id_desc(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x < y) - (x > y);
+}
+
+int cn_gen_list(int dirfd, long **ids, int *n, cn_err *err)
+{
+    *ids = NULL;
+    *n = 0;
+    int fd = cn_dir_listing_fd(dirfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return cn_fail(err, CAIRN_EIO, "cannot list the generations of a directory");
+    }
+    size_t cap = 0, cnt = 0;
+    long *v = NULL;
+    int rc = 0;
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        int64_t id = cn_parse_gen_dirname(de->d_name);
+        if (id < 0 || id > (int64_t)0x7fffffffffffffffLL)
+            continue;
+        if (cnt == cap) {
+            long *nv = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof *v);
+            if (!nv) {
+                rc = cn_fail(err, CAIRN_ENOMEM, "no memory");
+                break;
+            }
+            v = nv;
+        }
+        v[cnt++] = (long)id;
+    }
+    closedir(d);
+    if (rc < 0) {
+        free(v);
+        return rc;
+    }
+    if (cnt)
+        qsort(v, cnt, sizeof *v, cmp_id_desc);
+    *ids = v;
+    *n = (int)cnt;
+    return 0;
+}
+
 int cn_rank_filename(char *buf, size_t len, uint32_t rank)
 {
     int n = snprintf(buf, len, "rank-%u.ckpt", rank);

@@ -66,12 +66,10 @@ void d_serve_stop(d_state *st, int nodefd);
 /* work.c: the main loop, until a stop is agreed. */
 void d_run(d_state *st, cairn_ctx *ctx);
 /* work.c, shared with drain.c: MIN over the daemons, sleeping while waiting;
- * generation ID's manifest on this node (of this job); this node's
- * generation ids, newest first (malloc'd); mark the state idle with DONE and
- * FLUSHED (-1: unchanged); sleep. */
+ * generation ID's manifest on this node (of this job); mark the state idle
+ * with DONE and FLUSHED (-1: unchanged); sleep. */
 int d_agree_min(cairn_ctx *ctx, int64_t *v, int n);
 int d_read_manifest(cairn_ctx *ctx, int64_t id, cn_manifest *m);
-int64_t *d_node_gens(cairn_ctx *ctx, int *n);
 void d_set_busy(d_state *st, int busy, int64_t done, int64_t flushed);
 void d_sleep_ms(long ms);
 /* drain.c: flush the newest generation complete on every node unless the

@@ -21,7 +21,8 @@ static int newest_complete(cairn_ctx *ctx, long *out)
 {
     *out = -1;
     int n = 0;
-    int64_t *ids = d_node_gens(ctx, &n);
+    long *ids = NULL;
+    cn_gen_list(ctx->nodefd, &ids, &n, &ctx->err);
     cn_manifest m = {0};
     bool have = false;
     for (int i = 0; i < n && !have; i++)
@@ -129,7 +130,8 @@ void d_drain(d_state *st, cairn_ctx *ctx, size_t ndrain, int nflush)
 void d_resume(d_state *st, cairn_ctx *ctx)
 {
     int n = 0;
-    int64_t *ids = d_node_gens(ctx, &n);
+    long *ids = NULL;
+    cn_gen_list(ctx->nodefd, &ids, &n, &ctx->err);
     for (int i = 0; i < n; i++) {
         cn_manifest m;
         if (d_read_manifest(ctx, ids[i], &m) != 0)
@@ -139,8 +141,8 @@ void d_resume(d_state *st, cairn_ctx *ctx)
         if (level >= CAIRN_LEVEL_PARTNER)
             break; /* older ones are not worth raising now */
         if (target >= CAIRN_LEVEL_PARTNER) {
-            cn_info("generation %lld was left at level 1 (asked for %d): queued again",
-                    (long long)ids[i], target);
+            cn_info("generation %ld was left at level 1 (asked for %d): queued again", ids[i],
+                    target);
             d_enqueue(st, ids[i], target, target == CAIRN_LEVEL_PFS);
         }
     }

@@ -9,6 +9,7 @@
 #include "daemon/daemon.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -33,10 +34,14 @@ static void reply(int fd, const cn_rep *rep)
         cn_line_write(fd, line, (size_t)n, &ignored);
 }
 
-static void refuse(int fd, const char *fmt, const char *a, const char *b)
+static void refuse(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void refuse(int fd, const char *fmt, ...)
 {
     cn_rep rep = {.kind = CN_REP_ERR};
-    snprintf(rep.text, sizeof rep.text, fmt, a, b);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rep.text, sizeof rep.text, fmt, ap);
+    va_end(ap);
     reply(fd, &rep);
 }
 
@@ -65,18 +70,16 @@ void d_enqueue(d_state *st, int64_t id, int level, int flush)
 
 static void hello(d_state *st, client *c, const cn_req *req)
 {
-    char v[16], mine[16];
-    snprintf(v, sizeof v, "%u", req->version);
-    snprintf(mine, sizeof mine, "%d", CN_PROTO_VERSION);
     if (req->version != CN_PROTO_VERSION)
-        refuse(c->fd, "protocol version %s, but this cairnd speaks version %s", v, mine);
+        refuse(c->fd, "protocol version %u, but this cairnd speaks version %d", req->version,
+               CN_PROTO_VERSION);
     else if (strcmp(req->job, st->job) != 0)
         refuse(c->fd, "job %s, but this cairnd serves job %s", req->job, st->job);
     else if (strcmp(req->node, st->node) != 0)
         refuse(c->fd, "node %s, but this cairnd serves node %s", req->node, st->node);
     else if (req->key != st->key)
-        refuse(c->fd, "%s%s", "the job's configuration differs from the daemon's (store.base, "
-               "store.keep, erasure.* or pfs.*): ", "start cairnd with the job's configuration");
+        refuse(c->fd, "the job's configuration differs from the daemon's (store.base, "
+               "store.keep, erasure.* or pfs.*): start cairnd with the job's configuration");
     else
         c->hello = true, reply(c->fd, &(cn_rep){.kind = CN_REP_OK, .pid = getpid()});
 }
@@ -91,7 +94,7 @@ static bool handle(d_state *st, client *c)
         return false;
     cn_req req;
     if (cn_req_parse(line, (size_t)n, &req, &err) != 0) {
-        refuse(c->fd, "%s%s", err.msg, "");
+        refuse(c->fd, "%s", err.msg);
         return false;
     }
     cn_rep ok = {.kind = CN_REP_OK, .pid = -1};
@@ -101,7 +104,7 @@ static bool handle(d_state *st, client *c)
         break;
     case CN_REQ_GEN:
         if (!c->hello) {
-            refuse(c->fd, "%s%s", "GEN before a HELLO", "");
+            refuse(c->fd, "GEN before a HELLO");
             return false;
         }
         d_enqueue(st, req.gen, req.level, req.flush);
@@ -127,7 +130,7 @@ static bool handle(d_state *st, client *c)
         if (!fds) {
             if (fd >= 0)
                 close(fd);
-            refuse(c->fd, "%s%s", "out of resources", "");
+            refuse(c->fd, "out of resources");
         }
         break;
     }

@@ -23,7 +23,6 @@
  */
 #include "daemon/daemon.h"
 
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,42 +169,6 @@ static void work_gen(d_state *st, cairn_ctx *ctx, int64_t id)
         cn_manifest_free(&m);
     d_set_busy(st, 0, id, flushed);
 }
-
-static int cmp_desc(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x < y) - (x > y);
-}
-
-/* This node's generation ids, newest first (*N of them, malloc'd). */
-int64_t *d_node_gens(cairn_ctx *ctx, int *n)
-{
-    *n = 0;
-    int fd = cn_dir_listing_fd(ctx->nodefd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    int64_t *ids = NULL;
-    int cap = 0;
-    for (struct dirent *de; d && (de = readdir(d)) != NULL;) {
-        int64_t id = cn_parse_gen_dirname(de->d_name);
-        if (id < 0)
-            continue;
-        if (*n == cap) {
-            int64_t *x = realloc(ids, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *x);
-            if (!x)
-                break;
-            ids = x;
-        }
-        ids[(*n)++] = id;
-    }
-    if (d)
-        closedir(d);
-    else if (fd >= 0)
-        close(fd);
-    if (ids)
-        qsort(ids, (size_t)*n, sizeof *ids, cmp_desc);
-    return ids;
-}
-
 
 /* The node directory afresh: it may have been wiped and made again (a
  * replaced node restarted into it) since the last piece of work. */

@@ -138,8 +138,6 @@ static inline const uint8_t *lvl_parity_row(const lvl_parity_in *in, int row)
 int lvl_pfs_open(const char *pfs_dir, const char *job, bool create, cn_err *err);
 /* Read and decode generation ID's index under JOBFD (CAIRN_ENOENT: none yet). */
 int lvl_pfs_index(int jobfd, long id, cn_pindex *x, cn_err *err);
-/* Generation directories under JOBFD, complete or not, newest first (*IDS malloc'd). */
-int lvl_pfs_list(int jobfd, long **ids, int *n, cn_err *err);
 /* The newest complete generation <= BOUND of JOB, its index in *X; -1 if none. */
 long lvl_pfs_newest(int jobfd, const char *job, long bound, cn_pindex *x, cn_err *err);
 /* Keep the KEEP newest complete generations; remove older and broken ones. */

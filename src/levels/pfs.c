@@ -14,7 +14,6 @@
  */
 #include "levels/levels.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -36,7 +35,7 @@ int lvl_pfs_open(const char *pfs_dir, const char *job, bool create, cn_err *err)
     if (basefd < 0)
         return cn_err_prefix(err, "pfs.dir: "), basefd;
     char user[64];
-    snprintf(user, sizeof user, "cairn-%u", (unsigned)geteuid());
+    cn_user_dirname(user, sizeof user);
     int userfd = cn_dir_open(basefd, user, create, err);
     close(basefd);
     if (userfd < 0)
@@ -72,57 +71,11 @@ int lvl_pfs_index(int jobfd, long id, cn_pindex *x, cn_err *err)
     return rc;
 }
 
-static int cmp_desc(const void *a, const void *b)
-{
-    long x = *(const long *)a, y = *(const long *)b;
-    return (x < y) - (x > y);
-}
-
-int lvl_pfs_list(int jobfd, long **ids, int *n, cn_err *err)
-{
-    *ids = NULL;
-    *n = 0;
-    int fd = cn_dir_listing_fd(jobfd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
-        return cn_fail(err, CAIRN_EIO, "cannot list the PFS job directory");
-    }
-    size_t cap = 0, cnt = 0;
-    long *v = NULL;
-    int rc = 0;
-    for (struct dirent *de; (de = readdir(d)) != NULL;) {
-        int64_t id = cn_parse_gen_dirname(de->d_name);
-        if (id < 0 || id > (int64_t)0x7fffffffffffffffLL)
-            continue;
-        if (cnt == cap) {
-            long *nv = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof *v);
-            if (!nv) {
-                rc = cn_fail(err, CAIRN_ENOMEM, "no memory");
-                break;
-            }
-            v = nv;
-        }
-        v[cnt++] = (long)id;
-    }
-    closedir(d);
-    if (rc < 0) {
-        free(v);
-        return rc;
-    }
-    if (cnt)
-        qsort(v, cnt, sizeof *v, cmp_desc);
-    *ids = v;
-    *n = (int)cnt;
-    return 0;
-}
-
 long lvl_pfs_newest(int jobfd, const char *job, long bound, cn_pindex *x, cn_err *err)
 {
     long *ids = NULL, found = -1;
     int n = 0;
-    if (lvl_pfs_list(jobfd, &ids, &n, err) < 0)
+    if (cn_gen_list(jobfd, &ids, &n, err) < 0)
         return -1;
     for (int i = 0; i < n && found < 0; i++) {
         if (ids[i] > bound)
@@ -149,7 +102,7 @@ void lvl_pfs_prune(int jobfd, const char *job, int keep)
     long *ids = NULL;
     int n = 0, kept = 0;
     cn_err err = {0};
-    if (lvl_pfs_list(jobfd, &ids, &n, &err) < 0)
+    if (cn_gen_list(jobfd, &ids, &n, &err) < 0)
         return;
     for (int i = 0; i < n; i++) {
         cn_pindex x;

@@ -46,7 +46,7 @@ int cli_store_open(const char *verb, const char *base, const char *config, cli_s
         return CLI_EXIT_ERROR;
     }
     char user[32];
-    snprintf(user, sizeof user, "cairn-%u", (unsigned)geteuid());
+    cn_user_dirname(user, sizeof user);
     cli_path_join(s->path, sizeof s->path, base, user);
     int basefd = cn_dir_open_path(base, &err);
     if (basefd < 0) {

@@ -78,7 +78,7 @@ static size_t pfs_list(const cli_store *st, const char *job, pfs_gen **out)
     int jobfd = st->pfs[0] ? lvl_pfs_open(st->pfs, job, false, &err) : -1;
     long *ids = NULL;
     int n = 0;
-    if (jobfd < 0 || lvl_pfs_list(jobfd, &ids, &n, &err) < 0 || n == 0) {
+    if (jobfd < 0 || cn_gen_list(jobfd, &ids, &n, &err) < 0 || n == 0) {
         if (jobfd >= 0)
             close(jobfd);
         return 0;

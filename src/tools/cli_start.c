@@ -94,7 +94,7 @@ static int job_dir(const opts *o, bool create, cn_config *cfg, int *fd)
         return CLI_EXIT_ERROR;
     }
     char user[32];
-    snprintf(user, sizeof user, "cairn-%u", (unsigned)geteuid());
+    cn_user_dirname(user, sizeof user);
     int base = cn_dir_open_path(cfg->base, &err);
     int u = base < 0 ? base : cn_dir_open(base, user, create, &err);
     *fd = u < 0 ? u : cn_dir_open(u, o->job, create, &err);
