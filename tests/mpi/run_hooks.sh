@@ -36,7 +36,7 @@ check "  ... a second job (the same id, empty nodes) restores generation 3 from 
 # A new job restarting the one above: its prolog stages generation 3 in, and
 # the restart reads the staged copy (the PFS copy is moved away to prove it).
 first=$CAIRN_JOB
-export CAIRN_JOB=t-hooks-second
+export CAIRN_JOB=t$CAIRN_TEST_TAG-hooks-second
 check "prolog of a job restarting another (CAIRN_RESTART_FROM) stages its generation 3 in" \
   bash -c "CAIRN_RESTART_FROM=$first hooks_all $PRO && CAIRN_RESTART_FROM=$first hooks_all $PRO && test -e '$u/$CAIRN_JOB/node2/stage/cairn-$(id -u)/$first/gen-3/index' && grep -q 'staged generation 3 of job $first in' '$CAIRN_HOOK_LOG'"
 mv "$CAIRN_PFS_DIR/cairn-$(id -u)/$first" "$CAIRN_PFS_DIR/moved-away"
@@ -69,7 +69,7 @@ if mount -t tmpfs -o size=1m,mode=1777 tmpfs "$full"; then
   check "prolog refuses a full node-local disk (CAIRN_HOOK_NEED=64K on a full 1 MiB tmpfs)" \
     bash -c "CAIRN_BASE='$full' CAIRN_HOOK_NEED=64K CAIRN_NODE=node0 $PRO 2>&1; test \$? = 1 && grep -q 'only 0B free in $full; the job needs 64KB' '$CAIRN_HOOK_LOG'"
 else
-  echo "# skipped the full-disk hook scenario: cannot mount a small tmpfs here"
+  skip "the full-disk hook scenario: cannot mount a small tmpfs here"
 fi
 check "hooks without a job id: say which variable, do nothing, exit 0 (not the node's fault)" \
   bash -c "env -u CAIRN_JOB -u SLURM_JOB_ID $PRO 2>&1 | grep -q 'set SLURM_JOB_ID or CAIRN_JOB; nothing done'; test \${PIPESTATUS[0]} = 0"

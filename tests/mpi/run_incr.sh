@@ -84,7 +84,6 @@ check "  ... every generation restores bit-exact" restore_every 4
 # Level 3: 8 nodes of one rank, 2 sets of 4 (k = 2, m = 2).
 export CAIRN_RANKS_PER_NODE=1 CAIRN_SET_SIZE=4 CAIRN_EC_M=2
 ti8() { scripts/mpirun.sh 8 "$TI" "$@"; }
-wipe_nodes() { for x in "$@"; do rm -rf "$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node$x"; done; }
 fresh incr-l3
 ti8 save 4 3 >/dev/null
 check "level 3, incremental: generations 1..4 form one chain, each with its own parity" \

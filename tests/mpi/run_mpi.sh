@@ -6,21 +6,8 @@
 # the old job's directory (CAIRN_JOB). Sourced by tests/run.sh, which provides
 # `check DESC CMD...` and the pass/fail counters.
 : "${BUILD:=build}"
-T=$BUILD/tests/t_ckpt
-NP=4
 export CAIRN_RANKS_PER_NODE=2 CAIRN_LOG_LEVEL=warn
 unset CAIRN_FAULT
-
-mpi() { scripts/mpirun.sh "$NP" "$T" "$@"; }
-fresh() { # fresh base and job for one scenario
-  export CAIRN_BASE; CAIRN_BASE=$(mktemp -d /dev/shm/cairn-test.XXXXXX)
-  export CAIRN_JOB="t-$1"
-  SCRATCH_DIRS+=("$CAIRN_BASE")
-}
-gen_dir() { echo "$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node$1/gen-$2"; }
-crash() { # run a job that must die at the fault point given as $1
-  CAIRN_FAULT=$1 mpi "${@:2}" >/dev/null 2>&1 && return 1; return 0
-}
 
 fresh roundtrip
 check "save 3 generations (4 ranks, 2 nodes)" mpi save 3
@@ -54,7 +41,7 @@ unset T_CODECS
 
 fresh emptylast
 check "checkpoint whose last variable is empty restores in the same job" mpi live-rebuild 1
-check "  ... with the libpmem write path too" env CAIRN_IO=pmem CAIRN_JOB=t-emptylast-pmem scripts/mpirun.sh $NP $T live-rebuild 1
+check "  ... with the libpmem write path too" env CAIRN_IO=pmem CAIRN_JOB=t$CAIRN_TEST_TAG-emptylast-pmem scripts/mpirun.sh $NP $T live-rebuild 1
 
 fresh nothing
 check "restart with nothing saved says so (CAIRN_ENOENT)" mpi expect-fail CAIRN_ENOENT
@@ -102,14 +89,14 @@ if [ "$(id -u)" -eq 0 ]; then
     check "  ... the previous generation still restores" mpi restore 1
     check "  ... no partial files left" bash -c "! find '$CAIRN_BASE' -name '*.tmp' -o -name 'gen-2' | grep -q ."
   else
-    echo "# skipped full-disk scenario: cannot mount a small tmpfs here"
+    skip "full-disk scenario: cannot mount a small tmpfs here"
   fi
 
   fresh foreign
   mkdir -m 700 "$CAIRN_BASE/cairn-$(id -u)" && chown 65534 "$CAIRN_BASE/cairn-$(id -u)"
   check "directory owned by another user: CAIRN_EUNSAFE" mpi expect-init-fail CAIRN_EUNSAFE
 else
-  echo "# skipped full-disk and foreign-owner scenarios: need root"
+  skip "full-disk and foreign-owner scenarios: need root"
 fi
 
 fresh symlink

@@ -4,9 +4,6 @@
 # are lost or every node-local directory is wiped, and says so. Sourced by
 # tests/run.sh after run_mpi.sh (uses its fresh/gen_dir helpers and `check`).
 
-pfs_gen() { echo "$CAIRN_PFS_DIR/cairn-$(id -u)/$CAIRN_JOB/gen-$1"; }
-wipe_nodes() { for x in "$@"; do rm -rf "$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node$x"; done; }
-fresh_pfs() { fresh "$1"; export CAIRN_PFS_DIR; CAIRN_PFS_DIR=$(mktemp -d /dev/shm/cairn-pfs.XXXXXX); SCRATCH_DIRS+=("$CAIRN_PFS_DIR"); }
 
 # 8 ranks on 4 nodes, one encoding set of 4 with m = 2; groups of 3 ranks:
 # M = 3 aggregated files (3 + 3 + 2 ranks), the first two written by node 0
