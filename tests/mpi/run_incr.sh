@@ -36,7 +36,7 @@ check "cairn ls: full or incremental, and the stored share of the full size" \
   bash -c "$BUILD/cairn ls --base $CAIRN_BASE --job $CAIRN_JOB | awk '\$1==1 && /full/' | grep -q . &&
            $BUILD/cairn ls --base $CAIRN_BASE --job $CAIRN_JOB | awk '\$1==3 && /incr <- 2/' | grep -Eq ' [0-9.]+%'"
 check "cairn inspect: a delta entry names its runs" \
-  bash -c "$BUILD/cairn inspect $(gen_dir 0 3)/rank-0.ckpt | grep -Eq '^grid .* delta [0-9]+ blocks'"
+  run_grep '^grid .* delta [0-9]+ blocks' "$BUILD/cairn" inspect "$(gen_dir 0 3)/rank-0.ckpt"
 check "cairn verify: every link verifies" "$BUILD/cairn" verify --base "$CAIRN_BASE" --job "$CAIRN_JOB"
 
 fresh incr-full-every
@@ -57,7 +57,7 @@ CAIRN_KEEP=8 CAIRN_INCR_FULL_EVERY=4 ti save 7 >/dev/null # chains 1-4 and 5-7, 
 f=$(gen_dir 1 6)/rank-3.ckpt
 printf '\xff' | dd of="$f" bs=1 seek=5000 conv=notrunc status=none
 check "a corrupt link (6): generation 5 is the newest restorable, and the message names 6" \
-  bash -c "scripts/mpirun.sh 4 $TI restore 5 2>&1 | grep -q 'generation 7 (incremental, chain from 5) needs generation 6: .*rank-3.ckpt'"
+  run_grep 'generation 7 \(incremental, chain from 5\) needs generation 6: .*rank-3.ckpt' scripts/mpirun.sh 4 "$TI" restore 5
 rm "$(gen_dir 0 5)/manifest"
 check "  ... link 5 missing too: cairn ls says 6 and 7 have a broken chain" \
   bash -c "$BUILD/cairn ls --base $CAIRN_BASE --job $CAIRN_JOB | grep -E '^ +7 .*broken-chain$' &&
@@ -78,7 +78,7 @@ check "  ... and a third job restores 5 bit-exact" ti restore 5
 fresh incr-hint
 check "hints: calm unchanged, step changed (no hashing)" ti hint 4
 check "  ... calm stored no block after generation 1" \
-  bash -c "$BUILD/cairn inspect $(gen_dir 0 3)/rank-1.ckpt | grep -Eq '^calm .* delta 0 blocks'"
+  run_grep '^calm .* delta 0 blocks' "$BUILD/cairn" inspect "$(gen_dir 0 3)/rank-1.ckpt"
 check "  ... every generation restores bit-exact" restore_every 4
 
 # Level 3: 8 nodes of one rank, 2 sets of 4 (k = 2, m = 2).

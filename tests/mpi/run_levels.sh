@@ -33,7 +33,7 @@ check "level 3: every loss of up to m=2 nodes of set 0 is rebuilt bit-exact ($(e
 check "level 3: 2 nodes lost in each set at once" restore_after_loss 2 1 2 5 7
 check "level 3: the rebuilt nodes are protected again (lose two others)" restore_after_loss 2 0 3
 check "cairn inspect shows a parity file's set and verifies its rows" \
-  bash -c "'$BUILD/cairn' inspect '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node5/gen-2/parity.ec' | grep -q 'encoding set:    1: 4 members, k = 2, m = 2'"
+  run_grep 'encoding set:    1: 4 members, k = 2, m = 2' "$BUILD/cairn" inspect "$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node5/gen-2/parity.ec"
 check "cairn verify FILE checks a parity file (exit 0)" \
   "$BUILD/cairn" verify "$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node5/gen-2/parity.ec"
 wipe 4
@@ -48,15 +48,15 @@ check "cairn_rebuild in a live job after two nodes were wiped under it" \
 f=$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node6/gen-2/parity.ec
 printf '\xff' | dd of="$f" bs=1 seek=$(( $(stat -c %s "$f") - 100 )) conv=notrunc status=none
 check "level 3: a corrupt parity file is detected and rebuilt" \
-  bash -c "scripts/mpirun.sh 8 $T restore 2 2>&1 | grep -q 'parity.ec: row .* checksum mismatch'"
+  run_grep 'parity.ec: row .* checksum mismatch' scripts/mpirun.sh 8 "$T" restore 2
 check "  ... and verifies afterwards" "$BUILD/cairn" verify --base "$CAIRN_BASE" --job "$CAIRN_JOB" --gen 2
 r5=$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node5/gen-2/rank-5.ckpt
 printf '\xff' | dd of="$r5" bs=1 seek=5000 conv=notrunc status=none
 check "level 3: a corrupt data file is detected, rebuilt by decoding and restored bit-exact" \
-  bash -c "scripts/mpirun.sh 8 $T restore 2 2>&1 | grep -q 'rebuilt .*node5/gen-2 by decoding'"
+  run_grep 'rebuilt .*node5/gen-2 by decoding' scripts/mpirun.sh 8 "$T" restore 2
 wipe 0 1 2
 check "level 3: m+1 = 3 nodes of a set lost: CAIRN_ELOST names generation, set and nodes" \
-  bash -c "scripts/mpirun.sh 8 $T expect-fail CAIRN_ELOST | grep -q 'generation 2: encoding set 0 lost 3 nodes (0 1 2)'"
+  run_grep 'generation 2: encoding set 0 lost 3 nodes \(0 1 2\)' scripts/mpirun.sh 8 "$T" expect-fail CAIRN_ELOST
 
 # Level 2: 4 nodes of two ranks; each node's files are copied to the next.
 export CAIRN_RANKS_PER_NODE=2
@@ -66,6 +66,6 @@ check "level 2: lose one node, restore bit-exact from its partner's copy" restor
 check "level 2: the copies are made anew (lose the node that held one)" restore_after_loss 2 2
 wipe 1 2
 check "level 2: a node and its partner lost: CAIRN_ELOST says so" \
-  bash -c "scripts/mpirun.sh 8 $T expect-fail CAIRN_ELOST | grep -q 'node 1 and its partner node 2 are both lost'"
+  run_grep 'node 1 and its partner node 2 are both lost' scripts/mpirun.sh 8 "$T" expect-fail CAIRN_ELOST
 unset CAIRN_SET_SIZE CAIRN_EC_M
 export CAIRN_RANKS_PER_NODE=2

@@ -44,7 +44,7 @@ for mode in wavelet predict; do
   scripts/mpirun.sh 4 "$heat" "${hargs[@]}" --ckpt-every 100 --bound $REL --crash-at 250 \
     --crash-rank 1 --out "$out" >/dev/null 2>&1
   check "lossy ($mode, $REL of the range): the crashed run's generation 200 is lossy" \
-    bash -c "$BUILD/cairn inspect $CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node0/gen-200/rank-0.ckpt | grep -Eq '^field +var +double +64x256 .* $mode '"
+    run_grep "^field +var +double +64x256 .* $mode " "$BUILD/cairn" inspect "$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node0/gen-200/rank-0.ckpt"
   check "  ... restart from it and run on to step 400" \
     scripts/mpirun.sh 4 "$heat" "${hargs[@]}" --ckpt-every 100 --bound $REL --restart --out "$out"
   check "  ... error after restart within the bound, not growing over 200 steps" \

@@ -19,7 +19,7 @@ check "  ... and removed by the time the job ended (no .trash-* left)" \
   bash -c "! ls -a '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB'/node* | grep -q trash"
 
 check "restart on 2 ranks of a 4-rank job: CAIRN_EMISMATCH naming both" \
-  bash -c "scripts/mpirun.sh 2 $T expect-fail CAIRN_EMISMATCH | grep -q 'written by 4 ranks on 2 nodes; this run has 2 ranks'"
+  run_grep 'written by 4 ranks on 2 nodes; this run has 2 ranks' scripts/mpirun.sh 2 "$T" expect-fail CAIRN_EMISMATCH
 
 fresh codecs
 export T_CODECS=mixed
@@ -28,15 +28,15 @@ check "mixed codecs across ranks and variables (4K buffers: many frames, packs):
 check "  ... a new job (1M buffers, 1 thread) restores bit-exact" \
   env CAIRN_COMPRESS_THREADS=1 scripts/mpirun.sh $NP $T restore 3
 check "  ... cairn inspect names each variable's codec and ratio" \
-  bash -c "$BUILD/cairn inspect $(gen_dir 0 3)/rank-1.ckpt | grep -Eq '^smooth +var +double .* shuffle-lz4 +[0-9]+\.[0-9]+ '"
+  run_grep '^smooth +var +double .* shuffle-lz4 +[0-9]+\.[0-9]+ ' "$BUILD/cairn" inspect "$(gen_dir 0 3)/rank-1.ckpt"
 check "  ... level 2 with codecs, then node 1 wiped: a new job rebuilds and restores" \
   bash -c "scripts/mpirun.sh $NP $T save 4 2 >/dev/null && rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node1' && scripts/mpirun.sh $NP $T restore 4"
 f=$(gen_dir 0 4)/rank-1.ckpt # smooth (shuffle-lz4) is most of the file's end
 printf '\x5a' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") * 3 / 4)) conv=notrunc status=none
 check "  ... a flipped byte inside compressed data: its checksum names it" \
-  bash -c "$BUILD/cairn verify '$f' | grep -q \"'smooth' block 0 checksum mismatch\""
-check "  ... and a new job restores generation 3 instead" \
-  bash -c "scripts/mpirun.sh $NP $T restore 3 2>&1 | grep -q \"'smooth' block 0 checksum mismatch\""
+  run_grep_rc 4 "'smooth' block 0 checksum mismatch" "$BUILD/cairn" verify "$f"
+check "  ... and a new job still restores generation 4 (level 2: the partner's copy), bit-exact" \
+  run_grep "'smooth' block 0 checksum mismatch" scripts/mpirun.sh $NP "$T" restore 4
 unset T_CODECS
 
 fresh emptylast
@@ -45,9 +45,9 @@ check "  ... with the libpmem write path too" env CAIRN_IO=pmem CAIRN_JOB=t$CAIR
 
 fresh nothing
 check "restart with nothing saved says so (CAIRN_ENOENT)" mpi expect-fail CAIRN_ENOENT
-check "level 4 without pfs.dir is refused with CAIRN_ECONFIG naming the key" bash -c "scripts/mpirun.sh $NP $T level 4 CAIRN_ECONFIG | grep -q pfs.dir"
+check "level 4 without pfs.dir is refused with CAIRN_ECONFIG naming the key" run_grep pfs.dir scripts/mpirun.sh $NP "$T" level 4 CAIRN_ECONFIG
 check "level 3 on 2 nodes with m=2: CAIRN_ECONFIG says why" \
-  bash -c "scripts/mpirun.sh $NP $T level 3 CAIRN_ECONFIG | grep -q 'needs more than 2 nodes in every encoding set'"
+  run_grep 'needs more than 2 nodes in every encoding set' scripts/mpirun.sh $NP "$T" level 3 CAIRN_ECONFIG
 check "level 2 on 1 node: CAIRN_ECONFIG" env CAIRN_RANKS_PER_NODE=4 scripts/mpirun.sh $NP $T level 2 CAIRN_ECONFIG
 
 for point in ckpt.write:gen=3:rank=1 ckpt.commit:gen=3:rank=3 ckpt.manifest:gen=3:rank=2; do
@@ -64,7 +64,7 @@ check "cairn verify: every file of a real job is OK (exit 0)" \
 f=$(gen_dir 1 3)/rank-3.ckpt
 printf '\xff' | dd of="$f" bs=1 seek=5000 conv=notrunc status=none
 check "flipped byte: falls back to generation 2 and names the file" \
-  bash -c "scripts/mpirun.sh $NP $T restore 2 2>&1 | tee /dev/stderr | grep -q 'rank-3.ckpt.*checksum mismatch'"
+  run_grep 'rank-3.ckpt.*checksum mismatch' scripts/mpirun.sh $NP "$T" restore 2
 printf '\xff' | dd of="$(gen_dir 0 2)/rank-0.ckpt" bs=1 seek=4200 conv=notrunc status=none
 check "cairn verify: the flipped files are reported (exit 4)" \
   bash -c "'$BUILD/cairn' verify --base '$CAIRN_BASE' --job '$CAIRN_JOB'; [ \$? -eq 4 ]"
@@ -108,4 +108,4 @@ check "  ... nothing written through it" test -z "$(ls -A "$CAIRN_BASE/elsewhere
 fresh config
 printf '[store]\nkeep = 2\nkep = 3\n' > "$CAIRN_BASE/bad.ini"
 check "bad config key: CAIRN_ECONFIG naming key and line" \
-  bash -c "T_CONFIG='$CAIRN_BASE/bad.ini' scripts/mpirun.sh $NP $T expect-init-fail CAIRN_ECONFIG 2>&1 | grep -q \"bad.ini:3: unknown key 'store.kep'\""
+  run_grep "bad.ini:3: unknown key 'store.kep'" env T_CONFIG="$CAIRN_BASE/bad.ini" scripts/mpirun.sh $NP "$T" expect-init-fail CAIRN_ECONFIG

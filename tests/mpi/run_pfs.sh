@@ -16,10 +16,10 @@ check "  ... the PFS holds generations 2 and 3 (pfs.keep = 2), 3 files and the i
 check "  ... and node-local storage holds them at level 3" \
   bash -c "'$BUILD/cairn' ls --base '$CAIRN_BASE' --job '$CAIRN_JOB' | awk '\$1==3 && \$2==3' | grep -q ."
 check "  ... a new job restores from node-local storage (no PFS message)" \
-  bash -c "scripts/mpirun.sh 8 $T restore 3 2>&1 | grep -c 'from the PFS' | grep -qx 0"
+  bash -c "out=\$(scripts/mpirun.sh 8 $T restore 3 2>&1) && ! grep -q 'from the PFS' <<<\"\$out\""
 wipe_nodes 0 1 3
 check "  ... 3 of 4 nodes lost (m = 2): restart falls back to level 4 and says so, bit-exact" \
-  bash -c "scripts/mpirun.sh 8 $T restore 3 2>&1 | grep -q 'restoring generation 3 from the PFS (level 4): .*generation 3: encoding set 0 lost 3 nodes'"
+  run_grep 'restoring generation 3 from the PFS \(level 4\): .*generation 3: encoding set 0 lost 3 nodes' scripts/mpirun.sh 8 "$T" restore 3
 wipe_nodes 0 1 2 3
 check "  ... every node-local directory wiped: restored from the PFS, bit-exact" \
   scripts/mpirun.sh 8 "$T" restore 3
@@ -30,7 +30,7 @@ wipe_nodes 0 1 2 3
 f=$(pfs_gen 3)/agg-000001.cz
 printf '\x5a' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") / 2)) conv=notrunc status=none
 check "  ... a corrupt aggregated file is detected and the older PFS generation restored" \
-  bash -c "scripts/mpirun.sh 8 $T restore 2 2>&1 | grep -q 'PFS generation 3 is unusable (.*agg-000001.cz: checksum does not match the index'"
+  run_grep 'PFS generation 3 is unusable \(.*agg-000001.cz: checksum does not match the index' scripts/mpirun.sh 8 "$T" restore 2
 rm -rf "$(pfs_gen 2)/index"
 wipe_nodes 0 1 2 3
 check "  ... no complete PFS generation left: CAIRN_ENOENT" scripts/mpirun.sh 8 "$T" expect-fail CAIRN_ENOENT
