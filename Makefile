@@ -188,7 +188,7 @@ install: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/cairn.pc $(BUILD)/
 	install -d $(DESTDIR)$(PREFIX)/share/cairn
 	install -m 755 scripts/slurm/cairn-prolog scripts/slurm/cairn-epilog $(DESTDIR)$(PREFIX)/share/cairn/
 	install -m 644 scripts/slurm/cairn-hook-lib.sh $(DESTDIR)$(PREFIX)/share/cairn/
-	install -m 755 scripts/drill.sh scripts/mpirun.sh $(BUILD)/examples/heat $(DESTDIR)$(PREFIX)/share/cairn/
+	install -m 755 scripts/drill.sh scripts/soak.sh scripts/mpirun.sh $(BUILD)/examples/heat $(DESTDIR)$(PREFIX)/share/cairn/
 
 clean:
 	rm -rf build build-asan build-mpich

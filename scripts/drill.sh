@@ -13,6 +13,7 @@
 # verify. Exits 1 if any scenario lost data or restored wrong data, 2 on bad
 # usage.
 #   drill.sh --list | --all | SCENARIO...     (BUILD, NX, NY may be set)
+#   drill.sh --soak N [--seed S]              random-instant crashes: scripts/soak.sh
 set -u
 here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)   # scripts/, or share/cairn installed
 BUILD=${BUILD:-$here/../build}
@@ -25,6 +26,7 @@ SCENARIOS="rank-crash node-loss-1 node-loss-2 node-loss-3 flip-data truncate-dat
   index-pfs crash-in-checkpoint daemon-crash disk-full"
 
 case "${1:-}" in
+  --soak) shift; exec bash "$here/soak.sh" "$@" ;;
   --list) for s in $SCENARIOS; do echo "$s"; done; exit 0 ;;
   --all) set -- $SCENARIOS ;;
   ''|-h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; echo "scenarios: $(echo $SCENARIOS)"

@@ -206,6 +206,7 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)
         return CAIRN_EINVAL;
     cn_err_clear(&ctx->err);
     CN_TRY(check_args(ctx, id, level));
+    cn_fault_point("ckpt.begin", id, ctx->rank);
 
     char gen[64], gen_path[4500];
     cn_gen_dirname(gen, sizeof gen, id);

@@ -570,9 +570,10 @@ bool cn_sock_peer_ok(int fd);
 
 /* ---- fault injection (fault.c) ----------------------------------------- */
 /*
- * CAIRN_FAULT="POINT[:gen=N][:rank=R]" makes the process kill itself with
- * SIGKILL when it reaches POINT (for the given generation and rank, or any).
- * Used by tests and drills to crash at a precise instant. Points:
+ * CAIRN_FAULT="POINT[:gen=N][:rank=R][:after_us=U]" makes the process kill
+ * itself with SIGKILL when it reaches POINT (for the given generation and
+ * rank, or any), or U microseconds after it. Used by tests and drills to
+ * crash at a precise instant. Points: ckpt.begin (cairn_checkpoint entered),
  * ckpt.write (half-way through a rank's data), ckpt.commit (rank file renamed,
  * before the ranks agree), ckpt.manifest (all committed, before this node's
  * manifest is written), cairnd.gen (a daemon about to work on a generation;

@@ -1,15 +1,30 @@
 /*
  * fault.c - named fault points for failure-injection tests and drills.
  *
- * CAIRN_FAULT="POINT[:gen=N][:rank=R]" kills the calling process with
- * SIGKILL at POINT, as a real crash would, so tests can stop a checkpoint at
- * a precise instant. With CAIRN_FAULT unset this is one getenv per call.
+ * CAIRN_FAULT="POINT[:gen=N][:rank=R][:after_us=U]" kills the calling
+ * process with SIGKILL at POINT, as a real crash would, so tests can stop a
+ * checkpoint at a precise instant. With after_us the kill comes U
+ * microseconds later from a detached thread, wherever the process then is:
+ * the soak drills draw U uniformly over a checkpoint's measured duration.
+ * With CAIRN_FAULT unset this is one getenv per call.
  */
 #include "common/common.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static void *kill_later(void *arg)
+{
+    long long us = (long long)(intptr_t)arg;
+    struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+    raise(SIGKILL);
+    return NULL;
+}
 
 void cn_fault_point(const char *point, int64_t gen, int rank)
 {
@@ -19,11 +34,27 @@ void cn_fault_point(const char *point, int64_t gen, int rank)
     size_t plen = strlen(point);
     if (strncmp(spec, point, plen) != 0 || (spec[plen] != '\0' && spec[plen] != ':'))
         return;
+    long long after_us = -1;
     for (const char *p = strchr(spec, ':'); p; p = strchr(p + 1, ':')) {
         if (strncmp(p, ":gen=", 5) == 0 && strtoll(p + 5, NULL, 10) != gen)
             return;
         if (strncmp(p, ":rank=", 6) == 0 && strtol(p + 6, NULL, 10) != rank)
             return;
+        if (strncmp(p, ":after_us=", 10) == 0)
+            after_us = strtoll(p + 10, NULL, 10);
+    }
+    if (after_us > 0) {
+        pthread_t t;
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&t, &a, kill_later, (void *)(intptr_t)after_us);
+        pthread_attr_destroy(&a);
+        if (rc == 0) {
+            cn_log(CN_LOG_WARN, "fault injection: killing the process %lld us after %s "
+                   "(generation %lld)", after_us, point, (long long)gen);
+            return;
+        }
     }
     cn_log(CN_LOG_WARN, "fault injection: killing the process at %s (generation %lld)", point,
            (long long)gen);

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 const char cli_drill_usage[] =
-    "Usage: cairn drill --all | --list | SCENARIO...\n"
+    "Usage: cairn drill --all | --list | SCENARIO... | --soak N [--seed S]\n"
     "\n"
     "Run the demo's application (heat, 8 ranks on 4 emulated nodes, checkpoints at\n"
     "levels 1,4,3,4) under cairn, inject one failure per scenario, restart, and\n"
@@ -22,14 +22,20 @@ const char cli_drill_usage[] =
     "node-loss-1..3 (3 = m + 1: the PFS), flip-/truncate-/manifest-data,\n"
     "flip-/truncate-/manifest-parity, flip-/truncate-/index-pfs,\n"
     "crash-in-checkpoint, daemon-crash, disk-full (root). Exits 1 if any scenario\n"
-    "lost data or restored wrong data. CAIRN_DRILL names another script.\n";
+    "lost data or restored wrong data. CAIRN_DRILL names another script.\n"
+    "\n"
+    "--soak N: N trials, each a SIGKILL at a random instant (uniform over a checkpoint's\n"
+    "measured duration) of one rank, synchronous or with cairnd, or of one cairnd, or a\n"
+    "node-local disk filled to a random level (root), at a random level 1-4; then the\n"
+    "nodes that level survives losing are wiped and a new job must restore a generation\n"
+    "no older than the last complete one, bit-exact. --seed S repeats a soak.\n";
 
 int cli_drill(int argc, char **argv)
 {
     if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
         return cli_help(argv[0]);
     if (argc < 2)
-        return cli_usage_error(argv[0], "give --all, --list or scenario names");
+        return cli_usage_error(argv[0], "give --all, --list, --soak N or scenario names");
     char self[4096], dir[4096], script[4200];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     self[n > 0 ? n : 0] = '\0';

@@ -15,3 +15,5 @@ check "  ... damaged data or parity: decoded; damaged PFS generation: the older 
   bash -c "expect_row flip-data 3 200 && expect_row flip-parity 3 200 && expect_row manifest-parity 3 200 && expect_row flip-pfs 4 100 && expect_row index-pfs 4 100"
 check "  ... a crash inside checkpoint 200 restores 150; a daemon crash loses nothing" \
   bash -c "expect_row crash-in-checkpoint 1 150 && expect_row daemon-crash 1 200"
+check "cairn drill --soak 20: random-instant kills of ranks and daemons, disks filled, levels 1-4: 0 lost" \
+  run_grep '^soak: 20 trials .*: 20 restored bit-exact, 0 lost$' "$BUILD/cairn" drill --soak 20
