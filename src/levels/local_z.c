@@ -9,7 +9,14 @@
  * the gap stays zero. Entries are placed one after another, each aligned.
  * Raw entries in the same file pass through the pipeline uncompressed.
  *
- * Ownership: the caller's entry table E is filled in place.
+ * A pack (small variables of one codec sharing frames) is stored under its
+ * first member, so one entry's stream may be far longer than its own bound:
+ * its block checksums grow as it is stored (block_sums is reallocated), and
+ * the reservations (the mapped file, the table space) are checked, never
+ * trusted: an overrun fails the write instead of writing past them.
+ *
+ * Ownership: the caller's entry table E is filled in place (its block_sums
+ * arrays may be reallocated; cn_entries_free frees them).
  */
 #include "levels/local_internal.h"
 
@@ -28,6 +35,10 @@ typedef struct zw {
     int64_t cur;             /* entry being stored, -1 before the first */
     uint64_t pos;            /* next file offset */
     uint64_t blk_fill;       /* bytes in the current checksum block */
+    uint64_t reserve;        /* bytes of file reserved (the mapping's size) */
+    uint32_t cap;            /* block_sums slots of the current entry */
+    uint32_t *slots;         /* per entry: the slots lvl_plan_layout allocated */
+    bool nomem;              /* a block_sums array could not grow */
     XXH3_state_t *st;
     uint64_t done, half;     /* bytes stored; when the mid-write fault fires */
 } zw;
@@ -36,6 +47,17 @@ static void finish_block(zw *w)
 {
     if (w->cur >= 0 && w->blk_fill) {
         cn_entry *e = &w->e[w->cur];
+        if (e->nblocks == w->cap) { /* a pack's owner stores more than its own bound */
+            uint32_t cap = w->cap ? 2 * w->cap : 16;
+            uint64_t *sums = realloc(e->block_sums, sizeof *sums * cap);
+            if (!sums) {
+                w->nomem = true;
+                w->blk_fill = 0;
+                return;
+            }
+            e->block_sums = sums;
+            w->cap = cap;
+        }
         e->block_sums[e->nblocks++] = XXH3_64bits_digest(w->st);
         w->blk_fill = 0;
     }
@@ -67,10 +89,17 @@ static int store(void *arg, uint32_t item, const void *buf, size_t len, cn_err *
         w->pos = cn_align_up(w->pos, CN_ENTRY_ALIGN);
         w->e[item].offset = w->pos;
         w->e[item].stored_size = 0;
+        w->cap = w->slots[item];
         w->e[item].nblocks = 0;
     }
+    if (w->s->map && (w->pos > w->reserve || len > w->reserve - w->pos))
+        return cn_fail(err, CAIRN_EIO, "%s: '%s' stores more than the %llu bytes reserved",
+                       w->s->path, w->e[item].name, (unsigned long long)w->reserve);
     CN_TRY(lvl_sink_put(w->s, buf, len, w->pos, err));
     hash_into_blocks(w, buf, len);
+    if (w->nomem)
+        return cn_fail(err, CAIRN_ENOMEM, "no memory for the block checksums of '%s'",
+                       w->e[item].name);
     w->pos += len;
     w->e[item].stored_size += len;
     uint64_t before = w->done;
@@ -118,13 +147,16 @@ static int put_data_z(zw *w, const lvl_src *src, uint32_t n, const cz_opts *z, c
     cz_item *items = calloc(n ? n : 1, sizeof *items);
     cz_span **spans = calloc(n ? n : 1, sizeof *spans);
     cz_shape *flat = calloc(n ? n : 1, sizeof *flat);
-    int rc = items && spans && flat ? 0 : cn_fail(err, CAIRN_ENOMEM, "no memory for the compression plan");
+    w->slots = calloc(n ? n : 1, sizeof *w->slots);
+    int rc = items && spans && flat && w->slots
+                 ? 0 : cn_fail(err, CAIRN_ENOMEM, "no memory for the compression plan");
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         items[i] = (cz_item){.ptr = src[i].ptr, .size = src[i].size, .type = src[i].type,
                              .codec = src[i].codec,
                              .shape = cz_is_lossy(src[i].codec) ? &src[i].shape : NULL};
         if (src[i].flags & CN_ENTRY_DELTA)
             rc = delta_item(&src[i], w->h->incr_block, &items[i], &spans[i], &flat[i], err);
+        w->slots[i] = w->e[i].nblocks;
         w->e[i].nblocks = 0;
         w->e[i].stored_size = 0;
         w->e[i].offset = 0;
@@ -133,6 +165,8 @@ static int put_data_z(zw *w, const lvl_src *src, uint32_t n, const cz_opts *z, c
     if (rc == 0)
         rc = cz_write(items, n, z, store, w, st, err);
     finish_block(w);
+    if (rc == 0 && w->nomem)
+        rc = cn_fail(err, CAIRN_ENOMEM, "no memory for block checksums");
     uint64_t end = w->h->data_offset;
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         cn_entry *e = &w->e[i];
@@ -151,6 +185,8 @@ static int put_data_z(zw *w, const lvl_src *src, uint32_t n, const cz_opts *z, c
     free(spans);
     free(flat);
     free(items);
+    free(w->slots);
+    w->slots = NULL;
     w->pos = end > w->pos ? end : w->pos;
     return rc;
 }
@@ -206,7 +242,7 @@ int lvl_write_z(int genfd, const char *tmp, lvl_sink *s, cn_header *h, cn_entry 
                 const lvl_src *src, uint32_t n, int io, const cz_opts *z, lvl_written *out,
                 cn_err *err)
 {
-    zw w = {.s = s, .h = h, .e = e, .cur = -1, .pos = h->data_offset};
+    zw w = {.s = s, .h = h, .e = e, .cur = -1, .pos = h->data_offset, .reserve = h->file_size};
     w.st = XXH3_createState();
     CN_FAIL_IF(!w.st, err, CAIRN_ENOMEM, "no memory for a hash state");
     size_t mapped = 0;
@@ -215,6 +251,9 @@ int lvl_write_z(int genfd, const char *tmp, lvl_sink *s, cn_header *h, cn_entry 
         rc = put_data_z(&w, src, n, z, &out->z, err);
     h->file_size = w.pos;
     h->table_size = cn_table_size(e, n); /* actual block counts: within the reservation */
+    if (rc == 0 && CN_HEADER_SIZE + h->table_size > h->data_offset)
+        rc = cn_fail(err, CAIRN_EIO, "%s: the entry table (%llu bytes) outgrew its reservation",
+                     s->path, (unsigned long long)h->table_size);
     if (rc == 0)
         rc = lvl_put_meta(s, h, e, err);
     if (s->map || s->fd >= 0)
