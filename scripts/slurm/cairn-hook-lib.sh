@@ -4,20 +4,26 @@
 # wrappers set the CAIRN_* ones):
 #   job id     CAIRN_JOB, else SLURM_JOB_ID
 #   user       CAIRN_JOB_UID, else SLURM_JOB_UID, else the caller's uid
-#   node       CAIRN_NODE, else SLURMD_NODENAME, else `hostname -s`
+#   node       `cairn config --node`: CAIRN_NODE, else SLURMD_NODENAME, else
+#              the full hostname (the library's and cairnd's rule, one place)
 #   base       CAIRN_BASE (store.base), else /dev/shm
-#   cairn      CAIRN_CLI (the cairn binary), else `cairn` on PATH
+#   cairn      CAIRN_CLI (the cairn binary), else `cairn` on PATH, else
+#              <prefix>/bin/cairn beside <prefix>/share/cairn/ (make install)
 #   log        CAIRN_HOOK_LOG (a file), else syslog (logger), else stderr
 # Every path below <base> is checked before use: no symlink, owned by the
 # job's user, mode 0700; nothing here ever follows a link out of it.
+
+HOOK_DIR=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 
 hook_init() { # hook_init NAME
   HOOK=$1
   JOB=${CAIRN_JOB:-${SLURM_JOB_ID:-}}
   JUID=${CAIRN_JOB_UID:-${SLURM_JOB_UID:-$(id -u)}}
-  NODE=${CAIRN_NODE:-${SLURMD_NODENAME:-$(hostname -s 2>/dev/null || echo localhost)}}
   BASE=${CAIRN_BASE:-/dev/shm}
-  CLI=${CAIRN_CLI:-cairn}
+  CLI=${CAIRN_CLI:-$(command -v cairn 2>/dev/null || echo "$HOOK_DIR/../../bin/cairn")}
+  local why
+  NODE=$("$CLI" config --node 2>/dev/null) ||
+    { why=$("$CLI" config --node 2>&1); NODE=; die_usage "cannot name this node ($CLI config --node): $why"; }
   [ -n "$JOB" ] || die_usage "no job id: set SLURM_JOB_ID or CAIRN_JOB"
   valid_id "$JOB" || die_usage "job id '$JOB' is not 1-63 of A-Z a-z 0-9 . _ -"
   valid_id "$NODE" || die_usage "node name '$NODE' is not 1-63 of A-Z a-z 0-9 . _ -"

@@ -41,17 +41,6 @@ bool cn_id_ok(const char *s)
     return true;
 }
 
-void cn_host_id(char out[CN_JOB_MAX + 1])
-{
-    char host[CN_JOB_MAX + 1] = "localhost";
-    gethostname(host, sizeof host - 1);
-    host[strcspn(host, ".")] = '\0';
-    for (char *c = host; *c; c++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", *c))
-            *c = '_';
-    snprintf(out, CN_JOB_MAX + 1, "%s", cn_id_ok(host) ? host : "localhost");
-}
-
 bool cn_get_id(const uint8_t *p, char out[CN_JOB_MAX + 1])
 {
     memcpy(out, p, CN_JOB_MAX + 1);

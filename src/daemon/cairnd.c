@@ -8,7 +8,10 @@
  *
  * The node is named like the application's ranks name theirs: job.node if
  * set, else "node<rank>" with --emulated (one daemon per emulated node, as
- * job.ranks_per_node emulates them), else the hostname. Exit status: 0 after
+ * job.ranks_per_node emulates them), else SLURMD_NODENAME, else the full
+ * hostname (cn_node_name: the rule the library and the hooks share). Once
+ * every daemon serves, rank 0 prints "cairnd: ready: ..." to the launcher's
+ * output (cairn start waits for it). Exit status: 0 after
  * a clean stop, 1 on a start-up error (with a message), 2 on bad arguments.
  */
 #include "daemon/daemon.h"
@@ -73,12 +76,10 @@ int main(int argc, char **argv)
     if (cn_config_load(&cfg, config, &err) != 0)
         return startup_error(rank, "configuration", err.msg);
     char node[CN_JOB_MAX + 1];
-    if (cfg.node[0] && !emulated)
-        snprintf(node, sizeof node, "%s", cfg.node);
-    else if (emulated)
+    if (emulated)
         snprintf(node, sizeof node, "node%d", rank);
     else
-        cn_host_id(node);
+        cn_node_name(cfg.node, node, NULL);
     char prefix[128];
     snprintf(prefix, sizeof prefix, "cairnd %s node %s", job, node);
     cn_log_setup(cfg.log_level, prefix);
@@ -107,6 +108,10 @@ int main(int argc, char **argv)
         return startup_error(rank, "socket", msg);
     }
     cn_info("serving %s/%s (pid %d)", ctx->node_path, CN_SOCK_NAME, (int)getpid());
+    if (rank == 0) { /* to the launcher's output: the machine cairn start ran on sees it */
+        printf("cairnd: ready: %d daemon(s) serve job %s\n", ctx->size, job);
+        fflush(stdout);
+    }
     d_run(&st, ctx);
     d_serve_stop(&st, ctx->nodefd);
     for (size_t i = 0; i < st.ndrain; i++)

@@ -5,8 +5,8 @@
 # slurmctld, and 4 emulated nodes n0..n3 (4 slurmd -N nI, one host, 2 CPUs
 # each), with Prolog/Epilog = scripts/slurm/cairn-prolog/-epilog (through
 # wrappers that give them the CAIRN_* settings) and a TaskProlog that gives
-# every task its node's name (CAIRN_NODE) and Open MPI settings for nodes
-# that share one hostname. As an unprivileged user (nobody) it then runs:
+# every task Open MPI settings for nodes that share one hostname (no
+# CAIRN_NODE: every task's node is its SLURMD_NODENAME, by cairn's own rule). As an unprivileged user (nobody) it then runs:
 #   job 1 (-N 4 -n 8): cairn start (4 cairnd, an srun step), t_ckpt save 3 3
 #         (8 ranks, sets of 4, m = 2, every 2nd generation to the PFS by the
 #         daemons); at its end the daemons drain generation 3 to the PFS; the
@@ -145,11 +145,11 @@ export SLURM_CONF=$T/slurm.conf CAIRN_RESTART_FROM=\$(scontrol show job -o "\$SL
 exec $ROOT/scripts/slurm/cairn-$h "\$@"
 EOF
 done
-# TaskProlog (as the user, per task): node name, Open MPI's shared memory per node, TCP on lo.
+# TaskProlog (as the user, per task): Open MPI's shared memory per node, TCP on lo. No
+# CAIRN_NODE: ranks, daemons and hooks all name their node by SLURMD_NODENAME themselves.
 cat >"$T/hooks/taskprolog" <<EOF
 #!/bin/sh
 mkdir -p "$T/shm/\$SLURMD_NODENAME"
-echo "export CAIRN_NODE=\$SLURMD_NODENAME"
 echo "export OMPI_MCA_btl_vader_backing_directory=$T/shm/\$SLURMD_NODENAME"
 echo "export OMPI_MCA_btl_tcp_if_include=lo"
 echo "export OMPI_MCA_oob_tcp_if_include=lo"
@@ -188,8 +188,8 @@ run_job() { # sets JID, JST (COMPLETED, FAILED, ...) and JEX (exit:signal)
   JEX=$(sed -n 's/.* ExitCode=\([0-9:]*\).*/\1/p' <<<"$s")
   case $JST in PENDING | CONFIGURING | RUNNING | COMPLETING | '') die "job $1" "job $JID still ${JST:-unknown} after 180 s" ;; esac
 }
-seen=$(as_user srun -N 4 -n 4 --ntasks-per-node=1 sh -c 'echo $SLURMD_NODENAME=$CAIRN_NODE' 2>&1 | sort | tr '\n' ' ')
-check "srun as $JU on 4 nodes; the TaskProlog names each task's node (CAIRN_NODE)" test "$seen" = "n0=n0 n1=n1 n2=n2 n3=n3 "
+seen=$(as_user srun -N 4 -n 4 --ntasks-per-node=1 sh -c "echo \$SLURMD_NODENAME=\$($BUILD/cairn config --node)" 2>&1 | sort | tr '\n' ' ')
+check "srun as $JU on 4 nodes sharing one hostname; each task's node is its Slurm NodeName (cairn config --node)" test "$seen" = "n0=n0 n1=n1 n2=n2 n3=n3 "
 
 # --- 3. job 1: daemons, 3 checkpoints, drain; job 2: restore from the PFS -------
 C=$BUILD/cairn TC=$BUILD/tests/t_ckpt
