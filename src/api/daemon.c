@@ -9,14 +9,67 @@
  * level 1 the leaders hand it over (GEN) and wait only for the daemon's OK.
  * A daemon that does not answer within daemon.timeout, or refuses, makes the
  * whole job fall back to synchronous mode with a warning; level 1 is never
- * touched by the daemon, so nothing is lost. The context owns ctx->dfd.
+ * touched by the daemon, so nothing is lost. A daemon that refuses a
+ * generation (it finished one at or above it: the job went back) says why,
+ * and the library raises that one itself. Before the library removes or
+ * rewrites generation directories, a node leader holds the daemons (HOLD on
+ * a connection of its own, ctx->hold_fd, closed to release them: also when
+ * the application dies). The context owns ctx->dfd and ctx->hold_fd.
  */
 #include "api/api.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+void api_daemon_release(cairn_ctx *ctx)
+{
+    if (ctx->hold_fd >= 0)
+        close(ctx->hold_fd);
+    ctx->hold_fd = -1;
+}
+
+/* Has the peer of FD closed the connection (the daemon died)? */
+static bool peer_gone(int fd)
+{
+    char c;
+    ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+int api_daemon_hold(cairn_ctx *ctx)
+{
+    if (ctx->hold_fd >= 0)
+        return 0;
+    cn_err err = {0};
+    int fd = cn_sock_connect(ctx->nodefd, CN_SOCK_NAME, &err);
+    if (fd < 0)
+        return 0; /* no daemon listens here: none can be at work on this node */
+    char line[CN_PROTO_LINE];
+    int n = cn_req_format(&(cn_req){.kind = CN_REQ_HOLD}, line), wait_s = 30 * ctx->cfg.daemon_timeout;
+    int rc = cn_line_write(fd, line, (size_t)n, &err);
+    if (rc == 0)
+        rc = n = cn_line_read(fd, line, wait_s * 1000, &err);
+    cn_rep rep = {0};
+    if (rc >= 0)
+        rc = cn_rep_parse(line, (size_t)n, &rep, &err);
+    if (rc == 0 && rep.kind == CN_REP_OK) {
+        ctx->hold_fd = fd;
+        return 0;
+    }
+    bool gone = rc < 0 && peer_gone(fd);
+    close(fd);
+    if (gone) /* it died: nothing of it works on this node any more */
+        return 0;
+    if (rc == 0)
+        return cn_fail(&ctx->err, CAIRN_EIO, "cairnd on node %s would not hold its work: %s",
+                       ctx->node_name, rep.kind == CN_REP_ERR ? rep.text : "answered out of turn");
+    return cn_fail(&ctx->err, CAIRN_EIO, "cairnd on node %s did not pause its work within %d s "
+                   "(%s); generation directories it may hold are left alone", ctx->node_name,
+                   wait_s, err.msg);
+}
 
 static void disconnect(cairn_ctx *ctx)
 {
@@ -26,7 +79,10 @@ static void disconnect(cairn_ctx *ctx)
     ctx->daemon = false;
 }
 
-/* Send REQ and read the reply; 0 for OK, else CAIRN_EIO with a message. */
+#define REFUSED "cairnd refused: "
+
+/* Send REQ and read the reply; 0 for OK, else CAIRN_EIO with a message
+ * (beginning with REFUSED if the daemon answered ERR). */
 static int ask(cairn_ctx *ctx, const cn_req *req)
 {
     char line[CN_PROTO_LINE];
@@ -40,7 +96,7 @@ static int ask(cairn_ctx *ctx, const cn_req *req)
     cn_rep rep;
     CN_TRY(cn_rep_parse(line, (size_t)n, &rep, &ctx->err));
     if (rep.kind == CN_REP_ERR)
-        return cn_fail(&ctx->err, CAIRN_EIO, "cairnd refused: %s", rep.text);
+        return cn_fail(&ctx->err, CAIRN_EIO, REFUSED "%s", rep.text);
     if (rep.kind != CN_REP_OK)
         return cn_fail(&ctx->err, CAIRN_EIO, "cairnd answered out of turn");
     return 0;
@@ -95,16 +151,21 @@ void api_daemon_connect(cairn_ctx *ctx)
 int api_daemon_gen(cairn_ctx *ctx, long id, int level, bool flush)
 {
     int rc = 0;
+    bool refused = false;
     if (ctx->node_rank == 0) {
         cn_req req = {.kind = CN_REQ_GEN, .gen = id, .level = level, .flush = flush};
         rc = ask(ctx, &req);
+        refused = rc < 0 && strncmp(ctx->err.msg, REFUSED, strlen(REFUSED)) == 0;
     }
     int worst = rc;
     if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS)
         worst = CAIRN_EMPI;
     if (worst == 0)
         return 0;
-    if (rc < 0)
+    if (rc < 0 && refused)
+        cn_warn("cairnd on node %s: %s; this checkpoint takes generation %ld to level %d%s "
+                "itself", ctx->node_name, ctx->err.msg, id, level, flush ? " and the PFS" : "");
+    else if (rc < 0)
         cn_warn("cairnd on node %s: %s; falling back to synchronous checkpoints (generation "
                 "%ld is safe at level 1)", ctx->node_name, ctx->err.msg, id);
     cn_err_clear(&ctx->err);
@@ -113,4 +174,8 @@ int api_daemon_gen(cairn_ctx *ctx, long id, int level, bool flush)
     return worst;
 }
 
-void api_daemon_close(cairn_ctx *ctx) { disconnect(ctx); }
+void api_daemon_close(cairn_ctx *ctx)
+{
+    disconnect(ctx);
+    api_daemon_release(ctx);
+}

@@ -29,7 +29,8 @@ typedef struct pword {
     size_t n;
 } pword;
 
-static const char *const REQ_WORD[] = {"", "HELLO", "GEN", "FLUSH", "DRAIN", "STATUS", "STOP"};
+static const char *const REQ_WORD[] = {"",       "HELLO", "GEN",  "FLUSH",
+                                       "DRAIN",  "STATUS", "STOP", "HOLD"};
 static const char *const REP_WORD[] = {"", "OK", "ERR", "DONE", "STATUS"};
 static const char *const WHAT[] = {"", "flushed", "present", "none"};
 
@@ -127,14 +128,14 @@ static int id(const char *name, pword w, char out[CN_JOB_MAX + 1], cn_err *err)
 
 static int req_parse(const char *line, size_t len, cn_req *out, cn_err *err)
 {
-    static const int nargs[] = {0, 4, 3, 0, 1, 0, 0};
+    static const int nargs[] = {0, 4, 3, 0, 1, 0, 0, 0};
     pword w[WORDS_MAX];
     int nw, k;
     int64_t v;
     char s[40];
     CN_TRY(check_line(line, len, err));
     CN_TRY(split(line, len, w, &nw, err));
-    REFUSE(!(k = lookup(w[0], REQ_WORD, 7)), "unknown word \"%s\"", show(w[0], s));
+    REFUSE(!(k = lookup(w[0], REQ_WORD, 8)), "unknown word \"%s\"", show(w[0], s));
     REFUSE(nw - 1 != nargs[k], "%s takes %d arguments, got %d", REQ_WORD[k], nargs[k], nw - 1);
     out->kind = k;
     if (k == CN_REQ_HELLO) {
@@ -250,7 +251,7 @@ int cn_req_format(const cn_req *r, char *buf)
         return PUT("GEN %" PRId64 " %d %d\n", r->gen, r->level, r->flush);
     if (k == CN_REQ_DRAIN && r->seconds >= 1 && r->seconds <= 86400)
         return PUT("DRAIN %" PRIu32 "\n", r->seconds);
-    if (k == CN_REQ_FLUSH || k == CN_REQ_STATUS || k == CN_REQ_STOP)
+    if (k == CN_REQ_FLUSH || k == CN_REQ_STATUS || k == CN_REQ_STOP || k == CN_REQ_HOLD)
         return PUT("%s\n", REQ_WORD[k]);
     return -1;
 }

@@ -13,7 +13,9 @@
  *   work.c    the main thread: every tick the daemons agree (a non-blocking
  *             MPI_Iallreduce, so an idle daemon sleeps) on the next thing to
  *             do, oldest generation first: raise it, flush it, prune; then
- *             drains and flushes asked for by the CLI; then stop.
+ *             drains and flushes asked for by the CLI; then stop. While a
+ *             client holds them (HOLD: the library is about to remove or
+ *             rewrite generation directories) they all do nothing at all.
  *
  * The state below is shared by the two threads under MU; only the main
  * thread calls MPI.
@@ -44,6 +46,9 @@ typedef struct d_state {
     int flush_asked;             /* FLUSH requests since the last flush */
     int *drain_fds;              /* DRAIN clients waiting for DONE (dup'd, owned here) */
     size_t ndrain;
+    int holds;                   /* connected clients that sent HOLD */
+    int *hold_fds;               /* of them, those waiting for the OK (dup'd, owned here) */
+    size_t nhold;
     /* HELLO must match these */
     char job[CN_JOB_MAX + 1], node[CN_JOB_MAX + 1];
     uint64_t key;
@@ -63,6 +68,9 @@ int d_serve_start(d_state *st, int nodefd, cn_err *err);
 int d_serve_go(d_state *st, cn_err *err);
 /* Stop the thread, remove the socket, close every client. */
 void d_serve_stop(d_state *st, int nodefd);
+/* Called once every daemon has agreed to hold (no work in progress, none
+ * started until no HOLD is left): answer OK to the clients waiting. */
+void d_hold_answer(d_state *st);
 /* work.c: the main loop, until a stop is agreed. */
 void d_run(d_state *st, cairn_ctx *ctx);
 /* work.c, shared with drain.c: MIN over the daemons, sleeping while waiting;

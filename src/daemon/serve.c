@@ -3,8 +3,12 @@
  * library, and the CLI) send one request line and wait for the answer, so
  * every request is answered at once from the shared state; only DRAIN waits,
  * and the main thread answers it (on a dup of the client's descriptor) when
- * the drain is done. A peer of another user is dropped unheard; GEN needs a
- * HELLO that matched this daemon's job, node and configuration first.
+ * the drain is done, and HOLD, answered once every daemon has agreed to hold
+ * (work.c) and held until its client disconnects. A peer of another user is
+ * dropped unheard; GEN needs a HELLO that matched this daemon's job, node and
+ * configuration first. GEN is answered OK only when the generation is queued
+ * (or is being worked on): one at or below the newest generation the daemons
+ * finished is refused, saying so, and the library raises it itself.
  */
 #include "daemon/daemon.h"
 
@@ -23,6 +27,7 @@
 typedef struct client {
     int fd;
     bool hello;
+    bool held;                   /* sent HOLD: counted in st->holds until it goes */
 } client;
 
 static void reply(int fd, const cn_rep *rep)
@@ -45,26 +50,106 @@ static void refuse(int fd, const char *fmt, ...)
     reply(fd, &rep);
 }
 
-void d_enqueue(d_state *st, int64_t id, int level, int flush)
+/* Queue ID under MU: 0 queued (or queued already), 1 at or below the newest
+ * generation worked on, -1 out of memory. */
+static int enqueue_locked(d_state *st, int64_t id, int level, int flush)
 {
-    pthread_mutex_lock(&st->mu);
+    if (id <= st->done)
+        return 1;
     size_t i = 0;
     while (i < st->nqueue && st->queue[i].id < id)
         i++;
-    bool known = id <= st->done || (i < st->nqueue && st->queue[i].id == id);
-    if (!known && st->nqueue == st->capqueue) {
+    if (i < st->nqueue && st->queue[i].id == id)
+        return 0;
+    if (st->nqueue == st->capqueue) {
         size_t cap = st->capqueue ? 2 * st->capqueue : 16;
         d_gen *q = realloc(st->queue, cap * sizeof *q);
-        if (q)
-            st->queue = q, st->capqueue = cap;
+        if (!q)
+            return -1;
+        st->queue = q, st->capqueue = cap;
     }
-    if (!known && st->nqueue < st->capqueue) {
-        memmove(&st->queue[i + 1], &st->queue[i], (st->nqueue - i) * sizeof *st->queue);
-        st->queue[i] = (d_gen){id, level, flush};
-        st->nqueue++;
-    } else if (!known) {
+    memmove(&st->queue[i + 1], &st->queue[i], (st->nqueue - i) * sizeof *st->queue);
+    st->queue[i] = (d_gen){id, level, flush};
+    st->nqueue++;
+    return 0;
+}
+
+void d_enqueue(d_state *st, int64_t id, int level, int flush)
+{
+    pthread_mutex_lock(&st->mu);
+    if (enqueue_locked(st, id, level, flush) < 0)
         cn_error("out of memory: generation %lld not queued", (long long)id);
+    pthread_mutex_unlock(&st->mu);
+}
+
+/* GEN: queue it, or say why not. A GEN below queued ones means the job went
+ * back (a restart from an older generation, a new run of the job): the newer
+ * ones queued belong to the timeline it left, and are not worked on. */
+static void gen(d_state *st, client *c, const cn_req *req)
+{
+    pthread_mutex_lock(&st->mu);
+    size_t before = st->nqueue;
+    while (st->nqueue && st->queue[st->nqueue - 1].id > req->gen)
+        st->nqueue--;
+    size_t dropped = before - st->nqueue;
+    int64_t done = st->done;
+    int rc = enqueue_locked(st, req->gen, req->level, req->flush);
+    pthread_mutex_unlock(&st->mu);
+    if (dropped)
+        cn_info("generation %lld handed over again: %zu newer queued generation(s) dropped",
+                (long long)req->gen, dropped);
+    if (rc > 0)
+        refuse(c->fd, "generation %lld is not above %lld, the newest one the daemons worked on: "
+               "it is not queued", (long long)req->gen, (long long)done);
+    else if (rc < 0)
+        refuse(c->fd, "out of memory: generation %lld not queued", (long long)req->gen);
+    else
+        reply(c->fd, &(cn_rep){.kind = CN_REP_OK, .pid = -1});
+}
+
+/* Keep a dup of C's descriptor in *FDS (under MU) for the main thread to
+ * answer; with HOLD, count C as holding. false: out of resources (refused). */
+static bool wait_main(d_state *st, client *c, int **fds, size_t *n, bool hold)
+{
+    int fd = dup(c->fd);
+    pthread_mutex_lock(&st->mu);
+    int *v = fd >= 0 ? realloc(*fds, (*n + 1) * sizeof *v) : NULL;
+    if (v) {
+        *fds = v, v[(*n)++] = fd;
+        if (hold && !c->held)
+            c->held = true, st->holds++;
     }
+    pthread_mutex_unlock(&st->mu);
+    if (!v) {
+        if (fd >= 0)
+            close(fd);
+        refuse(c->fd, "out of resources");
+    }
+    return v != NULL;
+}
+
+/* Client C goes: its HOLD with it. */
+static void drop(d_state *st, client *c)
+{
+    if (c->held) {
+        pthread_mutex_lock(&st->mu);
+        st->holds--;
+        pthread_mutex_unlock(&st->mu);
+    }
+    close(c->fd);
+}
+
+void d_hold_answer(d_state *st)
+{
+    char line[CN_PROTO_LINE];
+    int n = cn_rep_format(&(cn_rep){.kind = CN_REP_OK, .pid = -1}, line);
+    pthread_mutex_lock(&st->mu);
+    for (size_t i = 0; i < st->nhold; i++) {
+        cn_err ignored = {0};
+        cn_line_write(st->hold_fds[i], line, (size_t)n, &ignored);
+        close(st->hold_fds[i]);
+    }
+    st->nhold = 0;
     pthread_mutex_unlock(&st->mu);
 }
 
@@ -107,8 +192,7 @@ static bool handle(d_state *st, client *c)
             refuse(c->fd, "GEN before a HELLO");
             return false;
         }
-        d_enqueue(st, req.gen, req.level, req.flush);
-        reply(c->fd, &ok);
+        gen(st, c, &req);
         break;
     case CN_REQ_FLUSH:
     case CN_REQ_STOP:
@@ -120,20 +204,12 @@ static bool handle(d_state *st, client *c)
         pthread_mutex_unlock(&st->mu);
         reply(c->fd, &ok);
         break;
-    case CN_REQ_DRAIN: {
-        int fd = dup(c->fd);
-        pthread_mutex_lock(&st->mu);
-        int *fds = fd >= 0 ? realloc(st->drain_fds, (st->ndrain + 1) * sizeof *fds) : NULL;
-        if (fds)
-            st->drain_fds = fds, st->drain_fds[st->ndrain++] = fd;
-        pthread_mutex_unlock(&st->mu);
-        if (!fds) {
-            if (fd >= 0)
-                close(fd);
-            refuse(c->fd, "out of resources");
-        }
+    case CN_REQ_DRAIN:
+        wait_main(st, c, &st->drain_fds, &st->ndrain, false);
         break;
-    }
+    case CN_REQ_HOLD:
+        wait_main(st, c, &st->hold_fds, &st->nhold, true);
+        break;
     case CN_REQ_STATUS: {
         pthread_mutex_lock(&st->mu);
         cn_rep rep = {.kind = CN_REP_STATUS, .pid = getpid(), .queued = (int64_t)st->nqueue,
@@ -169,7 +245,7 @@ static void *serve(void *arg)
             if (!pf[i + 2].revents)
                 continue;
             if (!(pf[i + 2].revents & POLLIN) || !handle(st, &cl[i])) {
-                close(cl[i].fd);
+                drop(st, &cl[i]);
                 cl[i] = cl[--n];
             }
         }
@@ -179,12 +255,12 @@ static void *serve(void *arg)
                 cn_warn("refused a connection from another user");
                 close(fd);
             } else if (fd >= 0) {
-                cl[n++] = (client){fd, false};
+                cl[n++] = (client){fd, false, false};
             }
         }
     }
     for (int i = 0; i < n; i++)
-        close(cl[i].fd);
+        drop(st, &cl[i]);
     return NULL;
 }
 
@@ -218,6 +294,10 @@ void d_serve_stop(d_state *st, int nodefd)
     if (write(st->wake[1], &c, 1) != 1)
         cn_warn("cannot wake the socket thread: %s", strerror(errno));
     pthread_join(st->thread, NULL);
+    for (size_t i = 0; i < st->nhold; i++)
+        close(st->hold_fds[i]);
+    free(st->hold_fds);
+    st->hold_fds = NULL, st->nhold = 0;
     close(st->listen_fd);
     close(st->wake[0]);
     close(st->wake[1]);

@@ -15,6 +15,9 @@
  *      (then raising it is wasted: the daemons are behind, catch up);
  *   3. flush it to the PFS if asked (flush.c);
  *   4. prune the generations older than it (prune.c).
+ * A HOLD anywhere comes first: while one is held (work.c agrees on it each
+ * tick) no daemon starts anything, so the library may remove or rewrite
+ * generation directories without a daemon reading or writing them half-way.
  * With the queue empty, a drain flushes the newest generation complete on
  * every node unless the PFS has it already, and answers the waiting clients;
  * a flush does the same without an answer; a stop ends the loop, after a
@@ -186,14 +189,19 @@ void d_run(d_state *st, cairn_ctx *ctx)
         pthread_mutex_lock(&st->mu);
         if (d_signalled)
             st->stop = 2; /* SIGTERM: the scheduler ends the job; save what can be saved */
-        int64_t v[4] = {st->nqueue ? st->queue[0].id : INT64_MAX, -st->stop, -!!st->ndrain,
-                        -!!st->flush_asked};
+        int64_t v[5] = {st->nqueue ? st->queue[0].id : INT64_MAX, -st->stop, -!!st->ndrain,
+                        -!!st->flush_asked, -!!st->holds};
         size_t ndrain = st->ndrain;
         int nflush = st->flush_asked;
         pthread_mutex_unlock(&st->mu);
-        if (d_agree_min(ctx, v, 4) != 0) {
+        if (d_agree_min(ctx, v, 5) != 0) {
             cn_error("MPI failed between the daemons; stopping");
             return;
+        }
+        if (v[4]) { /* held: every daemon is between two pieces of work, and stays so */
+            d_hold_answer(st);
+            d_sleep_ms(TICK_MS);
+            continue;
         }
         if ((v[0] != INT64_MAX || v[2] || v[3]) && reopen(ctx) != 0)
             cn_warn("%s", ctx->err.msg);

@@ -103,7 +103,7 @@ static void test_request_round_trip(void **state)
     cn_req r = req(CN_REQ_HELLO);
     r.version = CN_PROTO_VERSION, r.key = 0x0123456789abcdefull;
     strcpy(r.job, "job-7"), strcpy(r.node, "n1");
-    req_round(r, "HELLO 1 job-7 n1 0123456789abcdef\n");
+    req_round(r, "HELLO 2 job-7 n1 0123456789abcdef\n");
     r.version = UINT32_MAX, r.key = 0;
     memset(r.job, 'j', CN_JOB_MAX), strcpy(r.node, "node_0.a");
     char line[CN_PROTO_LINE];
@@ -124,6 +124,7 @@ static void test_request_round_trip(void **state)
     req_round(req(CN_REQ_FLUSH), "FLUSH\n");
     req_round(req(CN_REQ_STATUS), "STATUS\n");
     req_round(req(CN_REQ_STOP), "STOP\n");
+    req_round(req(CN_REQ_HOLD), "HOLD\n");
 }
 
 static void test_reply_round_trip(void **state)
