@@ -3,7 +3,8 @@
  *
  * Local calls, no communication. The table holds names, types, shapes and
  * borrowed pointers; it never owns or copies protected memory. Routed files
- * live in the same table (kind CN_KIND_FILE) so a name means one thing.
+ * live in the same table (kind CN_KIND_FILE) so a name means one thing;
+ * routed.c adds and removes those.
  */
 #include "api/api.h"
 
@@ -26,7 +27,7 @@ api_var *api_var_find(cairn_ctx *ctx, const char *name)
     return NULL;
 }
 
-static api_var *var_add(cairn_ctx *ctx, const char *name)
+api_var *api_var_add(cairn_ctx *ctx, const char *name)
 {
     if (ctx->nvars == ctx->cap) {
         size_t cap = ctx->cap ? 2 * ctx->cap : 16;
@@ -77,7 +78,7 @@ CAIRN_EXPORT int cairn_protect(cairn_ctx *ctx, const char *name, void *ptr, cair
                                     name));
     double bound = v ? v->bound : 0.0, rel_bound = v ? v->rel_bound : 0.0;
     int codec = v ? v->codec : -1;
-    if (!v && !(v = var_add(ctx, name)))
+    if (!v && !(v = api_var_add(ctx, name)))
         return set_msg(ctx, cn_fail(err, CAIRN_ENOMEM, "protect '%s': out of memory", name));
     v->codec = codec >= 0 && codec != CZ_AUTO && !cz_codec_accepts(codec, (uint8_t)type)
                    ? -1 /* the new type cannot keep it */
@@ -198,35 +199,4 @@ CAIRN_EXPORT int cairn_protect_hint(cairn_ctx *ctx, const char *name, int what)
                                     name, what));
     v->hint = what;
     return 0;
-}
-
-int api_file_register(cairn_ctx *ctx, const char *name)
-{
-    api_var *v = api_var_find(ctx, name);
-    if (v)
-        return v->kind == CN_KIND_FILE
-                   ? 0
-                   : cn_fail(&ctx->err, CAIRN_EINVAL, "'%s' is a protected variable", name);
-    if (!(v = var_add(ctx, name)))
-        return cn_fail(&ctx->err, CAIRN_ENOMEM, "out of memory");
-    v->kind = CN_KIND_FILE;
-    v->type = CAIRN_BYTE;
-    return 0;
-}
-
-CAIRN_EXPORT int cairn_route_file(cairn_ctx *ctx, const char *name, char *path, size_t path_len)
-{
-    if (!ctx)
-        return CAIRN_EINVAL;
-    cn_err_clear(&ctx->err);
-    if (!cn_name_ok(name) || !path)
-        return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
-                                    "route_file: bad name or NULL path buffer"));
-    int n = snprintf(path, path_len, "%s/%s", ctx->files_path, name);
-    if (n < 0 || (size_t)n >= path_len)
-        return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
-                                    "route_file '%s': path buffer too small (%d bytes needed)",
-                                    name, n + 1));
-    int rc = api_file_register(ctx, name);
-    return rc < 0 ? set_msg(ctx, rc) : 0;
 }
