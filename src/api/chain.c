@@ -6,7 +6,11 @@
  * Open: every link's rank file is mapped and fully verified against its node
  * manifest, and must be the link the next one names (generation, parent,
  * base, block size); a broken link is named in the message and in
- * ch->broken. Restore, only after every rank verified every link: routed
+ * ch->broken. Check: every frame of every link decoded once and checked
+ * against its raw checksum, into scratch buffers, nothing kept; so a frame
+ * that passes its stored checksums but does not decode (a codec bug, a
+ * crafted file) fails before any protected byte is written. Restore, only
+ * after every rank verified and checked every link: routed
  * files come from G; variables are rebuilt by applying the links oldest
  * first, each writing the blocks it stores:
  *   full entry    its bytes from the start of the variable
@@ -294,6 +298,22 @@ static void rebuild_tables(cairn_ctx *ctx, const api_chain *ch, int level)
     incr_tab_unref(t);
 }
 
+int api_chain_check(cairn_ctx *ctx, const api_chain *ch)
+{
+    for (int l = 0; l < ch->n; l++) {
+        const cn_header *h = &ch->link[l]->h;
+        int rc = cz_decode_ckpt(ch->link[l], NULL, NULL, api_threads(ctx), &ctx->err);
+        if (rc < 0) {
+            char gen[64], name[64];
+            cn_gen_dirname(gen, sizeof gen, h->generation);
+            cn_rank_filename(name, sizeof name, h->rank);
+            cn_err_prefix(&ctx->err, "%s/%s/%s: ", ctx->node_path, gen, name);
+            return rc;
+        }
+    }
+    return 0;
+}
+
 int api_chain_apply(cairn_ctx *ctx, const api_chain *ch, void *const *ptrs)
 {
     for (int l = 0; l < ch->n; l++)
@@ -304,23 +324,26 @@ int api_chain_apply(cairn_ctx *ctx, const api_chain *ch, void *const *ptrs)
 int api_chain_restore(cairn_ctx *ctx, const api_chain *ch, int level)
 {
     const cn_ckpt *newest = ch->link[ch->n - 1];
-    for (uint32_t i = 0; i < newest->h.nentries; i++) {
-        const cn_entry *e = &newest->e[i];
-        if (e->kind != CN_KIND_FILE)
-            continue;
-        CN_TRY(api_file_register(ctx, e->name));
-        CN_TRY(cn_write_atomic(ctx->filesfd, e->name, newest->map + e->offset, e->stored_size,
-                               &ctx->err));
-    }
     void **ptrs = calloc(newest->h.nentries ? newest->h.nentries : 1, sizeof *ptrs);
-    CN_FAIL_IF(!ptrs, &ctx->err, CAIRN_ENOMEM, "no memory to restore");
+    /* routed.c: files/rank-<r>/ holds G's files. Agreed: a rank whose files
+     * (or memory) fail must not leave the others writing protected memory. */
+    int mine = ptrs ? api_files_restore(ctx, newest)
+                    : cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory to restore");
+    int rc = api_agree(ctx, mine);
+    if (rc < 0) {
+        free(ptrs);
+        /* the caller agrees again: let the failing rank's message win */
+        return mine < 0 ? rc : api_echo(ctx, rc, "%s", ctx->msg);
+    }
     for (uint32_t i = 0; i < newest->h.nentries; i++) {
         api_var *v = api_var_find(ctx, newest->e[i].name);
         if (v && v->kind == CN_KIND_VAR)
             ptrs[i] = v->ptr;
     }
-    int rc = api_chain_apply(ctx, ch, ptrs);
+    rc = api_chain_apply(ctx, ch, ptrs);
     free(ptrs);
+    if (rc < 0) /* after api_chain_check: out of memory, or a file changed under us */
+        cn_err_prefix(&ctx->err, "protected memory may be partly overwritten: ");
     CN_TRY(rc);
     rebuild_tables(ctx, ch, level);
     return 0;

@@ -8,6 +8,8 @@
  * frames are decoded in parallel, each by one thread, straight into place
  * when it falls inside one destination, else through the thread's buffer
  * and scattered. Each decoded frame is checked against its raw checksum.
+ * Every worker's buffers are allocated before the first frame decodes, so a
+ * lack of memory there also fails with every destination untouched.
  *
  * Ownership: the frame list and per-thread buffers live for one cz_read.
  */
@@ -94,12 +96,19 @@ static int decode_job(const job *jb, uint8_t *tmp, uint8_t *scratch, cn_err *err
     return 0;
 }
 
+/* One decoding thread and its buffers (max_raw bytes each). */
+typedef struct worker {
+    reader *r;
+    uint8_t *tmp, *scratch;
+    pthread_t tid;
+} worker;
+
 static void *decode_loop(void *arg)
 {
-    reader *r = arg;
-    uint8_t *tmp = malloc(r->max_raw ? r->max_raw : 1), *scratch = malloc(r->max_raw ? r->max_raw : 1);
+    worker *w = arg;
+    reader *r = w->r;
     cn_err local = {0};
-    int rc = tmp && scratch ? 0 : cn_fail(&local, CAIRN_ENOMEM, "no memory to decompress");
+    int rc = 0;
     for (;;) {
         pthread_mutex_lock(&r->mu);
         if (rc < 0 && r->rc == 0) {
@@ -110,14 +119,14 @@ static void *decode_loop(void *arg)
         pthread_mutex_unlock(&r->mu);
         if (k == r->nj)
             break;
-        rc = decode_job(&r->j[k], tmp, scratch, &local);
+        rc = decode_job(&r->j[k], w->tmp, w->scratch, &local);
         if (rc < 0)
             cn_err_prefix(&local, "'%s': ", r->j[k].s->name);
     }
-    free(tmp);
-    free(scratch);
     return NULL;
 }
+
+#define MAX_WORKERS 256
 
 int cz_read(const cz_stream *s, uint32_t n, int threads, cn_err *err)
 {
@@ -132,21 +141,36 @@ int cz_read(const cz_stream *s, uint32_t n, int threads, cn_err *err)
     for (size_t k = 0; k < r.nj; k++)
         if (r.j[k].f.raw_len > r.max_raw)
             r.max_raw = r.j[k].f.raw_len;
-    pthread_mutex_init(&r.mu, NULL);
-    pthread_t tid[256];
-    int started = 0;
-    if (threads > 256)
-        threads = 256;
-    if ((size_t)threads > r.nj)
-        threads = (int)r.nj;
-    for (; started < threads; started++)
-        if (pthread_create(&tid[started], NULL, decode_loop, &r) != 0)
+    /* THREADS workers (at least 1, at most one per frame), the calling thread first. */
+    size_t want = threads < 1 ? 1 : threads > MAX_WORKERS ? MAX_WORKERS : (size_t)threads;
+    want = want > r.nj ? (r.nj ? r.nj : 1) : want;
+    worker *w = calloc(want, sizeof *w);
+    size_t nw = 0;
+    for (; w && nw < want; nw++) { /* every buffer before any frame decodes */
+        w[nw] = (worker){.r = &r, .tmp = malloc(r.max_raw ? r.max_raw : 1),
+                         .scratch = malloc(r.max_raw ? r.max_raw : 1)};
+        if (!w[nw].tmp || !w[nw].scratch) {
+            free(w[nw].tmp), free(w[nw].scratch);
             break;
-    if (started == 0)
-        decode_loop(&r);
-    for (int i = 0; i < started; i++)
-        pthread_join(tid[i], NULL);
+        }
+    }
+    if (nw == 0) {
+        free(w), free(r.j);
+        return cn_fail(err, CAIRN_ENOMEM, "no memory to decompress (%zu bytes)",
+                       2 * (size_t)r.max_raw);
+    }
+    pthread_mutex_init(&r.mu, NULL);
+    size_t started = 1;
+    for (; started < nw; started++)
+        if (pthread_create(&w[started].tid, NULL, decode_loop, &w[started]) != 0)
+            break;
+    decode_loop(&w[0]);
+    for (size_t i = 1; i < started; i++)
+        pthread_join(w[i].tid, NULL);
+    for (size_t i = 0; i < nw; i++)
+        free(w[i].tmp), free(w[i].scratch);
     pthread_mutex_destroy(&r.mu);
+    free(w);
     free(r.j);
     return r.rc;
 }

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 static void reseal(uint8_t *p, size_t len)
 {
@@ -56,6 +56,33 @@ static int touch(void *arg, const cz_agg_var *v)
     for (uint64_t i = 0; i < v->size; i++)
         *acc += p[i];
     return 0;
+}
+
+static int drop(void *arg, const cz_agg_var *v)
+{
+    (void)arg, (void)v;
+    return 0;
+}
+
+/* The file after the selector byte (resealed first if its bit 0 is set, as
+ * below) opens and every variable reads back. */
+int fuzz_parse(const uint8_t *data, size_t size, cn_err *err)
+{
+    if (size < 1)
+        return cn_fail(err, CAIRN_ECORRUPT, "empty input: no selector byte");
+    size_t len = size - 1;
+    uint8_t *p = malloc(len ? len : 1);
+    CN_FAIL_IF(!p, err, CAIRN_ENOMEM, "no memory");
+    memcpy(p, data + 1, len);
+    if (data[0] & 1)
+        reseal(p, len);
+    cz_agg_file *f = NULL;
+    int rc = cz_agg_open(p, len, &f, err);
+    if (rc == 0)
+        rc = cz_agg_read(f, drop, NULL, err);
+    cz_agg_close(f);
+    free(p);
+    return rc;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 /* Header field offsets, as cn_header_encode lays them out. */
 #define OFF_TABLE_SIZE 56
@@ -66,6 +66,16 @@ static void try_parse(const uint8_t *buf, size_t len)
     if (rc != 0 && rc != CAIRN_ECORRUPT)
         abort();
     cn_ckpt_close(c);
+}
+
+int fuzz_parse(const uint8_t *data, size_t size, cn_err *err)
+{
+    cn_ckpt *c = NULL;
+    int rc = cn_ckpt_parse(data, size, "seed", &c, err);
+    if (rc == 0)
+        rc = cn_ckpt_verify(c, "seed", err);
+    cn_ckpt_close(c);
+    return rc;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

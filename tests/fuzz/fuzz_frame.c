@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 #define FUZZ_MAX_RAW (1u << 20)
 
@@ -84,6 +84,31 @@ static void round_trip(const uint8_t *p, size_t len, int id)
     free(frame);
     free(scratch);
     free(out);
+}
+
+/* The frames after the selector byte parse and decode, each to its raw
+ * checksum (a round-trip input, bit 7 set, is always accepted). */
+int fuzz_parse(const uint8_t *data, size_t size, cn_err *err)
+{
+    if (size < 1)
+        return cn_fail(err, CAIRN_ECORRUPT, "empty input: no selector byte");
+    if (data[0] & 0x80)
+        return 0;
+    int want = (data[0] & 0x7f) % CZ_NCODECS;
+    const uint8_t *p = data + 1;
+    size_t len = size - 1;
+    while (len > 0) {
+        cz_frame f;
+        size_t used = 0;
+        CN_TRY(cz_frame_parse(p, len, want, &f, &used, err));
+        uint8_t *dst = malloc(f.raw_len), *scratch = malloc(f.raw_len);
+        int rc = dst && scratch ? cz_frame_decode(&f, dst, scratch, err)
+                                : cn_fail(err, CAIRN_ENOMEM, "no memory");
+        free(dst), free(scratch);
+        CN_TRY(rc);
+        p += used, len -= used;
+    }
+    return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

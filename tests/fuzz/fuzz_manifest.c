@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 static void check_decoded(const cn_manifest *m, const uint8_t *buf, size_t len)
 {
@@ -44,6 +44,14 @@ static void try_decode(const uint8_t *buf, size_t len)
         abort();
     }
     cn_manifest_free(&m);
+}
+
+int fuzz_parse(const uint8_t *data, size_t size, cn_err *err)
+{
+    cn_manifest m;
+    int rc = cn_manifest_decode(data, size, &m, err);
+    cn_manifest_free(&m);
+    return rc;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 static void check_decoded(cn_parity *p, const uint8_t *buf)
 {
@@ -41,6 +41,15 @@ static void try_check(const uint8_t *buf, size_t len)
     }
     if (cn_parity_decode(buf, len, &p, &err) == 0)
         cn_parity_free(&p);
+}
+
+int fuzz_parse(const uint8_t *data, size_t size, cn_err *err)
+{
+    cn_parity p;
+    int rc = cn_parity_check(data, size, "seed", &p, err);
+    if (rc == 0)
+        cn_parity_free(&p);
+    return rc;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 static void try_decode(const uint8_t *buf, size_t len)
 {
@@ -34,6 +34,14 @@ static void try_decode(const uint8_t *buf, size_t len)
         abort();
     }
     cn_pindex_free(&x);
+}
+
+int fuzz_parse(const uint8_t *data, size_t size, cn_err *err)
+{
+    cn_pindex x;
+    int rc = cn_pindex_decode(data, size, &x, err);
+    cn_pindex_free(&x);
+    return rc;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

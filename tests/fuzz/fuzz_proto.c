@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 /* RC and the formatted line OUT (N bytes) against the input. */
 static void check(int rc, const cn_err *err, const char *out, int n, const uint8_t *data,
@@ -25,6 +25,19 @@ static void check(int rc, const cn_err *err, const char *out, int n, const uint8
     } else if (rc != CAIRN_EFORMAT || err->code != CAIRN_EFORMAT || !err->msg[0]) {
         abort();
     }
+}
+
+/* A line is valid if it parses as a request or as a reply; a refusal
+ * carries both parsers' messages. */
+int fuzz_parse(const uint8_t *data, size_t size, cn_err *err)
+{
+    cn_req q;
+    cn_rep r;
+    cn_err req = {0}, rep = {0};
+    if (cn_req_parse((const char *)data, size, &q, &req) == 0 ||
+        cn_rep_parse((const char *)data, size, &r, &rep) == 0)
+        return 0;
+    return cn_fail(err, CAIRN_EFORMAT, "request: %.500s; reply: %.500s", req.msg, rep.msg);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

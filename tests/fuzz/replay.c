@@ -3,12 +3,25 @@
  * inputs without libFuzzer, so the test suite replays the corpus with any
  * compiler (and under the sanitizers in `make asan`).
  *
- *   replay_fuzz_ckpt DIR|FILE...     prints "replay: N inputs"
+ *   replay_fuzz_ckpt DIR|FILE...     prints "replay: N inputs, J judged by name, M misjudged"
  *
  * Each input is read into a buffer of exactly its size, so an over-read is
  * seen by AddressSanitizer. A target that crashes or aborts fails the run;
  * an unreadable argument exits 2.
+ *
+ * Seed names. Besides being replayed, a seed whose file name starts with
+ * "valid-" must be accepted by the target's parser (fuzz_parse, fuzz.h), and
+ * one named "bad-WORD-WORD...[--NOTE]" must be refused with a message that
+ * contains every WORD (case-insensitive; NOTE, after "--", only tells
+ * variants apart): bad-magic must fail naming the magic, bad-table-checksum
+ * with "table checksum mismatch", not at some earlier check. Every other
+ * seed is only replayed. A failed expectation prints one line naming the
+ * seed and the message, and the run exits 1. CAIRN_REPLAY_VERBOSE=1 prints
+ * every judged seed's verdict.
  */
+#include "fuzz.h"
+
+#include <ctype.h>
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,7 +29,66 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* Defined by targets that judge seeds (fuzz.h); NULL in the others. */
+int fuzz_parse(const uint8_t *data, size_t size, cn_err *err) __attribute__((weak));
+
+static long judged, misjudged;
+
+/* Does MSG contain WORD (LEN bytes), ignoring case? */
+static bool has_word(const char *msg, const char *word, size_t len)
+{
+    for (; *msg; msg++) {
+        size_t i = 0;
+        while (i < len && msg[i] && tolower((unsigned char)msg[i]) == tolower((unsigned char)word[i]))
+            i++;
+        if (i == len)
+            return true;
+    }
+    return false;
+}
+
+/* Check the verdict of fuzz_parse on seed NAME (its bytes BUF, LEN). */
+static void judge(const char *name, const uint8_t *buf, size_t len)
+{
+    bool valid = strncmp(name, "valid-", 6) == 0, bad = strncmp(name, "bad-", 4) == 0;
+    if (!valid && !bad)
+        return;
+    judged++;
+    if (!fuzz_parse) {
+        printf("replay: %s: this target has no fuzz_parse to judge it\n", name);
+        misjudged++;
+        return;
+    }
+    cn_err err = {0};
+    int rc = fuzz_parse(buf, len, &err);
+    if (valid && rc != 0) {
+        printf("replay: %s: refused (%d): %s\n", name, rc, err.msg);
+        misjudged++;
+        return;
+    }
+    if (getenv("CAIRN_REPLAY_VERBOSE")) /* what each judged seed got */
+        printf("replay: %s: %d %s\n", name, rc, err.msg);
+    if (valid)
+        return;
+    if (rc == 0 || err.code != rc || !err.msg[0]) {
+        printf("replay: %s: accepted (%d), expected a refusal with a message\n", name, rc);
+        misjudged++;
+        return;
+    }
+    const char *w = name + 4, *end = strstr(w, "--");
+    end = end ? end : w + strlen(w);
+    while (w < end) {
+        const char *dash = memchr(w, '-', (size_t)(end - w));
+        size_t n = (size_t)((dash ? dash : end) - w);
+        if (n > 0 && !has_word(err.msg, w, n)) {
+            printf("replay: %s: refused, but the message does not say '%.*s': %s\n", name,
+                   (int)n, w, err.msg);
+            misjudged++;
+            return;
+        }
+        w += n + 1;
+    }
+}
 
 /* Run the target on file PATH; returns 0, or -1 if it cannot be read. */
 static int replay_file(const char *path)
@@ -32,8 +104,11 @@ static int replay_file(const char *path)
     uint8_t *buf = malloc(len ? len : 1);
     int rc = (buf && fread(buf, 1, len, f) == len) ? 0 : -1;
     fclose(f);
-    if (rc == 0)
+    if (rc == 0) {
         LLVMFuzzerTestOneInput(buf, len);
+        const char *slash = strrchr(path, '/');
+        judge(slash ? slash + 1 : path, buf, len);
+    }
     free(buf);
     return rc;
 }
@@ -108,6 +183,6 @@ int main(int argc, char **argv)
             status = 2;
         }
     }
-    printf("replay: %ld inputs\n", count);
-    return status;
+    printf("replay: %ld inputs, %ld judged by name, %ld misjudged\n", count, judged, misjudged);
+    return status ? status : misjudged ? 1 : 0;
 }

@@ -81,6 +81,21 @@ check "  ... calm stored no block after generation 1" \
   run_grep '^calm .* delta 0 blocks' "$BUILD/cairn" inspect "$(gen_dir 0 3)/rank-1.ckpt"
 check "  ... every generation restores bit-exact" restore_every 4
 
+# A failed restart leaves protected memory unchanged, even when the chain's
+# older links could already have been applied (cairn.h, cairn_restart).
+fresh incr-untouched
+CAIRN_KEEP=8 ti save 4 >/dev/null # one chain 1 <- 2 <- 3 <- 4
+cp "$(gen_dir 1 2)/rank-3.ckpt" "$CAIRN_BASE/rank-3.ckpt.good"
+printf '\xff' | dd of="$(gen_dir 1 2)/rank-3.ckpt" bs=1 seek=5000 conv=notrunc status=none
+check "link 2 of 1..4 has a flipped byte (rank 3): restart of 4 fails, memory unchanged everywhere" \
+  run_grep 'PASS expect-fail-id' ti expect-fail-id 4 CAIRN_ECORRUPT
+cp "$CAIRN_BASE/rank-3.ckpt.good" "$(gen_dir 1 2)/rank-3.ckpt"
+check "  ... link 2 put back; t_forge: its 'smooth' frame passes every stored checksum, does not decode" \
+  run_grep '^forged smooth ' "$BUILD/tests/t_forge" "$(gen_dir 1 2)/rank-3.ckpt" smooth
+check "  ... restart of 4 (link 1 could be applied first): CAIRN_ECORRUPT, memory unchanged everywhere" \
+  run_grep 'PASS expect-fail-id' ti expect-fail-id 4 CAIRN_ECORRUPT
+check "  ... generation 1 (before the forged link) still restores bit-exact" ti restore-id 1
+
 # Level 3: 8 nodes of one rank, 2 sets of 4 (k = 2, m = 2).
 export CAIRN_RANKS_PER_NODE=1 CAIRN_SET_SIZE=4 CAIRN_EC_M=2
 ti8() { scripts/mpirun.sh 8 "$TI" "$@"; }

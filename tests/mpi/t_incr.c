@@ -29,6 +29,9 @@
  *   parents P1 P2 ..  cairn_generations, oldest first, must have these parents
  *                     (-1: full), and each must store less than its raw size
  *                     when incremental
+ *   expect-fail-id G CODE  restart generation G must fail with CODE (e.g.
+ *                     CAIRN_ECORRUPT) and leave memory as it was before the
+ *                     call, byte for byte (cairn.h: memory unchanged)
  *   hint N            save N generations hinting calm unchanged and step
  *                     changed; generation >= 2 must store none of calm
  */
@@ -195,6 +198,45 @@ static void scramble(void)
     step = -1;
 }
 
+/* After a failed restart: is every variable still as scramble() left it? */
+static const char *not_scrambled(void)
+{
+    const char *what = NULL;
+    double *gr = malloc(sizeof(double) * NX * NY), *sm = malloc(sizeof(double) * NSMOOTH);
+    uint8_t *rc = malloc(NREC * RECSZ);
+    int32_t *gw = malloc(sizeof(int32_t) * GROW_MAX);
+    float *cm = malloc(sizeof(float) * NCALM);
+    int64_t st = step;
+    memcpy(gr, grid, sizeof(double) * NX * NY), memcpy(sm, smooth, sizeof(double) * NSMOOTH);
+    memcpy(rc, recs, NREC * RECSZ), memcpy(gw, grow, sizeof(int32_t) * GROW_MAX);
+    memcpy(cm, calm, sizeof(float) * NCALM);
+    scramble();
+    if (memcmp(gr, grid, sizeof(double) * NX * NY) != 0)
+        what = "grid";
+    else if (memcmp(sm, smooth, sizeof(double) * NSMOOTH) != 0)
+        what = "smooth";
+    else if (memcmp(rc, recs, NREC * RECSZ) != 0)
+        what = "recs";
+    else if (memcmp(gw, grow, sizeof(int32_t) * GROW_MAX) != 0)
+        what = "grow";
+    else if (memcmp(cm, calm, sizeof(float) * NCALM) != 0)
+        what = "calm";
+    else if (st != step)
+        what = "step";
+    free(gr), free(sm), free(rc), free(gw), free(cm);
+    return what;
+}
+
+static int code_of(const char *name)
+{
+#define T_X(n, v, m)                                                                              \
+    if (strcmp(name, #n) == 0)                                                                    \
+        return v;
+    CAIRN_ERROR_LIST(T_X)
+#undef T_X
+    return 1;
+}
+
 static int level_of(const char *levels, long g)
 {
     if (!levels)
@@ -287,6 +329,16 @@ int main(int argc, char **argv)
         ok = restart(ctx, CAIRN_LATEST, a, why, sizeof why);
     } else if (strcmp(mode, "restore-id") == 0) {
         ok = restart(ctx, a, a, why, sizeof why);
+    } else if (strcmp(mode, "expect-fail-id") == 0 && argc > 3) {
+        scramble();
+        protect_all(ctx, a);
+        rc = cairn_restart(ctx, a, NULL);
+        const char *changed = not_scrambled();
+        ok = rc == code_of(argv[3]) && !changed;
+        snprintf(why, sizeof why, "restart of %ld gave %s (%s)%s%s", a, cairn_strerror(rc),
+                 cairn_errmsg(ctx), changed ? "; memory changed: " : "", changed ? changed : "");
+        if (rank == 0)
+            printf("message: %s\n", cairn_errmsg(ctx));
     } else if (strcmp(mode, "parents") == 0) {
         cairn_gen_info info[64];
         int n = 0;
