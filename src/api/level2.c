@@ -4,11 +4,15 @@
  *
  * Run by node leaders over ctx->leaders. Every leader sends its manifest and
  * payload to its successor and receives its predecessor's at the same time
- * (MPI_Sendrecv, block by block, so memory stays bounded). The copy is
- * committed only after every file verifies against the copied manifest.
+ * (MPI_Sendrecv, block by block, so memory stays bounded). What is sent is
+ * verified as it is read (header against the manifest, every block against
+ * its checksum, in the same pass): a damaged rank file is reported and no
+ * leader commits a copy. A copy is committed only after every file verifies
+ * against the copied manifest.
  */
 #include "api/api.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,19 +30,25 @@ static int sendrecv_bytes(cairn_ctx *ctx, const void *out, int nout, int to, voi
 
 /* Stream this node's payload to TO while receiving FROM's into COPY, in
  * TOTAL / block steps (the same count on every leader). */
-static int stream(cairn_ctx *ctx, const lvl_payload *mine, lvl_payload_out *copy,
+static int stream(cairn_ctx *ctx, lvl_payload *mine, lvl_payload_out *copy,
                   uint64_t their_size, uint64_t total, int to, int from)
 {
     size_t block = ctx->cfg.ec_block;
     uint8_t *sb = malloc(block), *rb = malloc(block);
     int rc = (!sb || !rb) ? cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory") : 0;
     uint64_t my_size = lvl_payload_size(mine);
-    /* A local write error must not stop the exchange the neighbours wait on. */
+    /* A local error (a damaged block here, a write error) must not stop the
+     * exchange the neighbours wait on: zeros go out after it, and nothing is
+     * committed anywhere (api_partner_copy agrees first). */
     for (uint64_t off = 0; sb && rb && off < total; off += block) {
         int ns = (int)(off < my_size ? (my_size - off < block ? my_size - off : block) : 0);
         int nr = (int)(off < their_size ? (their_size - off < block ? their_size - off : block)
                                         : 0);
-        lvl_payload_read(mine, off, sb, (size_t)ns);
+        int rrc = rc == 0 ? lvl_payload_read_checked(mine, off, sb, (size_t)ns, &ctx->err) : -1;
+        if (rrc < 0) {
+            rc = rc ? rc : rrc;
+            memset(sb, 0, (size_t)ns);
+        }
         int mpi = sendrecv_bytes(ctx, sb, ns, to, rb, nr, from);
         if (mpi < 0)
             return free(sb), free(rb), mpi;
@@ -76,6 +86,12 @@ int api_partner_copy(cairn_ctx *ctx, int genfd, const cn_manifest *m)
         their_size += pm.local[i].file_size;
     if (rc == 0)
         rc = lvl_payload_open(genfd, m->local, m->nlocal, &payload, &ctx->err);
+    if (rc == 0) { /* never copy damaged data as if it were good */
+        char gen[64], gen_path[sizeof ctx->node_path + 64];
+        cn_gen_dirname(gen, sizeof gen, m->generation);
+        snprintf(gen_path, sizeof gen_path, "%s/%s", ctx->node_path, gen);
+        rc = lvl_payload_verify(payload, m->local, gen_path, &ctx->err);
+    }
     if (rc == 0 && (dirfd = cn_dir_open(genfd, PARTNER_DIR, true, &ctx->err)) < 0)
         rc = dirfd;
     if (rc == 0)
@@ -89,6 +105,13 @@ int api_partner_copy(cairn_ctx *ctx, int genfd, const cn_manifest *m)
         rc = api_echo(ctx, CAIRN_EIO, "partner copy failed on another node");
     if (rc == 0)
         rc = stream(ctx, payload, copy, their_size, all[0], to, from);
+    /* Commit only if every leader sent verified data and stored what it got. */
+    int worst = rc;
+    if (all[1] == 0 &&
+        MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, ctx->leaders) != MPI_SUCCESS)
+        worst = rc = rc ? rc : cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce failed");
+    if (rc == 0 && worst < 0)
+        rc = api_echo(ctx, worst, "partner copy failed on another node");
     if (rc == 0) {
         rc = lvl_payload_commit(copy, "partner copy", &ctx->err);
         copy = NULL;

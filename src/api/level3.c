@@ -8,6 +8,9 @@
  * that every parity file can rebuild any member. The chunk is the largest
  * payload of the set divided by k = n - m, rounded up to the codec's
  * alignment: every member is padded to the largest (the paper's scheme).
+ * The payload is verified as the ring reads it (levels.h,
+ * lvl_payload_read_checked): a damaged rank file fails the set's encoding,
+ * and its parity is never committed.
  */
 #include "api/api.h"
 
@@ -104,11 +107,11 @@ typedef struct enc_io {
     int n, member;
 } enc_io;
 
+/* The payload verified as the ring reads it: a damaged block fails the
+ * encoding of the whole set (the ring agrees), so no parity of it is kept. */
 static int enc_read(void *arg, uint64_t off, void *buf, size_t len, cn_err *err)
 {
-    (void)err;
-    lvl_payload_read(((enc_io *)arg)->payload, off, buf, len);
-    return 0;
+    return lvl_payload_read_checked(((enc_io *)arg)->payload, off, buf, len, err);
 }
 
 static int enc_write_parity(void *arg, int stripe, int row, uint64_t off, const void *buf,
@@ -155,6 +158,8 @@ int api_encode(cairn_ctx *ctx, int genfd, const char *gen_path, const cn_manifes
         rc = ec_codec_new(k, ctx->cfg.ec_m, ctx->cfg.ec_w, ctx->cfg.ec_kernel, &codec, &ctx->err);
     if (rc == 0)
         rc = lvl_payload_open(genfd, m->local, m->nlocal, &payload, &ctx->err);
+    if (rc == 0) /* never encode damaged data into parity as if it were good (enc_read) */
+        rc = lvl_payload_verify(payload, m->local, gen_path, &ctx->err);
     uint64_t largest = 0;
     for (int i = 0; rc == 0 && i < ctx->set_n; i++)
         if (p.members[i].payload > largest)

@@ -88,8 +88,20 @@ typedef struct lvl_payload lvl_payload;
 int lvl_payload_open(int genfd, const cn_manifest_rank *local, uint32_t n, lvl_payload **out,
                      cn_err *err);
 uint64_t lvl_payload_size(const lvl_payload *p);
-/* Copy LEN bytes at OFF of the concatenation into BUF; zeros past its end. */
+/* Check P's files from now on, for levels 2 and 3, which protect only what
+ * verifies: each file's header against its manifest entry in LOCAL and its
+ * table now (CAIRN_ECORRUPT); every data block and padding gap later, by
+ * lvl_payload_read_checked. GEN_PATH names the directory in messages. */
+int lvl_payload_verify(lvl_payload *p, const cn_manifest_rank *local, const char *gen_path,
+                       cn_err *err);
+/* Copy LEN bytes at OFF of the concatenation into BUF; zeros past its end.
+ * Unchecked (see lvl_payload_read_checked). */
 void lvl_payload_read(const lvl_payload *p, uint64_t off, void *buf, size_t len);
+/* The same, after lvl_payload_verify succeeded (else CAIRN_EINVAL): every
+ * block the range touches is hashed the first time (then copied from cache:
+ * one pass over the data) and a mismatch fails with CAIRN_ECORRUPT naming
+ * the file, entry and block, BUF then undefined. */
+int lvl_payload_read_checked(lvl_payload *p, uint64_t off, void *buf, size_t len, cn_err *err);
 void lvl_payload_close(lvl_payload *p);
 
 typedef struct lvl_payload_out lvl_payload_out;
@@ -138,10 +150,28 @@ static inline const uint8_t *lvl_parity_row(const lvl_parity_in *in, int row)
 int lvl_pfs_open(const char *pfs_dir, const char *job, bool create, cn_err *err);
 /* Read and decode generation ID's index under JOBFD (CAIRN_ENOENT: none yet). */
 int lvl_pfs_index(int jobfd, long id, cn_pindex *x, cn_err *err);
-/* The newest complete generation <= BOUND of JOB, its index in *X; -1 if none. */
-long lvl_pfs_newest(int jobfd, const char *job, long bound, cn_pindex *x, cn_err *err);
-/* Keep the KEEP newest complete generations; remove older and broken ones. */
-void lvl_pfs_prune(int jobfd, const char *job, int keep);
+/* What lvl_pfs_newest passed over: the newest generation whose index is there
+ * but does not read (-1 none; WHY says what is wrong), and the newest complete
+ * one of another rank count (-1 none; its NRANKS and NNODES). */
+typedef struct lvl_pfs_skip {
+    long damaged, foreign;
+    uint32_t nranks, nnodes;
+    char why[512];
+} lvl_pfs_skip;
+/* The newest complete generation <= BOUND of JOB (and of NRANKS ranks, unless
+ * 0), its index in *X; -1 if none. SKIP (may be NULL) gets what it passed over. */
+long lvl_pfs_newest(int jobfd, const char *job, long bound, uint32_t nranks, cn_pindex *x,
+                    lvl_pfs_skip *skip, cn_err *err);
+/* After a flush by a run of NRANKS ranks whose newest generation is NEWEST:
+ * keep the KEEP newest complete generations of JOB and NRANKS up to NEWEST,
+ * remove the older ones and older directories without an index; those above
+ * NEWEST only with ABANDONED. Never another rank count's, nor a damaged index. */
+/* A run of NRANKS ranks of JOB wrote generation NEWEST: its complete PFS
+ * generations above NEWEST are an abandoned timeline: set aside
+ * (cn_set_aside), or with REMOVE removed. Returns how many. */
+int lvl_pfs_abandon(int jobfd, const char *job, uint32_t nranks, long newest, bool remove);
+void lvl_pfs_prune(int jobfd, const char *job, uint32_t nranks, long newest, int keep,
+                   bool abandoned);
 
 typedef struct lvl_pfs_file lvl_pfs_file;
 /* Start NAME.tmp under GENFD, written at most MIB_PER_S MiB/s (0: no limit). */

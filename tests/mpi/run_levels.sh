@@ -69,3 +69,72 @@ check "level 2: a node and its partner lost: CAIRN_ELOST says so" \
   run_grep 'node 1 and its partner node 2 are both lost' scripts/mpirun.sh 8 "$T" expect-fail CAIRN_ELOST
 unset CAIRN_SET_SIZE CAIRN_EC_M
 export CAIRN_RANKS_PER_NODE=2
+
+# Levels 2 and 3 verify what they protect. A daemon holds generation 1 (2 s,
+# so the application has handed it over and finished) and dies about to
+# raise it (it stays at level 1, queued); a byte of one rank file is then
+# flipped; the next daemons resume generation 1 and must refuse to copy or
+# encode the damaged file: it stays at level 1, no partner copy or parity
+# file of it exists, and the daemon's log names the file.
+export CAIRN_RANKS_PER_NODE=2 CAIRN_SET_SIZE=4 CAIRN_EC_M=2 CAIRN_DAEMON_LAUNCHER="bash scripts/mpirun.sh"
+verify_before_raise() { # LEVEL
+  local lvl=$1 C=$BUILD/cairn job_dir
+  job_dir=$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB
+  CAIRN_DAEMON_DELAY_MS=2000 CAIRN_FAULT=cairnd.gen:gen=1:rank=0 "$C" start --nodes 4 >/dev/null || return 1
+  run_grep 'PASS save' scripts/mpirun.sh 8 "$T" save 1 "$lvl" || return 1
+  local _; for _ in $(seq 600); do pgrep -f "^[^ ]*cairnd --job $CAIRN_JOB( |\$)" >/dev/null || break; sleep 0.1; done
+  "$C" ls --job "$CAIRN_JOB" | awk '$1==1 && $2!=1 {exit 1}' || { echo "generation 1 left level 1 before the flip"; return 1; }
+  printf '\xff' | dd of="$job_dir/node1/gen-1/rank-2.ckpt" bs=1 seek=5000 conv=notrunc status=none
+  "$C" start --nodes 4 >/dev/null || return 1
+  local busy=1
+  for _ in $(seq 1200); do # idle with nothing queued, or gone
+    "$C" status 2>/dev/null | awk 'NR>1 && ($3!=0 || $4!="idle") {b=1} END {exit b}' && { busy=0; break; }
+    sleep 0.1
+  done
+  "$C" stop >/dev/null
+  [ "$busy" = 0 ] || { echo "daemons never went idle"; return 1; }
+  "$C" ls --job "$CAIRN_JOB" | awk '$1==1 && $2!=1 {exit 1}' || { echo "generation 1 was raised"; "$C" ls --job "$CAIRN_JOB"; return 1; }
+  if ls "$job_dir"/node*/gen-1/parity.ec "$job_dir"/node*/gen-1/partner/rank-2.ckpt 2>/dev/null | grep -q .; then
+    echo "damaged data was protected:"; ls -R "$job_dir"; return 1
+  fi
+  # the source file in the generation (not the partner's received copy) and the block
+  grep -Eq "stays at level 1: .*node1/gen-1/rank-2.ckpt: '[a-z]+' block [0-9]+ .*checksum mismatch" "$job_dir/cairnd.log" ||
+    { echo "the daemon log does not name the damaged file and block"; tail "$job_dir/cairnd.log"; return 1; }
+}
+fresh verify-l3
+check "level 3: a rank file damaged before encoding is reported and not encoded into parity" verify_before_raise 3
+fresh verify-l2
+check "level 2: a rank file damaged before its partner copy is reported and not copied" verify_before_raise 2
+unset CAIRN_SET_SIZE CAIRN_EC_M CAIRN_DAEMON_LAUNCHER
+export CAIRN_RANKS_PER_NODE=2
+
+# The same with an intact older generation: generation 2's raise is refused
+# (damaged after level 1), and a restart skips it and restores generation 1
+# bit-exact. The daemons hold each generation 2 s (the application has handed
+# both over by then) and die about to raise generation 2.
+export CAIRN_RANKS_PER_NODE=2 CAIRN_SET_SIZE=4 CAIRN_EC_M=2 CAIRN_DAEMON_LAUNCHER="bash scripts/mpirun.sh"
+damaged_newest() {
+  local C=$BUILD/cairn job_dir=$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB _
+  CAIRN_DAEMON_DELAY_MS=2000 CAIRN_FAULT=cairnd.gen:gen=2:rank=0 "$C" start --nodes 4 >/dev/null || return 1
+  run_grep 'PASS save' scripts/mpirun.sh 8 "$T" save 2 3 || return 1
+  for _ in $(seq 600); do pgrep -f "^[^ ]*cairnd --job $CAIRN_JOB( |\$)" >/dev/null || break; sleep 0.1; done
+  "$C" ls --job "$CAIRN_JOB" | awk '$1==2 && $2!=1 {exit 1}' || { echo "generation 2 left level 1 before the flip"; return 1; }
+  printf '\xff' | dd of="$job_dir/node3/gen-2/rank-6.ckpt" bs=1 seek=5000 conv=notrunc status=none
+  "$C" start --nodes 4 >/dev/null || return 1
+  local busy=1
+  for _ in $(seq 1200); do
+    "$C" status 2>/dev/null | awk 'NR>1 && ($3!=0 || $4!="idle") {b=1} END {exit b}' && { busy=0; break; }
+    sleep 0.1
+  done
+  "$C" stop >/dev/null
+  [ "$busy" = 0 ] || { echo "daemons never went idle"; return 1; }
+  "$C" ls --job "$CAIRN_JOB" | awk '$1==2 && $2!=1 {exit 1}' || { echo "generation 2 was raised"; return 1; }
+  ! ls "$job_dir"/node*/gen-2/parity.ec 2>/dev/null | grep -q . || { echo "parity of damaged data was kept"; return 1; }
+  grep -Eq "generation 2 stays at level 1: .*node3/gen-2/rank-6.ckpt: '[a-z]+' block [0-9]+ .*checksum mismatch" "$job_dir/cairnd.log" ||
+    { echo "the daemon log does not say why"; tail -5 "$job_dir/cairnd.log"; return 1; }
+  run_grep 'generation 2 is unusable .*rank-6.ckpt' scripts/mpirun.sh 8 "$T" restore 1
+}
+fresh verify-older
+check "level 3: a damaged newest generation is not encoded; a restart restores the older one bit-exact" damaged_newest
+unset CAIRN_SET_SIZE CAIRN_EC_M CAIRN_DAEMON_LAUNCHER
+export CAIRN_RANKS_PER_NODE=2

@@ -54,12 +54,12 @@ static int teardown(void **state)
     return rmdir(dir);
 }
 
-static uint64_t mix(uint64_t x)
+static uint64_t mix(uint64_t x) /* splitmix64: every output bit depends on every input bit */
 {
-    x ^= x >> 31;
-    x *= 0x9E3779B97F4A7C15ull;
-    x ^= x >> 29;
-    return x;
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
 }
 
 /* Compressible (slow ramps) or incompressible (noise) bytes. */
@@ -122,6 +122,13 @@ static void round_trip(const var *vars, uint32_t n, uint32_t block, uint32_t buf
         assert_true(e->nblocks == 0 || (uint64_t)(e->nblocks - 1) * block < e->stored_size);
     }
     assert_int_equal(packed, npacked);
+    for (uint32_t i = 0; noise && i < n; i++) { /* noise: each pack is stored as it is */
+        uint64_t pack = vars[i].size;
+        for (uint32_t j = i + 1; j < n && (c->e[j].flags & CN_ENTRY_PACKED); j++)
+            pack += vars[j].size;
+        if (!(c->e[i].flags & CN_ENTRY_PACKED) && c->e[i].codec != CZ_RAW)
+            assert_true(c->e[i].stored_size > pack);
+    }
     cz_dest d[8];
     const cz_dest *dp[8];
     uint32_t nd[8];
