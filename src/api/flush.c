@@ -12,7 +12,10 @@
  *      pfs.scheme) and writes them through the throttle (levels/pfs.c);
  *   4. sizes and checksums are summed to the first leader, which writes the
  *      index last (the generation is complete from then on) and prunes the
- *      PFS to pfs.keep generations.
+ *      PFS to pfs.keep generations (of this rank count, none newer than
+ *      this one unless store.prune_abandoned: levels/pfs.c).
+ * A generation id on the PFS that another rank count wrote is never
+ * replaced: the flush fails with CAIRN_EMISMATCH.
  * A PFS generation is always full: incremental chains end here.
  *
  * A state (in memory only, between leaders of one job):
@@ -245,7 +248,8 @@ static int write_index(cairn_ctx *ctx, int jobfd, int genfd, long id, int group,
     if (rc == 0) {
         cn_info("generation %ld on the PFS: %d ranks in %d files, %llu -> %llu bytes", id,
                 ctx->nranks, nfiles, (unsigned long long)x.raw, (unsigned long long)x.stored);
-        lvl_pfs_prune(jobfd, ctx->job, ctx->cfg.pfs_keep);
+        lvl_pfs_prune(jobfd, ctx->job, (uint32_t)ctx->nranks, id, ctx->cfg.pfs_keep,
+                      ctx->cfg.prune_abandoned);
     }
     free(x.files);
     return rc;
@@ -260,6 +264,28 @@ static int leaders_agree(cairn_ctx *ctx, int rc, const char *what)
     return rc == 0 && worst < 0 ? api_echo(ctx, worst, "%s failed on another node", what) : rc;
 }
 
+/* First leader: may generation ID on the PFS (JOBFD) be replaced? Not when
+ * another rank count's run wrote it: that may be its only copy. */
+static int may_replace(cairn_ctx *ctx, int jobfd, long id)
+{
+    cn_pindex x;
+    cn_err ignored = {0};
+    if (lvl_pfs_index(jobfd, id, &x, &ignored) < 0)
+        return 0; /* none, or no index: an unfinished flush */
+    int rc = 0;
+    if (x.nranks != (uint32_t)ctx->nranks || strcmp(x.job, ctx->job) != 0) {
+        char was[96], now[96];
+        api_layout_str(was, sizeof was, (int)x.nranks, (int)x.nnodes);
+        api_layout_str(now, sizeof now, ctx->nranks, ctx->nnodes);
+        rc = cn_fail(&ctx->err, CAIRN_EMISMATCH,
+                     "PFS generation %ld exists, written by %s; this run has %s: it is not "
+                     "replaced (use another generation id or job id, or remove it with cairn "
+                     "prune)", id, was, now);
+    }
+    cn_pindex_free(&x);
+    return rc;
+}
+
 static int flush_leader(cairn_ctx *ctx, long id)
 {
     int group = ctx->cfg.pfs_group < ctx->nranks ? ctx->cfg.pfs_group : ctx->nranks;
@@ -269,7 +295,9 @@ static int flush_leader(cairn_ctx *ctx, long id)
     int jobfd = -1, genfd = -1, rc = 0;
     if (ctx->node == 0) { /* a fresh directory: an older flush of ID is invalid now */
         jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, true, &ctx->err);
-        rc = jobfd < 0 ? jobfd : cn_rmtree_at(jobfd, gen, &ctx->err);
+        rc = jobfd < 0 ? jobfd : may_replace(ctx, jobfd, id);
+        if (rc == 0)
+            rc = cn_rmtree_at(jobfd, gen, &ctx->err);
         if (rc == 0)
             genfd = rc = cn_dir_open(jobfd, gen, true, &ctx->err);
     }

@@ -7,10 +7,15 @@
  * manifest records. Globally, G is usable when every rank can use it: ranks
  * walk down from their newest candidates with MIN all-reductions until they
  * meet (api_common_below). Data checksums are checked later, by restart.
+ * A generation of another layout is only noted (ctx->layout_note, restart's
+ * CAIRN_EMISMATCH); one of this job and layout that a rank cannot use (its
+ * file missing or of the wrong size, its manifest unreadable, a link of its
+ * chain unusable) is noted as damaged (api_note_lost).
  */
 #include "api/api.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +23,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Does generation ID hold a manifest that names RANK's file as usable? */
+/* The note restart gives when generation ID is of another layout than this run. */
+static void note_layout(cairn_ctx *ctx, long id, const cn_manifest *m)
+{
+    if (ctx->layout_note[0])
+        return;
+    char was[96], now[96];
+    api_layout_str(was, sizeof was, (int)m->nranks, (int)m->nnodes);
+    api_layout_str(now, sizeof now, ctx->nranks, ctx->nnodes);
+    bool same = m->nranks == (uint32_t)ctx->nranks && m->nnodes == (uint32_t)ctx->nnodes;
+    snprintf(ctx->layout_note, sizeof ctx->layout_note,
+             "generation %ld was written by %.60s%s; this run has %.60s", id, was,
+             same ? " (another rank -> node map)" : "", now);
+}
+
+/* Does generation ID hold a manifest that names RANK's file as usable? A
+ * generation of this job and layout that does not is noted as damaged. */
 static bool usable(cairn_ctx *ctx, int rank, long id, api_gen *out)
 {
     char gen[64], rank_file[64];
@@ -34,31 +54,42 @@ static bool usable(cairn_ctx *ctx, int rank, long id, api_gen *out)
     int rc = api_read_manifest(ctx, genfd, &m);
     err = ctx->err;
     ctx->err = saved;
-    if (rc == 0) {
-        ok = api_manifest_of(ctx, &m, id, ctx->node);
-        if (!api_same_layout(ctx, &m) && !ctx->layout_note[0])
-            snprintf(ctx->layout_note, sizeof ctx->layout_note,
-                     "generation %ld was written by %u ranks on %u nodes; this run has %d ranks "
-                     "on %d nodes (or a different rank -> node map)",
-                     id, m.nranks, m.nnodes, ctx->nranks, ctx->nnodes);
+    if (rc == 0 && strcmp(m.job, ctx->job) == 0 && !api_same_layout(ctx, &m)) {
+        note_layout(ctx, id, &m); /* another layout's: not ours to use, nor damaged */
+        cn_debug("generation %ld was written by another layout", id);
+    } else if (rc == 0) {
         const cn_manifest_rank *me = NULL;
-        for (uint32_t i = 0; ok && i < m.nlocal; i++)
+        for (uint32_t i = 0; i < m.nlocal; i++)
             if (m.local[i].rank == (uint32_t)rank)
                 me = &m.local[i];
         struct stat st;
-        ok = ok && me && fstatat(genfd, rank_file, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-             S_ISREG(st.st_mode) && (uint64_t)st.st_size == me->file_size;
+        bool there = me && fstatat(genfd, rank_file, &st, AT_SYMLINK_NOFOLLOW) == 0;
+        if (!api_manifest_of(ctx, &m, id, ctx->node) || !me)
+            api_note_lost(ctx, id, CAIRN_ECORRUPT, "%s/%s/%s names generation %lld of job %s, "
+                          "node %u, without rank %d", ctx->node_path, gen, CN_MANIFEST_NAME,
+                          (long long)m.generation, m.job, m.node, rank);
+        else if (!there)
+            api_note_lost(ctx, id, CAIRN_ECORRUPT, "%s/%s/%s is missing", ctx->node_path, gen,
+                          rank_file);
+        else if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != me->file_size)
+            api_note_lost(ctx, id, CAIRN_ECORRUPT, "%s/%s/%s is %lld bytes; the manifest says %llu",
+                          ctx->node_path, gen, rank_file, (long long)st.st_size,
+                          (unsigned long long)me->file_size);
+        else
+            ok = true;
         if (ok)
             *out = (api_gen){id,        (int)m.level,    (long)m.parent, (long)m.base,
                              me->file_size, me->header_sum, me->raw,    me->delta};
         else
-            cn_debug("generation %ld not usable on this rank (manifest does not match the job)",
-                     id);
+            cn_debug("generation %ld not usable on rank %d", id, rank);
         cn_manifest_free(&m);
     } else if (err.msg[0]) {
         cn_debug("generation %ld: %s", id, err.msg);
-        if (err.code == CAIRN_ECORRUPT || err.code == CAIRN_EFORMAT)
+        if (err.code != -ENOENT) { /* a manifest is there but does not read */
             cn_warn("%s/%s/%s: %s", ctx->node_path, gen, CN_MANIFEST_NAME, err.msg);
+            api_note_lost(ctx, id, err.code == CAIRN_EFORMAT ? CAIRN_EFORMAT : CAIRN_ECORRUPT,
+                          "%s/%s/%s: %s", ctx->node_path, gen, CN_MANIFEST_NAME, err.msg);
+        }
     }
     close(genfd);
     return ok;
@@ -74,7 +105,6 @@ int api_local_gens(cairn_ctx *ctx, int rank, api_gen **out, int *n)
 {
     *out = NULL;
     *n = 0;
-    ctx->layout_note[0] = '\0';
     int fd = cn_dir_listing_fd(ctx->nodefd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
@@ -113,6 +143,9 @@ int api_local_gens(cairn_ctx *ctx, int rank, api_gen **out, int *n)
     for (size_t i = cnt; i-- > 0;)
         if (g[i].parent >= 0 && !api_gen_find(g + i + 1, (int)(kept - i - 1), g[i].parent)) {
             cn_debug("generation %ld: its parent %ld is not usable here", g[i].id, g[i].parent);
+            api_note_lost(ctx, g[i].id, CAIRN_ECORRUPT,
+                          "generation %ld (incremental) needs generation %ld, which rank %d "
+                          "cannot use in %s", g[i].id, g[i].parent, rank, ctx->node_path);
             memmove(&g[i], &g[i + 1], (kept - i - 1) * sizeof *g);
             kept--;
         }

@@ -8,8 +8,14 @@
  * (ctx->incr), and every generation any of these needs: its incremental
  * chain down to the full generation it starts with. A generation is
  * restorable here when its manifest decodes and so is its parent's. Dropped:
- * the rest, and any generation newer than the one just written (an
- * abandoned timeline). So an old chain goes once newer generations at every
+ * the rest, but only generations this job and layout wrote (by their
+ * manifest) or that have no manifest at all (a checkpoint that died): one of
+ * another layout, or whose manifest does not read, is never touched. Newer
+ * than the one just written (an abandoned timeline) are removed only with
+ * store.prune_abandoned = on; by default a complete one is set aside as
+ * "abandoned-gen-<id>" (cn_set_aside), kept but never restored in place of
+ * this run's newer data (an incomplete one, a checkpoint that died, goes).
+ * Node 0's leader does the same on the PFS (lvl_pfs_abandon). So an old chain goes once newer generations at every
  * level no longer need it. With a daemon the two halves split: the library
  * drops the newer ones when it writes a generation, cairnd the older ones
  * after raising it (a newer one may be on its way to cairnd then), and the
@@ -35,6 +41,8 @@ typedef struct pgen {
     long id, parent;
     int level, target;            /* reached, and asked for (1..3) */
     bool complete, restorable, keep;
+    bool mine;                    /* may go: its manifest says this job and layout, or it has
+                                   * none at all (a checkpoint that died before it) */
 } pgen;
 
 static int cmp_pgen_desc(const void *a, const void *b)
@@ -59,14 +67,17 @@ static void examine(cairn_ctx *ctx, pgen *g)
     cn_err saved = ctx->err, err = {0};
     int genfd = cn_dir_open(ctx->nodefd, name, false, &err);
     cn_manifest m;
-    if (genfd >= 0 && api_read_manifest(ctx, genfd, &m) == 0) {
-        g->complete = api_manifest_of(ctx, &m, g->id, ctx->node);
+    int rc = genfd >= 0 ? api_read_manifest(ctx, genfd, &m) : genfd;
+    if (rc == 0) {
+        g->complete = g->mine = api_manifest_of(ctx, &m, g->id, ctx->node);
         g->parent = (long)m.parent;
         g->level = (int)m.level;
         g->target = api_local_level(ctx, (int)m.target);
         cn_manifest_free(&m);
+    } else {
+        g->mine = genfd >= 0 && ctx->err.code == -ENOENT; /* no manifest was written */
     }
-    ctx->err = saved; /* an unreadable manifest only makes G incomplete */
+    ctx->err = saved; /* an unreadable manifest only makes G incomplete, and not ours to drop */
     if (genfd >= 0)
         close(genfd);
 }
@@ -99,8 +110,6 @@ void api_prune(cairn_ctx *ctx, long id, int what)
         return;
     qsort(g, n, sizeof *g, cmp_pgen_desc);
     for (size_t i = n; i-- > 0;) { /* oldest first: a parent is decided before its child */
-        if (g[i].id > id)
-            continue;
         examine(ctx, &g[i]);
         pgen *p = g[i].parent >= 0 ? find(g, n, g[i].parent) : NULL;
         g[i].restorable = g[i].complete && (g[i].parent < 0 || (p && p->restorable));
@@ -126,8 +135,23 @@ void api_prune(cairn_ctx *ctx, long id, int what)
             keep_chain(g, n, find(g, n, (long)ctx->incr[l]->gen));
     int trashed = 0;
     for (size_t i = 0; i < n; i++) {
-        if (g[i].id <= id ? g[i].keep || !(what & API_PRUNE_OLDER) : !(what & API_PRUNE_NEWER))
+        if (!g[i].mine || (g[i].id <= id ? g[i].keep || !(what & API_PRUNE_OLDER)
+                                         : !(what & API_PRUNE_NEWER)))
             continue;
+        if (g[i].id > id && g[i].complete && !ctx->cfg.prune_abandoned) {
+            /* An abandoned timeline: set aside, where no restart takes it
+             * in place of this run's newer data, and kept. */
+            char aside[128];
+            cn_err err = {0};
+            if (cn_set_aside(ctx->nodefd, g[i].id, aside, sizeof aside, &err) < 0)
+                cn_warn("prune: %s: %s", ctx->node_path, err.msg);
+            else if (ctx->node == 0)
+                cn_warn("generation %ld is newer than generation %ld this run wrote (the "
+                        "restart took an older one): set aside as %s on every node, never "
+                        "restored; remove it with 'cairn prune --abandoned' (or set "
+                        "store.prune_abandoned = on)", g[i].id, id, aside);
+            continue;
+        }
         char name[64], trash[128];
         cn_gen_dirname(name, sizeof name, g[i].id);
         snprintf(trash, sizeof trash, "%s%s.%d", API_TRASH_PREFIX, name, (int)getpid());
@@ -139,4 +163,12 @@ void api_prune(cairn_ctx *ctx, long id, int what)
     free(g);
     if (trashed)
         api_trash_empty(ctx, false);
+    if ((what & API_PRUNE_NEWER) && ctx->node == 0 && ctx->cfg.pfs_dir[0]) { /* and on the PFS */
+        cn_err err = {0};
+        int jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &err);
+        if (jobfd >= 0) {
+            lvl_pfs_abandon(jobfd, ctx->job, (uint32_t)ctx->nranks, id, ctx->cfg.prune_abandoned);
+            close(jobfd);
+        }
+    }
 }

@@ -14,7 +14,9 @@
  *     sent back and all partner copies are made anew;
  *   - otherwise CAIRN_ELOST naming generation, set and nodes; with
  *     CAIRN_LATEST the next older generation is tried (an older one may have
- *     been written at a higher level).
+ *     been written at a higher level). A level-1 generation that a wiped
+ *     node no longer holds is noted as lost for restart (api_note_lost);
+ *   - a generation another layout wrote is passed over (CAIRN_LATEST).
  * An incremental generation is whole only when every link of its chain is:
  * the links are made whole one by one, from the generation down to the full
  * one its chain starts with (each link decoded with its own parity); a link
@@ -25,6 +27,7 @@
 #include "api/api.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +41,7 @@ typedef struct node_state {
     int32_t partner_ok; /* partner/ copy of the previous node verified */
     int32_t level;      /* highest level this node's files claim, 0 if none */
     int32_t foreign;    /* written by a job of another rank/node layout */
-    int32_t pad;
+    int32_t present;    /* 0 no directory of it, 1 one without a manifest, 2 with one */
 } node_state;
 
 /* Newest generation id <= BOUND with a directory on this node, or -1. */
@@ -91,7 +94,11 @@ static node_state examine(cairn_ctx *ctx, long id, lvl_parity_in *pin)
     if (genfd < 0)
         return st;
     cn_manifest m = {0};
-    if (api_read_manifest(ctx, genfd, &m) == 0) {
+    cn_err saved = ctx->err;
+    int mrc = api_read_manifest(ctx, genfd, &m);
+    st.present = mrc == 0 || ctx->err.code != -ENOENT ? 2 : 1;
+    ctx->err = saved;
+    if (mrc == 0) {
         st.parent = m.generation == id ? m.parent : -2;
         st.level = (int32_t)m.level;
         st.foreign = !api_same_layout(ctx, &m);
@@ -173,6 +180,26 @@ static int decide(cairn_ctx *ctx, long id, const node_state *all, int level)
     }
     (void)nlost;
     return 1; /* level 1: nothing to rebuild from; restart reports what is wrong */
+}
+
+/* Generation ID at level 1, not whole: if some node holds it intact and
+ * another has no directory of it (wiped or replaced; a checkpoint that died
+ * leaves one on every node), it is lost, not unfinished: say so for restart. */
+static void note_level1_loss(cairn_ctx *ctx, long id, const node_state *all)
+{
+    char lost[512] = "";
+    int intact = 0;
+    for (int x = 0; x < ctx->nnodes; x++) {
+        intact += all[x].data_ok;
+        if (all[x].present == 0) {
+            size_t l = strlen(lost);
+            snprintf(lost + l, sizeof lost - l, "%s%d", l ? " " : "", x);
+        }
+    }
+    if (intact && lost[0])
+        api_note_lost(ctx, id, CAIRN_ELOST,
+                      "generation %ld is lost: it was at level 1 (no copy on another node) and "
+                      "node(s) %s no longer hold it", id, lost);
 }
 
 /* Write the manifest of a rebuilt member from the set description. */
@@ -463,6 +490,8 @@ static int make_whole(cairn_ctx *ctx, long id, node_state *all, long *parent)
         rc = 0;
     else if ((rc = decide(ctx, id, all, level)) == 0)
         rc = rebuild(ctx, id, all, level, &pin);
+    else if (rc == 1)
+        note_level1_loss(ctx, id, all);
     lvl_parity_close(&pin);
     if (rc == 0 && *parent == -2)
         *parent = -1; /* whole, yet nobody names a parent: cannot happen; stop here */
@@ -529,9 +558,12 @@ static int recover_leader(cairn_ctx *ctx, long id, long *chosen)
             *chosen = cand;
             break;
         }
-        if (rc == 2) { /* another layout: for restart to refuse */
+        if (rc == 2) { /* another layout's: restart refuses it; an older one may be ours */
             rc = 0;
-            break;
+            if (id != CAIRN_LATEST)
+                break;
+            bound = cand - 1;
+            continue;
         }
         if ((rc != CAIRN_ELOST && rc != 1) || id != CAIRN_LATEST) {
             rc = rc == 1 ? 0 : rc;

@@ -5,15 +5,22 @@
  * asked for. Verify: every rank maps its files of the generation's chain
  * (chain.c), checks each header against its manifest, every block checksum,
  * and that each protected variable is there with the same type and element
- * count; ranks agree. Only then copy: routed files back into files/rank-<r>/,
+ * count; ranks agree; every frame is decoded once into scratch and checked
+ * (chain.c, api_chain_check); ranks agree. Only then copy: routed files back into files/rank-<r>/,
  * then variables into protected memory, link by link. A corrupt or missing
  * file makes the generation unusable, and every generation whose chain
  * needs it; with CAIRN_LATEST the newest older one that does not is tried,
  * with a warning naming the link that broke.
+ * When nothing can be restored the code says why (why_none): a checkpoint
+ * that exists but is damaged or lost is CAIRN_ECORRUPT or CAIRN_ELOST, one
+ * of another layout CAIRN_EMISMATCH, and CAIRN_ENOENT only means that there
+ * is none at all. After a restore from node-local storage the newest PFS
+ * generation is read back, and damage to it warned (api_pfs_check).
  */
 #include "api/api.h"
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,29 +44,62 @@ static int try_generation(cairn_ctx *ctx, const api_gen *g, const api_gen *all, 
     rc = api_agree(ctx, rc); /* unusable first: a mismatch with a corrupt generation is moot */
     if (rc == 0)
         rc = api_agree(ctx, api_chain_match(ctx, &ch));
+    if (rc == 0) /* every frame decodes, on every rank, before anything is written */
+        rc = api_agree(ctx, api_chain_check(ctx, &ch));
     if (rc == 0)
         rc = api_agree(ctx, api_chain_restore(ctx, &ch, min_level));
     api_chain_close(&ch);
     return rc;
 }
 
+void api_note_lost(cairn_ctx *ctx, long id, int code, const char *fmt, ...)
+{
+    if (id > ctx->lost_bound || (ctx->lost_code && id <= ctx->lost_id))
+        return;
+    ctx->lost_code = code;
+    ctx->lost_id = id;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->lost_note, sizeof ctx->lost_note, fmt, ap);
+    va_end(ap);
+}
+
 /*
  * Level 4: when the PFS holds a newer generation than levels 1-3 can give
  * back (RC and WHOLE from api_recover), or the one asked for that they
- * cannot, stage it in, and say so. Returns RC otherwise.
+ * cannot, stage it in, and say so (*STAGED). Returns RC otherwise; when RC
+ * is CAIRN_ELOST its message also says what the PFS could not give.
  */
-static int from_pfs(cairn_ctx *ctx, long id, int rc, long whole)
+static int from_pfs(cairn_ctx *ctx, long id, int rc, long whole, bool *staged)
 {
     if (rc < 0 && rc != CAIRN_ELOST)
         return rc;
+    char lost[sizeof ctx->msg] = "";
+    if (rc < 0)
+        snprintf(lost, sizeof lost, "%s", ctx->msg);
     long bound = id == CAIRN_LATEST ? 0x7fffffffffffffffL : id;
     for (;;) {
         int prc = 0;
         long p = api_pfs_newest(ctx, bound, &prc);
         if (prc < 0)
             return api_agree(ctx, prc);
-        if (p < 0 || (id != CAIRN_LATEST && p != id) || (rc == 0 && whole >= p))
+        if (p < 0 || (id != CAIRN_LATEST && p != id) || (rc == 0 && whole >= p)) {
+            if (rc < 0) { /* the PFS cannot make up for it: the loss, and any PFS damage */
+                int has = ctx->lost_code != 0, any = 0;
+                MPI_Allreduce(&has, &any, 1, MPI_INT, MPI_MAX, ctx->comm);
+                char note[sizeof ctx->lost_note] = "";
+                if (any) {
+                    api_agree(ctx, has ? cn_fail(&ctx->err, ctx->lost_code, "%s", ctx->lost_note)
+                                       : 0);
+                    snprintf(note, sizeof note, "%.1000s", ctx->msg);
+                }
+                snprintf(ctx->msg, sizeof ctx->msg, "%.700s%s%.300s", lost,
+                         any ? "; also: " : "; no PFS generation to fall back on",
+                         note);
+                cn_err_clear(&ctx->err);
+            }
             return rc;
+        }
         if (ctx->rank == 0 && strcmp(ctx->pfs_job, ctx->job) != 0) {
             cn_warn("restoring generation %ld of job %s from the PFS (level 4): this job (%s) "
                     "has none of its own", p, ctx->pfs_job, ctx->job);
@@ -75,12 +115,43 @@ static int from_pfs(cairn_ctx *ctx, long id, int rc, long whole)
         }
         cn_err_clear(&ctx->err);
         int src = api_stage_in(ctx, p);
+        *staged = src == 0;
+        if (src == CAIRN_ECORRUPT || src == CAIRN_ENOENT || src == CAIRN_EFORMAT)
+            api_note_lost(ctx, p, src == CAIRN_EFORMAT ? src : CAIRN_ECORRUPT, "%s", ctx->msg);
         if (src == 0 || id != CAIRN_LATEST || (src != CAIRN_ECORRUPT && src != CAIRN_ENOENT))
             return src;
         if (ctx->rank == 0) /* a damaged PFS generation: an older one may do */
             cn_warn("PFS generation %ld is unusable (%s); trying an older one", p, ctx->msg);
         bound = p - 1;
     }
+}
+
+/*
+ * Collective: nothing can be restored, and no candidate failed its checks.
+ * Say why, the same on every rank: a generation that exists but is damaged
+ * or lost (CAIRN_ECORRUPT, CAIRN_ELOST, noted by the inventory, recovery
+ * and the PFS), else one of another layout (CAIRN_EMISMATCH), else
+ * CAIRN_ENOENT: nothing was ever checkpointed.
+ */
+static int why_none(cairn_ctx *ctx, long id)
+{
+    bool noted = ctx->lost_code && (id == CAIRN_LATEST || ctx->lost_id == id);
+    int rc = api_agree(ctx, noted ? cn_fail(&ctx->err, ctx->lost_code, "%s", ctx->lost_note)
+                                  : 0);
+    if (rc < 0)
+        return rc;
+    const char *note = ctx->layout_note[0] ? ctx->layout_note : ctx->pfs_note;
+    rc = api_agree(ctx, note[0] ? cn_fail(&ctx->err, CAIRN_EMISMATCH, "%s", note) : 0);
+    if (rc < 0)
+        return rc;
+    if (id == CAIRN_LATEST)
+        cn_fail(&ctx->err, CAIRN_ENOENT, "no checkpoint of job %s in %s%s%s", ctx->job,
+                ctx->node_path, ctx->cfg.pfs_dir[0] ? " nor on the PFS in " : "",
+                ctx->cfg.pfs_dir);
+    else
+        cn_fail(&ctx->err, CAIRN_ENOENT, "generation %ld of job %s is not complete in %s", id,
+                ctx->job, ctx->node_path);
+    return api_agree(ctx, CAIRN_ENOENT);
 }
 
 /* Does generation ID's chain (in ALL[0..N-1]) include generation LINK? */
@@ -101,14 +172,19 @@ CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id)
                  ? cn_fail(&ctx->err, CAIRN_EINVAL, "restart: bad generation id %ld", id)
                  : 0;
     CN_TRY(api_agree(ctx, rc));
+    ctx->layout_note[0] = ctx->pfs_note[0] = '\0';
+    ctx->lost_code = 0, ctx->lost_id = -1;
+    ctx->lost_bound = id == CAIRN_LATEST ? 0x7fffffffffffffffL : id;
     long whole = -1; /* rebuild lost nodes first (levels 2 and 3) */
+    bool staged = false;
     rc = api_recover(ctx, id, &whole);
-    CN_TRY(from_pfs(ctx, id, rc, whole));
+    CN_TRY(from_pfs(ctx, id, rc, whole, &staged));
     api_gen *g = NULL;
     int n = 0;
     rc = api_agree(ctx, api_local_gens(ctx, ctx->rank, &g, &n));
     long bound = id == CAIRN_LATEST ? 0x7fffffffffffffffL : id, got = -1;
     int skipped = 0;               /* code of the newest generation skipped, if any */
+    bool agreed = false;
     char skipped_msg[sizeof ctx->msg] = "";
     while (rc == 0) {
         long cand = api_common_below(ctx, g, n, bound, &rc);
@@ -121,17 +197,8 @@ CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id)
                          skipped_msg);
                 break;
             }
-            if (ctx->layout_note[0]) {
-                rc = cn_fail(&ctx->err, CAIRN_EMISMATCH, "%s", ctx->layout_note);
-                break;
-            }
-            if (id == CAIRN_LATEST)
-                cn_fail(&ctx->err, CAIRN_ENOENT, "no complete checkpoint of job %s in %s",
-                        ctx->job, ctx->node_path);
-            else
-                cn_fail(&ctx->err, CAIRN_ENOENT, "generation %ld of job %s is not complete in %s",
-                        id, ctx->job, ctx->node_path);
-            rc = CAIRN_ENOENT;
+            rc = why_none(ctx, id); /* agreed, message and all */
+            agreed = true;
             break;
         }
         long broken = -1;
@@ -161,9 +228,15 @@ CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id)
         break;
     }
     free(g);
-    rc = api_agree(ctx, rc);
+    if (!agreed)
+        rc = api_agree(ctx, rc);
     if (rc < 0)
         return rc;
+    if (ctx->lost_code && ctx->lost_id > got) /* never an older one without a word */
+        cn_warn("generation %ld exists but cannot be restored (%s); restored generation %ld",
+                ctx->lost_id, ctx->lost_note, got);
+    if (!staged) /* is the PFS still a fallback? (it was just read if staged) */
+        api_pfs_check(ctx, got);
     ctx->last_id = got;
     if (restored_id)
         *restored_id = got;

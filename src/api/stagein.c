@@ -12,11 +12,18 @@
  * same rank count on any node layout. Nothing node-local is touched before
  * every leader has read its files.
  *
+ * Generations of another rank count are passed over (and noted, for
+ * restart's CAIRN_EMISMATCH), and a node-local generation another layout
+ * wrote is never written over. After a restore from node-local storage,
+ * api_pfs_check reads the newest PFS generation back and warns if it is
+ * damaged: the fallback the job counts on would fail it.
+ *
  * Ownership: the variables of one leader's ranks are copied out of the mapped
  * files and freed when the rank files are written.
  */
 #include "api/api.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +123,7 @@ static int write_local(cairn_ctx *ctx, long id, collect *c)
     char gen[64], gen_path[4500];
     cn_gen_dirname(gen, sizeof gen, id);
     snprintf(gen_path, sizeof gen_path, "%s/%s", ctx->node_path, gen);
+    CN_TRY(api_may_replace(ctx, id));
     CN_TRY(cn_rmtree_at(ctx->nodefd, gen, &ctx->err));
     int genfd = cn_dir_open(ctx->nodefd, gen, true, &ctx->err);
     CN_TRY(genfd);
@@ -172,23 +180,46 @@ static int open_source(cairn_ctx *ctx, const char *job, cn_err *err)
     return fd >= 0 ? fd : lvl_pfs_open(ctx->cfg.pfs_dir, job, false, err);
 }
 
-/* Rank 0: the newest complete generation <= BOUND of JOB, or -1. */
+/* Where open_source found JOB's generations, for messages. */
+static void source_path(cairn_ctx *ctx, const char *job, char *out, size_t len)
+{
+    char stage[sizeof ctx->node_path + 16], user[64];
+    snprintf(stage, sizeof stage, "%s/stage", ctx->node_path);
+    cn_user_dirname(user, sizeof user);
+    cn_err ignored = {0};
+    int fd = lvl_pfs_open(stage, job, false, &ignored);
+    if (fd >= 0)
+        close(fd);
+    snprintf(out, len, "%.4200s/%s/%s", fd >= 0 ? stage : ctx->cfg.pfs_dir, user, job);
+}
+
+/* Rank 0: the newest complete generation <= BOUND of JOB and this run's rank
+ * count, or -1. What it passes over is noted for restart: a newer generation
+ * of another rank count (ctx->pfs_note), a damaged index (api_note_lost). */
 static long newest_of(cairn_ctx *ctx, const char *job, long bound)
 {
     cn_err err = {0};
     int jobfd = open_source(ctx, job, &err);
+    if (jobfd < 0)
+        return -1;
     cn_pindex x;
-    long id = jobfd < 0 ? -1 : lvl_pfs_newest(jobfd, job, bound, &x, &err);
-    if (id >= 0) {
-        if (x.nranks != (uint32_t)ctx->nranks) {
-            cn_warn("PFS generation %ld of job %s was written by %u ranks; this run has %d", id,
-                    job, x.nranks, ctx->nranks);
-            id = -1;
-        }
+    lvl_pfs_skip skip;
+    long id = lvl_pfs_newest(jobfd, job, bound, (uint32_t)ctx->nranks, &x, &skip, &err);
+    close(jobfd);
+    if (id >= 0)
         cn_pindex_free(&x);
+    if (skip.foreign > id && !ctx->pfs_note[0]) {
+        char was[96], now[96];
+        api_layout_str(was, sizeof was, (int)skip.nranks, (int)skip.nnodes);
+        api_layout_str(now, sizeof now, ctx->nranks, ctx->nnodes);
+        snprintf(ctx->pfs_note, sizeof ctx->pfs_note,
+                 "PFS generation %ld%s%s was written by %s; this run has %s", skip.foreign,
+                 strcmp(job, ctx->job) ? " of job " : "", strcmp(job, ctx->job) ? job : "", was,
+                 now);
+        cn_info("%s", ctx->pfs_note);
     }
-    if (jobfd >= 0)
-        close(jobfd);
+    if (skip.damaged > id)
+        api_note_lost(ctx, skip.damaged, CAIRN_ECORRUPT, "%s", skip.why);
     return id;
 }
 
@@ -208,7 +239,8 @@ long api_pfs_newest(cairn_ctx *ctx, long bound, int *rc)
         }
     }
     if (MPI_Bcast(&id, 1, MPI_LONG, 0, ctx->comm) != MPI_SUCCESS ||
-        MPI_Bcast(job, sizeof job, MPI_CHAR, 0, ctx->comm) != MPI_SUCCESS)
+        MPI_Bcast(job, sizeof job, MPI_CHAR, 0, ctx->comm) != MPI_SUCCESS ||
+        MPI_Bcast(ctx->pfs_note, sizeof ctx->pfs_note, MPI_CHAR, 0, ctx->comm) != MPI_SUCCESS)
         *rc = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Bcast failed");
     memcpy(ctx->pfs_job, job, sizeof job);
     return id;
@@ -245,4 +277,56 @@ static int stage_leader(cairn_ctx *ctx, long id)
 int api_stage_in(cairn_ctx *ctx, long id)
 {
     return api_agree(ctx, ctx->node_rank == 0 ? stage_leader(ctx, id) : 0);
+}
+
+/* Node leader: check the files of PFS generation ID (of ctx->pfs_job) that
+ * this node answers for (those whose first rank is here), warning of damage. */
+static void check_leader(cairn_ctx *ctx, long id, long restored)
+{
+    cn_err err = {0};
+    cn_pindex x = {0};
+    char gen[64];
+    cn_gen_dirname(gen, sizeof gen, id);
+    int jobfd = open_source(ctx, ctx->pfs_job, &err);
+    int genfd = -1;
+    if (jobfd >= 0 && lvl_pfs_index(jobfd, id, &x, &err) == 0)
+        genfd = cn_dir_open(jobfd, gen, false, &err);
+    for (uint32_t f = 0; genfd >= 0 && f < x.nfiles; f++) {
+        uint32_t first = f * x.group;
+        if (first >= (uint32_t)ctx->nranks || (int)ctx->rank_node[first] != ctx->node)
+            continue;
+        char name[64];
+        cn_agg_filename(name, sizeof name, f);
+        const uint8_t *map = NULL;
+        cn_err why = {0};
+        if (lvl_pfs_map(genfd, name, &x.files[f], &map, &why) < 0) {
+            char where[4400];
+            source_path(ctx, ctx->pfs_job, where, sizeof where);
+            cn_warn("the PFS copy of generation %ld is damaged: %s/%s/%s; %s", id, where, gen,
+                    why.msg,
+                    id == restored ? "generation restored from node-local storage, which holds "
+                                     "it intact; only a newer flush makes the PFS a usable "
+                                     "fallback again"
+                                   : "it is the newest PFS generation: losing more nodes than "
+                                     "levels 1-3 survive would lose the checkpoint");
+        }
+        lvl_pfs_unmap(map, &x.files[f]);
+    }
+    if (err.msg[0] && err.code != -ENOENT)
+        cn_warn("the PFS copy of generation %ld cannot be checked: %s", id, err.msg);
+    cn_pindex_free(&x);
+    if (genfd >= 0)
+        close(genfd);
+    if (jobfd >= 0)
+        close(jobfd);
+}
+
+void api_pfs_check(cairn_ctx *ctx, long id)
+{
+    int rc = 0;
+    cn_err saved = ctx->err;
+    long p = api_pfs_newest(ctx, id, &rc);
+    if (rc == 0 && p >= 0 && ctx->node_rank == 0)
+        check_leader(ctx, p, id);
+    ctx->err = saved;
 }

@@ -53,6 +53,7 @@ static const char *const PFS_SCHEME_WORDS[] = {"agnostic", "agnostic-block", "aw
 static const char *const KERNEL_WORDS[] = {"auto", "isal", "matrix", "bitmatrix", NULL};
 static const char *const LOSSY_WORDS[] = {"auto", "wavelet", "predict", NULL};
 static const char *const INCR_WORDS[] = {"off", "on", NULL};
+static const char *const ON_OFF_WORDS[] = {"off", "on", NULL};
 static const char *const DAEMON_WORDS[] = {"auto", "off", NULL};
 /* Codec names in src/compress id order (none = 0 ... fpzip = 6), then auto. */
 const char *const cn_codec_words[] = {"none",        "zlib",  "zstd", "lz4", "shuffle-zstd",
@@ -97,6 +98,12 @@ static const key_def KEYS[] = {
             "path of at most 4095 bytes"},
     {.section = "store", .name = "keep", .env = "CAIRN_KEEP", .kind = K_INT, .min = 1, .max = 1000,
      .def = "2", FIELD(keep), .doc = "complete generations kept on node-local storage"},
+    {.section = "store", .name = "prune_abandoned", .env = "CAIRN_PRUNE_ABANDONED", .kind = K_ENUM,
+     .words = ON_OFF_WORDS, .def = "off", FIELD(prune_abandoned),
+     .doc = "`on`: a checkpoint also removes this job's generations (node-local and PFS) newer "
+            "than the one it wrote, of this layout: the timeline a restart from an older "
+            "generation abandoned. `off`: a complete one is set aside as abandoned-gen-<id>, kept "
+            "but never restored, until removed by hand (cairn prune --abandoned)"},
     {.section = "store", .name = "block_size", .env = "CAIRN_BLOCK_SIZE", .kind = K_SIZE,
      .min = CN_MIN_BLOCK, .max = CN_MAX_BLOCK, .def = "1M", FIELD(block_size),
      .check = check_pow2, .doc = "checksum block size; a power of two"},
@@ -109,11 +116,13 @@ static const key_def KEYS[] = {
             "1-63 of A-Z a-z 0-9 . _ -, not starting with '.'"},
     {.section = "job", .name = "node", .env = "CAIRN_NODE", .kind = K_STR, .def = "", FIELD(node),
      .check = check_id,
-     .doc = "this rank's node name (to emulate nodes); empty means by ranks_per_node or the "
-            "hostname. Same characters as job.id"},
+     .doc = "this rank's node name; empty means node0, node1, ... by ranks_per_node (emulated), "
+            "else SLURMD_NODENAME, else the full hostname (`cairn config --node` prints it). "
+            "Same characters as job.id"},
     {.section = "job", .name = "ranks_per_node", .env = "CAIRN_RANKS_PER_NODE", .kind = K_INT,
      .min = 0, .max = 1000000, .def = "0", FIELD(ranks_per_node),
-     .doc = "emulate nodes of this many consecutive ranks; 0 means nodes by job.node or hostname"},
+     .doc = "emulate nodes of this many consecutive ranks; 0 means nodes by job.node, "
+            "SLURMD_NODENAME or the hostname"},
     {.section = "job", .name = "restart_from", .env = "CAIRN_RESTART_FROM", .kind = K_STR,
      .def = "", FIELD(restart_from), .check = check_id,
      .doc = "a previous job whose newest PFS generation cairn_restart takes when this job has "

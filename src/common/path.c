@@ -252,6 +252,31 @@ int cn_rank_filename(char *buf, size_t len, uint32_t rank)
     return (n < 0 || (size_t)n >= len) ? CAIRN_EINVAL : 0;
 }
 
+int cn_set_aside(int dirfd, int64_t id, char *out, size_t len, cn_err *err)
+{
+    char name[64];
+    cn_gen_dirname(name, sizeof name, id);
+    for (int n = 0; n < 1000; n++) {
+        int w = n ? snprintf(out, len, CN_ABANDONED_PREFIX "%s.%d", name, n)
+                  : snprintf(out, len, CN_ABANDONED_PREFIX "%s", name);
+        if (w < 0 || (size_t)w >= len)
+            return cn_fail(err, CAIRN_EINVAL, "name too long");
+        int r = renameat2(dirfd, name, dirfd, out, RENAME_NOREPLACE);
+        if (r != 0 && (errno == EINVAL || errno == ENOSYS)) { /* a file system without it */
+            struct stat st;
+            if (fstatat(dirfd, out, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                errno = EEXIST;
+            else
+                r = renameat(dirfd, name, dirfd, out);
+        }
+        if (r == 0)
+            return 0;
+        if (errno != EEXIST)
+            return cn_fail_errno(err, errno, "cannot set %s aside as %s", name, out);
+    }
+    return cn_fail(err, CAIRN_EIO, "cannot set %s aside: 1000 abandoned copies exist", name);
+}
+
 int64_t cn_parse_gen_dirname(const char *name)
 {
     size_t pl = strlen(CN_GEN_PREFIX);

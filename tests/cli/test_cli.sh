@@ -240,5 +240,22 @@ chmod 755 "$U/jobF"
 check "job directory with a loose mode: error" 1 "$CAIRN" ls --base "$B" --job jobF
 err_has "loose mode named" 'must be 0700'
 
+# ---- prune: generations removed by hand -------------------------------------
+check "prune --help exits 0" 0 "$CAIRN" prune --help
+out_has "prune --help prints its usage" '^Usage: cairn prune'
+check "prune without --job: status 2" 2 "$CAIRN" prune --base "$B" --gen 1
+check "prune without --gen or --above: status 2" 2 "$CAIRN" prune --base "$B" --job jobA
+check "prune --gen x: status 2" 2 "$CAIRN" prune --base "$B" --job jobA --gen x
+check "prune of a generation that is not there: status 3" 3 "$CAIRN" prune --base "$B" --job jobA --gen 99
+check "prune --dry-run: status 0" 0 "$CAIRN" prune --base "$B" --job jobA --above 1 --dry-run
+out_has "prune --dry-run names generation 3 of node1" "^would remove $A/node1/gen-3$"
+check "prune --dry-run removed nothing" 0 test -e "$A/node1/gen-3/manifest"
+check "prune --gen 3 --gen 2: status 0" 0 "$CAIRN" prune --base "$B" --job jobA --gen 3 --gen 2
+out_has "prune names what it removed" "^removed $A/node0/gen-2$"
+check "prune removed 2 and 3 on every node, kept 1, left nothing aside" 0 \
+    bash -c "! ls -a '$A'/node* | grep -q 'gen-[23]\|trash' && test -e '$A/node1/gen-1/manifest'"
+check "prune of a symlinked generation directory removes the link only" 0 \
+    bash -c "'$CAIRN' prune --base '$B' --job jobG --gen 1 >/dev/null && test ! -e '$U/jobG/node1/gen-1' && test -e '$T/g1/manifest'"
+
 echo "# cli: $npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]

@@ -33,7 +33,8 @@ check "  ... a corrupt aggregated file is detected and the older PFS generation 
   run_grep 'PFS generation 3 is unusable \(.*agg-000001.cz: checksum does not match the index' scripts/mpirun.sh 8 "$T" restore 2
 rm -rf "$(pfs_gen 2)/index"
 wipe_nodes 0 1 2 3
-check "  ... no complete PFS generation left: CAIRN_ENOENT" scripts/mpirun.sh 8 "$T" expect-fail CAIRN_ENOENT
+check "  ... no usable PFS generation left (3 damaged, 2 without index): CAIRN_ECORRUPT naming the file, not ENOENT" \
+  run_grep 'PFS generation 3 .*agg-000001.cz: checksum does not match the index' scripts/mpirun.sh 8 "$T" expect-fail CAIRN_ECORRUPT
 
 for s in agnostic agnostic-block aware aware-block auto; do
   fresh_pfs "pfs-$s"
@@ -53,5 +54,52 @@ check "  ... every node wiped: generation 4 (materialized from its chain) restor
 fresh_pfs pfs-one
 check "level 4 on a single node (no level 2 or 3 possible), 4 ranks, groups of 3" \
   bash -c "CAIRN_RANKS_PER_NODE=4 scripts/mpirun.sh 4 $T save 2 4 >/dev/null && rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && CAIRN_RANKS_PER_NODE=4 scripts/mpirun.sh 4 $T restore 2"
+
+# A damaged last copy never looks like no copy (issue 16, defect 7).
+fresh_pfs pfs-damaged
+check "damaged PFS copy: 4 ranks on 2 nodes save 2 generations at level 4 (pfs.keep = 1)" \
+  env CAIRN_PFS_KEEP=1 scripts/mpirun.sh 4 "$T" save 2 4
+f=$(pfs_gen 2)/agg-000000.cz
+printf '\x5a' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") / 2)) conv=notrunc status=none
+check "  ... PFS copy damaged, node-local intact: restored from node-local bit-exact, and a warning names the PFS file" \
+  run_grep 'PFS copy of generation 2 is damaged.*agg-000000.cz: checksum does not match the index' scripts/mpirun.sh 4 "$T" restore 2
+wipe_nodes 0 1
+check "  ... node-local storage wiped, the only PFS generation damaged: CAIRN_ECORRUPT naming the file, not ENOENT" \
+  run_grep 'PFS generation 2 .*agg-000000.cz: checksum does not match the index' scripts/mpirun.sh 4 "$T" expect-fail CAIRN_ECORRUPT
+check "  ... and the damaged generation is still there (nothing removed)" test -e "$f"
+
+# A restart that cannot use the checkpoint never destroys it (issue 16, defect 2).
+fresh_pfs pfs-layout
+check "another rank count: 4 ranks on 2 nodes save 3 generations at level 4" scripts/mpirun.sh 4 "$T" save 3 4
+check "  ... restart as 2 ranks: CAIRN_EMISMATCH naming both layouts (node-local)" \
+  run_grep 'generation 3 was written by 4 ranks on 2 nodes; this run has 2 ranks on 1 node' scripts/mpirun.sh 2 "$T" expect-fail CAIRN_EMISMATCH
+empty=$(mktemp -d /dev/shm/cairn-test.XXXXXX); SCRATCH_DIRS+=("$empty")
+check "  ... restart as 2 ranks with no node-local storage (level 4 only): CAIRN_EMISMATCH naming both" \
+  run_grep 'PFS generation 3 was written by 4 ranks on 2 nodes; this run has 2 ranks on 1 node' env CAIRN_BASE="$empty" scripts/mpirun.sh 2 "$T" expect-fail CAIRN_EMISMATCH
+check "  ... the 2-rank run may not write over the 4-rank generation 2: CAIRN_EMISMATCH naming it" \
+  run_grep_rc 1 'checkpoint 2: .*generation 2 .*written by 4 ranks on 2 nodes' scripts/mpirun.sh 2 "$T" save 3 4
+check "  ... the 2-rank run checkpoints generations 11-13 at level 4 (starting fresh)" \
+  env T_FIRST=11 scripts/mpirun.sh 2 "$T" save 3 4
+check "  ... the 4-rank generations 2 and 3 are all still there: PFS and both nodes" \
+  bash -c "test -e '$(pfs_gen 2)/index' && test -e '$(pfs_gen 3)/index' && test -e '$(gen_dir 0 2)/manifest' && test -e '$(gen_dir 0 3)/manifest' && test -e '$(gen_dir 1 2)/manifest' && test -e '$(gen_dir 1 3)/manifest'"
+check "  ... the 2-rank run's own pruning still works (pfs.keep = 2: 11 gone, 13 there)" \
+  bash -c "test ! -e '$(pfs_gen 11)' && test -e '$(pfs_gen 13)/index'"
+check "  ... a 2-rank restart restores its generation 13 bit-exact" scripts/mpirun.sh 2 "$T" restore 13
+check "  ... a 4-rank restart restores generation 3 bit-exact (node-local)" scripts/mpirun.sh 4 "$T" restore 3
+wipe_nodes 0 1
+check "  ... and with every node wiped, from the PFS (past the newer 2-rank ones), bit-exact" \
+  run_grep 'restoring generation 3 from the PFS' scripts/mpirun.sh 4 "$T" restore 3
+
+# An abandoned timeline on the PFS: run A flushes 100 and 200, run B restores
+# 100 and flushes 150; with every node wiped the restart must take run B's
+# 150, and 200 is set aside on the PFS (kept, never staged in).
+fresh_pfs pfs-abandoned
+check "PFS abandoned timeline: run A flushes 100 and 200; run B restores 100, flushes 150" \
+  bash -c "T_FIRST=100 T_STEP=100 scripts/mpirun.sh 8 $T save 2 4 >/dev/null && T_THEN=150 scripts/mpirun.sh 8 $T restore-id 100 4"
+check "  ... the PFS generation 200 is set aside, not removed" \
+  bash -c "test -e \"\$(dirname '$(pfs_gen 200)')/abandoned-gen-200/index\" && test ! -e '$(pfs_gen 200)' && test -e '$(pfs_gen 150)/index'"
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: the restart takes 150 from the PFS, bit-exact, not 200" \
+  run_grep 'restoring generation 150 from the PFS' scripts/mpirun.sh 8 "$T" restore 150
 unset T_CODECS CAIRN_PFS_DIR CAIRN_PFS_GROUP CAIRN_SET_SIZE CAIRN_EC_M
 export CAIRN_RANKS_PER_NODE=2

@@ -24,6 +24,7 @@
 static const char *const KEYS[][2] = {
     {"store.base", "CAIRN_BASE"},
     {"store.keep", "CAIRN_KEEP"},
+    {"store.prune_abandoned", "CAIRN_PRUNE_ABANDONED"},
     {"store.block_size", "CAIRN_BLOCK_SIZE"},
     {"store.io", "CAIRN_IO"},
     {"job.id", "CAIRN_JOB"},
@@ -278,6 +279,7 @@ static void test_bad_enum(void **state)
     expect_value_error("store.io", "", "must be one of auto, write, pmem");
     expect_value_error("log.level", "verbose", "must be one of error, warn, info, debug");
     expect_value_error("log.level", "2", "must be one of error, warn, info, debug");
+    expect_value_error("store.prune_abandoned", "yes", "must be one of off, on");
 }
 
 static void test_bad_strings(void **state)
@@ -377,6 +379,10 @@ static void test_env_overrides_file(void **state)
     assert_string_equal(c.node, "emu-3");
     assert_int_equal(c.ranks_per_node, 4);
     assert_int_equal(c.log_level, CN_LOG_INFO);
+    assert_int_equal(c.prune_abandoned, 0); /* off by default */
+    setenv("CAIRN_PRUNE_ABANDONED", "on", 1);
+    load_ok("[store]\nprune_abandoned = off\n", &c);
+    assert_int_equal(c.prune_abandoned, 1);
 
     /* Without a file too. */
     setenv("CAIRN_JOB", "envjob", 1);
