@@ -1,12 +1,14 @@
 /*
  * drain.c - the newest complete generation to the PFS when the CLI asks
  * (cairn drain, cairn flush), and the generations a dead daemon left half
- * done, queued again when a new one starts.
+ * done (below their level, or raised but not flushed), queued again when a
+ * new one starts.
  *
  * "Complete" is what a restart would take: every rank of every node has the
  * generation and its chain (api_local_gens), agreed over the daemons
  * (api_common_below). The application may be gone, so the layout comes from
- * the newest manifest of the node.
+ * the newest manifest of the node; a node with none has no generation, so
+ * then none is complete (DONE -1: cairn drain exits 3).
  */
 #include "daemon/daemon.h"
 
@@ -29,6 +31,13 @@ static int newest_complete(cairn_ctx *ctx, long *out)
         have = d_read_manifest(ctx, ids[i], &m) == 0;
     free(ids);
     cn_err_clear(&ctx->err);
+    int64_t everywhere = have; /* a node without any generation: none is complete on all */
+    int agreed = d_agree_min(ctx, &everywhere, 1);
+    if (agreed != 0 || !everywhere) {
+        if (have)
+            cn_manifest_free(&m);
+        return agreed ? cn_fail(&ctx->err, CAIRN_EMPI, "MPI failed between the daemons") : 0;
+    }
     int rc = api_dctx_layout(ctx, have ? &m : NULL);
     if (have)
         cn_manifest_free(&m);
@@ -127,6 +136,25 @@ void d_drain(d_state *st, cairn_ctx *ctx, size_t ndrain, int nflush)
     d_set_busy(st, 0, -1, rc == 0 && id >= 0 ? id : -1);
 }
 
+/* Does the PFS hold generation ID with its index (this daemon alone looks)? */
+static bool pfs_has(cairn_ctx *ctx, long id)
+{
+    cn_err ignored = {0};
+    int jobfd = -1;
+    if (ctx->cfg.pfs_dir[0])
+        jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &ignored);
+    cn_pindex x;
+    bool has = jobfd >= 0 && lvl_pfs_index(jobfd, id, &x, &ignored) == 0;
+    if (has)
+        cn_pindex_free(&x);
+    if (jobfd >= 0)
+        close(jobfd);
+    return has;
+}
+
+/* Newest first, down to the newest generation a dead daemon finished: queue
+ * again those left below their level, and one raised but asked for the PFS
+ * and not there with its index (the daemon died in its flush). */
 void d_resume(d_state *st, cairn_ctx *ctx)
 {
     int n = 0;
@@ -138,13 +166,18 @@ void d_resume(d_state *st, cairn_ctx *ctx)
             continue;
         int level = (int)m.level, target = (int)m.target;
         cn_manifest_free(&m);
-        if (level >= CAIRN_LEVEL_PARTNER)
-            break; /* older ones are not worth raising now */
-        if (target >= CAIRN_LEVEL_PARTNER) {
+        bool raised = level >= CAIRN_LEVEL_PARTNER;
+        if (raised && target == CAIRN_LEVEL_PFS && !pfs_has(ctx, ids[i])) {
+            cn_info("generation %ld was left at level %d, not on the PFS (asked for %d): "
+                    "queued again", ids[i], level, target);
+            d_enqueue(st, ids[i], target, 1);
+        } else if (!raised && target >= CAIRN_LEVEL_PARTNER) {
             cn_info("generation %ld was left at level 1 (asked for %d): queued again", ids[i],
                     target);
             d_enqueue(st, ids[i], target, target == CAIRN_LEVEL_PFS);
         }
+        if (raised)
+            break; /* older ones are not worth raising now */
     }
     free(ids);
     cn_err_clear(&ctx->err);
