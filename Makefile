@@ -3,6 +3,7 @@
 #   make            library (static + shared), CLI, tests, examples, benchmarks
 #   make test       quick suite: unit, fuzz-corpus replay, MPI, CLI (installs deps first)
 #   make check      `test`, then the suite under ASan/UBSan and built with MPICH
+#   make test-cluster  4 nodes as Linux namespaces, MPI across them (root; part of `test`)
 #   make demo       the main job: heat stencil on 8 ranks / 4 emulated nodes with daemons, crash, restart
 #   make bench      benchmarks; every figure is a `bench:` line with a ratio
 #   make asan       the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -62,8 +63,8 @@ EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all lib test check check-mpich demo bench asan fuzz install clean deps
-all: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/tests/mktree $(BUILD)/tests/fielddiff $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN) $(BUILD)/cairn.pc
+.PHONY: all lib test check check-mpich test-cluster test-cluster-mpich demo bench asan fuzz install clean deps
+all: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/tests/mktree $(BUILD)/tests/mkcorpus $(BUILD)/tests/fielddiff $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN) $(BUILD)/cairn.pc
 lib: $(LIBA) $(LIBSO)
 
 deps:
@@ -119,6 +120,11 @@ $(DAEMON): $(DAEMON_OBJ) $(LIBA)
 $(BUILD)/cairn-rebuild: src/tools/rebuild/cairn_rebuild.c $(LIBA)
 	$(MPICC) $(BASE_CFLAGS) -o $@ $< $(LIBA) $(DEP_LIBS) $(LDFLAGS_ALL)
 
+# The fuzz seed generator (tests/fuzz/mkcorpus.c): $(BUILD)/tests/mkcorpus tests/fuzz/corpus
+$(BUILD)/tests/mkcorpus: tests/fuzz/mkcorpus.c $(NOMPI_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $(filter-out %.h,$^) $(DEP_LIBS) -lm $(LDFLAGS_ALL)
+
 $(BUILD)/tests/mktree: tests/cli/mktree.c $(COMMON_SRC:%.c=$(BUILD)/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $(filter-out %.h,$^) $(DEP_LIBS) $(LDFLAGS_ALL)
@@ -156,6 +162,17 @@ check-mpich:
 	@bash scripts/setup.sh mpich
 	$(MAKE) BUILD=build-mpich MPICC=mpicc.mpich all
 	BUILD=build-mpich CAIRN_LAUNCHER=mpirun.mpich bash tests/run.sh
+
+# Real separate nodes: a head and 4 nodes as Linux namespaces (own network, hostname and
+# node-local tmpfs each), MPI across them over TCP (tests/cluster/README.md). Root only.
+test-cluster: deps
+	@if [ "$$(id -u)" -ne 0 ]; then echo "test-cluster: skipped (needs root: network, UTS and mount namespaces)"; exit 0; fi; \
+	$(MAKE) all && BUILD=$(BUILD) CAIRN_LAB_MPI=openmpi bash tests/cluster/run_cluster.sh
+
+test-cluster-mpich:
+	@if [ "$$(id -u)" -ne 0 ]; then echo "test-cluster-mpich: skipped (needs root: network, UTS and mount namespaces)"; exit 0; fi; \
+	bash scripts/setup.sh mpich && $(MAKE) BUILD=build-mpich MPICC=mpicc.mpich all && \
+	BUILD=build-mpich CAIRN_LAB_MPI=mpich bash tests/cluster/run_cluster.sh
 
 check: test asan check-mpich
 

@@ -182,25 +182,56 @@ CAIRN_EXPORT int cairn_protect_codec(cairn_ctx *ctx, const char *name, const cha
 CAIRN_EXPORT int cairn_protect_hint(cairn_ctx *ctx, const char *name, int what);
 
 /*
- * Local. Put into PATH (PATH_LEN bytes) the node-local path for the file NAME
- * (a plain file name, no '/'). Before a checkpoint: where to write the file so
- * that the next cairn_checkpoint takes it into the generation. After
- * cairn_restart: where the restored generation holds that file (read-only).
+ * Local. Route the file NAME for the next checkpoint and put into PATH
+ * (PATH_LEN bytes) its node-local path, <node>/files/rank-<r>/NAME, where the
+ * application writes it whole. Semantics of SCR_Route_file:
+ * - A route holds for one checkpoint: the next cairn_checkpoint takes in
+ *   exactly the files routed since the previous checkpoint or restart, and
+ *   ends those routes whether it succeeds or fails (a checkpoint refused for
+ *   its arguments changes nothing). Route a file anew for every checkpoint
+ *   that should hold it; a file not routed for a generation is not in it.
+ * - A routed file that does not exist when the checkpoint runs fails that
+ *   checkpoint (-ENOENT, naming the file); the next checkpoint is unaffected.
+ * - Once a checkpoint is complete, the directory files/rank-<r>/ is emptied:
+ *   the generation holds the files. Write them anew for the next one.
+ * - cairn_restart empties the directory, puts there the files the restored
+ *   generation holds, and ends all routes. Routing a name then gives the path
+ *   of its restored copy if the generation holds it, else a path with no file
+ *   (to write, for the next checkpoint). Restored copies stay until the next
+ *   checkpoint or restart; cairn_finalize leaves the directory as it is.
+ * NAME is a flat file name: 1..CAIRN_NAME_MAX bytes, no '/', not "." or "..",
+ * and not the name of a protected variable (CAIRN_EINVAL says which rule).
+ * Refused calls change nothing.
  */
 CAIRN_EXPORT int cairn_route_file(cairn_ctx *ctx, const char *name, char *path, size_t path_len);
+
+/* Local. NAME is no longer routed for the next checkpoint (CAIRN_EINVAL if it
+ * is not routed). A file already written there stays until the next
+ * checkpoint or restart empties the directory. */
+CAIRN_EXPORT int cairn_unroute_file(cairn_ctx *ctx, const char *name);
 
 /*
  * Collective. Write generation ID (>= 0, greater than any generation this
  * context wrote or restored) at LEVEL. Returns when the generation is
  * complete on every rank; a crash at any instant leaves the previous complete
- * generation restorable. Routed files are taken in. Level 1 always; level 2
+ * generation restorable. The files routed for it are taken in (see
+ * cairn_route_file). Level 1 always; level 2
  * adds a copy of each node's files on the next node; level 3 adds Cauchy
  * Reed-Solomon parity across the nodes of each encoding set (config
- * erasure.*). If level 2 or 3 fails, the generation stays complete at level 1
- * and the error says so. Level 4 also writes the generation to the parallel
+ * erasure.*). Levels 2 and 3 copy or encode only data that verifies: every
+ * rank file is checked against the node manifest and its block checksums as
+ * it is read, and a damaged one (CAIRN_ECORRUPT, naming the file and block)
+ * is neither copied nor encoded. If level 2 or 3 fails, the generation stays
+ * complete at level 1 and the error says so. Level 4 also writes the generation to the parallel
  * file system (pfs.dir; CAIRN_ECONFIG without it), aggregated N->M, after
  * raising it to the highest of levels 3 and 2 the job can do; so does every
  * pfs.every-th checkpoint.
+ * Writing an id that exists replaces that generation, unless a job of another
+ * layout wrote it (node-local or PFS): then CAIRN_EMISMATCH, and it stays.
+ * Afterwards older generations are pruned (store.keep, pfs.keep), only ever
+ * this layout's. Newer complete ones (an abandoned timeline: the run
+ * restarted from an older generation) are set aside as "abandoned-gen-<id>",
+ * kept but never restored, unless store.prune_abandoned = on removes them.
  * With incr.mode = on, a generation stores only the blocks that changed since
  * its parent (the newest generation at LEVEL or above); every incr.full_every
  * generations, or when more than incr.max_changed percent of the blocks
@@ -211,12 +242,35 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level);
 /*
  * Collective. Restore every protected variable from generation ID, or from
  * the newest restorable one with CAIRN_LATEST; *RESTORED_ID (may be NULL)
- * receives the id. Every byte is verified against its checksum before any
- * protected memory is written; a corrupt or incomplete newer generation is
- * skipped with a warning when ID is CAIRN_LATEST. On error protected memory
- * is unchanged. Protected variables must match the checkpoint in type and
+ * receives the id. Protected variables must match the checkpoint in type and
  * element count (CAIRN_EMISMATCH otherwise); stored variables that are not
- * protected are ignored.
+ * protected are ignored. Before the first protected byte is written, on
+ * every rank, for every file of the generation's incremental chain: every
+ * stored byte is verified against its checksum and the node manifest, and
+ * every compressed frame is decoded once into scratch memory and checked
+ * against the checksum of what it must decode to (a lossy variable thus
+ * decodes to exactly the values whose error was measured within its bound
+ * when stored); then the ranks agree. A corrupt or incomplete newer
+ * generation is skipped with a warning when ID is CAIRN_LATEST.
+ * On error protected memory is unchanged on every rank, with one exception:
+ * if writing it fails after all those checks passed (out of memory,
+ * CAIRN_ENOMEM, or a checkpoint file changed by another process during the
+ * call, CAIRN_ECORRUPT), the message says "protected memory may be partly
+ * overwritten", and then every rank's protected memory is undefined. The generation's routed files are put back in
+ * files/rank-<r>/, which then holds nothing else (cairn_route_file).
+ * When nothing can be restored, the code says why (cairn_errmsg names what):
+ *   CAIRN_ECORRUPT  a generation exists but is damaged (a checksum, a missing
+ *                   or truncated file, an unreadable manifest or PFS index),
+ *                   on node-local storage or on the PFS;
+ *   CAIRN_ELOST     a generation exists but more nodes lost it than its level
+ *                   survives, and the PFS holds no usable copy;
+ *   CAIRN_EMISMATCH only generations another layout wrote (the message names
+ *                   both: "generation 3 was written by 4 ranks on 2 nodes;
+ *                   this run has 2 ranks on 1 node"); they are left intact;
+ *   CAIRN_ENOENT    no checkpoint of this job at all (nor of job.restart_from
+ *                   on the PFS): the only code that means "start fresh".
+ * A restore from node-local storage also reads back the newest PFS generation
+ * and warns, naming the file, if it is damaged.
  */
 CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id);
 

@@ -5,8 +5,8 @@
 # failure, and when a glob of test programs matches nothing.
 #
 #   CAIRN_TEST_ONLY="levels pfs" bash tests/run.sh   runs only those sections
-# (unit replay cli config mpi ring levels lossy incr pfs daemon hooks slurm
-# drill demo); the rest are counted as skipped.
+# (unit replay cli config mpi ring levels lossy incr pfs daemon hooks nodes slurm
+# cluster drill demo); the rest are counted as skipped.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 : "${BUILD:=build}"
@@ -63,8 +63,18 @@ if want replay; then
     for r in "$BUILD"/tests/replay_fuzz_*; do
       [ -x "$r" ] && [ -f "$r" ] || continue
       n=$(basename "$r"); n=${n#replay_}
-      check "replay: $n corpus" "$r" "tests/fuzz/corpus/$n"
+      check "replay: $n corpus (valid-* accepted, bad-* refused for the reason named)" "$r" "tests/fuzz/corpus/$n"
     done
+    misnamed=$(mktemp -d /dev/shm/cairn-replay.XXXXXX); SCRATCH_DIRS+=("$misnamed")
+    cp tests/fuzz/corpus/fuzz_ckpt/valid-raw "$misnamed/bad-magic"
+    cp tests/fuzz/corpus/fuzz_ckpt/bad-chain "$misnamed/valid-chain"
+    cp tests/fuzz/corpus/fuzz_ckpt/bad-chain "$misnamed/bad-magic--not-chain"
+    check "replay: a valid file named bad-* fails the replay" \
+      run_grep_rc 1 '^replay: bad-magic: accepted' "$BUILD/tests/replay_fuzz_ckpt" "$misnamed"
+    check "  ... so does a bad one named valid-*, and one refused for another reason than its name" \
+      bash -c "out=\$('$BUILD/tests/replay_fuzz_ckpt' '$misnamed'); [ \$? -eq 1 ] &&
+               grep -q '^replay: valid-chain: refused .*bad chain' <<<\"\$out\" &&
+               grep -q \"^replay: bad-magic--not-chain: refused, but the message does not say 'magic'\" <<<\"\$out\""
   fi
 fi
 
@@ -97,6 +107,7 @@ section incr tests/mpi/run_incr.sh "incremental chains: every generation restore
 section pfs tests/mpi/run_pfs.sh "level 4: flush to the PFS, N->M aggregation, fallback on restart"
 section daemon tests/mpi/run_daemon.sh "cairnd: asynchronous levels, crashes of the application and of a daemon"
 section hooks tests/mpi/run_hooks.sh "scheduler hooks (plain environment): prolog, epilog, refusals"
+section nodes tests/mpi/run_nodes.sh "node names: one rule for library, cairnd, CLI and hooks; hosts by UTS namespace"
 
 if want slurm; then
   echo "# a real Slurm (slurmctld, 4 slurmd, munge): hooks, daemons, restart from the PFS"
@@ -105,6 +116,17 @@ if want slurm; then
       bash tests/slurm/run_slurm.sh
   else
     skip "the Slurm test: it starts slurmctld and slurmd, which needs root"
+  fi
+fi
+
+if want cluster; then
+  echo "# real separate nodes: a head and 4 nodes as Linux namespaces, MPI across them over TCP"
+  if [ "$(id -u)" -eq 0 ]; then
+    lab_mpi=openmpi; case ${CAIRN_LAUNCHER:-} in *mpich*) lab_mpi=mpich ;; esac
+    check "cluster: levels 1-4, node wipes, daemons, drain, rebuild, Slurm hooks on 4 namespace nodes, $lab_mpi (tests/cluster/run_cluster.sh)" \
+      env CAIRN_LAB_MPI=$lab_mpi bash tests/cluster/run_cluster.sh
+  else
+    skip "the cluster lab: it makes network, UTS and mount namespaces, which needs root"
   fi
 fi
 

@@ -4,7 +4,9 @@
  *
  *   ctx.c         cairn_init/finalize: configuration, the job/rank/node model
  *                 (emulated nodes), node-local directories; api_agree.
- *   protect.c     the variable table: protect, unprotect, bounds, routed files.
+ *   protect.c     the variable table: protect, unprotect, bounds, hints.
+ *   routed.c      routed files: route and unroute for the next checkpoint,
+ *                 the staging directory files/rank-<r>/ emptied and restored.
  *   checkpoint.c  one generation: write every rank's file, agree, write the
  *                 node manifests, raise the level, prune.
  *   prune.c       which generations a node keeps (chains, levels, store.keep).
@@ -73,6 +75,7 @@ struct cairn_ctx {
     int min_set;                  /* size of the smallest set */
     uint32_t *rank_node;          /* size entries: node index of every rank */
     char node_name[CN_JOB_MAX + 1];
+    const char *node_from;        /* where node_name came from (cn_node_name); NULL in a daemon */
     char job[CN_JOB_MAX + 1];
     cn_config cfg;
     int io;                       /* resolved CN_IO_WRITE or CN_IO_PMEM */
@@ -91,12 +94,17 @@ struct cairn_ctx {
     char pfs_job[CN_JOB_MAX + 1]; /* the job api_pfs_newest found a generation of:
                                    * this one, or job.restart_from */
     char layout_note[256];        /* set by the inventory: a generation of another layout */
+    char pfs_note[256];           /* set by api_pfs_newest: a PFS generation of another layout */
+    int lost_code;                /* restart: CAIRN_ECORRUPT or CAIRN_ELOST when a generation */
+    long lost_id, lost_bound;     /* <= lost_bound exists but cannot be used: the newest such */
+    char lost_note[CN_MSG_MAX];   /* (api_note_lost), and why */
     bool echo;                    /* ctx->err only echoes another rank's failure */
     pthread_t trash_thread;       /* removes pruned generations in the background */
     bool trash_running;
     incr_tab *incr[4];            /* [L], L = 1..3: block hashes of the newest generation at
                                    * level >= L written or restored: the next level-L parent */
     int dfd;                      /* node leader: socket to cairnd, -1 none */
+    int hold_fd;                  /* node leader: a HOLD on the daemons, -1 none */
     bool daemon;                  /* node leader: dfd is a live, accepted connection */
     bool async;                   /* every rank: the job hands levels 2-4 to cairnd */
     bool daemon_warned;           /* said once why the job is not async */
@@ -105,10 +113,21 @@ struct cairn_ctx {
 
 /*
  * Collective. Agree on RC across ranks: returns the most negative code of any
- * rank (0 if all succeeded); on failure, ctx->msg becomes "rank R: message"
- * from the lowest failing rank with that code, on every rank.
+ * rank's own failure, or if every failure is an echo (api_echo) of one
+ * elsewhere, the most negative echo (0 if all succeeded); on failure,
+ * ctx->msg becomes "rank R: message" from the lowest failing rank with that
+ * code (an original failure before an echo), on every rank.
  */
 int api_agree(cairn_ctx *ctx, int rc);
+
+/* "8 ranks on 4 nodes" into BUF. */
+void api_layout_str(char *buf, size_t len, int nranks, int nnodes);
+/* Restart (restart.c): generation ID exists but cannot be used (CODE:
+ * CAIRN_ECORRUPT or CAIRN_ELOST, and why). Kept if ID is the newest so far
+ * and <= ctx->lost_bound; restart reports it when nothing can be restored,
+ * instead of CAIRN_ENOENT. Local. */
+void api_note_lost(cairn_ctx *ctx, long id, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Pruned generations are renamed to "<prefix><name>.<pid>" and removed in
  * the background. api_trash_empty starts that removal (after waiting for the
@@ -117,7 +136,9 @@ int api_agree(cairn_ctx *ctx, int rc);
 void api_trash_empty(cairn_ctx *ctx, bool wait);
 /* Node leader: drop the generations this node no longer needs after writing
  * generation ID (prune.c): WHAT says which of those older than ID and those
- * newer (an abandoned timeline). */
+ * newer (an abandoned timeline: only with store.prune_abandoned). Only
+ * generations whose manifest says this job and layout wrote them, or with no
+ * manifest at all, are ever dropped. */
 #define API_PRUNE_OLDER 1
 #define API_PRUNE_NEWER 2
 void api_prune(cairn_ctx *ctx, long id, int what);
@@ -145,6 +166,10 @@ int api_write_manifest(cairn_ctx *ctx, int genfd, const cn_manifest *m);
 int api_set_manifest_level(cairn_ctx *ctx, int genfd, int level);
 /* Was M written by a job of this job's rank/node layout? */
 bool api_same_layout(const cairn_ctx *ctx, const cn_manifest *m);
+/* Node leader: may generation ID on this node be written over? Not when a
+ * job of another layout (or another job) wrote it: CAIRN_EMISMATCH naming
+ * both layouts. One without a readable manifest may. */
+int api_may_replace(cairn_ctx *ctx, long id);
 /* ... and is it generation ID of this job, for node NODE? */
 bool api_manifest_of(const cairn_ctx *ctx, const cn_manifest *m, long id, int node);
 
@@ -163,7 +188,8 @@ int api_recover(cairn_ctx *ctx, long id, long *chosen);
  * api_pfs_newest: the newest complete PFS generation <= BOUND of this job
  * and rank count, or -1 (collective; the first rank reads, *RC gets MPI
  * failures); with none and job.restart_from set, that job's, and
- * ctx->pfs_job says whose. A copy staged on node-local storage by
+ * ctx->pfs_job says whose. Generations of another rank count are passed
+ * over (ctx->pfs_note says so), and so are damaged ones (api_note_lost). A copy staged on node-local storage by
  * cairn-prolog (<node>/stage/cairn-<uid>/<job>) is read first.
  * api_stage_in: collective, PFS generation ID (of ctx->pfs_job) back onto
  * node-local storage as a full level-1 generation of this job.
@@ -171,6 +197,11 @@ int api_recover(cairn_ctx *ctx, long id, long *chosen);
 int api_flush(cairn_ctx *ctx, long id);
 long api_pfs_newest(cairn_ctx *ctx, long bound, int *rc);
 int api_stage_in(cairn_ctx *ctx, long id);
+/* Collective, after a restore of generation ID from node-local storage: the
+ * newest PFS generation <= ID (this job's, else job.restart_from's) is read
+ * back and its files' sizes and checksums checked (each file by one node
+ * leader); damage is warned, naming the file. Never fails. */
+void api_pfs_check(cairn_ctx *ctx, long id);
 
 /* Record CODE as the echo of a failure elsewhere ("another member failed"),
  * so that api_agree reports the original message instead. Returns CODE. */
@@ -202,6 +233,15 @@ void api_ctx_free(cairn_ctx *ctx);
 void api_daemon_connect(cairn_ctx *ctx);
 int api_daemon_gen(cairn_ctx *ctx, long id, int level, bool flush);
 void api_daemon_close(cairn_ctx *ctx);
+/* Node leader, local: before it removes or rewrites generation directories,
+ * hold the job's daemons (cairnd answers HOLD once none works on a generation,
+ * and none starts one until the hold is released); 0 when held or when no
+ * daemon answers on this node (then none can be at work here), else < 0 with
+ * a message (the daemons did not pause within 30 x daemon.timeout): then the
+ * caller must not touch what they may hold. api_daemon_release ends it (also
+ * done by api_daemon_close). */
+int api_daemon_hold(cairn_ctx *ctx);
+void api_daemon_release(cairn_ctx *ctx);
 
 /* Codecs (compress.c): resolve every source's codec (configured, per
  * variable, or picked by sampling) and the pipeline options. */
@@ -258,17 +298,31 @@ int api_chain_open(cairn_ctx *ctx, int rank, const struct api_gen *g, const stru
 void api_chain_close(api_chain *ch);
 /* Every protected variable must be in the newest link with its type and count. */
 int api_chain_match(cairn_ctx *ctx, const api_chain *ch);
+/* Decode every frame of every link into scratch, check it, keep nothing:
+ * what can still fail once the links verified, found before anything is
+ * written (restart runs it, agreed, before api_chain_restore). */
+int api_chain_check(cairn_ctx *ctx, const api_chain *ch);
 /* Decode the chain into PTRS (by the newest link's entry index: a buffer of
  * that entry's raw_size, or NULL to check and drop), link by link. */
 int api_chain_apply(cairn_ctx *ctx, const api_chain *ch, void *const *ptrs);
-/* Restore protected memory from the verified chain (routed files from its
- * newest link), then rebuild ctx->incr for a generation at LEVEL. */
+/* Collective: restore protected memory from the verified chain (routed
+ * files from its newest link first, agreed), then rebuild ctx->incr for a
+ * generation at LEVEL. */
 int api_chain_restore(cairn_ctx *ctx, const api_chain *ch, int level);
 
-/* Find a protected name; NULL if absent. */
+/* Find a protected name; NULL if absent. Append a zeroed entry NAME; NULL
+ * when out of memory. */
 api_var *api_var_find(cairn_ctx *ctx, const char *name);
-/* Add a routed-file entry NAME if absent (used by route_file and restart). */
-int api_file_register(cairn_ctx *ctx, const char *name);
+api_var *api_var_add(cairn_ctx *ctx, const char *name);
+/* Routed files (routed.c). api_routes_end: no file is routed any more (each
+ * checkpoint past its argument checks ends the routes made for it).
+ * api_staging_empty: remove everything in files/rank-<r>/ (after a
+ * checkpoint completed: its files are in the generation). api_files_restore:
+ * end the routes and make files/rank-<r>/ hold exactly the routed files of
+ * checkpoint C (restart). */
+void api_routes_end(cairn_ctx *ctx);
+int api_staging_empty(cairn_ctx *ctx);
+int api_files_restore(cairn_ctx *ctx, const cn_ckpt *c);
 
 /* Collective inventory: ranks' local candidates and their intersection. */
 typedef struct api_gen {

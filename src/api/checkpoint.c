@@ -3,23 +3,33 @@
  *
  * Commit protocol (a crash at any instant leaves the previous complete
  * generation restorable):
- *   1. the node leader clears and creates <node>/gen-<id>/;      agree
+ *   1. the node leader clears and creates <node>/gen-<id>/ (refused when
+ *      another layout wrote it: api_may_replace);                agree
  *   2. every rank writes rank-<r>.ckpt atomically (levels/local); agree
  *   3. every node leader syncs the directory and writes the node manifest
  *      (sizes and checksums of its ranks' files, the rank -> node map); agree
  *   4. node leaders prune (prune.c): keep the store.keep newest complete
  *      generations, the newest at each higher level and every generation
- *      they need, and drop any newer than this one (an abandoned timeline).
+ *      they need; newer ones (an abandoned timeline) only with
+ *      store.prune_abandoned, and never another layout's.
  * Levels 2-4 (raise.c, flush.c) come between steps 3 and 4. With cairnd
  * serving every node (daemon.c) the generation is handed to it after step 3
  * instead: the call returns at level 1 and the daemons raise, flush and
- * prune the older generations in the background.
+ * prune the older generations in the background. The library never removes
+ * or rewrites a generation directory while a daemon may be at work on it:
+ * when it replaces an id (generations at or above it exist: the job went
+ * back) and whenever it works synchronously, its node leaders hold the
+ * daemons first (HOLD, daemon.c), until the checkpoint returns.
  * With incr.mode on, step 2 is preceded by the plan (incr.c): the parent,
  * the block hashes, the diff, full or incremental, agreed by all ranks; and
  * the generation's hashes become the parent of later checkpoints at the end.
  * A generation is complete only when every node holds its manifest; restart
  * never offers one that is not. On failure after step 1 the partial
  * generation is removed.
+ * Routed files (routed.c): those routed for this checkpoint are written in
+ * step 2 like variables; once past check_args the call ends the routes,
+ * completed or not, and a generation complete at level 1 has its staged
+ * copies removed from files/rank-<r>/.
  */
 #include "api/api.h"
 
@@ -75,7 +85,7 @@ static int check_args(cairn_ctx *ctx, long id, int level)
 }
 
 /* Map routed files read-only so they are written like variables. */
-static int collect_sources(cairn_ctx *ctx, lvl_src *src, size_t *maplen)
+static int collect_sources(cairn_ctx *ctx, long id, lvl_src *src, size_t *maplen)
 {
     for (size_t i = 0; i < ctx->nvars; i++) {
         api_var *v = &ctx->vars[i];
@@ -96,6 +106,10 @@ static int collect_sources(cairn_ctx *ctx, lvl_src *src, size_t *maplen)
         }
         int fd = openat(ctx->filesfd, v->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         struct stat st;
+        if (fd < 0 && errno == ENOENT)
+            return cn_fail(&ctx->err, -ENOENT, "routed file '%s' was routed for checkpoint %ld "
+                           "but never written (no file at %s/%s)", v->name, id,
+                           ctx->files_path, v->name);
         if (fd < 0)
             return cn_fail_errno(&ctx->err, errno, "routed file %s/%s", ctx->files_path,
                                  v->name);
@@ -127,7 +141,7 @@ static int write_rank_file(cairn_ctx *ctx, long id, int level, int genfd, const 
     size_t *maplen = calloc(ctx->nvars ? ctx->nvars : 1, sizeof *maplen);
     int rc = (!src || !maplen) ? cn_fail(&ctx->err, CAIRN_ENOMEM, "out of memory") : 0;
     if (rc == 0)
-        rc = collect_sources(ctx, src, maplen);
+        rc = collect_sources(ctx, id, src, maplen);
     if (rc == 0) {
         cn_header proto = {.level = (uint32_t)level, .generation = id,
                            .rank = (uint32_t)ctx->rank, .nranks = (uint32_t)ctx->nranks,
@@ -200,19 +214,42 @@ static bool to_pfs(const cairn_ctx *ctx, int level)
            (ctx->cfg.pfs_dir[0] && ctx->cfg.pfs_every > 0 && ctx->nckpt % ctx->cfg.pfs_every == 0);
 }
 
-CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)
+/* Collective: are there generations at or above ID on some node (the job
+ * went back: a restart from an older generation, a new run)? Then cairnd may
+ * have them queued or be at work on them: every node leader holds its daemons
+ * (api_daemon_hold) for the rest of this checkpoint, which replaces ID and
+ * may prune those. *AGAIN says so. */
+static int hold_if_back(cairn_ctx *ctx, long id, bool *again)
 {
-    if (!ctx)
-        return CAIRN_EINVAL;
-    cn_err_clear(&ctx->err);
-    CN_TRY(check_args(ctx, id, level));
+    int mine = 0, any = 0;
+    if (ctx->node_rank == 0) {
+        long *ids = NULL;
+        int n = 0;
+        cn_err ignored = {0};
+        cn_gen_list(ctx->nodefd, &ids, &n, &ignored);
+        for (int i = 0; i < n; i++)
+            mine |= ids[i] >= id;
+        free(ids);
+    }
+    if (MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, ctx->comm) != MPI_SUCCESS)
+        return api_agree(ctx, cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce failed"));
+    *again = any;
+    return api_agree(ctx, any && ctx->node_rank == 0 ? api_daemon_hold(ctx) : 0);
+}
+
+/* The generation, once the arguments are checked (cairn_checkpoint). */
+static int write_generation(cairn_ctx *ctx, long id, int level)
+{
     cn_fault_point("ckpt.begin", id, ctx->rank);
 
     char gen[64], gen_path[4500];
     cn_gen_dirname(gen, sizeof gen, id);
     snprintf(gen_path, sizeof gen_path, "%s/%s", ctx->node_path, gen);
-    int rc = 0;
-    if (ctx->node_rank == 0) /* rewriting an id invalidates the old generation first */
+    bool again = false;
+    int rc = hold_if_back(ctx, id, &again);
+    if (rc == 0 && ctx->node_rank == 0) /* never over another layout's generation (manifest.c) */
+        rc = api_may_replace(ctx, id);
+    if (rc == 0 && ctx->node_rank == 0) /* rewriting an id invalidates the old generation first */
         rc = cn_rmtree_at(ctx->nodefd, gen, &ctx->err);
     if (rc == 0 && ctx->node_rank == 0) {
         int fd = cn_dir_open(ctx->nodefd, gen, true, &ctx->err);
@@ -248,22 +285,44 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)
     if (ctx->async && api_daemon_gen(ctx, id, local, to_pfs(ctx, level)) == 0) {
         api_incr_commit(ctx, &plan, id, local); /* cairnd raises in order, parents first */
         api_plan_free(&plan);
-        if (ctx->node_rank == 0)
+        if (ctx->node_rank == 0 && again) /* held: nothing newer otherwise */
             api_prune(ctx, id, API_PRUNE_NEWER);
         cn_info("generation %ld complete at level 1; cairnd takes it to level %d%s", id, local,
                 to_pfs(ctx, level) ? " and the PFS" : "");
         return 0;
     }
-    if (local > CAIRN_LEVEL_LOCAL)
+    /* Synchronously. Daemons may still live (one refused the generation, only
+     * some nodes have one, another configuration): none may work on what this
+     * raises, flushes or prunes, so they are held (at once if none answers). */
+    int held = ctx->node_rank == 0 ? api_daemon_hold(ctx) : 0;
+    rc = api_agree(ctx, held);
+    if (rc == 0 && local > CAIRN_LEVEL_LOCAL)
         rc = api_raise(ctx, id, local);
     api_incr_commit(ctx, &plan, id, rc == 0 ? local : CAIRN_LEVEL_LOCAL);
     api_plan_free(&plan);
     if (rc == 0 && to_pfs(ctx, level))
         rc = api_flush(ctx, id); /* before pruning: the chain it materializes stays */
-    if (ctx->node_rank == 0)
+    if (ctx->node_rank == 0 && held == 0)
         api_prune(ctx, id, API_PRUNE_OLDER | API_PRUNE_NEWER);
     if (rc < 0)
         return rc;
     cn_info("generation %ld complete at level %d (%s)", id, level, level_name(level));
     return 0;
+}
+
+CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)
+{
+    if (!ctx)
+        return CAIRN_EINVAL;
+    cn_err_clear(&ctx->err);
+    CN_TRY(check_args(ctx, id, level)); /* refused: the routes stay for the next call */
+    int rc = write_generation(ctx, id, level);
+    api_daemon_release(ctx); /* the daemons, if it held them (write_generation) */
+    /* Routes are for this checkpoint only (routed.c), taken in or not. Once
+     * the generation is complete, its files are in it: the staged copies go. */
+    api_routes_end(ctx);
+    if (ctx->last_id == id && api_staging_empty(ctx) < 0)
+        cn_warn("generation %ld holds the routed files, but their staged copies stay: %s", id,
+                ctx->err.msg);
+    return rc;
 }

@@ -3,10 +3,12 @@
  * model and node-local directories; api_agree, the collective discipline.
  *
  * Nodes: a rank's node is CAIRN_NODE / job.node if set, else rank /
- * job.ranks_per_node if that is set, else the hostname. Node names are
- * gathered and numbered by first appearance in rank order, so every rank
+ * job.ranks_per_node if that is set, else SLURMD_NODENAME, else the full
+ * hostname (cn_node_name, the rule cairnd and the hooks share). Node names
+ * are gathered and numbered by first appearance in rank order, so every rank
  * computes the same rank -> node map. On one machine this emulates many
- * nodes, each with its own node-local directory.
+ * nodes, each with its own node-local directory; but one name on two hosts
+ * (different hostnames or boot ids) is refused: a node is one host's storage.
  *
  * Directories: <base>/cairn-<uid>/<job>/<node>, each created 0700 and opened
  * without following symlinks (cn_dir_open). The context owns its fds and the
@@ -14,11 +16,13 @@
  */
 #include "api/api.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,20 +41,22 @@ int api_echo(cairn_ctx *ctx, int code, const char *fmt, ...)
 
 int api_agree(cairn_ctx *ctx, int rc)
 {
-    int global = rc;
-    if (MPI_Allreduce(&rc, &global, 1, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS) {
+    /* The most negative code of an original failure wins, else of an echo of
+     * one ("another member failed"), whatever code the echo carries. */
+    int in[2] = {rc, rc < 0 && !ctx->echo ? rc : 0}, min[2];
+    if (MPI_Allreduce(in, min, 2, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS) {
         snprintf(ctx->msg, sizeof ctx->msg, "rank %d: MPI_Allreduce failed", ctx->rank);
         return CAIRN_EMPI;
     }
+    int global = min[1] < 0 ? min[1] : min[0];
     if (global == 0)
         return 0;
-    /* The lowest rank with the code wins, preferring an original failure to
-     * an echo of it ("another member failed"). */
+    /* Its message: the lowest rank with the code, an original before an echo. */
     int mine = rc != global ? INT_MAX : ctx->echo ? ctx->size + ctx->rank : ctx->rank, root = 0;
     char msg[CN_MSG_MAX];
     snprintf(msg, sizeof msg, "%s", ctx->err.msg[0] ? ctx->err.msg : cairn_strerror(rc));
     if (MPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS ||
-        MPI_Bcast(msg, sizeof msg, MPI_CHAR, root, ctx->comm) != MPI_SUCCESS) {
+        MPI_Bcast(msg, sizeof msg, MPI_CHAR, root % ctx->size, ctx->comm) != MPI_SUCCESS) {
         snprintf(ctx->msg, sizeof ctx->msg, "rank %d: MPI error while agreeing", ctx->rank);
         return CAIRN_EMPI;
     }
@@ -61,22 +67,56 @@ int api_agree(cairn_ctx *ctx, int rc)
     return global;
 }
 
-/* This rank's node name: configured, emulated by rank, or the hostname. */
-static void own_node_name(cairn_ctx *ctx, char out[CN_JOB_MAX + 1])
+/* This rank's node name: configured, emulated by rank, or cn_node_name's;
+ * *FROM says which, for messages. */
+static void own_node_name(cairn_ctx *ctx, char out[CN_JOB_MAX + 1], const char **from)
 {
-    if (ctx->cfg.node[0]) {
-        snprintf(out, CN_JOB_MAX + 1, "%s", ctx->cfg.node);
-    } else if (ctx->cfg.ranks_per_node > 0) {
+    if (!ctx->cfg.node[0] && ctx->cfg.ranks_per_node > 0) {
         snprintf(out, CN_JOB_MAX + 1, "node%d", ctx->rank / ctx->cfg.ranks_per_node);
+        *from = "job.ranks_per_node";
     } else {
-        cn_host_id(out);
+        cn_node_name(ctx->cfg.node, out, from);
     }
+}
+
+/* Collective over ctx->comm once node_comm is made: do all ranks of each node
+ * run on one host? The node leader's host is compared with every member's;
+ * the lowest rank on another host names both. */
+static int check_one_host(cairn_ctx *ctx, const char *from)
+{
+    struct {
+        cn_host h;
+        int rank;
+    } mine, lead;
+    memset(&mine, 0, sizeof mine);
+    cn_host_ident(&mine.h);
+    mine.rank = ctx->rank;
+    lead = mine;
+    if (MPI_Bcast(&lead, (int)sizeof lead, MPI_BYTE, 0, ctx->node_comm) != MPI_SUCCESS)
+        return cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Bcast of the node leader's host failed");
+    int bad = cn_host_same(&mine.h, &lead.h) ? INT_MAX : ctx->rank, first = INT_MAX;
+    if (MPI_Allreduce(&bad, &first, 1, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS)
+        return cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce of host checks failed");
+    if (first == INT_MAX)
+        return 0;
+    if (first != ctx->rank)
+        return api_echo(ctx, CAIRN_ECONFIG, "a node name is claimed on two hosts");
+    bool twin = strcmp(mine.h.name, lead.h.name) == 0; /* same hostname, other boot id */
+    return cn_fail(&ctx->err, CAIRN_ECONFIG,
+                   "node name '%s' (from %s) is claimed by ranks on different hosts: %.80s "
+                   "(rank %d%s%s) and %.80s (rank %d%s%s); a node is one host's node-local "
+                   "storage: give each host its own name (job.node / CAIRN_NODE, "
+                   "SLURMD_NODENAME, or distinct hostnames)",
+                   ctx->node_name, from, lead.h.name, lead.rank, twin ? ", boot id " : "",
+                   twin ? lead.h.boot : "", mine.h.name, mine.rank, twin ? ", boot id " : "",
+                   twin ? mine.h.boot : "");
 }
 
 static int build_node_model(cairn_ctx *ctx)
 {
     char mine[CN_JOB_MAX + 1] = {0};
-    own_node_name(ctx, mine);
+    const char *from = "";
+    own_node_name(ctx, mine, &from);
     char *all = calloc((size_t)ctx->size, CN_JOB_MAX + 1);
     ctx->rank_node = calloc((size_t)ctx->size, sizeof *ctx->rank_node);
     if (!all || !ctx->rank_node) {
@@ -101,11 +141,12 @@ static int build_node_model(cairn_ctx *ctx)
     ctx->nnodes = nnodes;
     ctx->node = (int)ctx->rank_node[ctx->rank];
     snprintf(ctx->node_name, sizeof ctx->node_name, "%s", mine);
+    ctx->node_from = from;
     if (MPI_Comm_split(ctx->comm, ctx->node, ctx->rank, &ctx->node_comm) != MPI_SUCCESS)
         return cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Comm_split by node failed");
     MPI_Comm_rank(ctx->node_comm, &ctx->node_rank);
     MPI_Comm_size(ctx->node_comm, &ctx->node_size);
-    return 0;
+    return check_one_host(ctx, from);
 }
 
 int api_set_of(int node, int nnodes, int nsets) { return (int)((long)node * nsets / nnodes); }
@@ -160,13 +201,39 @@ static int choose_job(cairn_ctx *ctx)
 
 static int open_dirs(cairn_ctx *ctx);
 
+/* Before node names kept the whole hostname, host n1.rack-a was node n1. A
+ * directory by that older name in the job directory (on this host's storage)
+ * is said, so its generations are not missed without a word (untouched). */
+static void legacy_node_dir(const cairn_ctx *ctx, int jobfd)
+{
+    size_t dot = strcspn(ctx->node_name, ".");
+    if (ctx->node_rank != 0 || !ctx->node_from || strcmp(ctx->node_from, "hostname") != 0 ||
+        !ctx->node_name[dot])
+        return;
+    char old[CN_JOB_MAX + 1];
+    snprintf(old, sizeof old, "%.*s", (int)dot, ctx->node_name);
+    struct stat st;
+    if (fstatat(jobfd, old, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+        return;
+    cn_warn("job %s: directory %s/ holds what an older cairn wrote on this host, which named "
+            "nodes by the hostname up to its first dot; this node is now %s (the whole "
+            "hostname). To restart from it, rename %s to %s in the job directory before the "
+            "restart, on each such node (it is not used, and not removed)", ctx->job, old,
+            ctx->node_name, old, ctx->node_name);
+}
+
 int api_reopen_dirs(cairn_ctx *ctx)
 {
     if (ctx->nodefd >= 0)
         close(ctx->nodefd);
     if (ctx->filesfd >= 0)
         close(ctx->filesfd);
-    ctx->nodefd = ctx->filesfd = ctx->dfd = -1;
+    ctx->nodefd = ctx->filesfd = -1;
+    /* The daemon's socket is in the old directory: every rank (this is
+     * collective) drops the connection, and the next checkpoint connects to
+     * the daemon of the directory as it is now (api_daemon_connect). */
+    api_daemon_close(ctx);
+    ctx->async = false;
     return open_dirs(ctx);
 }
 
@@ -185,6 +252,7 @@ int api_open_node_dir(cairn_ctx *ctx)
     close(userfd);
     if (jobfd < 0)
         return jobfd;
+    legacy_node_dir(ctx, jobfd);
     ctx->nodefd = cn_dir_open(jobfd, ctx->node_name, true, &ctx->err);
     close(jobfd);
     if (ctx->nodefd < 0)
@@ -264,7 +332,7 @@ CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **
         snprintf(init_msg, sizeof init_msg, "out of memory");
         return CAIRN_ENOMEM;
     }
-    ctx->nodefd = ctx->filesfd = ctx->dfd = -1;
+    ctx->nodefd = ctx->filesfd = ctx->dfd = ctx->hold_fd = -1;
     ctx->node_comm = ctx->leaders = ctx->set_comm = MPI_COMM_NULL;
     ctx->last_id = -1;
     if (MPI_Comm_dup(comm, &ctx->comm) != MPI_SUCCESS) {

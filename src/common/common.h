@@ -243,8 +243,23 @@ typedef struct cn_header {
 
 /* True if S is a valid job id or node name: 1..63 of [A-Za-z0-9._-], no leading '.'. */
 bool cn_id_ok(const char *s);
-/* This host's name up to the first '.', as a valid id ("localhost" if none). */
-void cn_host_id(char out[CN_JOB_MAX + 1]);
+/* Node names (node.c): the one rule of the library, cairnd, the CLI and the
+ * hooks. cn_node_name: CONFIGURED (job.node) if not empty, else
+ * SLURMD_NODENAME if set, else the full hostname (not cut at a dot), mapped
+ * by cn_node_map; *FROM (if FROM) names the source ("job.node",
+ * "SLURMD_NODENAME", "hostname"). cn_node_map: NAME if it is a valid id, else
+ * NAME with its invalid characters as '_', cut to 54, plus '-' and 8 hex
+ * digits of its hash, so distinct names stay distinct. */
+void cn_node_name(const char *configured, char out[CN_JOB_MAX + 1], const char **from);
+void cn_node_map(const char *name, char out[CN_JOB_MAX + 1]);
+/* A host's identity, to tell hosts apart: full hostname and kernel boot id. */
+#define CN_HOST_MAX 255
+typedef struct cn_host {
+    char name[CN_HOST_MAX + 1];
+    char boot[40];
+} cn_host;
+void cn_host_ident(cn_host *h);
+bool cn_host_same(const cn_host *a, const cn_host *b);
 /* Copy a fixed 64-byte NUL-padded id field (zeros after the id: one encoding
  * per id); false if it is not a valid id. */
 bool cn_get_id(const uint8_t *p, char out[CN_JOB_MAX + 1]);
@@ -443,6 +458,13 @@ int cn_gen_list(int dirfd, long **ids, int *n, cn_err *err);
 int cn_rank_filename(char *buf, size_t len, uint32_t rank);     /* "rank-%u.ckpt" */
 /* Parse "gen-<id>"; returns id >= 0 or -1. */
 int64_t cn_parse_gen_dirname(const char *name);
+/* An abandoned timeline (generations newer than the one a run restored and
+ * then wrote past) is set aside, never removed on its own: "gen-<id>" under
+ * DIRFD becomes "abandoned-gen-<id>" (or "abandoned-gen-<id>.<n>" if that is
+ * taken), which no restart, daemon or prune reads; `cairn prune --abandoned`
+ * removes it. OUT gets the new name. */
+#define CN_ABANDONED_PREFIX "abandoned-"
+int cn_set_aside(int dirfd, int64_t id, char *out, size_t len, cn_err *err);
 
 /* ---- configuration (config.c) ------------------------------------------ */
 
@@ -451,6 +473,7 @@ enum cn_io_mode { CN_IO_AUTO = 0, CN_IO_WRITE = 1, CN_IO_PMEM = 2 };
 typedef struct cn_config {
     char base[4096];         /* store.base */
     int keep;                /* store.keep */
+    int prune_abandoned;     /* store.prune_abandoned: 0 off, 1 on */
     uint32_t block_size;     /* store.block_size */
     int io;                  /* store.io: enum cn_io_mode */
     char job[CN_JOB_MAX + 1];  /* job.id ("" = from SLURM_JOB_ID or generated) */
@@ -509,6 +532,9 @@ uint64_t cn_config_daemon_key(const cn_config *cfg);
  *   DRAIN <seconds>                     -> DONE <gen> <what> <bytes> | ERR <text>
  *   STATUS                              -> STATUS <pid> <queued> <busy> <done> <flushed>
  *   STOP                                -> OK
+ *   HOLD                                -> OK, once no daemon of the job works on
+ *                                          a generation; none starts one until
+ *                                          every HOLD's client has disconnected
  * <key> is cn_config_daemon_key as 16 lower-case hex digits; <level> 1..3 is
  * the node-local level to raise generation <id> to, <flush> 0/1 whether to
  * write it to the PFS; <what> is flushed, present (already on the PFS) or
@@ -517,9 +543,9 @@ uint64_t cn_config_daemon_key(const cn_config *cfg);
  * line formats back to the same bytes.
  */
 #define CN_PROTO_LINE 512
-#define CN_PROTO_VERSION 1
+#define CN_PROTO_VERSION 2
 enum cn_req_kind { CN_REQ_HELLO = 1, CN_REQ_GEN, CN_REQ_FLUSH, CN_REQ_DRAIN, CN_REQ_STATUS,
-                   CN_REQ_STOP };
+                   CN_REQ_STOP, CN_REQ_HOLD };
 typedef struct cn_req {
     int kind;                     /* enum cn_req_kind */
     uint32_t version;             /* HELLO */

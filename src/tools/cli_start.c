@@ -4,20 +4,27 @@
  * start launches cairnd on N nodes through the MPI launcher
  * (CAIRN_DAEMON_LAUNCHER, default "mpirun"; run as LAUNCHER -n N cairnd ...),
  * detached from the terminal, its output appended to <job dir>/cairnd.log
- * and the launcher's pid in <job dir>/cairnd.pid; it returns once every
- * daemon answers on its node's socket. With job.ranks_per_node set (emulated
- * nodes on one machine) daemon i serves node<i>. stop asks every daemon to
- * finish its queue and exit and waits for the sockets to go; stopping a job
- * without daemons is not an error (epilogs may run twice).
+ * and the launcher's pid in <job dir>/cairnd.pid; it returns once the
+ * daemons serve: this node's answers on its socket, or, on a machine that is
+ * not one of the job's nodes (a login node: the sockets are on the nodes'
+ * own storage), their rank 0's "cairnd: ready" line reaches the log through
+ * the launcher. With job.ranks_per_node set (emulated nodes on one machine)
+ * daemon i serves node<i>. stop asks every daemon to
+ * finish its queue and exit and returns once they are gone: no socket of the
+ * job accepts a connection, no cairnd process of the job is left on this
+ * machine, the launcher has exited (a cairn start right after it finds none);
+ * stopping a job without daemons is not an error (epilogs may run twice).
  */
 #include "tools/tools.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,8 +39,10 @@ const char cli_start_usage[] =
     "CAIRN_DAEMON_LAUNCHER (default 'mpirun'; called as LAUNCHER -n N cairnd ...;\n"
     "CAIRN_DAEMON names the cairnd binary, default: next to cairn). With\n"
     "job.ranks_per_node set (emulated nodes), daemon i serves node<i>; otherwise each\n"
-    "serves its host. Returns when they answer (they start together; at most\n"
-    "--timeout, default 60 s).\n"
+    "serves its node, named as 'cairn config --node' prints on it. Returns when they\n"
+    "serve (they start together; at most --timeout, default 60 s). It may run on a\n"
+    "machine that is not one of the job's nodes (a login node): it then learns that\n"
+    "they serve from the launcher's output; status, drain and stop work on the nodes.\n"
     "The daemons log to <base>/cairn-<uid>/<job>/" LOG_NAME ". The job's ranks find\n"
     "them at cairn_init or their next checkpoint and hand levels 2-4 over.\n";
 
@@ -41,7 +50,9 @@ const char cli_stop_usage[] =
     "Usage: cairn stop [--job ID] [--config FILE] [--timeout SECONDS]\n"
     "\n"
     "Ask the job's daemons to finish the generations queued to them and exit; wait\n"
-    "for them (at most --timeout, default 60 s). No daemon running is not an error.\n";
+    "until they are gone: no socket of the job answers, no cairnd of the job runs on\n"
+    "this machine, the launcher has exited (at most --timeout, default 60 s; exit 1\n"
+    "if they are still there). No daemon running is not an error.\n";
 
 static double now(void)
 {
@@ -172,6 +183,41 @@ static void daemon_path(char *out, size_t len)
     snprintf(out, len, "%s/cairnd", slash ? self : ".");
 }
 
+#define READY_MARK "cairnd: ready: "
+
+/* N if the daemons' rank 0 wrote a whole line "cairnd: ready: N daemon(s) ..."
+ * to the log at or after *POS, else 0. *POS starts where the log ended when
+ * this start launched them and moves past the whole lines read, so each poll
+ * reads only what is new, however much the daemons log. */
+static int ready_in_log(int jobfd, off_t *pos)
+{
+    int fd = openat(jobfd, LOG_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    static char buf[1 << 16];
+    int ready = 0;
+    for (;;) {
+        ssize_t n = pread(fd, buf, sizeof buf - 1, *pos);
+        if (n <= 0)
+            break;
+        buf[n] = '\0';
+        const char *p = memmem(buf, (size_t)n, READY_MARK, strlen(READY_MARK));
+        if (p && memchr(p, '\n', (size_t)(buf + n - p))) {
+            ready = atoi(p + strlen(READY_MARK));
+            break;
+        }
+        const char *nl = memrchr(buf, '\n', (size_t)n);
+        if (nl)
+            *pos += nl + 1 - buf; /* a partial last line is read again next time */
+        else if ((size_t)n == sizeof buf - 1)
+            *pos += n; /* a line longer than the buffer is not the one */
+        if (!nl || (size_t)n < sizeof buf - 1)
+            break;
+    }
+    close(fd);
+    return ready;
+}
+
 static void show_log(int jobfd)
 {
     uint8_t *buf = NULL;
@@ -211,6 +257,7 @@ int cli_start(int argc, char **argv)
         close(jobfd);
         return CLI_EXIT_ERROR;
     }
+    off_t log_from = lseek(log, 0, SEEK_END);
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) { /* the launcher, detached, quiet */
@@ -233,14 +280,25 @@ int cli_start(int argc, char **argv)
     cn_err err = {0};
     cn_write_atomic(jobfd, PID_NAME, pidtext, (size_t)plen, &err);
     double until = now() + o.timeout;
-    int status = 0;
+    int status = 0, ready = 0;
     /* The daemons open their sockets together (they agree on it), so one that
-     * answers means all do; on a cluster only this node's is visible here. */
-    while ((alive = answering(jobfd, false)) == 0 && now() < until &&
+     * answers means all do; on a cluster only this node's is visible here, and
+     * on a machine serving none, only their ready line in the log. */
+    while ((alive = answering(jobfd, false)) == 0 &&
+           (ready = ready_in_log(jobfd, &log_from)) == 0 && now() < until &&
            waitpid(pid, &status, WNOHANG) == 0)
         usleep(50000);
+    if (alive == 0 && ready > 0) {
+        printf("cairnd: %d daemon(s) serve job %s; none on this machine (it is not one of the "
+               "job's nodes: run status, drain and stop there; launcher pid %d, log "
+               "%s/cairn-%u/%s/%s)\n", ready, o.job, (int)pid, cfg.base, (unsigned)geteuid(),
+               o.job, LOG_NAME);
+        close(jobfd);
+        return CLI_EXIT_OK;
+    }
     if (alive == 0) {
-        cli_error(o.verb, "no daemon of job %s answered within %d s; stopping them", o.job,
+        cli_error(o.verb, "no daemon of job %s answered within %d s, neither on this machine's "
+                  "socket nor by a 'cairnd: ready' line in the log; stopping them", o.job,
                   o.timeout);
         kill(-pid, SIGTERM);
         show_log(jobfd);
@@ -253,6 +311,64 @@ int cli_start(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
+/* How many sockets of the job in JOBFD accept a connection (a daemon listens). */
+static size_t connectable(int jobfd)
+{
+    cli_names names;
+    cn_err err = {0};
+    size_t n = 0;
+    if (cli_names_read(jobfd, &names, &err) < 0)
+        return 0;
+    for (size_t i = 0; i < names.n; i++) {
+        int fd = cn_id_ok(names.v[i]) ? cn_dir_open(jobfd, names.v[i], false, &err) : -1;
+        int s = fd >= 0 ? cn_sock_connect(fd, CN_SOCK_NAME, &err) : -1;
+        n += s >= 0;
+        if (s >= 0)
+            close(s);
+        if (fd >= 0)
+            close(fd);
+    }
+    cli_names_free(&names);
+    return n;
+}
+
+/* How many processes of this user on this machine are a cairnd of JOB (its
+ * argv[0] ends in cairnd, "--job JOB" among its arguments)? */
+static size_t local_daemons(const char *job)
+{
+    DIR *d = opendir("/proc");
+    size_t n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        char path[300], args[4096];
+        struct stat st;
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s", e->d_name);
+        if (stat(path, &st) != 0 || st.st_uid != geteuid())
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t len = fd >= 0 ? read(fd, args, sizeof args - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        if (len <= 0)
+            continue; /* gone, or a zombie: no longer at work */
+        args[len] = '\0';
+        const char *a0 = args, *slash = strrchr(a0, '/');
+        if (strcmp(slash ? slash + 1 : a0, "cairnd") != 0)
+            continue;
+        for (const char *a = a0; a < args + len; a += strlen(a) + 1)
+            if (strcmp(a, "--job") == 0 && a + strlen(a) + 1 < args + len &&
+                strcmp(a + strlen(a) + 1, job) == 0) {
+                n++;
+                break;
+            }
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
 int cli_stop(int argc, char **argv)
 {
     opts o;
@@ -262,7 +378,8 @@ int cli_stop(int argc, char **argv)
     cn_config cfg;
     rc = job_dir(&o, false, &cfg, &jobfd);
     size_t asked = rc == CLI_EXIT_OK ? answering(jobfd, true) : 0;
-    if (rc == CLI_EXIT_MISSING || (rc == CLI_EXIT_OK && !asked)) {
+    if (rc == CLI_EXIT_MISSING ||
+        (rc == CLI_EXIT_OK && !asked && !connectable(jobfd) && !local_daemons(o.job))) {
         printf("no cairnd serves job %s\n", o.job);
         if (jobfd >= 0)
             close(jobfd);
@@ -270,7 +387,10 @@ int cli_stop(int argc, char **argv)
     }
     if (rc != CLI_EXIT_OK)
         return rc;
-    /* The launcher exits when every daemon has: wait for it, else for the sockets. */
+    /* Gone means: no socket of the job accepts a connection, no cairnd of the
+     * job runs on this machine, and the launcher (which exits after every
+     * daemon has) is gone, where its pid is known here. A daemon that still
+     * listens is asked again (one may have been too slow to answer). */
     uint8_t *buf = NULL;
     size_t len = 0;
     cn_err err = {0};
@@ -284,7 +404,10 @@ int cli_stop(int argc, char **argv)
     double until = now() + o.timeout;
     bool gone = false;
     while (!gone && now() < until) {
-        gone = answering(jobfd, false) == 0 && (pid <= 0 || kill((pid_t)pid, 0) != 0);
+        size_t again = connectable(jobfd) ? answering(jobfd, true) : 0;
+        asked = again > asked ? again : asked;
+        gone = connectable(jobfd) == 0 && local_daemons(o.job) == 0 &&
+               (pid <= 0 || kill((pid_t)pid, 0) != 0);
         if (!gone)
             usleep(50000);
     }

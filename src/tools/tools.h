@@ -13,6 +13,7 @@
  *   cli_daemon.c   cairn status, flush, drain; finding a job's daemons
  *   cli_start.c    cairn start, stop
  *   cli_drill.c    cairn drill (runs scripts/drill.sh)
+ *   cli_prune.c    cairn prune (generations cairn never removes itself)
  *
  * Adding a verb: one X(...) line in CLI_VERB_LIST below, and in a file of its
  * own `int cli_<name>(int argc, char **argv)` plus `const char
@@ -63,9 +64,10 @@ void cli_print_exit_codes(FILE *f);
     X(inspect, "print a checkpoint file, manifest or parity file")                               \
     X(verify, "check every checksum of a job's generations, or of files")                        \
     X(rebuild, "rebuild lost nodes' files from partner copies or parity (MPI)")                 \
-    X(config, "print the configuration reference, or check a config file")                       \
+    X(prune, "remove generations by hand: an abandoned timeline, another layout's")              \
+    X(config, "print the configuration reference, check a config file, or the node name")       \
     X(start, "start a job's node daemons (cairnd), one per node")                                \
-    X(stop, "stop a job's node daemons after their queued work")                                 \
+    X(stop, "stop a job's node daemons after their queued work; wait until gone")                \
     X(status, "what each node daemon of a job is doing")                                         \
     X(flush, "ask the daemons to flush the newest complete generation to the PFS")              \
     X(drain, "flush the newest complete generation to the PFS and wait (epilogs)")              \

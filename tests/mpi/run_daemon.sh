@@ -104,6 +104,102 @@ wipe_nodes 0 3
 check "  ... 2 nodes wiped: generation 3 decoded, bit-exact" scripts/mpirun.sh 8 "$T" restore 3
 stop
 
+# A daemon killed in the flush of generation 2 leaves it raised (level 3 on
+# every node) and on the PFS without its index (written last). The next
+# daemons must flush it again: it was asked for level 4, and with every node
+# lost only the PFS has it (cairn drill --soak: a daemon at level 4 lost 200).
+fresh_pfs daemon-reflush
+check "daemons killed in the flush of generation 2 (no PFS index): level 3 on the nodes, not on the PFS" \
+  bash -c "scripts/mpirun.sh 8 $T save 2 4 && rm '$(pfs_gen 2)/index' && test \"\$(level_of 2)\" = 3 && '$C' ls --job '$CAIRN_JOB' | grep -Eq '^ *2 .* incomplete +complete\$'"
+check "  ... the next cairn start flushes it again: its index is written" \
+  bash -c "'$C' start --nodes 4 >/dev/null && daemons_idle && test -e '$(pfs_gen 2)/index'"
+stop
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: generation 2 restored from the PFS, bit-exact" \
+  run_grep 'restoring generation 2 from the PFS' scripts/mpirun.sh 8 "$T" restore 2
+
+# run_grep_clean PATTERN BAD CMD...: as run_grep, and no line matches BAD.
+run_grep_clean() {
+  local pat=$1 bad=$2; shift 2
+  local out rc; out=$(mktemp)
+  "$@" >"$out" 2>&1; rc=$?
+  if [ "$rc" -ne 0 ] || ! grep -Eq -- "$pat" "$out" || grep -Eq -- "$bad" "$out"; then
+    echo "run_grep_clean: exit status $rc, want 0 and '$pat' but no '$bad', from: $*"
+    grep -E -- "$bad" "$out" | head -n 5; tail -n 20 "$out"; rm -f "$out"; return 1
+  fi
+  rm -f "$out"
+}
+export -f run_grep_clean
+# Wait (at most 120 s) until a daemon is busy with a generation.
+daemons_busy() {
+  for _ in $(seq 1200); do "$C" status | grep -q busy && return 0; sleep 0.1; done; return 1
+}
+# Wait (at most 120 s) until generation $1 is at level 3 and node $2 holds its parity file.
+parity_of() {
+  for _ in $(seq 1200); do
+    test "$(level_of "$1")" = 3 && test -s "$(gen_dir "$2" "$1")/parity.ec" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+export -f daemons_busy parity_of
+
+# A new run of the job writes ids the daemons finished already: each daemon
+# says so (it does not answer OK to work it will not do) and the library
+# raises the generation itself, before cairn_checkpoint returns.
+fresh_pfs daemon-again
+start 4
+check "cairnd again: 3 generations at level 3, raised by the daemons" \
+  bash -c "scripts/mpirun.sh 8 $T save 3 3 && daemons_idle && test \"\$(level_of 3)\" = 3"
+check "  ... a new run writes 1-2 again: the daemons refuse them (they finished 3), the run raises them to level 3 itself" \
+  bash -c "run_grep 'generation 2 is not above 3' scripts/mpirun.sh 8 $T save 2 3 && test \"\$(level_of 2)\" = 3 && test \"\$(level_of 1)\" = 3"
+wipe_nodes 0 2
+check "  ... 2 nodes wiped: generation 2 decoded, bit-exact" run_grep PASS scripts/mpirun.sh 8 "$T" restore-id 2
+check "  ... cairn stop" "$C" stop
+
+# The daemons hold each generation 3 s: a new run replaces generation 1 and
+# drops 2-3 (newer than its own, store.keep 1; an abandoned timeline goes
+# only with store.prune_abandoned = on) while they work on them.
+fresh_pfs daemon-race
+export CAIRN_KEEP=1
+check "cairnd race: 3 generations handed over at level 3 (store.keep 1, 3 s per generation), the daemons at work" \
+  bash -c "CAIRN_DAEMON_DELAY_MS=3000 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 3 3 && daemons_busy"
+check "  ... meanwhile a new run writes 1-2 again (replacing 1, dropping 2-3)" \
+  run_grep PASS env CAIRN_PRUNE_ABANDONED=on scripts/mpirun.sh 8 "$T" save 2 3
+check "  ... no daemon crashed or gave up a generation half-way, and generation 2 reaches level 3" \
+  bash -c "daemons_idle && '$C' status | grep -c idle | grep -qx 4 && test \"\$(level_of 2)\" = 3 && ! grep -E 'stays at level|left as it is|MPI failed' '$CAIRN_BASE'/cairn-*/'$CAIRN_JOB'/cairnd.log"
+check "  ... cairn verify finds every remaining generation whole" \
+  run_grep '0 corrupt, 0 missing' "$C" verify --job "$CAIRN_JOB"
+wipe_nodes 1 2
+check "  ... 2 nodes wiped: generation 2 decoded, bit-exact" run_grep PASS scripts/mpirun.sh 8 "$T" restore-id 2
+unset CAIRN_KEEP
+check "  ... cairn stop" "$C" stop
+
+# A restart in a job the daemons serve reconnects to them: its next
+# checkpoints are handed over, not done synchronously.
+fresh_pfs daemon-restart
+start 4
+check "cairnd restart: 2 generations at level 3" \
+  bash -c "scripts/mpirun.sh 8 $T save 2 3 && daemons_idle && test \"\$(level_of 2)\" = 3"
+check "  ... a restart restores 2 bit-exact and hands generations 3-4 to the daemons (no bad descriptor, no fallback)" \
+  run_grep_clean 'generation 3 complete at level 1; cairnd takes it to level 3' 'Bad file descriptor|falling back|synchronous' \
+  env CAIRN_LOG_LEVEL=info scripts/mpirun.sh 8 "$T" resume 2 2 3
+check "  ... the daemons raise them: generation 4's parity file appears on node 3" parity_of 4 3
+check "  ... cairn stop" "$C" stop
+
+# cairn drain with nothing to drain: exit 3 (missing data), as documented.
+fresh_pfs daemon-empty
+start 4
+check "cairn drain with daemons but no generation yet: exit 3, nothing to flush" \
+  run_grep_rc 3 'no generation is complete on every node' "$C" drain --timeout 60
+# Where the launcher's pid is not known (the epilog of a cluster runs on
+# another host than cairn start did), stop still returns only once the
+# daemons are gone: no socket left, no process.
+rm -f "$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/cairnd.pid"
+check "  ... cairn stop (launcher unknown) returns once no daemon process and no socket is left" \
+  bash -c "'$C' stop >/dev/null && ! mine && ! ls '$CAIRN_BASE'/cairn-*/'$CAIRN_JOB'/node*/cairnd.sock 2>/dev/null"
+check "  ... and cairn start right after it serves the job again" bash -c "'$C' start --nodes 4 >/dev/null && '$C' stop >/dev/null"
+
 fresh_pfs daemon-config
 check "a daemon of another configuration (erasure.m) is refused: synchronous, with a warning" \
   bash -c "CAIRN_EC_M=1 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 1 3 2>&1 | grep -q 'configuration differs' && test \"\$(level_of 1)\" = 3"

@@ -21,6 +21,21 @@ check "  ... and removed by the time the job ended (no .trash-* left)" \
 check "restart on 2 ranks of a 4-rank job: CAIRN_EMISMATCH naming both" \
   run_grep 'written by 4 ranks on 2 nodes; this run has 2 ranks' scripts/mpirun.sh 2 "$T" expect-fail CAIRN_EMISMATCH
 
+fresh abandoned # issue 16, defect 2: an abandoned timeline is removed only when asked
+check "abandoned timeline: run A writes generations 100 and 200" env T_FIRST=100 T_STEP=100 scripts/mpirun.sh $NP $T save 2
+check "  ... run B restores 100 (asked for explicitly) and writes 150" env T_THEN=150 scripts/mpirun.sh $NP $T restore-id 100
+check "  ... generation 200 (newer than run B's newest) is set aside on every node, not removed" \
+  bash -c "test -e \"\$(dirname '$(gen_dir 0 200)')/abandoned-gen-200/manifest\" && test -e \"\$(dirname '$(gen_dir 1 200)')/abandoned-gen-200/manifest\" && test ! -e '$(gen_dir 0 200)' && test -e '$(gen_dir 0 150)/manifest'"
+check "  ... and a restart restores run B's 150 bit-exact, not the abandoned 200" mpi restore 150
+check "  ... cairn prune --abandoned --dry-run names it on both nodes and removes nothing" \
+  bash -c "run_grep 'would remove .*/node1/abandoned-gen-200' '$BUILD/cairn' prune --base '$CAIRN_BASE' --job '$CAIRN_JOB' --abandoned --dry-run && test -e \"\$(dirname '$(gen_dir 1 200)')/abandoned-gen-200/manifest\""
+check "  ... cairn prune --abandoned removes it from every node, and nothing else" \
+  bash -c "run_grep 'removed .*/node0/abandoned-gen-200' '$BUILD/cairn' prune --base '$CAIRN_BASE' --job '$CAIRN_JOB' --abandoned && ! ls -d \"\$(dirname '$(gen_dir 0 200)')\"/abandoned-* \"\$(dirname '$(gen_dir 1 200)')\"/abandoned-* 2>/dev/null && test -e '$(gen_dir 1 150)/manifest'"
+check "  ... a restart still restores 150 bit-exact" mpi restore 150
+check "  ... run C writes 200 and 300; run D restores 200 and writes 250 with store.prune_abandoned = on: 300 goes" \
+  bash -c "T_FIRST=200 T_STEP=100 scripts/mpirun.sh $NP $T save 2 >/dev/null && CAIRN_PRUNE_ABANDONED=on T_THEN=250 scripts/mpirun.sh $NP $T restore-id 200 && test ! -e '$(gen_dir 0 300)' && test ! -e '$(gen_dir 1 300)'"
+check "  ... and generation 250 restores bit-exact" mpi restore 250
+
 fresh codecs
 export T_CODECS=mixed
 check "mixed codecs across ranks and variables (4K buffers: many frames, packs): save 3" \
@@ -75,7 +90,14 @@ mpi save 3 >/dev/null
 truncate -s 5000 "$(gen_dir 0 3)/rank-1.ckpt"
 check "truncated file: falls back to generation 2" mpi restore 2
 rm "$(gen_dir 1 2)/manifest"
-check "deleted manifest: no complete generation (CAIRN_ENOENT)" mpi expect-fail CAIRN_ENOENT
+check "deleted manifest: nothing restorable, yet a checkpoint exists: CAIRN_ECORRUPT naming the truncated file, not ENOENT" \
+  run_grep 'gen-3/rank-1.ckpt is 5000 bytes; the manifest says' scripts/mpirun.sh $NP "$T" expect-fail CAIRN_ECORRUPT
+
+fresh lost1 # issue 16, defect 7: a lost checkpoint is not "no checkpoint"
+mpi save 2 >/dev/null
+wipe_nodes 1
+check "level 1, node 1 wiped: CAIRN_ELOST naming the generation and the node, not ENOENT" \
+  run_grep 'generation 2 is lost: it was at level 1 .*node\(s\) 1 no longer hold it' scripts/mpirun.sh $NP "$T" expect-fail CAIRN_ELOST
 
 if [ "$(id -u)" -eq 0 ]; then
   fresh enospc
@@ -109,3 +131,83 @@ fresh config
 printf '[store]\nkeep = 2\nkep = 3\n' > "$CAIRN_BASE/bad.ini"
 check "bad config key: CAIRN_ECONFIG naming key and line" \
   run_grep "bad.ini:3: unknown key 'store.kep'" env T_CONFIG="$CAIRN_BASE/bad.ini" scripts/mpirun.sh $NP "$T" expect-init-fail CAIRN_ECONFIG
+
+# A failed restart leaves protected memory unchanged (cairn.h, cairn_restart):
+# expect-fail fills every variable with a sentinel first and checks it after.
+# t_forge makes a frame whose stored checksums all hold but that does not
+# decode (a codec bug or a crafted file): only a decode finds it.
+fresh untouched
+export CAIRN_CODEC=zstd CAIRN_KEEP=3
+mpi save 3 >/dev/null
+printf '\xff' | dd of="$(gen_dir 1 3)/rank-3.ckpt" bs=1 seek=5000 conv=notrunc status=none
+check "restart of generation 3 with a flipped byte on rank 3: CAIRN_ECORRUPT, no rank's memory changed" \
+  run_grep 'PASS expect-fail' mpi expect-fail CAIRN_ECORRUPT 3
+check "  ... t_forge: a frame of generation 2 on rank 3 that passes its stored checksums" \
+  run_grep '^forged ' "$BUILD/tests/t_forge" "$(gen_dir 1 2)/rank-3.ckpt"
+check "  ... cairn verify decodes it and names it (exit 4)" \
+  run_grep_rc 4 'fails its checksum' "$BUILD/cairn" verify "$(gen_dir 1 2)/rank-3.ckpt"
+check "  ... restart of 2: CAIRN_ECORRUPT, no rank's memory changed (3 ranks could restore theirs)" \
+  run_grep 'PASS expect-fail' mpi expect-fail CAIRN_ECORRUPT 2
+check "  ... CAIRN_LATEST skips 2, naming rank 3's file and frame, and restores 1 bit-exact" \
+  run_grep "generation 2 is unusable \(rank 3: .*/gen-2/rank-3.ckpt: '[a-z]+': frame decodes to data that fails its checksum" \
+  mpi restore 1
+fresh untouched-1
+CAIRN_RANKS_PER_NODE=1 scripts/mpirun.sh 1 "$T" save 2 >/dev/null
+"$BUILD/tests/t_forge" "$(gen_dir 0 2)/rank-0.ckpt" >/dev/null
+check "one rank, its own frame does not decode: restart of 2 fails, its memory unchanged" \
+  run_grep 'PASS expect-fail' env CAIRN_RANKS_PER_NODE=1 scripts/mpirun.sh 1 "$T" expect-fail CAIRN_ECORRUPT 2
+check "  ... CAIRN_LATEST skips it and restores generation 1" \
+  env CAIRN_RANKS_PER_NODE=1 scripts/mpirun.sh 1 "$T" restore 1
+if [ "$(id -u)" -eq 0 ]; then # rank 3's routed-file directory: a tmpfs without a free inode
+  fresh untouched-files
+  mpi save 2 >/dev/null
+  d="$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node1/files/rank-3"
+  if mount -t tmpfs -o size=64k,nr_inodes=1,mode=700 tmpfs "$d"; then
+    MOUNTS+=("$d")
+    check "rank 3 cannot put its routed file back: restart fails (ENOSPC naming it), no rank's memory changed" \
+      run_grep 'rank 3: cannot create notes.txt.tmp: No space left' mpi expect-fail CAIRN_ENOSPC 2
+  else
+    skip "routed-file failure on one rank: cannot mount a small tmpfs here"
+  fi
+fi
+unset CAIRN_CODEC CAIRN_KEEP
+
+# Routed files (issue 16, defect 3): a generation holds exactly the files
+# routed for it; the staging directory is emptied once a checkpoint holds them.
+fresh routed
+R=$BUILD/tests/t_route
+ref=$(mktemp -d /dev/shm/cairn-ref.XXXXXX) out=$(mktemp -d /dev/shm/cairn-out.XXXXXX)
+SCRATCH_DIRS+=("$ref" "$out")
+check "routed files: A, B for gen 1; B (and E, unrouted) for gen 2; staging empty after each; bad names refused" \
+  run_grep "refused: .*routed file names are flat: 'a/b' contains '/'" env T_REF="$ref" scripts/mpirun.sh $NP "$R" save
+check "  ... cairn inspect: generation 2 holds B, not A (not routed for it) nor E (unrouted)" \
+  bash -c "o=\$('$BUILD/cairn' inspect '$(gen_dir 1 2)/rank-3.ckpt') && grep -Eq '^B +file ' <<<\"\$o\" && ! grep -Eq '^(A|E) +file ' <<<\"\$o\""
+check "  ... a new job restores generation 2: B at its routed path, byte-identical to what each rank wrote (cmp); no A there" \
+  bash -c "run_grep 'PASS restore' env T_HOLDS=B T_LACKS=A,E T_OUT='$out' scripts/mpirun.sh $NP '$R' restore 2 && for r in 0 1 2 3; do cmp '$ref/B.2.rank-'\$r '$out/B.rank-'\$r || exit 1; done"
+check "  ... generation 1 restores A and B, byte-identical (cmp), and nothing stale beside them (E)" \
+  bash -c "run_grep 'PASS restore' env T_HOLDS=A,B T_LACKS=E T_OUT='$out' scripts/mpirun.sh $NP '$R' restore 1 && for r in 0 1 2 3; do cmp '$ref/A.1.rank-'\$r '$out/A.rank-'\$r && cmp '$ref/B.1.rank-'\$r '$out/B.rank-'\$r || exit 1; done"
+check "after restart: C (not in gen 2) gets a fresh path, checkpoints; D routed, never written fails its checkpoint by name; the next two work" \
+  run_grep "unwritten: .*routed file 'D'.*never written" env T_REF="$ref" scripts/mpirun.sh $NP "$R" after 2
+check "  ... no file lingers in the staging directories" \
+  bash -c "! find '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' -path '*/files/*' -type f | grep ."
+check "  ... generation 6 holds C alone (B was not routed after the restart), byte-identical (cmp)" \
+  bash -c "run_grep 'PASS restore' env T_HOLDS=C T_LACKS=B,D T_OUT='$out' scripts/mpirun.sh $NP '$R' restore 6 && for r in 0 1 2 3; do cmp '$ref/C.6.rank-'\$r '$out/C.rank-'\$r || exit 1; done"
+
+# Packs (issue 16, defect 1): small variables of one codec share a frame
+# stored under the first, whose block checksums then cover the whole pack. A
+# 100 B owner of two 300 KB members, and an incompressible pack filling the
+# 1 MiB buffer (stored raw in its frame: larger than the buffer), at
+# store.block_size 4 KiB; before the fix the owner's checksum array
+# overflowed and the job aborted.
+fresh packs
+export T_VARS="zstd:100,zstd:300000,zstd:300000,lz4:100,lz4:524288,lz4:524188"
+check "packs at store.block_size 4 KiB (a 100 B owner of 600 KB, an incompressible 1 MiB pack): save 2 at level 2" \
+  run_grep 'PASS save' env CAIRN_BLOCK_SIZE=4K scripts/mpirun.sh $NP $T save 2 2
+check "  ... each owner's block checksums cover its pack (147 and 257 blocks of 4 KiB)" \
+  bash -c "'$BUILD/cairn' inspect '$(gen_dir 0 2)/rank-1.ckpt' > '$CAIRN_BASE/inspect.txt' && grep -Eq '^x0 .* 600124 +zstd .* 147 ' '$CAIRN_BASE/inspect.txt' && grep -Eq '^x3 .* 1048600 +lz4 .* 257 ' '$CAIRN_BASE/inspect.txt'"
+check "  ... cairn verify checks every block and frame of the generation" \
+  "$BUILD/cairn" verify --base "$CAIRN_BASE" --job "$CAIRN_JOB" --gen 2
+check "  ... a new job restores every packed variable bit-exact" run_grep 'PASS restore' mpi restore 2
+wipe_nodes 1
+check "  ... node 1 lost: restored bit-exact from the partner copies" run_grep 'PASS restore' mpi restore 2
+unset T_VARS

@@ -4,14 +4,20 @@
  * One program, several modes, so each scenario is a real job (mpirun) and a
  * restart is a new job that names the old one's directory (CAIRN_JOB):
  *   save N [LEVEL]     protect variables of every type, checkpoint gens 1..N
- *   restore GEN        restart LATEST, expect GEN, compare every byte
- *   restore-id GEN     restart generation GEN explicitly
- *   expect-fail CODE   restart must fail with CODE (e.g. CAIRN_ENOENT) everywhere
+ *                      (with T_FIRST=F T_STEP=S: the N ids F, F+S, F+2S, ...)
+ *   restore GEN [LEVEL]  restart LATEST, expect GEN, compare every byte; with
+ *                      T_THEN=ID, then checkpoint ID (at LEVEL, default 1)
+ *   restore-id GEN [LEVEL]  restart generation GEN explicitly (T_THEN too)
+ *   expect-fail CODE [GEN]  restart (LATEST, or generation GEN) must fail with
+ *                      CODE (e.g. CAIRN_ENOENT) everywhere, and leave every
+ *                      protected variable holding the sentinel bytes put
+ *                      there before the call (cairn.h: memory unchanged)
  *   level L CODE       checkpoint at level L must fail with CODE (e.g. CAIRN_ENOTSUP)
  *   big MiB            one checkpoint of MiB per rank; expect it to fail with ENOSPC
  *   gens N             cairn_generations must list N generations, newest first
  *   live-rebuild L     checkpoint at level L, run $T_WIPE (wipes nodes), then
  *                      cairn_rebuild and restart in the same job
+ * With T_VARS (see tv_protect), extra variables of chosen codecs and sizes.
  * With T_CODECS=mixed, two compressible variables join in and every variable
  * gets a codec that depends on its rank (mixed codecs across ranks and
  * variables, raw and "auto" among them).
@@ -50,6 +56,64 @@ static uint64_t mix(uint64_t x)
     return x;
 }
 
+/* T_VARS="CODEC:BYTES[:r],...": extra uint8 variables x0, x1, ... of the
+ * given codec and size, protected first (so that small ones of one codec
+ * pack together), noise (or slow ramps with :r) that depends on (rank,
+ * generation, variable), restored and compared byte for byte. */
+#define TV_MAX 16
+static int tv_n;
+static uint8_t *tv_buf[TV_MAX];
+static size_t tv_size[TV_MAX];
+static int tv_ramp[TV_MAX];
+
+static uint8_t tv_byte(int j, long gen, size_t k)
+{
+    if (tv_ramp[j])
+        return (uint8_t)(k / 97 + (size_t)gen + (size_t)j + (size_t)rank);
+    return (uint8_t)mix((uint64_t)rank * 1000003u + (uint64_t)gen * 7919u +
+                        (uint64_t)j * 104729u + k * 0x9E3779B1u);
+}
+
+static void tv_fill(long gen, int zero)
+{
+    for (int j = 0; j < tv_n; j++)
+        for (size_t k = 0; k < tv_size[j]; k++)
+            tv_buf[j][k] = zero ? 0 : tv_byte(j, gen, k);
+}
+
+static int tv_same(long gen)
+{
+    for (int j = 0; j < tv_n; j++)
+        for (size_t k = 0; k < tv_size[j]; k++)
+            if (tv_buf[j][k] != tv_byte(j, gen, k))
+                return 0;
+    return 1;
+}
+
+static int tv_protect(cairn_ctx *ctx)
+{
+    const char *spec = getenv("T_VARS");
+    int rc = 0;
+    for (const char *p = spec; p && *p && tv_n < TV_MAX; tv_n++) {
+        char item[64], name[16];
+        size_t len = strcspn(p, ",");
+        snprintf(item, sizeof item, "%.*s", (int)(len < 63 ? len : 63), p);
+        p += len + (p[len] == ',');
+        char *size = strchr(item, ':');
+        if (!size)
+            return -1;
+        *size++ = '\0';
+        tv_size[tv_n] = strtoul(size, &size, 10);
+        tv_ramp[tv_n] = strcmp(size, ":r") == 0;
+        if (!(tv_buf[tv_n] = calloc(1, tv_size[tv_n] + 1)))
+            return -1;
+        snprintf(name, sizeof name, "x%d", tv_n);
+        rc |= cairn_protect(ctx, name, tv_buf[tv_n], CAIRN_UINT8, tv_size[tv_n], 0, NULL);
+        rc |= cairn_protect_codec(ctx, name, item);
+    }
+    return rc;
+}
+
 static void fill(long gen, int zero)
 {
     for (int i = 0; i < 37 * 53; i++)
@@ -65,6 +129,7 @@ static void fill(long gen, int zero)
         smooth[i] = zero ? 0 : 300.0 + (double)rank + 0.01 * (double)gen + sin(i * 1e-3) * 20.0;
     for (int i = 0; ramp && i < 777; i++)
         ramp[i] = zero ? 0 : (int32_t)(i / 7 + gen);
+    tv_fill(gen, zero);
 }
 
 /* The T_CODECS extras, compared on their own. */
@@ -92,6 +157,8 @@ static int same_extras(long gen)
 
 static int same(long gen)
 {
+    if (!tv_same(gen)) /* first: the fills below overwrite the T_VARS variables too */
+        return 0;
     double *f = malloc(sizeof(double) * 37 * 53);
     float *c = malloc(sizeof(float) * 105);
     int32_t *n = malloc(sizeof(int32_t) * 1001);
@@ -115,10 +182,43 @@ static int same(long gen)
     return ok;
 }
 
+/* Every protected byte set to a sentinel, and checked for it after a failed restart. */
+#define SENTINEL 0xA5
+static void sentinel(void)
+{
+    memset(field, SENTINEL, sizeof(double) * 37 * 53);
+    memset(cube, SENTINEL, sizeof(float) * 105);
+    memset(ints, SENTINEL, sizeof(int32_t) * 1001);
+    memset(bytes, SENTINEL, 4099);
+    memset(&step, SENTINEL, sizeof step);
+    if (smooth)
+        memset(smooth, SENTINEL, sizeof(double) * NSMOOTH), memset(ramp, SENTINEL, 4 * 777);
+    for (int j = 0; j < tv_n; j++)
+        memset(tv_buf[j], SENTINEL, tv_size[j]);
+}
+
+static const char *not_sentinel(void)
+{
+    struct { const char *name; const void *p; size_t n; } v[] = {
+        {"field", field, sizeof(double) * 37 * 53}, {"cube", cube, sizeof(float) * 105},
+        {"ints", ints, sizeof(int32_t) * 1001}, {"bytes", bytes, 4099},
+        {"step", &step, sizeof step}, {"smooth", smooth, smooth ? sizeof(double) * NSMOOTH : 0},
+        {"ramp", ramp, ramp ? 4 * 777 : 0}};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        for (size_t k = 0; k < v[i].n; k++)
+            if (((const uint8_t *)v[i].p)[k] != SENTINEL)
+                return v[i].name;
+    for (int j = 0; j < tv_n; j++)
+        for (size_t k = 0; k < tv_size[j]; k++)
+            if (tv_buf[j][k] != SENTINEL)
+                return "a T_VARS variable";
+    return NULL;
+}
+
 static int protect_all(cairn_ctx *ctx)
 {
     size_t d2[2] = {37, 53}, d3[3] = {3, 5, 7};
-    int rc = 0;
+    int rc = tv_protect(ctx);
     rc |= cairn_protect(ctx, "field", field, CAIRN_DOUBLE, 37 * 53, 2, d2);
     rc |= cairn_protect(ctx, "cube", cube, CAIRN_FLOAT, 105, 3, d3);
     rc |= cairn_protect(ctx, "ints", ints, CAIRN_INT32, 1001, 0, NULL);
@@ -238,8 +338,10 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "save") == 0) {
         int level = argc > 3 ? atoi(argv[3]) : CAIRN_LEVEL_LOCAL;
         long pause_ms = getenv("T_PAUSE_MS") ? atol(getenv("T_PAUSE_MS")) : 0;
-        for (long g = 1; ok && g <= arg; g++) {
-            if (g > 1 && pause_ms > 0) /* compute between checkpoints */
+        long first = getenv("T_FIRST") ? atol(getenv("T_FIRST")) : 1;
+        long stride = getenv("T_STEP") ? atol(getenv("T_STEP")) : 1;
+        for (long g = first; ok && g < first + arg * stride; g += stride) {
+            if (g > first && pause_ms > 0) /* compute between checkpoints */
                 nanosleep(&(struct timespec){pause_ms / 1000, pause_ms % 1000 * 1000000L}, NULL);
             fill(g, 0);
             write_routed(ctx, g);
@@ -262,12 +364,44 @@ int main(int argc, char **argv)
             snprintf(why, sizeof why, "restored bytes differ from generation %ld", arg);
         else if (!check_routed(ctx, arg))
             snprintf(why, sizeof why, "routed file differs from generation %ld", arg);
+        long then = getenv("T_THEN") ? atol(getenv("T_THEN")) : -1;
+        if (!why[0] && then >= 0) { /* go on from there: checkpoint T_THEN */
+            fill(then, 0);
+            write_routed(ctx, then);
+            rc = cairn_checkpoint(ctx, then, argc > 3 ? atoi(argv[3]) : CAIRN_LEVEL_LOCAL);
+            if (rc != 0)
+                snprintf(why, sizeof why, "checkpoint %ld after the restart: %s: %s", then,
+                         cairn_strerror(rc), cairn_errmsg(ctx));
+        }
+        ok = why[0] == '\0';
+    } else if (strcmp(mode, "resume") == 0) {
+        long n = argc > 3 ? atol(argv[3]) : 1, got = -2;
+        int level = argc > 4 ? atoi(argv[4]) : CAIRN_LEVEL_LOCAL;
+        fill(0, 1);
+        rc = cairn_restart(ctx, CAIRN_LATEST, &got);
+        if (rc != 0)
+            snprintf(why, sizeof why, "restart: %s: %s", cairn_strerror(rc), cairn_errmsg(ctx));
+        else if (got != arg || !same(arg))
+            snprintf(why, sizeof why, "restored generation %ld, expected %ld bit-exact", got, arg);
+        for (long g = arg + 1; !why[0] && g <= arg + n; g++) {
+            fill(g, 0);
+            write_routed(ctx, g);
+            if ((rc = cairn_checkpoint(ctx, g, level)) != 0)
+                snprintf(why, sizeof why, "checkpoint %ld after the restart: %s: %s", g,
+                         cairn_strerror(rc), cairn_errmsg(ctx));
+        }
         ok = why[0] == '\0';
     } else if (strcmp(mode, "expect-fail") == 0) {
-        fill(0, 1);
-        rc = cairn_restart(ctx, CAIRN_LATEST, NULL);
+        sentinel();
+        rc = cairn_restart(ctx, argc > 3 ? strtol(argv[3], NULL, 10) : CAIRN_LATEST, NULL);
+        const char *changed = not_sentinel();
         snprintf(why, sizeof why, "restart gave %s: %s", cairn_strerror(rc), cairn_errmsg(ctx));
         ok = rc == code_of(argv[2]) && cairn_errmsg(ctx)[0] != '\0';
+        if (ok && changed) {
+            ok = 0;
+            snprintf(why, sizeof why, "restart failed (%s) but rank %d's '%s' was overwritten",
+                     cairn_strerror(rc), rank, changed);
+        }
         if (rank == 0)
             printf("message: %s\n", cairn_errmsg(ctx));
     } else if (strcmp(mode, "level") == 0) { /* level L CODE: checkpoint must fail with CODE */
