@@ -8,9 +8,11 @@
  * node-local storage). An aggregated file is written through a throttle (the
  * aggregator's share of the file system's bandwidth), as NAME.tmp, synced,
  * and renamed into place; its size and XXH3-64 go into the index. A
- * generation without a decodable index is incomplete: never offered for
- * restart, and removed by the next prune. The api layer decides who writes
- * what; nothing here talks to other processes.
+ * generation without an index is incomplete: never offered for restart, and
+ * removed by a later prune. Prune never removes what another layout wrote
+ * (another rank count), nor, unless asked, generations newer than the run's
+ * newest (an abandoned timeline). The api layer decides who writes what;
+ * nothing here talks to other processes.
  */
 #include "levels/levels.h"
 
@@ -71,10 +73,25 @@ int lvl_pfs_index(int jobfd, long id, cn_pindex *x, cn_err *err)
     return rc;
 }
 
-long lvl_pfs_newest(int jobfd, const char *job, long bound, cn_pindex *x, cn_err *err)
+/* No index file (or no directory): a generation not (yet) complete. */
+static bool no_index(int code) { return code == CAIRN_ENOENT || code == -ENOENT; }
+
+/* Remember what lvl_pfs_newest passes over (the newest of each kind). */
+static void skip_damaged(lvl_pfs_skip *skip, long id, const char *msg)
+{
+    if (skip && skip->damaged < 0) {
+        skip->damaged = id;
+        snprintf(skip->why, sizeof skip->why, "%.500s", msg);
+    }
+}
+
+long lvl_pfs_newest(int jobfd, const char *job, long bound, uint32_t nranks, cn_pindex *x,
+                    lvl_pfs_skip *skip, cn_err *err)
 {
     long *ids = NULL, found = -1;
     int n = 0;
+    if (skip)
+        *skip = (lvl_pfs_skip){.damaged = -1, .foreign = -1};
     if (cn_gen_list(jobfd, &ids, &n, err) < 0)
         return -1;
     for (int i = 0; i < n && found < 0; i++) {
@@ -82,12 +99,20 @@ long lvl_pfs_newest(int jobfd, const char *job, long bound, cn_pindex *x, cn_err
             continue;
         cn_err why = {0};
         if (lvl_pfs_index(jobfd, ids[i], x, &why) < 0) {
-            if (why.code != CAIRN_ENOENT)
+            if (!no_index(why.code)) { /* an index that is there but does not read */
                 cn_warn("%s", why.msg);
+                skip_damaged(skip, ids[i], why.msg);
+            }
             continue; /* incomplete (no index yet) or damaged */
         }
         if (strcmp(x->job, job) != 0) {
             cn_warn("PFS generation %ld belongs to job %s, not %s", ids[i], x->job, job);
+            cn_pindex_free(x);
+            continue;
+        }
+        if (nranks && x->nranks != nranks) { /* another layout's: not ours to use */
+            if (skip && skip->foreign < 0)
+                skip->foreign = ids[i], skip->nranks = x->nranks, skip->nnodes = x->nnodes;
             cn_pindex_free(x);
             continue;
         }
@@ -97,32 +122,88 @@ long lvl_pfs_newest(int jobfd, const char *job, long bound, cn_pindex *x, cn_err
     return found;
 }
 
-void lvl_pfs_prune(int jobfd, const char *job, int keep)
+/*
+ * Prune: only generations this job's run of NRANKS ranks may judge. Complete
+ * ones of this job and rank count up to NEWEST beyond the KEEP newest go, and
+ * those above NEWEST (an abandoned timeline) with ABANDONED; a directory
+ * without an index goes when a complete generation is newer (a flush that
+ * died). Never touched: another rank count's or job's generations, one whose
+ * index is there but does not read (it may be either), anything else above
+ * NEWEST.
+ */
+void lvl_pfs_prune(int jobfd, const char *job, uint32_t nranks, long newest, int keep,
+                   bool abandoned)
 {
     long *ids = NULL;
     int n = 0, kept = 0;
     cn_err err = {0};
     if (cn_gen_list(jobfd, &ids, &n, &err) < 0)
         return;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++) { /* newest first */
         cn_pindex x;
-        bool complete = lvl_pfs_index(jobfd, ids[i], &x, &err) == 0;
-        if (complete) {
-            complete = strcmp(x.job, job) == 0;
+        cn_err why = {0};
+        int rc = lvl_pfs_index(jobfd, ids[i], &x, &why);
+        bool ours = rc == 0 && strcmp(x.job, job) == 0 && x.nranks == nranks;
+        if (rc == 0)
             cn_pindex_free(&x);
-        }
-        if (complete && kept < keep) {
+        if (rc == 0 && !ours)
+            continue; /* another layout's or job's */
+        if (rc < 0 && !no_index(why.code))
+            continue; /* damaged index: whose it is cannot be told */
+        if (ids[i] > newest) {
+            if (!ours || !abandoned)
+                continue;
+        } else if (ours && kept < keep) {
             kept++;
             continue;
-        }
-        if (!complete && kept == 0)
+        } else if (!ours && kept == 0) {
             continue; /* newer than every complete one: maybe being written */
+        }
         char gen[64];
         cn_gen_dirname(gen, sizeof gen, ids[i]);
         if (cn_rmtree_at(jobfd, gen, &err) < 0)
             cn_warn("cannot remove PFS generation %ld: %s", ids[i], err.msg);
+        else if (ids[i] > newest)
+            cn_info("removed PFS generation %ld of an abandoned timeline (store.prune_abandoned)",
+                    ids[i]);
     }
     free(ids);
+}
+
+int lvl_pfs_abandon(int jobfd, const char *job, uint32_t nranks, long newest, bool remove)
+{
+    long *ids = NULL;
+    int n = 0, done = 0;
+    cn_err err = {0};
+    if (cn_gen_list(jobfd, &ids, &n, &err) < 0)
+        return 0;
+    for (int i = 0; i < n && ids[i] > newest; i++) { /* newest first */
+        cn_pindex x;
+        cn_err why = {0};
+        if (lvl_pfs_index(jobfd, ids[i], &x, &why) < 0)
+            continue; /* no index: not a generation (yet); damaged: whose is unknown */
+        bool ours = strcmp(x.job, job) == 0 && x.nranks == nranks;
+        cn_pindex_free(&x);
+        if (!ours)
+            continue;
+        char gen[64], aside[128];
+        cn_gen_dirname(gen, sizeof gen, ids[i]);
+        if (remove ? cn_rmtree_at(jobfd, gen, &err) < 0
+                   : cn_set_aside(jobfd, ids[i], aside, sizeof aside, &err) < 0) {
+            cn_warn("PFS: %s", err.msg);
+            continue;
+        }
+        done++;
+        if (remove)
+            cn_info("removed PFS generation %ld of an abandoned timeline (store.prune_abandoned)",
+                    ids[i]);
+        else
+            cn_warn("PFS generation %ld is newer than generation %ld this run wrote (an "
+                    "abandoned timeline): set aside as %s, never staged in; 'cairn prune "
+                    "--abandoned' removes it", ids[i], newest, aside);
+    }
+    free(ids);
+    return done;
 }
 
 /* ---- writing one aggregated file ---------------------------------------- */
