@@ -1,0 +1,305 @@
+/*
+ * format.h - the on-disk formats of src/common (format.c, manifest.c,
+ * pfile.c, pindex.c, ckread.c): rank file header and entry table, node
+ * manifest, parity file, PFS index, and the checkpoint file reader. Part of
+ * common.h, which includes it where its types are needed; include common.h.
+ */
+#ifndef CAIRN_COMMON_FORMAT_H
+#define CAIRN_COMMON_FORMAT_H
+/* ---- format ------------------------------------------------------------ */
+/*
+ * A rank's checkpoint file (one per rank per generation):
+ *   [header, CN_HEADER_SIZE bytes][entry table][pad to 4096][data ...]
+ * Every integer is little-endian. Integrity is a chain: each data block has an
+ * XXH3-64 in the table, the table's XXH3-64 is in the header, and the header
+ * ends with the XXH3-64 of its other bytes (the file's checksum, also stored in
+ * the node manifest). Changing any byte breaks the chain somewhere.
+ */
+#define CN_FORMAT_VERSION 3 /* 2: codecs, packed entries; 3: incremental chains */
+#define CN_HEADER_SIZE 256
+#define CN_JOB_MAX 63 /* job ids and node names: at most 63 bytes */
+#define CN_DATA_ALIGN 4096
+#define CN_ENTRY_ALIGN 64
+#define CN_MAX_ENTRIES (1u << 20)
+#define CN_MIN_BLOCK (4u << 10)
+#define CN_MAX_BLOCK (1u << 30)
+#define CN_MAX_RANKS (1u << 24)
+#define CN_MIN_INCR_BLOCK (1u << 10) /* incremental block sizes: powers of two in this range */
+#define CN_MAX_INCR_BLOCK (64u << 20)
+
+extern const uint8_t CN_CKPT_MAGIC[8];     /* "CAIRNCK" 0x01 */
+extern const uint8_t CN_MANIFEST_MAGIC[8]; /* "CAIRNMF" 0x01 */
+
+enum cn_kind { CN_KIND_VAR = 0, CN_KIND_FILE = 1 };
+/* Codec ids belong to src/compress (enum cz_id); common checks their range.
+ * A codec other than RAW means the stored bytes are frames (compress.h). */
+enum cn_codec { CN_CODEC_RAW = 0, CN_CODEC_LOSSY = 7, CN_CODEC_COUNT = 9 }; /* ids >= LOSSY are lossy */
+/* Entry flag: a small variable aggregated into the frames of the nearest
+ * preceding entry without the flag (its pack owner): it stores no bytes of its
+ * own; its raw bytes follow the owner's (and earlier members') in the owner's
+ * decoded frames. */
+#define CN_ENTRY_PACKED 0x01
+/* Entry flag: an incremental entry (the header names a parent generation).
+ * It stores only the blocks of incr_block bytes listed in its runs, one
+ * after another; every other block is as in the parent generation. */
+#define CN_ENTRY_DELTA 0x02
+
+/* A run of consecutive blocks (of the header's incr_block bytes). */
+typedef struct cn_run {
+    uint32_t first, count;
+} cn_run;
+
+/* An XXH3-128 block hash (the change detector of incremental checkpoints). */
+typedef struct cn_h128 {
+    uint64_t lo, hi;
+} cn_h128;
+
+typedef struct cn_entry {
+    char name[CAIRN_NAME_MAX + 1];
+    uint8_t kind;          /* enum cn_kind */
+    uint8_t type;          /* cairn_type (CAIRN_BYTE for files) */
+    uint8_t ndims;         /* 0..3 */
+    uint8_t codec;         /* enum cn_codec */
+    uint8_t flags;         /* CN_ENTRY_PACKED or 0 */
+    uint64_t dims[CAIRN_MAX_DIMS];
+    uint64_t count;        /* elements (bytes for files) */
+    uint64_t raw_size;     /* bytes before encoding: count * type size */
+    uint64_t stored_size;  /* bytes in the data section */
+    uint64_t frame_raw;    /* compressed: bytes its frames decode to (own + packed members') */
+    uint64_t offset;       /* file offset of the stored bytes */
+    double error_bound;    /* 0 = lossless */
+    double max_error;      /* largest |x - x'| measured when stored (0 = exact) */
+    uint32_t nblocks;      /* ceil(stored_size / block_size) */
+    uint64_t *block_sums;  /* nblocks checksums; owned by the entry table */
+    /* Incremental chains (header incr_block != 0; else all zero): */
+    uint32_t nruns;        /* CN_ENTRY_DELTA: the stored blocks, ascending, apart */
+    cn_run *runs;          /* owned by the entry table */
+    uint32_t nhash;        /* 0 (hashes unknown), or one per stored block: every block
+                            * of the variable for a full entry, the runs' for a delta */
+    cn_h128 *hashes;       /* XXH3-128 of each raw block; owned by the entry table */
+} cn_entry;
+
+typedef struct cn_header {
+    uint32_t version;
+    uint32_t level;
+    int64_t generation;
+    uint32_t rank, nranks;
+    uint32_t node, nnodes;
+    uint32_t block_size;   /* power of two in [CN_MIN_BLOCK, CN_MAX_BLOCK] */
+    uint32_t nentries;
+    uint64_t table_size;   /* bytes of the entry table */
+    uint64_t data_offset;  /* first data byte: page aligned, after the table (and the
+                            * table space reserved for a compressed write) */
+    uint64_t file_size;
+    uint64_t table_sum;    /* XXH3-64 of the table bytes */
+    uint64_t header_sum;   /* XXH3-64 of header bytes [0, CN_HEADER_SIZE - 8) */
+    char job[CN_JOB_MAX + 1];
+    /* Incremental chains: a full generation has parent -1 and base = its own
+     * generation; an incremental one the generation it diffs against and the
+     * full generation its chain starts at (base <= parent < generation). */
+    int64_t parent, base;
+    uint32_t incr_block;   /* block size of runs and hashes; 0: no hashes kept */
+} cn_header;
+
+/* True if S is a valid job id or node name: 1..63 of [A-Za-z0-9._-], no leading '.'. */
+bool cn_id_ok(const char *s);
+/* Node names (node.c): the one rule of the library, cairnd, the CLI and the
+ * hooks. cn_node_name: CONFIGURED (job.node) if not empty, else
+ * SLURMD_NODENAME if set, else the full hostname (not cut at a dot), mapped
+ * by cn_node_map; *FROM (if FROM) names the source ("job.node",
+ * "SLURMD_NODENAME", "hostname"). cn_node_map: NAME if it is a valid id, else
+ * NAME with its invalid characters as '_', cut to 54, plus '-' and 8 hex
+ * digits of its hash, so distinct names stay distinct. */
+void cn_node_name(const char *configured, char out[CN_JOB_MAX + 1], const char **from);
+void cn_node_map(const char *name, char out[CN_JOB_MAX + 1]);
+/* A host's identity, to tell hosts apart: full hostname and kernel boot id. */
+#define CN_HOST_MAX 255
+typedef struct cn_host {
+    char name[CN_HOST_MAX + 1];
+    char boot[40];
+} cn_host;
+void cn_host_ident(cn_host *h);
+bool cn_host_same(const cn_host *a, const cn_host *b);
+/* Copy a fixed 64-byte NUL-padded id field (zeros after the id: one encoding
+ * per id); false if it is not a valid id. */
+bool cn_get_id(const uint8_t *p, char out[CN_JOB_MAX + 1]);
+uint64_t cn_align_up(uint64_t v, uint64_t a);
+
+/* Bytes of E's own stored stream once decoded: its raw size, or for a delta
+ * entry the bytes of the blocks of INCR_BLOCK its runs list (the variable's
+ * last block may be short). */
+uint64_t cn_entry_stream(const cn_entry *e, uint32_t incr_block);
+/* Bytes the runs RUNS[0..NRUNS-1] of blocks of INCR_BLOCK cover in a variable
+ * of SIZE bytes (the last block clipped). */
+uint64_t cn_runs_stream(const cn_run *runs, uint32_t nruns, uint64_t size,
+                        uint32_t incr_block);
+/* Blocks of INCR_BLOCK bytes in SIZE bytes (0 for 0). */
+uint64_t cn_incr_nblocks(uint64_t size, uint32_t incr_block);
+/* Check a generation's chain fields (see cn_header); messages name WHAT. */
+int cn_chain_check(int64_t gen, int64_t parent, int64_t base, uint32_t incr_block,
+                   const char *what, cn_err *err);
+
+/* Encoded size of a table of N entries (including block checksums). */
+size_t cn_table_size(const cn_entry *e, uint32_t n);
+/* Fill OUT (cn_table_size bytes). */
+void cn_table_encode(const cn_entry *e, uint32_t n, uint8_t *out);
+/* Parse and validate a table against H (which must already be valid);
+ * allocates *OUT (free with cn_entries_free). */
+int cn_table_decode(const uint8_t *buf, size_t len, const cn_header *h, cn_entry **out,
+                    cn_err *err);
+void cn_entries_free(cn_entry *e, uint32_t n);
+
+/* Fill OUT[CN_HEADER_SIZE] from H and set H->header_sum. */
+void cn_header_encode(cn_header *h, uint8_t *out);
+/* Parse and validate a header (magic, version, checksum, every field). */
+int cn_header_decode(const uint8_t *buf, size_t len, cn_header *h, cn_err *err);
+
+/*
+ * The node manifest: written by a node's leader after every rank of the job
+ * committed a generation. It names the job-wide rank -> node map, the
+ * generation's place in its incremental chain, and, for the ranks of this
+ * node, each checkpoint file's size and checksum and the bytes it holds.
+ */
+typedef struct cn_manifest_rank {
+    uint32_t rank;
+    uint64_t file_size;
+    uint64_t header_sum;
+    uint64_t raw;               /* bytes of the rank's variables and files at this generation */
+    uint64_t delta;             /* of which this generation stores (raw, if full) */
+} cn_manifest_rank;
+
+typedef struct cn_manifest {
+    uint32_t version;
+    uint32_t level;             /* the level the generation reached */
+    uint32_t target;            /* the level it was asked for */
+    int64_t generation;
+    int64_t parent, base;       /* as in the rank files' headers */
+    uint32_t nranks, nnodes, node;
+    uint32_t nlocal;
+    char job[CN_JOB_MAX + 1];
+    char node_name[CN_JOB_MAX + 1];
+    uint32_t *rank_node;        /* nranks entries */
+    cn_manifest_rank *local;    /* nlocal entries, ascending rank */
+} cn_manifest;
+
+/* Encoded size of a manifest of NRANKS ranks, NLOCAL of them on its node. */
+size_t cn_manifest_size(uint32_t nranks, uint32_t nlocal);
+/* Encode into a malloc'd buffer (*OUT, *LEN). */
+int cn_manifest_encode(const cn_manifest *m, uint8_t **out, size_t *len, cn_err *err);
+/* Parse and validate; allocates arrays in M (free with cn_manifest_free). */
+int cn_manifest_decode(const uint8_t *buf, size_t len, cn_manifest *m, cn_err *err);
+void cn_manifest_free(cn_manifest *m);
+
+/*
+ * A parity file (level 3; pfile.c): one per node per generation, holding the
+ * parity rows this node keeps for its encoding set, and a description of the
+ * whole set, identical in every member's file, from which any survivor can
+ * rebuild a lost member: every member's node, node name, payload size and rank
+ * files (rank, size, header checksum), and the job's rank -> node map.
+ *   [metadata, meta_size bytes, ending in its XXH3-64][pad to 4096][rows]
+ * Row i (0..m-1) is parity row i of stripe (member - i) mod n, `chunk` bytes,
+ * checksummed per block of block_size in the metadata.
+ */
+extern const uint8_t CN_PARITY_MAGIC[8]; /* "CAIRNPF" 0x01 */
+#define CN_PARITY_NAME "parity.ec"
+
+typedef struct cn_pmember {
+    uint32_t node;                  /* node index in the job */
+    char node_name[CN_JOB_MAX + 1];
+    uint64_t payload;               /* bytes: its rank files, concatenated by rank */
+    uint32_t nlocal;
+    cn_manifest_rank *local;        /* its rank files, ascending rank */
+} cn_pmember;
+
+typedef struct cn_parity {
+    uint32_t version, level, target;
+    int64_t generation;
+    int64_t parent, base;           /* the generation's chain, as in its manifests */
+    char job[CN_JOB_MAX + 1];
+    uint32_t nranks, nnodes;
+    uint32_t *rank_node;            /* nranks entries */
+    uint32_t set, n, m, w, form;    /* set index; members; parity rows; GF(2^w); enum ec_form */
+    uint32_t member;                /* whose file this is (0..n-1) */
+    uint64_t chunk;                 /* bytes per shard */
+    uint32_t block_size;            /* checksum block */
+    cn_pmember *members;            /* n entries */
+    uint64_t *row_sums;             /* m * ceil(chunk / block_size) checksums */
+    uint64_t data_offset, file_size;
+} cn_parity;
+
+uint32_t cn_parity_nblocks(const cn_parity *p);
+/* Encode metadata into a malloc'd buffer; sets data_offset and file_size. */
+int cn_parity_encode(cn_parity *p, uint8_t **out, size_t *len, cn_err *err);
+/* Parse and validate the metadata at the start of BUF (LEN bytes: the whole
+ * file, or at least the metadata). Allocates arrays in P (cn_parity_free). */
+int cn_parity_decode(const uint8_t *buf, size_t len, cn_parity *p, cn_err *err);
+void cn_parity_free(cn_parity *p);
+/* Decode MAP (a whole parity file of SIZE bytes) and verify its size, padding
+ * and every row block checksum; messages start with PATH. */
+int cn_parity_check(const uint8_t *map, size_t size, const char *path, cn_parity *p, cn_err *err);
+
+/*
+ * The index of a generation flushed to the PFS (level 4; pindex.c), written
+ * after its aggregated files: file i holds ranks [i * group, (i + 1) * group).
+ */
+extern const uint8_t CN_PINDEX_MAGIC[8]; /* "CAIRNPX" 0x01 */
+#define CN_PINDEX_VERSION 1
+#define CN_PINDEX_NAME "index"
+
+typedef struct cn_pfile {
+    uint64_t size;                  /* bytes of the aggregated file */
+    uint64_t sum;                   /* XXH3-64 of all of them */
+} cn_pfile;
+
+typedef struct cn_pindex {
+    uint32_t version;
+    uint32_t scheme;                /* enum cz_agg_scheme the files were merged with */
+    int64_t generation;
+    char job[CN_JOB_MAX + 1];
+    uint32_t nranks, nnodes;        /* of the job that wrote it */
+    uint32_t group, nfiles;         /* ranks per file; ceil(nranks / group) */
+    uint64_t raw, stored;           /* bytes of state; bytes of the files */
+    cn_pfile *files;                /* nfiles entries */
+} cn_pindex;
+
+size_t cn_pindex_size(uint32_t nfiles);
+uint32_t cn_pindex_nfiles(uint32_t nranks, uint32_t group);
+int cn_pindex_encode(const cn_pindex *x, uint8_t **out, size_t *len, cn_err *err);
+/* Parse and validate (hostile input); allocates X->files (cn_pindex_free). */
+int cn_pindex_decode(const uint8_t *buf, size_t len, cn_pindex *x, cn_err *err);
+void cn_pindex_free(cn_pindex *x);
+int cn_agg_filename(char *buf, size_t len, uint32_t file); /* "agg-%06u.cz" */
+
+/* ---- checkpoint file reader (ckread.c) --------------------------------- */
+
+typedef struct cn_ckpt {
+    const uint8_t *map;   /* read-only mapping of the whole file */
+    size_t size;
+    cn_header h;
+    cn_entry *e;          /* h.nentries entries */
+    bool owns_map;        /* mapped by cn_ckpt_open (unmapped on close) */
+} cn_ckpt;
+
+/* Map file NAME under DIRFD and validate header and table (not the data).
+ * PATH_FOR_MSG names the file in messages. Allocates *OUT. */
+int cn_ckpt_open(int dirfd, const char *name, const char *path_for_msg, cn_ckpt **out,
+                 cn_err *err);
+/* Same checks over a buffer the caller owns (used by the fuzz target). */
+int cn_ckpt_parse(const uint8_t *buf, size_t len, const char *path_for_msg, cn_ckpt **out,
+                  cn_err *err);
+/* Check every block checksum of every entry. */
+int cn_ckpt_verify(const cn_ckpt *c, const char *path_for_msg, cn_err *err);
+void cn_ckpt_close(cn_ckpt *c);
+const cn_entry *cn_ckpt_find(const cn_ckpt *c, const char *name);
+
+/* Read a whole small file NAME under DIRFD into a malloc'd buffer (max MAX bytes). */
+int cn_read_small(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len,
+                  cn_err *err);
+/* pwrite all LEN bytes of BUF at OFF (retrying short writes and EINTR);
+ * errors name WHAT. */
+int cn_pwrite_all(int fd, const void *buf, size_t len, uint64_t off, const char *what,
+                  cn_err *err);
+/* Write BUF atomically as NAME under DIRFD: NAME.tmp, fsync, rename, dir fsync. */
+int cn_write_atomic(int dirfd, const char *name, const void *buf, size_t len, cn_err *err);
+
+#endif /* CAIRN_COMMON_FORMAT_H */
