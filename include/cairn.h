@@ -99,6 +99,7 @@ CAIRN_EXPORT size_t cairn_type_size(cairn_type type);
 #define CAIRN_MAX_DIMS 3
 #define CAIRN_NAME_MAX 255     /* longest variable or routed-file name */
 #define CAIRN_LATEST (-1L)     /* cairn_restart: the newest restorable generation */
+#define CAIRN_LABEL_MAX 63     /* longest generation label (cairn_label) */
 
 typedef struct cairn_ctx cairn_ctx;
 
@@ -112,7 +113,36 @@ typedef struct cairn_gen_info {
     long base;        /* the full generation its chain starts with (its own id if full) */
     uint64_t raw;     /* bytes of the protected state it restores, summed over all ranks */
     uint64_t delta;   /* of which it stores itself (raw for a full generation) */
+    double seconds;   /* wall time cairn_checkpoint took to write it at its level; 0 unknown */
+    char label[CAIRN_LABEL_MAX + 1]; /* cairn_label given for it, "" if none */
 } cairn_gen_info;
+
+/* What cairn_restart would do, as reported by cairn_restart_query(). */
+#define CAIRN_RESTART_NONE 0     /* nothing of this job was ever checkpointed: start fresh */
+#define CAIRN_RESTART_READY 1    /* generation ID can be restored (after the rebuild below) */
+#define CAIRN_RESTART_UNUSABLE 2 /* a checkpoint exists but cannot be restored: CODE says why */
+typedef struct cairn_restart_plan {
+    int status;       /* CAIRN_RESTART_NONE, _READY or _UNUSABLE */
+    int code;         /* what cairn_restart would return: 0, or CAIRN_EMISMATCH, CAIRN_ECORRUPT,
+                         CAIRN_ELOST (message in cairn_errmsg) */
+    long id;          /* the generation a restart would restore; -1 if none */
+    int level;        /* the level it would be read from: 1-3 node-local, 4 the PFS */
+    int rebuild;      /* 0 none; 2 partner copies; 3 decoding parity (before the restore) */
+    int nodes_lost;   /* nodes missing the generation's node-local files */
+    uint64_t raw;     /* bytes it restores, summed over all ranks */
+    char label[CAIRN_LABEL_MAX + 1];
+} cairn_restart_plan;
+
+/* One stored variable, as reported by cairn_var_query(). */
+typedef struct cairn_var_info {
+    cairn_type type;
+    size_t count;                  /* elements */
+    int ndims;
+    size_t dims[CAIRN_MAX_DIMS];
+    size_t bytes;                  /* count * cairn_type_size(type): what to allocate */
+    uint64_t stored;               /* bytes it takes in the checkpoint (compressed) */
+    double error_bound;            /* absolute bound it was stored within; 0 lossless */
+} cairn_var_info;
 
 /* cairn_protect_hint: what the application did to a variable since the last checkpoint. */
 #define CAIRN_UNCHANGED 0 /* not written: store nothing of it, skip hashing */
@@ -291,13 +321,61 @@ CAIRN_EXPORT int cairn_rebuild(cairn_ctx *ctx, long id, long *rebuilt_id);
  */
 CAIRN_EXPORT int cairn_generations(cairn_ctx *ctx, cairn_gen_info *info, int max, int *count);
 
+/*
+ * Collective. Say what cairn_restart(ctx, CAIRN_LATEST) would do, restricted
+ * to generations with id <= MAX_ID (CAIRN_LATEST: any), without writing
+ * protected memory or any file: which generation, from which level, after
+ * rebuilding how many lost nodes' files. Unlike cairn_generations, a
+ * generation that a rebuild or the PFS can restore counts. Returns 0 with
+ * PLAN filled whenever it could look (PLAN->status tells "start fresh" from
+ * "a checkpoint exists that this run cannot use"); an error only when it
+ * could not look (CAIRN_EIO, CAIRN_EMPI, ...).
+ */
+CAIRN_EXPORT int cairn_restart_query(cairn_ctx *ctx, long max_id, cairn_restart_plan *plan);
+
+/*
+ * Collective. Describe this rank's stored variable NAME of generation ID
+ * (CAIRN_LATEST: the one cairn_restart would restore), which need not be
+ * protected yet: allocate INFO->bytes, protect, then cairn_restart_var.
+ * CAIRN_ENOENT if the generation does not hold NAME for this rank; the other
+ * codes as cairn_restart's.
+ */
+CAIRN_EXPORT int cairn_var_query(cairn_ctx *ctx, long id, const char *name, cairn_var_info *info);
+
+/*
+ * Collective. As cairn_restart, restoring only the protected variable NAME
+ * (every rank names the same one); other protected memory and routed files
+ * are untouched. Same checks and the same promise on error.
+ */
+CAIRN_EXPORT int cairn_restart_var(cairn_ctx *ctx, long id, const char *name, long *restored_id);
+
+/*
+ * Local. Give the next cairn_checkpoint the label LABEL (1..CAIRN_LABEL_MAX
+ * printable bytes; NULL clears it), reported by cairn_generations,
+ * cairn_restart_query and `cairn ls`. Rank 0's label is the generation's.
+ */
+CAIRN_EXPORT int cairn_label(cairn_ctx *ctx, const char *label);
+
+/*
+ * Collective. Count one iteration and say whether a checkpoint is due: *LEVEL
+ * receives 0 (none) or the highest level whose interval has passed since
+ * that level's last checkpoint (a checkpoint at level L restarts the clocks of
+ * levels <= L). Intervals come from the config: ckpt.every_<L> = N (iterations)
+ * or Ns/Nm/Nh (time), or ckpt.auto = on: each level's interval by the
+ * Young/Daly formula from the measured cost of its checkpoints in this run and
+ * the failure rates fail.mtbf_<L> (see README, "When to checkpoint"). Rank 0
+ * decides; every rank gets the same answer.
+ */
+CAIRN_EXPORT int cairn_need_checkpoint(cairn_ctx *ctx, int *level);
+
 /* Collective. Free the context; accepts NULL. Checkpoints stay on disk. */
 CAIRN_EXPORT int cairn_finalize(cairn_ctx *ctx);
 
 /* Name of error code RC (cairn's own or -errno). Never NULL. */
 CAIRN_EXPORT const char *cairn_strerror(int rc);
 
-/* Last detailed message of CTX, "" if none; NULL ctx gives the last init failure. */
+/* Detailed message of the last call on CTX that failed, "" if the last call
+ * succeeded (every call clears it); NULL ctx gives the last init failure. */
 CAIRN_EXPORT const char *cairn_errmsg(const cairn_ctx *ctx);
 
 #ifdef __cplusplus
