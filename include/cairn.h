@@ -156,6 +156,14 @@ typedef struct cairn_var_info {
  * cairn_errmsg(NULL) explains.
  */
 CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **ctx);
+
+/*
+ * Collective. cairn_init for language bindings: COMM is a Fortran handle
+ * (`use mpi`'s integer; mpi_f08's comm%MPI_VAL; mpi4py's comm.py2f()),
+ * converted with MPI_Comm_f2c. A handle MPI maps to MPI_COMM_NULL is
+ * CAIRN_EINVAL.
+ */
+CAIRN_EXPORT int cairn_init_f(MPI_Fint comm, const char *config_path, cairn_ctx **ctx);
 #endif
 
 /*
