@@ -160,7 +160,7 @@ asan: deps
 # The same suite built and launched with MPICH (installed beside Open MPI).
 check-mpich:
 	@bash scripts/setup.sh mpich
-	$(MAKE) BUILD=build-mpich MPICC=mpicc.mpich all
+	$(MAKE) BUILD=build-mpich MPICC=mpicc.mpich MPIFC=mpif90.mpich all
 	BUILD=build-mpich CAIRN_LAUNCHER=mpirun.mpich bash tests/run.sh
 
 # Real separate nodes: a head and 4 nodes as Linux namespaces (own network, hostname and
