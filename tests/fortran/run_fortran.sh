@@ -55,9 +55,24 @@ f_query() {
   cmp "$F_OUT/ref" "$F_OUT/query"
 }
 
+# f_temporary: cairn_protect of a variable compiles, of an expression (whose
+# temporary would be gone when cairn writes it) does not.
+f_temporary() {
+  local src=$F_OUT/temporary.f90
+  printf '%s\n' 'program p' '  use, intrinsic :: iso_c_binding' '  use cairn' \
+    '  type(cairn_ctx) :: c' '  integer :: rc' '  real(c_double), target :: x(2)' \
+    "  rc = cairn_protect(c, 'x', x)" '  !EXPR' 'end program' >"$src"
+  gfortran -fsyntax-only -I"$BUILD/bindings/fortran" "$src" || return 1
+  sed -i "s|!EXPR|rc = cairn_protect(c, 'y', [1.0_c_double, 2.0_c_double])|" "$src"
+  ! gfortran -fsyntax-only -I"$BUILD/bindings/fortran" "$src" 2>"$F_OUT/temporary.err" &&
+    grep -q 'no specific function for the generic .*cairn_protect' "$F_OUT/temporary.err"
+}
+
 check "fortran: bind(C) types match the C structs (sizes, every field's offset)" \
   bash -c "set -o pipefail; '$BUILD/gen_consts' layout > '$F_OUT/layout.c' &&
            '$BUILD/tests/fortran/t_layout' > '$F_OUT/layout.f' && diff '$F_OUT/layout.c' '$F_OUT/layout.f'"
+
+check "fortran: cairn_protect takes variables; an expression (a temporary) does not compile" f_temporary
 
 export CAIRN_RANKS_PER_NODE=2
 fresh f-api

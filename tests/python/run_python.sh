@@ -74,7 +74,8 @@ check "python: init before MPI is initialized raises OutOfOrder (mpi4py comm and
 export CAIRN_RANKS_PER_NODE=2
 fresh p-api
 check "python: every method against the library; refusals raise InvalidArgument, change nothing" \
-  run_grep '^test_api: [0-9]+ checks, 0 failed' env CAIRN_CKPT_EVERY_1=3 pympi 4 "$PY" tests/python/test_api.py
+  run_grep '^test_api: [0-9]+ checks, 0 failed' \
+  env CAIRN_CKPT_EVERY_1=3 "${p_env[@]}" scripts/mpirun.sh 4 "$PY" tests/python/test_api.py
 
 fresh p-ref
 check "python heat: an uninterrupted run, 4 ranks (the reference state)" \

@@ -87,7 +87,7 @@ for _name, _code, _msg in _consts.ERRORS:
 def _error(code, errmsg=""):
     if code in _BY_CODE:
         return _BY_CODE[code](code, errmsg)
-    return SystemCallError(code, errmsg) if -4096 < code < 0 else Error(code, errmsg)
+    return SystemCallError(code, errmsg) if -1000 < code < 0 else Error(code, errmsg)
 
 
 def type_size(t):
