@@ -61,10 +61,11 @@ p_scenario() {
   p_same "$name"
 }
 
-check "python: ctypes structs match the C structs (sizes, every field's offset)" \
-  bash -c "'$BUILD/gen_consts' layout > '$P_OUT/layout.c' &&
-           '$PY' tests/python/test_api.py --layout > '$P_OUT/layout.py' &&
-           diff '$P_OUT/layout.c' '$P_OUT/layout.py'"
+p_layout() {
+  "$BUILD/gen_consts" layout >"$P_OUT/layout.c" && py tests/python/test_api.py --layout >"$P_OUT/layout.py" &&
+    diff "$P_OUT/layout.c" "$P_OUT/layout.py"
+}
+check "python: ctypes structs match the C structs (sizes, every field's offset)" p_layout
 check "python: a library that cannot be loaded is an ImportError naming what was tried" \
   run_grep_rc 1 'cannot load libcairn .*/nonexistent/libcairn.so' \
   env CAIRN_LIBRARY=/nonexistent/libcairn.so "$PY" -c 'import cairn'
