@@ -141,6 +141,14 @@ def main():
     # The context holds protected arrays: numpy cannot resize one under it.
     raises(ValueError, "", lambda: arrs["u8"].resize(100), "a protected array cannot be resized",
            ours=False)
+    # The context holds a reference to each protected array, and drops it.
+    held = np.zeros(5)
+    n0 = sys.getrefcount(held)
+    ctx.protect("held", held)
+    n1 = sys.getrefcount(held)
+    ctx.unprotect("held")
+    check(n1 == n0 + 1 and sys.getrefcount(held) == n0, "protect holds one reference, unprotect "
+          "drops it (%d, %d, %d)" % (n0, n1, sys.getrefcount(held)))
     # A temporary protected without a reference of the caller's stays alive.
     ctx.protect("tmp", np.full(1000, 3.25))
     gc.collect()
@@ -166,6 +174,7 @@ def main():
     for v in arrs.values():
         v[...] = 0
     check(ctx.restart() == 2 and same(arrs, 2), "restart LATEST: generation 2, bit for bit")
+    check(not big.any() and not ro.any(), "the arrays refused were never written")
     check(ctx.restart(1) == 1 and same(arrs, 1), "restart 1: bit for bit")
     with open(ctx.route_file("notes.txt")) as f:
         check(f.read() == "rank %d\n" % rank, "the routed file is restored")
