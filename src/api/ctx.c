@@ -67,6 +67,13 @@ int api_agree(cairn_ctx *ctx, int rc)
     return global;
 }
 
+void api_enter(cairn_ctx *ctx)
+{
+    cn_err_clear(&ctx->err);
+    ctx->msg[0] = '\0';
+    ctx->echo = false;
+}
+
 /* This rank's node name: configured, emulated by rank, or cn_node_name's;
  * *FROM says which, for messages. */
 static void own_node_name(cairn_ctx *ctx, char out[CN_JOB_MAX + 1], const char **from)
@@ -327,6 +334,10 @@ CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **
         return !out ? CAIRN_EINVAL : CAIRN_ESTATE;
     }
     *out = NULL;
+    if (comm == MPI_COMM_NULL) { /* e.g. cairn_init_f given a handle MPI does not know */
+        snprintf(init_msg, sizeof init_msg, "the communicator is MPI_COMM_NULL");
+        return CAIRN_EINVAL;
+    }
     cairn_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) {
         snprintf(init_msg, sizeof init_msg, "out of memory");
