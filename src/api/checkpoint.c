@@ -237,9 +237,25 @@ static int hold_if_back(cairn_ctx *ctx, long id, bool *again)
     return api_agree(ctx, any && ctx->node_rank == 0 ? api_daemon_hold(ctx) : 0);
 }
 
+/* Collective, once generation ID is complete on every rank: rank 0 logs the
+ * job's one line for it (log.level info), with the totals over all ranks:
+ * "generation 7 complete at level 3 (erasure): 8 ranks, 12 MiB in 0.412 s". */
+static void log_complete(cairn_ctx *ctx, long id, const char *how, const lvl_written *w,
+                         double t0)
+{
+    uint64_t mine = w->file_size, total = 0;
+    if (MPI_Reduce(&mine, &total, 1, MPI_UINT64_T, MPI_SUM, 0, ctx->comm) != MPI_SUCCESS ||
+        ctx->rank != 0)
+        return;
+    char size[32];
+    cn_info("generation %ld complete at level %s: %d ranks, %s in %.3f s", id, how, ctx->nranks,
+            cn_human(total, size, sizeof size), MPI_Wtime() - t0);
+}
+
 /* The generation, once the arguments are checked (cairn_checkpoint). */
 static int write_generation(cairn_ctx *ctx, long id, int level)
 {
+    double t0 = MPI_Wtime();
     cn_fault_point("ckpt.begin", id, ctx->rank);
 
     char gen[64], gen_path[4500];
@@ -287,8 +303,10 @@ static int write_generation(cairn_ctx *ctx, long id, int level)
         api_plan_free(&plan);
         if (ctx->node_rank == 0 && again) /* held: nothing newer otherwise */
             api_prune(ctx, id, API_PRUNE_NEWER);
-        cn_info("generation %ld complete at level 1; cairnd takes it to level %d%s", id, local,
-                to_pfs(ctx, level) ? " and the PFS" : "");
+        char how[64];
+        snprintf(how, sizeof how, "1; cairnd takes it to level %d%s", local,
+                 to_pfs(ctx, level) ? " and the PFS" : "");
+        log_complete(ctx, id, how, &w, t0);
         return 0;
     }
     /* Synchronously. Daemons may still live (one refused the generation, only
@@ -306,7 +324,9 @@ static int write_generation(cairn_ctx *ctx, long id, int level)
         api_prune(ctx, id, API_PRUNE_OLDER | API_PRUNE_NEWER);
     if (rc < 0)
         return rc;
-    cn_info("generation %ld complete at level %d (%s)", id, level, level_name(level));
+    char how[32];
+    snprintf(how, sizeof how, "%d (%s)", level, level_name(level));
+    log_complete(ctx, id, how, &w, t0);
     return 0;
 }
 

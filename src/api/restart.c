@@ -240,7 +240,9 @@ CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id)
     ctx->last_id = got;
     if (restored_id)
         *restored_id = got;
-    cn_info("restored generation %ld", got);
+    if (ctx->rank == 0) /* one line per job; each rank's at debug */
+        cn_info("restored generation %ld: %d ranks", got, ctx->nranks);
+    cn_debug("restored generation %ld", got);
     return 0;
 }
 

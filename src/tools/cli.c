@@ -168,19 +168,7 @@ void cli_path_join(char *out, size_t len, const char *dir, const char *name)
 
 const char *cli_human(uint64_t bytes, char *buf, size_t len)
 {
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    if (bytes < 1024) {
-        snprintf(buf, len, "%llu B", (unsigned long long)bytes);
-        return buf;
-    }
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1024 && u < 6) {
-        v /= 1024;
-        u++;
-    }
-    snprintf(buf, len, v < 10 ? "%.1f %s" : "%.0f %s", v, units[u]);
-    return buf;
+    return cn_human(bytes, buf, len);
 }
 
 const char *cli_type_name(int type)
