@@ -117,12 +117,27 @@ check "  ... verify --job: a PARTIAL note names node 3 and its ranks, exit 0, as
   run_grep "^PARTIAL $CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/gen-3: 3 of 4 nodes visible here; not seen: node 3 \(ranks 6-7\)$" \
   "$C" verify --job "$CAIRN_JOB" --gen 3
 
+# cairn rebuild on a terminal: the bytes written into the node directories.
+rebuild_drawn() {
+  local launch=(env "CAIRN_LAUNCHER=env -u CAIRN_LAUNCHER bash scripts/mpirun.sh")
+  on_pty "$U/pty" "${launch[@]}" "$C" rebuild --np 8 --gen 2 || { echo "exit $? on a terminal"; cat -A "$U/pty" | tail; return 1; }
+  grep -q $'\r''rebuild: ' "$U/pty" && grep -Eq $'\r''rebuild: [1-9][0-9.]* [KMG]?i?B in [0-9]+:[0-9]{2} \(' "$U/pty" &&
+    strip_progress "$U/pty" | grep -qx 'generation 2 is whole on every node' ||
+    { echo "no rebuild progress, or not the launcher's line:"; cat -A "$U/pty" | tail; return 1; }
+  "${launch[@]}" "$C" rebuild --np 8 --gen 3 >"$U/piped" 2>"$U/perr" || { echo "exit $? piped"; cat "$U/piped" "$U/perr"; return 1; }
+  [ "$(cat "$U/piped")" = 'generation 3 is whole on every node' ] && ! grep -q $'[\r\x1b]' "$U/piped" "$U/perr" ||
+    { echo "piped:"; cat -A "$U/piped" "$U/perr"; return 1; }
+}
+check "  ... cairn rebuild of generation 2 on a terminal: progress with the bytes rebuilt; piped (generation 3): none" \
+  rebuild_drawn
+check "  ... node 3 rebuilt: ls says 4/4 again" ls_has '$1==3 && / 4\/4 +8\/8 .* complete$/' --job "$CAIRN_JOB"
+
 # Damage: an index gone, an aggregated file and an index flipped.
 rm "$(pfs_gen 2)/index"
 check "  ... generation 2's index removed: ls says LEVEL 3 and PFS incomplete" \
   ls_has '$1==2 && $2==3 && / incomplete /' --job "$CAIRN_JOB"
-check "  ... a restart rebuilds node 3; cairn_generations then says 4 for generation 3, 3 for 2" \
-  bash -c "CAIRN_LOG_LEVEL=error scripts/mpirun.sh 8 '$T' restore 3 >/dev/null && T_GEN_LEVELS=4,3 scripts/mpirun.sh 8 '$T' gens 2"
+check "  ... and cairn_generations says 4 for generation 3, 3 for 2" \
+  env T_GEN_LEVELS=4,3 scripts/mpirun.sh 8 "$T" gens 2
 f=$P3/agg-000001.cz
 printf '\x5a' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") / 2)) conv=notrunc status=none
 check "  ... a flipped byte in an aggregated file: verify FILE says CORRUPT, exit 4" \
@@ -134,6 +149,30 @@ printf '\x5a' | dd of="$P3/index" bs=1 seek=40 conv=notrunc status=none
 check "  ... a flipped byte in the index: verify says CORRUPT (checksum), exit 4" \
   run_grep_rc 4 "^CORRUPT $P3/index: .*checksum mismatch" "$C" verify "$P3/index"
 check "  ... inspect of it: exit 4" run_grep_rc 4 "checksum mismatch" "$C" inspect "$P3/index"
+
+# cairn drain on a terminal: the bytes the daemons write to the PFS.
+fresh_pfs user-drain
+export CAIRN_DAEMON_LAUNCHER="bash scripts/mpirun.sh"
+drain_drawn() {
+  "$C" start --nodes 4 >/dev/null || return 1
+  scripts/mpirun.sh 8 "$T" save 1 1 >/dev/null || { "$C" stop; return 1; }
+  on_pty "$U/pty" "$C" drain --timeout 120; local rc=$?
+  "$C" drain --timeout 120 >"$U/piped" 2>"$U/perr"; local rc2=$?
+  "$C" stop >/dev/null
+  [ $rc = 0 ] && [ $rc2 = 0 ] || { echo "drain exits $rc (terminal), $rc2 (piped)"; cat -A "$U/pty" "$U/piped" "$U/perr"; return 1; }
+  grep -Eq $'\r''drain: [1-9][0-9.]* [KMG]?i?B in [0-9]+:[0-9]{2} \(' "$U/pty" &&
+    strip_progress "$U/pty" | grep -Eqx "drained job $CAIRN_JOB: generation 1 flushed to the PFS \(.*\)" ||
+    { echo "terminal:"; cat -A "$U/pty"; return 1; }
+  [ "$(wc -l <"$U/piped")" = 1 ] && grep -Eqx "drained job $CAIRN_JOB: generation 1 is on the PFS \(.*\)" "$U/piped" &&
+    ! test -s "$U/perr" || { echo "piped:"; cat -A "$U/piped" "$U/perr"; return 1; }
+}
+check "cairn drain on a terminal: progress with the bytes flushed; piped: the one line it always printed" drain_drawn
+unset CAIRN_DAEMON_LAUNCHER
+
+check "cairn drill rank-crash on a terminal: a progress line counts the scenarios; the row is there" \
+  bash -c "$(declare -f on_pty strip_progress); on_pty '$U/pty' '$C' drill rank-crash &&
+           grep -q \$'\r''drill: 0 of 1 scenarios' '$U/pty' && grep -Eq \$'\r''drill: 1 of 1 scenarios in [0-9]+:[0-9]{2}' '$U/pty' &&
+           strip_progress '$U/pty' | grep -Eq '^rank-crash +PASS '"
 
 # One info line per generation per job, from rank 0, with the totals.
 info_lines() { # info_lines LOG GENS...
