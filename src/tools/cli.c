@@ -250,8 +250,11 @@ static void print_usage(FILE *f)
                "\n"
                "Inspect and check the node-local checkpoints that libcairn writes under\n"
                "<base>/cairn-<uid>/<job>/<node>/gen-<id>/ (base: --base, CAIRN_BASE or\n"
-               "store.base, default /dev/shm), and run a job's node daemons (cairnd), which\n"
-               "take levels 2-4 off the application.\n"
+               "store.base, default /dev/shm) and their level-4 copies on the PFS\n"
+               "(<pfs>/cairn-<uid>/<job>/gen-<id>/; pfs: --pfs, pfs.dir or CAIRN_PFS_DIR),\n"
+               "and run a job's node daemons (cairnd), which take levels 2-4 off the\n"
+               "application. On a terminal, long verbs (verify, drain, rebuild, drill)\n"
+               "show a progress line on stderr; piped, none.\n"
                "\n"
                "Verbs:\n");
     for (size_t i = 0; i < NVERBS; i++)

@@ -343,8 +343,8 @@ static void print_index(const char *path, const cn_pindex *x)
     printf(FIELD "%u on %u nodes, %u per file (pfs.group)\n", "ranks:", x->nranks, x->nnodes,
            x->group);
     printf(FIELD "%s\n", "scheme:", cz_agg_scheme_name((int)x->scheme));
-    printf(FIELD "%s of state in %s (%u files)\n", "bytes:", cli_human(x->raw, a, sizeof a),
-           cli_human(x->stored, b, sizeof b), x->nfiles);
+    printf(FIELD "%s of state in %s (%u file%s)\n", "bytes:", cli_human(x->raw, a, sizeof a),
+           cli_human(x->stored, b, sizeof b), x->nfiles, x->nfiles == 1 ? "" : "s");
     printf(FIELD "index valid; files not checked (use cairn verify)\n\n", "checked:");
     cli_table t;
     cli_table_init(&t, "rlrll");

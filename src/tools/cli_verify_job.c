@@ -92,8 +92,8 @@ static void note_partial(cli_vstate *v, const cli_job *j, const char *gname, con
             if (have[k])
                 continue;
             cli_node_ranks(r, k, ranks, sizeof ranks);
-            n += (size_t)snprintf(list + n, sizeof list - n, "%snode %u (ranks %s)",
-                                  n ? ", " : "", k, ranks);
+            n += (size_t)snprintf(list + n, sizeof list - n, "%snode %u (rank%s %s)",
+                                  n ? ", " : "", k, strpbrk(ranks, "-,") ? "s" : "", ranks);
         }
     if (!list[0])
         snprintf(list, sizeof list, "%zu nodes", (size_t)r->nnodes - j->nnodes);

@@ -65,7 +65,7 @@ void cli_print_exit_codes(FILE *f);
 /* X(name, one-line summary), in the order `cairn --help` lists them. */
 #define CLI_VERB_LIST(X)                                                                          \
     X(ls, "list jobs, or the generations of one job, with cheap checks")                         \
-    X(inspect, "print a checkpoint file, manifest or parity file")                               \
+    X(inspect, "print a checkpoint, manifest, parity or PFS file (index, agg-*.cz)")            \
     X(verify, "check every checksum of a job's generations, or of files")                        \
     X(rebuild, "rebuild lost nodes' files from partner copies or parity (MPI)")                 \
     X(prune, "remove generations by hand: an abandoned timeline, another layout's")              \
