@@ -62,7 +62,8 @@ static bool wait_drawing(int fd, int timeout_ms, cli_progress *p, drain_watch *w
         struct pollfd pf = {.fd = fd, .events = POLLIN};
         if (spent >= timeout_ms)
             return false;
-        if (poll(&pf, 1, 250) != 0 && errno != EINTR)
+        int n = poll(&pf, 1, 250);
+        if (n > 0 || (n < 0 && errno != EINTR))
             return true; /* an answer, or an error cn_line_read reports */
     }
 }
