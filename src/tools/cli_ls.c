@@ -13,6 +13,9 @@
  *               its own directory; run ls on every node, or verify there)
  *   incomplete  otherwise: some node lacks the generation, its manifest or a
  *               rank file (an interrupted checkpoint looks like this)
+ * Its LEVEL is 4 once its PFS index (of the same rank count) decodes: node
+ * manifests stop at 3. The PFS is found by cli_store_pfs; a job or generation
+ * only there is listed too (pfs-only).
  */
 #include "tools/tools.h"
 #include "levels/levels.h"
