@@ -106,7 +106,7 @@ typedef struct cairn_ctx cairn_ctx;
 /* One generation, as reported by cairn_generations(). */
 typedef struct cairn_gen_info {
     long id;          /* generation id given to cairn_checkpoint */
-    int level;        /* highest level the generation reached */
+    int level;        /* highest level the generation reached (4: complete on the PFS) */
     int nranks;       /* ranks that wrote it */
     uint64_t bytes;   /* stored bytes, summed over all ranks */
     long parent;      /* incremental: the generation it diffs against; -1 full */

@@ -23,6 +23,7 @@ pkgs=(
   clang libclang-rt-14-dev              # libFuzzer and sanitizers for `make fuzz`
   slurmctld slurmd slurm-client munge   # a real Slurm for tests/slurm (started by the test)
   util-linux                            # setpriv: the hooks act as the job's user
+  bsdutils                              # script: a pseudo-terminal for the CLI's progress tests
 )
 # `setup.sh mpich` also installs MPICH beside Open MPI (for `make check-mpich`);
 # Open MPI stays the default mpicc/mpirun.
