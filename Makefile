@@ -148,6 +148,38 @@ $(BUILD)/bench/%: bench/%.c $(LIBA)
 $(BUILD)/cairn.pc: cairn.pc.in include/cairn.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)|' $< > $@
 
+# ---- compatibility layer: FTI (src/compat/fti, over the public API only) ----
+# libcairn-fti (.a, .so with SONAME libcairn-fti.so.0) implements FTI's fti.h;
+# its tests compile FTI-style programs against fti.h alone (no cairn.h).
+FTI_SRC := $(wildcard src/compat/fti/*.c)
+FTI_OBJ := $(FTI_SRC:%.c=$(BUILD)/%.o)
+FTI_TEST_BIN := $(patsubst tests/compat/fti/%.c,$(BUILD)/tests/compat/fti/%,$(wildcard tests/compat/fti/*.c))
+.PHONY: compat-fti install-fti
+all: compat-fti
+compat-fti: $(BUILD)/libcairn-fti.a $(BUILD)/libcairn-fti.so $(BUILD)/cairn-fti.pc $(FTI_TEST_BIN)
+$(BUILD)/src/compat/fti/%.o: src/compat/fti/%.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(LIB_CFLAGS) -Isrc/compat/fti -c $< -o $@
+$(BUILD)/libcairn-fti.a: $(FTI_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(BUILD)/libcairn-fti.so: $(FTI_OBJ) $(LIBSO)
+	$(MPICC) -shared -Wl,-soname,libcairn-fti.so.0 $(LDFLAGS_ALL) -o $@ $(FTI_OBJ) -L$(BUILD) -lcairn
+$(BUILD)/tests/compat/fti/%: tests/compat/fti/%.c $(BUILD)/libcairn-fti.a $(LIBA)
+	@mkdir -p $(dir $@)
+	$(MPICC) -std=c11 $(OPT) $(SAN) -Wall -Wno-unused-variable -MMD -MP -Isrc/compat/fti -o $@ $< \
+	    $(BUILD)/libcairn-fti.a $(LIBA) $(DEP_LIBS) -lm $(LDFLAGS_ALL)
+$(BUILD)/cairn-fti.pc: cairn-fti.pc.in include/cairn.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)|' $< > $@
+install: install-fti
+install-fti: compat-fti
+	install -d $(DESTDIR)$(PREFIX)/include/cairn/fti $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 src/compat/fti/fti.h $(DESTDIR)$(PREFIX)/include/cairn/fti/
+	install -m 644 $(BUILD)/libcairn-fti.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libcairn-fti.so $(DESTDIR)$(PREFIX)/lib/libcairn-fti.so.0
+	ln -sf libcairn-fti.so.0 $(DESTDIR)$(PREFIX)/lib/libcairn-fti.so
+	install -m 644 $(BUILD)/cairn-fti.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+
 # ---- entry points ----
 test: deps
 	$(MAKE) all
