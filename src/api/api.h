@@ -119,6 +119,10 @@ struct cairn_ctx {
  * code (an original failure before an echo), on every rank.
  */
 int api_agree(cairn_ctx *ctx, int rc);
+/* Every public call on a context starts here: the scratch error and the
+ * message cairn_errmsg returns are cleared, so a call that succeeds leaves ""
+ * and a failed one's message is its own. */
+void api_enter(cairn_ctx *ctx);
 
 /* "8 ranks on 4 nodes" into BUF. */
 void api_layout_str(char *buf, size_t len, int nranks, int nnodes);

@@ -164,10 +164,10 @@ int api_chain_match(cairn_ctx *ctx, const api_chain *ch)
                            v->name, (long long)c->h.generation);
         if (e->type != (uint8_t)v->type || e->count != v->count)
             return cn_fail(&ctx->err, CAIRN_EMISMATCH,
-                           "variable '%s': checkpoint has %llu elements of type %u, "
-                           "protected are %zu of type %d",
-                           v->name, (unsigned long long)e->count, e->type, v->count,
-                           (int)v->type);
+                           "variable '%s': protected are %zu elements of type %s, generation "
+                           "%lld stores %llu of type %s",
+                           v->name, v->count, cn_type_name(v->type), (long long)c->h.generation,
+                           (unsigned long long)e->count, cn_type_name(e->type));
     }
     return 0;
 }

@@ -314,7 +314,7 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)
 {
     if (!ctx)
         return CAIRN_EINVAL;
-    cn_err_clear(&ctx->err);
+    api_enter(ctx);
     CN_TRY(check_args(ctx, id, level)); /* refused: the routes stay for the next call */
     int rc = write_generation(ctx, id, level);
     api_daemon_release(ctx); /* the daemons, if it held them (write_generation) */

@@ -191,7 +191,7 @@ CAIRN_EXPORT int cairn_generations(cairn_ctx *ctx, cairn_gen_info *info, int max
 {
     if (!ctx)
         return CAIRN_EINVAL;
-    cn_err_clear(&ctx->err);
+    api_enter(ctx);
     int rc = (!count || max < 0 || (max > 0 && !info))
                  ? cn_fail(&ctx->err, CAIRN_EINVAL, "generations: bad output arguments")
                  : 0;

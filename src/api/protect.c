@@ -50,7 +50,7 @@ CAIRN_EXPORT int cairn_protect(cairn_ctx *ctx, const char *name, void *ptr, cair
     if (!ctx)
         return CAIRN_EINVAL;
     cn_err *err = &ctx->err;
-    cn_err_clear(err);
+    api_enter(ctx);
     if (!cn_name_ok(name))
         return set_msg(ctx, cn_fail(err, CAIRN_EINVAL, "protect: bad name (1..%d bytes, no '/')",
                                     CAIRN_NAME_MAX));
@@ -104,6 +104,7 @@ CAIRN_EXPORT int cairn_unprotect(cairn_ctx *ctx, const char *name)
 {
     if (!ctx)
         return CAIRN_EINVAL;
+    api_enter(ctx);
     api_var *v = name ? api_var_find(ctx, name) : NULL;
     if (!v)
         return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL, "unprotect: '%s' is not protected",
@@ -115,7 +116,7 @@ CAIRN_EXPORT int cairn_unprotect(cairn_ctx *ctx, const char *name)
 /* The protected variable NAME for call WHAT, or NULL with the error set. */
 static api_var *var_for(cairn_ctx *ctx, const char *name, const char *what)
 {
-    cn_err_clear(&ctx->err);
+    api_enter(ctx);
     api_var *v = name ? api_var_find(ctx, name) : NULL;
     if (!v || v->kind != CN_KIND_VAR) {
         set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL, "%s: '%s' is not a protected variable",

@@ -167,7 +167,7 @@ CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id)
 {
     if (!ctx)
         return CAIRN_EINVAL;
-    cn_err_clear(&ctx->err);
+    api_enter(ctx);
     int rc = id < 0 && id != CAIRN_LATEST
                  ? cn_fail(&ctx->err, CAIRN_EINVAL, "restart: bad generation id %ld", id)
                  : 0;
@@ -248,7 +248,7 @@ CAIRN_EXPORT int cairn_rebuild(cairn_ctx *ctx, long id, long *rebuilt_id)
 {
     if (!ctx)
         return CAIRN_EINVAL;
-    cn_err_clear(&ctx->err);
+    api_enter(ctx);
     int rc = id < 0 && id != CAIRN_LATEST
                  ? cn_fail(&ctx->err, CAIRN_EINVAL, "rebuild: bad generation id %ld", id)
                  : 0;
