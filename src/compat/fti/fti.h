@@ -13,8 +13,8 @@
  *     failure / exec_id, ...) and hands cairn the equivalent settings; CAIRN_*
  *     environment variables still win. head = 1 runs as head = 0 (warned).
  *   - Protected variable ID is cairn variable "fti-<ID>".
- *   - FTI_Status, FTI_GetStoredSize, FTI_Realloc and FTI_RecoverVar talk to
- *     every rank: call them on every rank of FTI_COMM_WORLD, as FTI's
+ *   - FTI_GetStoredSize, FTI_Realloc and FTI_RecoverVar are collective here
+ *     (local in FTI): call them on every rank of FTI_COMM_WORLD, as FTI's
  *     examples do.
  *   - Not provided (link errors, not silent stubs): FTI_BitFlip, FTI_InitICP /
  *     AddVarICP / FinalizeICP, FTI_SendFile / GetStageDir / GetStageStatus,

@@ -124,6 +124,31 @@ static void boot_rank0(boot *b, const char *path)
                 "are handed to cairnd when `cairn start` runs one on every node\n", path);
 }
 
+/* Append the cairn INI file USER (CAIRN_CONFIG_FILE) to FD after INI, so that
+ * its settings win over those made from FTI's file. 1, or 0 (said). */
+static int append_user_ini(int fd, const char *user, const char *ini)
+{
+    int lines = 1;
+    for (const char *p = ini; *p; p++)
+        lines += *p == '\n';
+    char head[4300], buf[8192];
+    int n = snprintf(head, sizeof head, "; ---- CAIRN_CONFIG_FILE=%s, its line N being line N + %d "
+                     "here; its settings win over the ones above\n", user, lines);
+    FILE *f = fopen(user, "r");
+    int ok = f && n > 0 && write(fd, head, (size_t)n) == n;
+    size_t got;
+    while (ok && (got = fread(buf, 1, sizeof buf, f)) > 0)
+        ok = write(fd, buf, got) == (ssize_t)got;
+    if (f && ferror(f))
+        ok = 0;
+    if (!ok)
+        fprintf(stderr, "cairn-fti: error: rank %d: CAIRN_CONFIG_FILE: cannot read %s: %s\n",
+                cfti.rank, user, strerror(errno));
+    if (f)
+        fclose(f);
+    return ok;
+}
+
 /* Collective: write INI (or nothing) to a private temporary file on every
  * rank and open cairn with it. 0, or a cairn code (message printed). */
 static int open_cairn(MPI_Comm comm, const cfti_conf *conf, const char *job, int have_file,
@@ -142,11 +167,14 @@ static int open_cairn(MPI_Comm comm, const cfti_conf *conf, const char *job, int
         int fd = mkstemps(path, 4);
         size_t n = strlen(ini);
         ok = fd >= 0 && write(fd, ini, n) == (ssize_t)n;
-        if (fd >= 0 && close(fd) != 0)
-            ok = 0;
-        if (!ok)
+        const char *user = getenv("CAIRN_CONFIG_FILE");
+        if (ok && user && *user)
+            ok = append_user_ini(fd, user, ini);
+        else if (!ok)
             fprintf(stderr, "cairn-fti: error: rank %d: cannot write %s: %s\n", cfti.rank, path,
                     strerror(errno));
+        if (fd >= 0 && close(fd) != 0)
+            ok = 0;
     }
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     int rc = ok ? cairn_init(comm, have_file ? path : NULL, ctx) : CAIRN_EIO;
