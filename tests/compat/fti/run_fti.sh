@@ -16,6 +16,7 @@ FTI_H=$BUILD/tests/compat/fti/heatdis
 FTI_RV=$BUILD/tests/compat/fti/recovervar
 FTI_MB=1     # MB per process: 512 x 131 doubles twice on 4 ranks
 FTI_EVERY=60 # iterations between checkpoints (heatdis runs 2000)
+FTI_AFTER=500 # the same after a restart (fewer: the restart is what is tested)
 
 fti_clean() { # fti_clean CMD...: run CMD without the CAIRN_* variables of the suite
   local v unset=()
@@ -95,7 +96,7 @@ fti_crash() {
       { echo "generation 2 is not at level $lvl:"; "$BUILD/cairn" ls --base "$FTI_DIR/local" --job "$job"; return 1; }
   fi
   fti_wipe "$@"
-  fti_run "$FTI_DIR/restart.log" "$np" env "CAIRN_CKPT_EVERY_$lvl=$FTI_EVERY" \
+  fti_run "$FTI_DIR/restart.log" "$np" env "CAIRN_CKPT_EVERY_$lvl=$FTI_AFTER" \
     "$FTI_H" $FTI_MB "$FTI_CFG" "$FTI_DIR/final.bin" || { echo "the restart failed:"; tail -n 25 "$FTI_DIR/restart.log"; return 1; }
   lost=""
   [ $# -gt 0 ] && [ "$lvl" != 4 ] && lost=", after [a-z]+ $# lost node"
@@ -134,7 +135,7 @@ fti_kill() {
   [ -n "$victim" ] && kill -9 "$victim"
   if wait "$pid"; then echo "the run was not killed"; return 1; fi
   [ "$(fti_get failure)" = 1 ] || { echo "failure = $(fti_get failure) after a crash"; return 1; }
-  fti_run "$FTI_DIR/restart.log" 4 env "CAIRN_CKPT_EVERY_1=$FTI_EVERY" "$FTI_H" $FTI_MB "$FTI_CFG" \
+  fti_run "$FTI_DIR/restart.log" 4 env "CAIRN_CKPT_EVERY_1=$FTI_AFTER" "$FTI_H" $FTI_MB "$FTI_CFG" \
     "$FTI_DIR/final.bin" || { echo "the restart failed:"; tail -n 25 "$FTI_DIR/restart.log"; return 1; }
   fti_need "$FTI_DIR/restart.log" 'restart from checkpoint ([2-9]|[1-9][0-9]+) \(generation [0-9]+, level 1\)' \
     'Final iteration 2000;' && cmp "$FTI_REF" "$FTI_DIR/final.bin"
@@ -202,7 +203,7 @@ fti_bad() {
   local rc=$?
   [ "$rc" = 2 ] || { echo "exit $rc, expected 2"; cat "$FTI_DIR/log"; return 1; }
   fti_need "$FTI_DIR/log" 'FTI_Init = -1' "cairn-fti: error: .*config.fti:$line: node_size: .abc. is not an integer" &&
-    cmp "$FTI_CFG" "$FTI_DIR/before" && [ -z "$(ls -A "$FTI_DIR/local" "$FTI_DIR/pfs")" ]
+    cmp "$FTI_CFG" "$FTI_DIR/before" && ! find "$FTI_DIR/local" "$FTI_DIR/pfs" -mindepth 1 | grep -q .
 }
 fti_new bad
 check "fti: a bad value: FTI_Init = FTI_NSCS naming file, line and key; nothing written or created" fti_bad
@@ -234,8 +235,34 @@ fti_noent() {
 fti_new noent
 check "fti: failure = 1 naming a run without checkpoints: FTI_Init = FTI_NREC, the run starts afresh" fti_noent
 
+fti_unusable() { # level 3, 3 of 4 nodes lost (m = 2), no PFS copy
+  fti_set Node_size 1
+  fti_levels 0
+  fti_run "$FTI_DIR/first.log" 4 "$FTI_RV" "$FTI_CFG" 3 crash &&
+    fti_need "$FTI_DIR/first.log" 'PASS: 2 checkpoints at level 3' || return 1
+  local old; old=$(fti_get exec_id)
+  fti_wipe 0 1 2
+  fti_run "$FTI_DIR/log" 4 env CAIRN_JOB="$old" "$FTI_RV" "$FTI_CFG" 3 crash
+  local rc=$?
+  [ "$rc" = 2 ] || { echo "under CAIRN_JOB: exit $rc, expected 2"; return 1; }
+  fti_need "$FTI_DIR/log" 'FTI_Init = -1' "job $old holds a checkpoint this run cannot use" || return 1
+  fti_run "$FTI_DIR/second.log" 4 "$FTI_RV" "$FTI_CFG" 3 crash &&
+    fti_need "$FTI_DIR/second.log" 'FTI_Init = -2' "job $old holds a checkpoint this run cannot use \\(more nodes lost" \
+      'starting afresh under the new execution id' 'FTI_Status = 0' 'PASS: 2 checkpoints' || return 1
+  [ "$(fti_get exec_id)" != "$old" ] && [ -d "$FTI_DIR/local/cairn-$(id -u)/$old/node3/gen-2" ] ||
+    { echo "the run did not move to a new exec_id, or the old job was touched"; return 1; }
+}
+fti_new unusable
+check "fti: a checkpoint that cannot be used (3 of 4 nodes lost, m = 2) is left intact: FTI_NREC and a new exec_id; under CAIRN_JOB FTI_Init refuses" \
+  fti_unusable
+
 fti_env_wins() {
-  mkdir "$FTI_DIR/other"
+  mkdir "$FTI_DIR/other" "$FTI_DIR/other2"
+  printf '[store]\nbase = %s\n' "$FTI_DIR/other2" >"$FTI_DIR/cairn.ini"
+  fti_run "$FTI_DIR/log0" 4 env CAIRN_CONFIG_FILE="$FTI_DIR/cairn.ini" "$FTI_RV" "$FTI_CFG" 1 finish &&
+    fti_need "$FTI_DIR/log0" 'PASS: 2 checkpoints' || return 1
+  [ -d "$FTI_DIR/other2/cairn-$(id -u)/$(fti_get exec_id)" ] && [ -z "$(ls -A "$FTI_DIR/local")" ] ||
+    { echo "CAIRN_CONFIG_FILE did not win over ckpt_dir"; return 1; }
   fti_run "$FTI_DIR/log" 4 env CAIRN_BASE="$FTI_DIR/other" "$FTI_RV" "$FTI_CFG" 1 finish &&
     fti_need "$FTI_DIR/log" 'PASS: 2 checkpoints' || return 1
   [ -d "$FTI_DIR/other/cairn-$(id -u)/$(fti_get exec_id)" ] && [ -z "$(ls -A "$FTI_DIR/local")" ] ||
@@ -248,5 +275,5 @@ fti_env_wins() {
   [ -d "$FTI_DIR/local/cairn-$(id -u)/$job" ] && cmp "$FTI_CFG" "$FTI_DIR/before"
 }
 fti_new env
-check "fti: CAIRN_BASE wins over ckpt_dir; with CAIRN_JOB the job restarts by it and the file is left alone" \
+check "fti: CAIRN_CONFIG_FILE's settings and CAIRN_BASE win over ckpt_dir; with CAIRN_JOB the job restarts by it and the file is left alone" \
   fti_env_wins
