@@ -150,13 +150,14 @@ $(BUILD)/cairn.pc: cairn.pc.in include/cairn.h
 
 # ---- compatibility layer: FTI (src/compat/fti, over the public API only) ----
 # libcairn-fti (.a, .so with SONAME libcairn-fti.so.0) implements FTI's fti.h;
-# its tests compile FTI-style programs against fti.h alone (no cairn.h).
+# its tests compile FTI-style programs against fti.h alone (no cairn.h). The
+# .pc is written at install time from cairn-fti.pc.in.
 FTI_SRC := $(wildcard src/compat/fti/*.c)
 FTI_OBJ := $(FTI_SRC:%.c=$(BUILD)/%.o)
 FTI_TEST_BIN := $(patsubst tests/compat/fti/%.c,$(BUILD)/tests/compat/fti/%,$(wildcard tests/compat/fti/*.c))
 .PHONY: compat-fti install-fti
 all: compat-fti
-compat-fti: $(BUILD)/libcairn-fti.a $(BUILD)/libcairn-fti.so $(BUILD)/cairn-fti.pc $(FTI_TEST_BIN)
+compat-fti: $(BUILD)/libcairn-fti.a $(BUILD)/libcairn-fti.so $(FTI_TEST_BIN)
 $(BUILD)/src/compat/fti/%.o: src/compat/fti/%.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(LIB_CFLAGS) -Isrc/compat/fti -c $< -o $@
@@ -169,16 +170,15 @@ $(BUILD)/tests/compat/fti/%: tests/compat/fti/%.c $(BUILD)/libcairn-fti.a $(LIBA
 	@mkdir -p $(dir $@)
 	$(MPICC) -std=c11 $(OPT) $(SAN) -Wall -Wno-unused-variable -MMD -MP -Isrc/compat/fti -o $@ $< \
 	    $(BUILD)/libcairn-fti.a $(LIBA) $(DEP_LIBS) -lm $(LDFLAGS_ALL)
-$(BUILD)/cairn-fti.pc: cairn-fti.pc.in include/cairn.h
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)|' $< > $@
 install: install-fti
-install-fti: compat-fti
+install-fti: $(BUILD)/libcairn-fti.a $(BUILD)/libcairn-fti.so
 	install -d $(DESTDIR)$(PREFIX)/include/cairn/fti $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 src/compat/fti/fti.h $(DESTDIR)$(PREFIX)/include/cairn/fti/
 	install -m 644 $(BUILD)/libcairn-fti.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libcairn-fti.so $(DESTDIR)$(PREFIX)/lib/libcairn-fti.so.0
 	ln -sf libcairn-fti.so.0 $(DESTDIR)$(PREFIX)/lib/libcairn-fti.so
-	install -m 644 $(BUILD)/cairn-fti.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)|' \
+	    cairn-fti.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cairn-fti.pc
 
 # ---- entry points ----
 test: deps
