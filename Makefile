@@ -8,7 +8,7 @@
 #   make bench      benchmarks; every figure is a `bench:` line with a ratio
 #   make asan       the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz       libFuzzer targets (clang), run briefly over the corpus
-#   make install    PREFIX=/usr/local
+#   make install    PREFIX=/usr/local (DESTDIR honoured); make uninstall the same
 #
 # Only code that calls MPI (src/api, src/erasure/ring*, tests/mpi, examples, bench) is built with
 # mpicc; everything else is plain C11 built with -DCAIRN_NO_MPI.
@@ -48,6 +48,9 @@ LIB_OBJ := $(NOMPI_OBJ) $(API_OBJ)
 
 LIBA := $(BUILD)/libcairn.a
 LIBSO := $(BUILD)/libcairn.so
+# The version, from the public header: installed as libcairn.so.$(VERSION), SONAME libcairn.so.$(SOMAJOR).
+VERSION := $(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)
+SOMAJOR := $(shell sed -n 's/^#define CAIRN_VERSION_MAJOR \([0-9]*\)/\1/p' include/cairn.h)
 CLI := $(BUILD)/cairn
 DAEMON := $(BUILD)/cairnd
 DAEMON_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/daemon/*.c))
@@ -64,7 +67,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all lib test check check-mpich test-cluster test-cluster-mpich demo bench asan fuzz install clean deps
-all: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/tests/mktree $(BUILD)/tests/mkcorpus $(BUILD)/tests/fielddiff $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN) $(BUILD)/cairn.pc
+all: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/tests/mktree $(BUILD)/tests/mkcorpus $(BUILD)/tests/fielddiff $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN)
 lib: $(LIBA) $(LIBSO)
 
 deps:
@@ -87,7 +90,7 @@ $(LIBA): $(LIB_OBJ)
 	ar rcs $@ $(filter-out %.h,$^)
 
 $(LIBSO): $(LIB_OBJ)
-	$(MPICC) -shared -Wl,-soname,libcairn.so.$(shell sed -n 's/^#define CAIRN_VERSION_MAJOR \([0-9]*\)/\1/p' include/cairn.h) \
+	$(MPICC) -shared -Wl,-soname,libcairn.so.$(SOMAJOR) \
 	    $(LDFLAGS_ALL) -o $@ $(filter-out %.h,$^) $(DEP_LIBS)
 
 # The CLI uses the public header, src/common, src/compress and the PFS reader
@@ -145,41 +148,6 @@ $(BUILD)/bench/%: bench/%.c $(LIBA)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(BASE_CFLAGS) -Isrc -o $@ $< $(LIBA) $(DEP_LIBS) $(call pc,zfp,-lzfp) -lm $(LDFLAGS_ALL)
 
-$(BUILD)/cairn.pc: cairn.pc.in include/cairn.h
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)|' $< > $@
-
-# ---- compatibility layer: FTI (src/compat/fti, over the public API only) ----
-# libcairn-fti (.a, .so with SONAME libcairn-fti.so.0) implements FTI's fti.h;
-# its tests compile FTI-style programs against fti.h alone (no cairn.h). The
-# .pc is written at install time from cairn-fti.pc.in.
-FTI_SRC := $(wildcard src/compat/fti/*.c)
-FTI_OBJ := $(FTI_SRC:%.c=$(BUILD)/%.o)
-FTI_TEST_BIN := $(patsubst tests/compat/fti/%.c,$(BUILD)/tests/compat/fti/%,$(wildcard tests/compat/fti/*.c))
-.PHONY: compat-fti install-fti
-all: compat-fti
-compat-fti: $(BUILD)/libcairn-fti.a $(BUILD)/libcairn-fti.so $(FTI_TEST_BIN)
-$(BUILD)/src/compat/fti/%.o: src/compat/fti/%.c
-	@mkdir -p $(dir $@)
-	$(MPICC) $(LIB_CFLAGS) -Isrc/compat/fti -c $< -o $@
-$(BUILD)/libcairn-fti.a: $(FTI_OBJ)
-	@rm -f $@
-	ar rcs $@ $^
-$(BUILD)/libcairn-fti.so: $(FTI_OBJ) $(LIBSO)
-	$(MPICC) -shared -Wl,-soname,libcairn-fti.so.0 $(LDFLAGS_ALL) -o $@ $(FTI_OBJ) -L$(BUILD) -lcairn
-$(BUILD)/tests/compat/fti/%: tests/compat/fti/%.c $(BUILD)/libcairn-fti.a $(LIBA)
-	@mkdir -p $(dir $@)
-	$(MPICC) -std=c11 $(OPT) $(SAN) -Wall -Wno-unused-variable -MMD -MP -Isrc/compat/fti -o $@ $< \
-	    $(BUILD)/libcairn-fti.a $(LIBA) $(DEP_LIBS) -lm $(LDFLAGS_ALL)
-install: install-fti
-install-fti: $(BUILD)/libcairn-fti.a $(BUILD)/libcairn-fti.so
-	install -d $(DESTDIR)$(PREFIX)/include/cairn/fti $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 644 src/compat/fti/fti.h $(DESTDIR)$(PREFIX)/include/cairn/fti/
-	install -m 644 $(BUILD)/libcairn-fti.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libcairn-fti.so $(DESTDIR)$(PREFIX)/lib/libcairn-fti.so.0
-	ln -sf libcairn-fti.so.0 $(DESTDIR)$(PREFIX)/lib/libcairn-fti.so
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)|' \
-	    cairn-fti.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cairn-fti.pc
-
 # ---- entry points ----
 test: deps
 	$(MAKE) all
@@ -225,19 +193,80 @@ fuzz: deps
 	  $(BUILD)/fuzz/$$n -max_total_time=$${FUZZ_SECONDS:-60} $(BUILD)/fuzz/$$n.corpus tests/fuzz/corpus/$$n || exit 1; \
 	done
 
-install: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/cairn.pc $(BUILD)/examples/heat
+# pkg-config modules: one template NAME.pc.in each, written at install time (not at build
+# time) as $(PREFIX)/lib/pkgconfig/NAME.pc with @PREFIX@ (this install's PREFIX, never
+# DESTDIR) and @VERSION@ filled in. A module of its own (cairn-fti, cairn-scr, cairn-veloc,
+# cairn-fortran) adds its template's path to this list; install and uninstall follow.
+PC_IN := cairn.pc.in
+SHARE_CAIRN := scripts/slurm/cairn-prolog scripts/slurm/cairn-epilog scripts/drill.sh scripts/soak.sh \
+               scripts/mpirun.sh $(BUILD)/examples/heat
+.PHONY: install-check uninstall
+# PREFIX goes into cairn.pc and sed: absolute, and no character a shell or sed would read.
+install-check:
+	@case '$(PREFIX)' in /*) ;; *) false ;; esac && case '$(PREFIX)' in *[!A-Za-z0-9/._+-]*) false ;; esac || \
+	{ echo "make install: PREFIX must be an absolute path of letters, digits and / . _ + - (got '$(PREFIX)')" >&2; exit 1; }
+
+install: install-check lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/examples/heat
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
 	    $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 include/cairn.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/libcairn.so.$(VERSION)
+	ln -sfn libcairn.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libcairn.so.$(SOMAJOR)
+	ln -sfn libcairn.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libcairn.so
 	install -m 755 $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(BUILD)/cairn.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	for t in $(PC_IN); do m=$$(basename $$t .in); \
+	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $$t > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$m && \
+	  chmod 644 $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$m || exit 1; done
 	install -m 644 man/cairn.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -d $(DESTDIR)$(PREFIX)/share/cairn
-	install -m 755 scripts/slurm/cairn-prolog scripts/slurm/cairn-epilog $(DESTDIR)$(PREFIX)/share/cairn/
 	install -m 644 scripts/slurm/cairn-hook-lib.sh $(DESTDIR)$(PREFIX)/share/cairn/
-	install -m 755 scripts/drill.sh scripts/soak.sh scripts/mpirun.sh $(BUILD)/examples/heat $(DESTDIR)$(PREFIX)/share/cairn/
+	install -m 755 $(SHARE_CAIRN) $(DESTDIR)$(PREFIX)/share/cairn/
+
+uninstall: install-check
+	rm -f $(DESTDIR)$(PREFIX)/include/cairn.h $(DESTDIR)$(PREFIX)/share/man/man1/cairn.1 \
+	    $(addprefix $(DESTDIR)$(PREFIX)/lib/,libcairn.a libcairn.so libcairn.so.$(SOMAJOR) libcairn.so.$(VERSION)) \
+	    $(addprefix $(DESTDIR)$(PREFIX)/lib/pkgconfig/,$(notdir $(PC_IN:.in=))) \
+	    $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(CLI) $(DAEMON)) cairn-rebuild) \
+	    $(addprefix $(DESTDIR)$(PREFIX)/share/cairn/,cairn-hook-lib.sh $(notdir $(SHARE_CAIRN)))
+	rmdir $(DESTDIR)$(PREFIX)/share/cairn 2>/dev/null || true
+
+# ---- compatibility layer: FTI (src/compat/fti, over the public API only) ----
+# libcairn-fti (.a, .so with SONAME libcairn-fti.so.$(SOMAJOR)) implements FTI's fti.h,
+# installed as $(PREFIX)/include/cairn/fti/fti.h; its tests compile FTI-style programs
+# against fti.h alone (no cairn.h).
+FTI_SRC := $(wildcard src/compat/fti/*.c)
+FTI_OBJ := $(FTI_SRC:%.c=$(BUILD)/%.o)
+FTI_TEST_BIN := $(patsubst tests/compat/fti/%.c,$(BUILD)/tests/compat/fti/%,$(wildcard tests/compat/fti/*.c))
+PC_IN += cairn-fti.pc.in
+.PHONY: compat-fti install-fti uninstall-fti
+all: compat-fti
+install: install-fti
+uninstall: uninstall-fti
+compat-fti: $(BUILD)/libcairn-fti.a $(BUILD)/libcairn-fti.so $(FTI_TEST_BIN)
+$(BUILD)/src/compat/fti/%.o: src/compat/fti/%.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(LIB_CFLAGS) -Isrc/compat/fti -c $< -o $@
+$(BUILD)/libcairn-fti.a: $(FTI_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(BUILD)/libcairn-fti.so: $(FTI_OBJ) $(LIBSO)
+	$(MPICC) -shared -Wl,-soname,libcairn-fti.so.$(SOMAJOR) $(LDFLAGS_ALL) -o $@ $(FTI_OBJ) -L$(BUILD) -lcairn
+$(BUILD)/tests/compat/fti/%: tests/compat/fti/%.c $(BUILD)/libcairn-fti.a $(LIBA)
+	@mkdir -p $(dir $@)
+	$(MPICC) -std=c11 $(OPT) $(SAN) -Wall -Wno-unused-variable -MMD -MP -Isrc/compat/fti -o $@ $< \
+	    $(BUILD)/libcairn-fti.a $(LIBA) $(DEP_LIBS) -lm $(LDFLAGS_ALL)
+install-fti: install-check $(BUILD)/libcairn-fti.a $(BUILD)/libcairn-fti.so
+	install -d $(DESTDIR)$(PREFIX)/include/cairn/fti $(DESTDIR)$(PREFIX)/lib
+	install -m 644 src/compat/fti/fti.h $(DESTDIR)$(PREFIX)/include/cairn/fti/
+	install -m 644 $(BUILD)/libcairn-fti.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libcairn-fti.so $(DESTDIR)$(PREFIX)/lib/libcairn-fti.so.$(VERSION)
+	ln -sfn libcairn-fti.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libcairn-fti.so.$(SOMAJOR)
+	ln -sfn libcairn-fti.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libcairn-fti.so
+uninstall-fti: install-check
+	rm -f $(DESTDIR)$(PREFIX)/include/cairn/fti/fti.h \
+	    $(addprefix $(DESTDIR)$(PREFIX)/lib/,libcairn-fti.a libcairn-fti.so libcairn-fti.so.$(SOMAJOR) libcairn-fti.so.$(VERSION))
+	rmdir $(DESTDIR)$(PREFIX)/include/cairn/fti $(DESTDIR)$(PREFIX)/include/cairn 2>/dev/null || true
 
 clean:
 	rm -rf build build-asan build-mpich

@@ -277,3 +277,38 @@ fti_env_wins() {
 fti_new env
 check "fti: CAIRN_CONFIG_FILE's settings and CAIRN_BASE win over ckpt_dir; with CAIRN_JOB the job restarts by it and the file is left alone" \
   fti_env_wins
+
+# Installed: `make install` into a temporary prefix, heatdis.c built out of the
+# tree with nothing but `pkg-config cairn-fti` (shared libraries), run from its
+# own directory: same grid as the reference; then `make uninstall`.
+fti_installed() {
+  local P=$FTI_DIR/prefix a=$FTI_DIR/app v major san=()
+  v=$(sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)
+  major=${v%%.*}
+  [ -n "${CAIRN_SANITIZE:-}" ] && san=(-fsanitize=address,undefined)
+  make -s --no-print-directory BUILD="$BUILD" install PREFIX="$P" >"$FTI_DIR/install.log" 2>&1 ||
+    { tail "$FTI_DIR/install.log"; return 1; }
+  test -f "$P/include/cairn/fti/fti.h" && test -f "$P/lib/libcairn-fti.a" &&
+    test "$(readlink "$P/lib/libcairn-fti.so.$major")" = "libcairn-fti.so.$v" &&
+    test "$(readlink "$P/lib/libcairn-fti.so")" = "libcairn-fti.so.$major" &&
+    readelf -d "$P/lib/libcairn-fti.so.$v" | grep -q "SONAME.*\[libcairn-fti.so.$major\]" ||
+    { echo "installed layout:"; ls -lR "$P/lib" "$P/include"; return 1; }
+  local pcf=(env -u PKG_CONFIG_LIBDIR PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config)
+  [ "$("${pcf[@]}" --cflags cairn-fti | xargs)" = "-I$P/include/cairn/fti -I$P/include" ] &&
+    [ "$("${pcf[@]}" --libs cairn-fti | xargs)" = "-L$P/lib -lcairn-fti -lcairn" ] ||
+    { echo "pkg-config cairn-fti: $("${pcf[@]}" --cflags --libs cairn-fti)"; return 1; }
+  mkdir "$a" && cp tests/compat/fti/heatdis.c "$a/" &&
+    (cd "$a" && env -u CPATH -u C_INCLUDE_PATH -u LIBRARY_PATH mpicc "${san[@]}" \
+      $("${pcf[@]}" --cflags cairn-fti) heatdis.c -o heatdis $("${pcf[@]}" --libs cairn-fti) -lm) || return 1
+  LD_LIBRARY_PATH=$P/lib ldd "$a/heatdis" | grep -q "libcairn-fti.so.$major => $P/lib/" ||
+    { LD_LIBRARY_PATH=$P/lib ldd "$a/heatdis"; return 1; }
+  fti_set Node_size 2
+  fti_levels 0
+  fti_run "$FTI_DIR/log" 4 env LD_LIBRARY_PATH="$P/lib" "$a/heatdis" $FTI_MB "$FTI_CFG" "$FTI_DIR/final.bin" &&
+    cmp "$FTI_REF" "$FTI_DIR/final.bin" || return 1
+  make -s --no-print-directory BUILD="$BUILD" uninstall PREFIX="$P" >"$FTI_DIR/uninstall.log" 2>&1 &&
+    ! find "$P" -name '*fti*' | grep . || { echo "left after uninstall"; return 1; }
+}
+fti_new installed
+check "fti: make install; heatdis.c built out of the tree with pkg-config cairn-fti (shared) runs bit-exact; uninstall removes it" \
+  fti_installed
