@@ -93,7 +93,8 @@ int FTI_Protect(int id, void *ptr, long count, FTIT_type type);
 int FTI_Checkpoint(int id, int level);
 
 /* Collective. On a restart, the first call recovers every protected variable
- * (FTI_SCES, or FTI_NREC); otherwise count one iteration and, when the
+ * (FTI_SCES; or FTI_NREC, said once, and the run goes on from its own start,
+ * its memory unchanged); otherwise count one iteration and, when the
  * interval of a level (ckpt_l1..ckpt_l4) has passed, checkpoint at the
  * highest such level (FTI_DONE) or return FTI_SCES (FTI_NSCS on failure). */
 int FTI_Snapshot(void);

@@ -8,6 +8,9 @@
  * every generation of the job, else the next one up; its label, "FTI
  * checkpoint ID", keeps FTI's id for the restart and `cairn ls`.
  *
+ * On a restart the first FTI_Snapshot recovers; if that fails it says so and
+ * returns FTI_NREC once, and the run goes on without it (FTI would abort, or
+ * try again at every iteration). Afterwards
  * FTI_Snapshot asks cairn_need_checkpoint, which counts iterations against
  * the intervals ckpt_l1..ckpt_l4 became (ckpt.every_<L> = <minutes>m) and
  * names the highest level due, as FTI picks it.
@@ -98,8 +101,14 @@ FTI_EXPORT int FTI_Snapshot(void)
 {
     if (!cfti.ctx)
         return uninitialized("FTI_Snapshot");
-    if (cfti.reco)
-        return FTI_Recover();
+    if (cfti.reco) {
+        int rc = FTI_Recover();
+        if (rc != FTI_SCES) { /* said once: the run goes on, the checkpoint stays as it is */
+            cfti_say(FTI_EROR, "FTI_Snapshot: recovery failed; going on without it");
+            cfti.reco = 0;
+        }
+        return rc;
+    }
     int level = 0, rc = cairn_need_checkpoint(cfti.ctx, &level);
     if (rc != 0) {
         cfti_say(FTI_WARN, "FTI_Snapshot: %s: %s", cairn_strerror(rc), cairn_errmsg(cfti.ctx));

@@ -143,6 +143,24 @@ fti_kill() {
 fti_new l1
 check "fti: level 1: a rank killed (SIGKILL) mid-run after checkpoint 2, recovered, bit-exact" fti_kill
 
+# A restart whose protected sizes do not match (heatdis given 2 MB instead of
+# 1): the first FTI_Snapshot says so once, and the run goes on from its own
+# start and finishes.
+fti_mismatch() {
+  fti_set Node_size 2
+  fti_levels 1
+  fti_run "$FTI_DIR/crash.log" 4 env "CAIRN_CKPT_EVERY_1=$FTI_EVERY" CAIRN_FAULT=ckpt.begin:gen=2 \
+    "$FTI_H" $FTI_MB "$FTI_CFG" "$FTI_DIR/crash.bin" && { echo "the run did not crash"; return 1; }
+  fti_run "$FTI_DIR/restart.log" 4 env "CAIRN_CKPT_EVERY_1=$FTI_AFTER" "$FTI_H" 2 "$FTI_CFG" \
+    "$FTI_DIR/final.bin" &&
+    fti_need "$FTI_DIR/restart.log" 'restart from checkpoint 1' 'cannot recover generation 1: .*does not match' \
+      'FTI_Snapshot: recovery failed; going on without it' 'Final iteration 2000;' &&
+    [ "$(grep -c 'recovery failed' "$FTI_DIR/restart.log")" = 1 ]
+}
+fti_new mismatch
+check "fti: a restart with other sizes: FTI_Snapshot says so once (FTI_NREC) and the run goes on from its start" \
+  fti_mismatch
+
 # FTI_GetStoredSize, FTI_Realloc, FTI_RecoverVar (recovervar.c).
 fti_recovervar() { # LEVEL NODE_SIZE WIPE...
   local lvl=$1
