@@ -70,9 +70,10 @@ fti_levels 0
 FTI_REF=$FTI_DIR/ref.bin
 fti_ref() {
   fti_run "$FTI_DIR/log" 4 "$FTI_H" $FTI_MB "$FTI_CFG" "$FTI_REF" &&
-    fti_need "$FTI_DIR/log" 'cairn-fti: job [^ ]+: fresh start' 'Final iteration 2000;'
+    fti_need "$FTI_DIR/log" 'cairn-fti: job [^ ]+: fresh start' 'Final iteration 2000;' || return 1
+  ! grep -E 'warning|error' "$FTI_DIR/log" || { echo "FTI's own keys were warned about"; return 1; }
 }
-check "fti: heatdis on 4 ranks, uninterrupted: the reference grid (exit 0, a fresh start)" fti_ref
+check "fti: heatdis on 4 ranks, uninterrupted: the reference grid (exit 0, a fresh start, FTI's keys taken without a warning)" fti_ref
 
 # fti_crash LEVEL NP NODE_SIZE WIPE...: heatdis checkpoints at LEVEL every
 # FTI_EVERY iterations and dies (SIGKILL, CAIRN_FAULT) as its third checkpoint
