@@ -69,9 +69,13 @@ fti_new ref
 fti_levels 0
 FTI_REF=$FTI_DIR/ref.bin
 fti_ref() {
+  cp "$FTI_CFG" "$FTI_DIR/before"
   fti_run "$FTI_DIR/log" 4 "$FTI_H" $FTI_MB "$FTI_CFG" "$FTI_REF" &&
     fti_need "$FTI_DIR/log" 'cairn-fti: job [^ ]+: fresh start' 'Final iteration 2000;' || return 1
   ! grep -E 'warning|error' "$FTI_DIR/log" || { echo "FTI's own keys were warned about"; return 1; }
+  # the file got the new exec_id; every other line (comments included) is as it was
+  grep -Eq '^Exec_ID = [0-9]{4}-[0-9]{2}-[0-9]{2}_[0-9]{2}-[0-9]{2}-[0-9]{2}' "$FTI_CFG" &&
+    diff <(grep -v '^Exec_ID' "$FTI_DIR/before") <(grep -v '^Exec_ID' "$FTI_CFG")
 }
 check "fti: heatdis on 4 ranks, uninterrupted: the reference grid (exit 0, a fresh start, FTI's keys taken without a warning)" fti_ref
 
