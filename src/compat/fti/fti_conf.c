@@ -171,6 +171,10 @@ static int set_key(cfti_conf *c, const char *section, const char *key, const cha
         size_t n = strlen(abs);
         while (n > 1 && abs[n - 1] == '/')
             abs[--n] = '\0';
+        if (strstr(abs, " ;") || strpbrk(abs, "\n\r"))
+            return snprintf(msg, msg_len, "%s: %s: '%s' cannot be handed to cairn in an INI file "
+                            "(give it as CAIRN_%s instead)", where, key, abs,
+                            strcmp(key, "ckpt_dir") == 0 ? "BASE" : "PFS_DIR"), -1;
         if (n > CFTI_PATH_MAX)
             return snprintf(msg, msg_len, "%s: %s: '%s' is longer than %d bytes (give it as "
                             "CAIRN_%s instead)", where, key, abs, CFTI_PATH_MAX,
@@ -345,11 +349,11 @@ int cfti_conf_mark(const char *path, int failure, const char *exec_id, char *msg
             snprintf(low, sizeof low, "%s", key);
             lower(low);
             if (strcmp(low, "failure") == 0) {
-                fprintf(out, "%s = %d\n", key, failure), done_failure = 1;
+                fprintf(out, "%s = %d\n", key, failure), done_failure = 1, last_nl = 1;
                 continue;
             }
             if (strcmp(low, "exec_id") == 0) {
-                fprintf(out, "%s = %s\n", key, exec_id), done_id = 1;
+                fprintf(out, "%s = %s\n", key, exec_id), done_id = 1, last_nl = 1;
                 continue;
             }
         }
