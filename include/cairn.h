@@ -106,7 +106,7 @@ typedef struct cairn_ctx cairn_ctx;
 /* One generation, as reported by cairn_generations(). */
 typedef struct cairn_gen_info {
     long id;          /* generation id given to cairn_checkpoint */
-    int level;        /* highest level the generation reached */
+    int level;        /* highest level the generation reached (4: complete on the PFS) */
     int nranks;       /* ranks that wrote it */
     uint64_t bytes;   /* stored bytes, summed over all ranks */
     long parent;      /* incremental: the generation it diffs against; -1 full */
@@ -162,6 +162,14 @@ typedef struct cairn_var_info {
  * failure *CTX is NULL and cairn_errmsg(NULL) explains.
  */
 CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **ctx);
+
+/*
+ * Collective. cairn_init for language bindings: COMM is a Fortran handle
+ * (`use mpi`'s integer; mpi_f08's comm%MPI_VAL; mpi4py's comm.py2f()),
+ * converted with MPI_Comm_f2c. A handle MPI maps to MPI_COMM_NULL is
+ * CAIRN_EINVAL.
+ */
+CAIRN_EXPORT int cairn_init_f(MPI_Fint comm, const char *config_path, cairn_ctx **ctx);
 #endif
 
 /*

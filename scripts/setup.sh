@@ -7,6 +7,8 @@ set -eu
 pkgs=(
   build-essential pkg-config
   libopenmpi-dev openmpi-bin            # MPI (MPICH also works: setup.sh mpich)
+  gfortran                              # the Fortran binding (module cairn) and its tests
+  python3 python3-numpy python3-mpi4py  # the Python binding (package cairn) and its tests
   libjerasure-dev libgf-complete-dev    # Cauchy Reed-Solomon
   libisal-dev                           # accelerated erasure-coding kernels
   zlib1g-dev libzstd-dev liblz4-dev     # lossless codecs
@@ -21,6 +23,7 @@ pkgs=(
   clang libclang-rt-14-dev              # libFuzzer and sanitizers for `make fuzz`
   slurmctld slurmd slurm-client munge   # a real Slurm for tests/slurm (started by the test)
   util-linux                            # setpriv: the hooks act as the job's user
+  bsdutils                              # script: a pseudo-terminal for the CLI's progress tests
 )
 # `setup.sh mpich` also installs MPICH beside Open MPI (for `make check-mpich`);
 # Open MPI stays the default mpicc/mpirun.

@@ -18,8 +18,9 @@
 # [0, duration]). Then the nodes that level L survives losing are wiped (1 at
 # level 2, m = 2 at level 3, all at level 4) and a new job restarts: it must
 # exit 0, restore a generation no older than the newest one the application
-# was told is safe (cairn_checkpoint returned 0 on every rank: the "generation
-# G complete" lines of its log, at info level), and finish with a field equal
+# was told is safe (cairn_checkpoint returned 0: rank 0's "generation G
+# complete" line of its log, at info level, written once every rank's call
+# agreed the generation is complete), and finish with a field equal
 # byte for byte to an uninterrupted run's. When nothing was acknowledged (a
 # disk full from the first checkpoint on) the restart must either refuse
 # cleanly (cairn_restart returns an error: "no checkpoint found", or a
@@ -66,13 +67,15 @@ daemons_idle() {
   return 1
 }
 newest_complete() { # the newest generation `cairn ls` lists complete at level >= $1, or 0;
-  # level 4 is the PFS column (an indexed generation), node manifests stop at 3
+  # level 4 is a generation indexed on the PFS (LEVEL 4, the PFS column gives its files)
   "$cli" ls --job "$CAIRN_JOB" 2>/dev/null | awk -v l="$1" '$1 ~ /^[0-9]+$/ &&
     (l < 4 ? $2 >= l && $NF == "complete" : / [0-9]+ files, /) {g = $1 > g ? $1 : g} END {print g + 0}'
 }
-acked() { # the newest generation whose cairn_checkpoint returned 0 on all $np ranks (log $1), or 0
-  sed -n 's/^cairn\[rank [0-9]* .*\] info: generation \([0-9]*\) complete at level .*/\1/p' "$1" |
-    sort -n | uniq -c | awk -v np="$np" '$1 == np {g = $2} END {print g + 0}'
+acked() { # the newest generation acknowledged to the application (log $1), or 0: rank 0
+  # logs "generation G complete at level ..." once, after every one of the $np ranks'
+  # cairn_checkpoint calls agreed that G is complete (they all return 0)
+  sed -n 's/^cairn\[rank 0 .*\] info: generation \([0-9]*\) complete at level .*/\1/p' "$1" |
+    sort -n | awk '{g = $1} END {print g + 0}'
 }
 held() { # what each node directory and the PFS hold of $CAIRN_JOB
   local j=$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB x g s d

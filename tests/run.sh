@@ -5,8 +5,9 @@
 # failure, and when a glob of test programs matches nothing.
 #
 #   CAIRN_TEST_ONLY="levels pfs" bash tests/run.sh   runs only those sections
-# (unit replay cli config mpi ring levels lossy incr pfs daemon hooks nodes need
-# query slurm cluster drill demo install fti); the rest are counted as skipped.
+# (unit replay cli config install mpi ring levels lossy incr pfs user daemon hooks
+# nodes need query fortran python fti scr veloc slurm cluster drill demo); the rest
+# are counted as skipped.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 : "${BUILD:=build}"
@@ -106,11 +107,14 @@ section levels tests/mpi/run_levels.sh "levels 2 and 3: node losses, rebuild, re
 section lossy tests/mpi/run_lossy.sh "lossy checkpoints: restart from one and keep going"
 section incr tests/mpi/run_incr.sh "incremental chains: every generation restored, links lost and broken"
 section pfs tests/mpi/run_pfs.sh "level 4: flush to the PFS, N->M aggregation, fallback on restart"
+section user tests/mpi/run_user.sh "what a user meets: the CLI on level 4, progress on a terminal, one info line per generation"
 section daemon tests/mpi/run_daemon.sh "cairnd: asynchronous levels, crashes of the application and of a daemon"
 section hooks tests/mpi/run_hooks.sh "scheduler hooks (plain environment): prolog, epilog, refusals"
 section nodes tests/mpi/run_nodes.sh "node names: one rule for library, cairnd, CLI and hooks; hosts by UTS namespace"
 section need tests/mpi/run_need.sh "when to checkpoint: cairn_need_checkpoint, intervals, Young/Daly, CAIRN_CONFIG_FILE"
 section query tests/mpi/run_query.sh "restart query, one variable at a time, labels: what a restart would do, checked against it"
+section fortran tests/fortran/run_fortran.sh "the Fortran binding: module cairn; the Fortran heat crashed, nodes wiped, restarted"
+section python tests/python/run_python.sh "the Python binding: package cairn under mpirun; crash, restore bit-exact; refusals"
 section fti tests/compat/fti/run_fti.sh "the FTI layer: FTI programs (fti.h + MPI only) crash and restart at levels 1-4, bit-exact"
 
 if want slurm; then

@@ -293,11 +293,27 @@ static int stamp_seconds(cairn_ctx *ctx, long id, int level)
     return api_agree(ctx, rc);
 }
 
+/* Collective, once generation ID is complete on every rank: rank 0 logs the
+ * job's one line for it (log.level info), with the totals over all ranks:
+ * "generation 7 complete at level 3 (erasure): 8 ranks, 12 MiB in 0.412 s". */
+static void log_complete(cairn_ctx *ctx, long id, const char *how, const lvl_written *w,
+                         double t0)
+{
+    uint64_t mine = w->file_size, total = 0;
+    if (MPI_Reduce(&mine, &total, 1, MPI_UINT64_T, MPI_SUM, 0, ctx->comm) != MPI_SUCCESS ||
+        ctx->rank != 0)
+        return;
+    char size[32];
+    cn_info("generation %ld complete at level %s: %d ranks, %s in %.3f s", id, how, ctx->nranks,
+            cn_human(total, size, sizeof size), MPI_Wtime() - t0);
+}
+
 /* The generation, once the arguments are checked (cairn_checkpoint). *REACHED
  * gets the level it is complete at (0 none; 4 once on the PFS or handed to
  * cairnd for it): what cairn_need_checkpoint's clocks restart for. */
 static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
 {
+    double t0 = MPI_Wtime();
     cn_fault_point("ckpt.begin", id, ctx->rank);
 
     char gen[64], gen_path[4500];
@@ -350,8 +366,10 @@ static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
         if (ctx->node_rank == 0 && again) /* held: nothing newer otherwise */
             api_prune(ctx, id, API_PRUNE_NEWER);
         *reached = to_pfs(ctx, level) ? CAIRN_LEVEL_PFS : level;
-        cn_info("generation %ld complete at level 1; cairnd takes it to level %d%s", id, local,
-                to_pfs(ctx, level) ? " and the PFS" : "");
+        char how[64];
+        snprintf(how, sizeof how, "1; cairnd takes it to level %d%s", local,
+                 to_pfs(ctx, level) ? " and the PFS" : "");
+        log_complete(ctx, id, how, &w, t0);
         return 0;
     }
     /* Synchronously. Daemons may still live (one refused the generation, only
@@ -374,7 +392,9 @@ static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
     if (rc < 0)
         return rc;
     *reached = to_pfs(ctx, level) ? CAIRN_LEVEL_PFS : level;
-    cn_info("generation %ld complete at level %d (%s)", id, level, level_name(level));
+    char how[32];
+    snprintf(how, sizeof how, "%d (%s)", level, level_name(level));
+    log_complete(ctx, id, how, &w, t0);
     return 0;
 }
 

@@ -334,6 +334,10 @@ CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **
         return !out ? CAIRN_EINVAL : CAIRN_ESTATE;
     }
     *out = NULL;
+    if (comm == MPI_COMM_NULL) { /* e.g. cairn_init_f given a handle MPI does not know */
+        snprintf(init_msg, sizeof init_msg, "the communicator is MPI_COMM_NULL");
+        return CAIRN_EINVAL;
+    }
     cairn_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) {
         snprintf(init_msg, sizeof init_msg, "out of memory");
@@ -375,8 +379,11 @@ CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **
         if (ctx->node_rank == 0)
             api_trash_empty(ctx, false); /* leftovers of a crashed job */
         api_daemon_connect(ctx);
-        cn_info("job %s, node %s (%d of %d), directory %s, io %s", ctx->job, ctx->node_name,
-                ctx->node, ctx->nnodes, ctx->node_path, ctx->io == CN_IO_PMEM ? "pmem" : "write");
+        /* info: one line per job (rank 0's); every rank's at debug */
+        cn_log(ctx->rank == 0 ? CN_LOG_INFO : CN_LOG_DEBUG,
+               "job %s, %d ranks on %d nodes; rank %d on node %s (%d of %d), directory %s, io %s",
+               ctx->job, ctx->nranks, ctx->nnodes, ctx->rank, ctx->node_name, ctx->node,
+               ctx->nnodes, ctx->node_path, ctx->io == CN_IO_PMEM ? "pmem" : "write");
     }
     if (rc < 0) {
         snprintf(init_msg, sizeof init_msg, "%s", ctx->msg);

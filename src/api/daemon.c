@@ -133,7 +133,10 @@ void api_daemon_connect(cairn_ctx *ctx)
         ctx->daemon = ctx->node_rank == 0;
         ctx->async = true;
         ctx->daemon_warned = false;
-        cn_info("cairnd serves node %s: levels 2-4 run in the background", ctx->node_name);
+        if (ctx->rank == 0) /* one line per job; each node's at debug */
+            cn_info("cairnd serves all %d nodes of job %s: levels 2-4 run in the background",
+                    ctx->nnodes, ctx->job);
+        cn_debug("cairnd serves node %s", ctx->node_name);
         return;
     }
     disconnect(ctx);

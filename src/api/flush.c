@@ -269,7 +269,7 @@ static int write_index(cairn_ctx *ctx, int jobfd, int genfd, long id, int group,
         rc = cn_write_atomic(genfd, CN_PINDEX_NAME, buf, len, &ctx->err);
     free(buf);
     if (rc == 0) {
-        cn_info("generation %ld on the PFS: %d ranks in %d files, %llu -> %llu bytes", id,
+        cn_debug("generation %ld on the PFS: %d ranks in %d files, %llu -> %llu bytes", id,
                 ctx->nranks, nfiles, (unsigned long long)x.raw, (unsigned long long)x.stored);
         lvl_pfs_prune(jobfd, ctx->job, (uint32_t)ctx->nranks, id, ctx->cfg.pfs_keep,
                       ctx->cfg.prune_abandoned);

@@ -176,8 +176,8 @@ int api_incr_plan(cairn_ctx *ctx, long id, int level, api_plan *p)
     if (MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, ctx->comm) != MPI_SUCCESS)
         return api_agree(ctx, cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce failed"));
     bool pays = pt && all[0] * 100 <= (uint64_t)ctx->cfg.incr_max_changed * all[1];
-    if (pt && !pays)
-        cn_info("generation %ld: %llu of %llu blocks changed, more than incr.max_changed = "
+    if (pt && !pays && ctx->rank == 0) /* the generation's info line is checkpoint.c's */
+        cn_debug("generation %ld: %llu of %llu blocks changed, more than incr.max_changed = "
                 "%d%%: written full",
                 id, (unsigned long long)all[0], (unsigned long long)all[1],
                 ctx->cfg.incr_max_changed);

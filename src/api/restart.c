@@ -276,7 +276,9 @@ CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id)
     CN_TRY(api_restart_pass(ctx, id, &all, &got));
     if (restored_id)
         *restored_id = got;
-    cn_info("restored generation %ld", got);
+    if (ctx->rank == 0) /* one line per job; each rank's at debug */
+        cn_info("restored generation %ld: %d ranks", got, ctx->nranks);
+    cn_debug("restored generation %ld", got);
     return 0;
 }
 

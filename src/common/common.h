@@ -75,6 +75,8 @@ void cn_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 #define cn_warn(...) cn_log(CN_LOG_WARN, __VA_ARGS__)
 #define cn_info(...) cn_log(CN_LOG_INFO, __VA_ARGS__)
 #define cn_debug(...) cn_log(CN_LOG_DEBUG, __VA_ARGS__)
+/* BYTES as "512 B", "1.5 KiB", "108 KiB", "4.0 MiB" into BUF (at least 16 bytes). */
+const char *cn_human(uint64_t bytes, char *buf, size_t len);
 
 /* ---- hash -------------------------------------------------------------- */
 

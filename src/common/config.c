@@ -237,7 +237,9 @@ static const key_def KEYS[] = {
             "synchronous checkpoints"},
     {.section = "log", .name = "level", .env = "CAIRN_LOG_LEVEL", .kind = K_ENUM,
      .words = LOG_WORDS, .def = "warn", FIELD(log_level),
-     .doc = "messages printed to stderr: this level and more severe ones"},
+     .doc = "messages printed to stderr: this level and more severe ones; `info` adds one "
+            "line per generation of the job (rank 0's: level, ranks, bytes, time), `debug` "
+            "each rank's"},
     {.section = "ckpt", .name = "every_1", .env = "CAIRN_CKPT_EVERY_1", .kind = K_EVERY,
      .def = "", FIELD(ckpt_every[1]),
      .doc = "cairn_need_checkpoint says level 1 is due once this much has passed since the last "

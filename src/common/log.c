@@ -3,7 +3,9 @@
  *
  * The level and prefix are process-wide, set once by cairn_init (or a tool).
  * A message is formatted into one buffer and written with a single write(2)
- * so lines from many ranks do not interleave mid-line.
+ * so lines from many ranks do not interleave mid-line. What a job logs at
+ * info is one line per event of the job, from rank 0 (checkpoint.c); what
+ * each rank or node does is debug. cn_human formats sizes for messages.
  */
 #include "common/common.h"
 
@@ -38,4 +40,21 @@ void cn_log(int level, const char *fmt, ...)
     line[len++] = '\n';
     ssize_t w = write(STDERR_FILENO, line, len);
     (void)w;
+}
+
+const char *cn_human(uint64_t bytes, char *buf, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 1024) {
+        snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+        return buf;
+    }
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, len, v < 10 ? "%.1f %s" : "%.0f %s", v, units[u]);
+    return buf;
 }

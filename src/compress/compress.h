@@ -399,6 +399,7 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
 /* Parse and verify a whole aggregated file in memory (P, LEN): header, table, every
  * checksum, before anything is trusted. *OUT owns its parse, not P (P must outlive it). */
 typedef struct cz_agg_file cz_agg_file;
+extern const uint8_t cz_agg_magic[8];  /* "CAIRNAGG": an aggregated file's first bytes */
 int cz_agg_open(const uint8_t *p, size_t len, cz_agg_file **out, cn_err *err);
 size_t cz_agg_count(const cz_agg_file *f);                 /* variables */
 int cz_agg_info(const cz_agg_file *f, size_t i, cz_agg_var *v); /* metadata, data NULL */

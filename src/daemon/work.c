@@ -149,7 +149,7 @@ static void work_gen(d_state *st, cairn_ctx *ctx, int64_t id)
         int64_t skip = need && superseded(st, ctx, id, level); /* on every node: skip */
         if (d_agree_min(ctx, &skip, 1) != 0)
             skip = 0;
-        if (skip)
+        if (skip && ctx->rank == 0) /* info: one line per generation, daemon 0's */
             cn_info("generation %lld not raised: a newer full one is queued", (long long)id);
         if (level > CAIRN_LEVEL_LOCAL && need && !skip) {
             rc = api_agree(ctx, parent_ok(ctx, &m, level));
@@ -157,12 +157,14 @@ static void work_gen(d_state *st, cairn_ctx *ctx, int64_t id)
             if (rc < 0)
                 cn_warn("generation %lld stays at level %u: %s", (long long)id, m.level,
                         ctx->msg);
-            else
+            else if (ctx->rank == 0)
                 cn_info("generation %lld raised to level %d", (long long)id, level);
         }
-        if (flush && api_flush(ctx, (long)id) == 0)
-            flushed = id, cn_info("generation %lld flushed to the PFS", (long long)id);
-        else if (flush)
+        if (flush && api_flush(ctx, (long)id) == 0) {
+            flushed = id;
+            if (ctx->rank == 0)
+                cn_info("generation %lld flushed to the PFS", (long long)id);
+        } else if (flush)
             cn_warn("%s", ctx->msg);
         api_prune(ctx, (long)id, API_PRUNE_OLDER);
     } else {

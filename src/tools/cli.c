@@ -168,19 +168,7 @@ void cli_path_join(char *out, size_t len, const char *dir, const char *name)
 
 const char *cli_human(uint64_t bytes, char *buf, size_t len)
 {
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    if (bytes < 1024) {
-        snprintf(buf, len, "%llu B", (unsigned long long)bytes);
-        return buf;
-    }
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1024 && u < 6) {
-        v /= 1024;
-        u++;
-    }
-    snprintf(buf, len, v < 10 ? "%.1f %s" : "%.0f %s", v, units[u]);
-    return buf;
+    return cn_human(bytes, buf, len);
 }
 
 const char *cli_type_name(int type) { return cn_type_name(type); }
@@ -267,8 +255,11 @@ static void print_usage(FILE *f)
                "\n"
                "Inspect and check the node-local checkpoints that libcairn writes under\n"
                "<base>/cairn-<uid>/<job>/<node>/gen-<id>/ (base: --base, CAIRN_BASE or\n"
-               "store.base, default /dev/shm), and run a job's node daemons (cairnd), which\n"
-               "take levels 2-4 off the application.\n"
+               "store.base, default /dev/shm) and their level-4 copies on the PFS\n"
+               "(<pfs>/cairn-<uid>/<job>/gen-<id>/; pfs: --pfs, pfs.dir or CAIRN_PFS_DIR),\n"
+               "and run a job's node daemons (cairnd), which take levels 2-4 off the\n"
+               "application. On a terminal, long verbs (verify, drain, rebuild, drill)\n"
+               "show a progress line on stderr; piped, none.\n"
                "\n"
                "Verbs:\n");
     for (size_t i = 0; i < NVERBS; i++)

@@ -4,11 +4,16 @@
  * `cairn start` and `cairn stop` are in cli_start.c.
  *
  * Every verb here takes --job (else job.id / CAIRN_JOB, else SLURM_JOB_ID)
- * and --config, like the library, so it finds the same directories.
+ * and --config, like the library, so it finds the same directories. On a
+ * terminal, drain shows the bytes written to the job's PFS directory since
+ * it asked (progress.c; the daemons do not report them as they go).
  */
 #include "tools/tools.h"
+#include "levels/levels.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,7 +37,40 @@ int cli_daemon_job(const char *verb, const char *job, const char *config, char o
     return CLI_EXIT_OK;
 }
 
-int cli_daemon_ask(int nodefd, const cn_req *req, cn_rep *rep, int timeout_ms, cn_err *err)
+/* What drain's progress line watches: the job's PFS directory (opened once it exists). */
+typedef struct drain_watch {
+    const char *pfs, *job;
+    int jobfd;
+    struct timespec since;
+} drain_watch;
+
+/* Wait (at most TIMEOUT_MS) for FD to have an answer, drawing P meanwhile:
+ * the bytes written under W's PFS directory since the request. False if
+ * none came in time. */
+static bool wait_drawing(int fd, int timeout_ms, cli_progress *p, drain_watch *w)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        cn_err ignored = {0};
+        if (w->jobfd < 0 && w->pfs[0])
+            w->jobfd = lvl_pfs_open(w->pfs, w->job, false, &ignored);
+        cli_progress_set(p, w->jobfd >= 0 ? cli_bytes_since(w->jobfd, &w->since, 1) : 0);
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        long spent = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        if (spent >= timeout_ms)
+            return false;
+        int n = poll(&pf, 1, 250);
+        if (n > 0 || (n < 0 && errno != EINTR))
+            return true; /* an answer, or an error cn_line_read reports */
+    }
+}
+
+/* cli_daemon_ask, drawing P (if not NULL) with W while it waits. */
+static int ask_drawing(int nodefd, const cn_req *req, cn_rep *rep, int timeout_ms,
+                       cli_progress *p, drain_watch *w, cn_err *err)
 {
     int fd = cn_sock_connect(nodefd, CN_SOCK_NAME, err);
     if (fd < 0)
@@ -41,12 +79,19 @@ int cli_daemon_ask(int nodefd, const cn_req *req, cn_rep *rep, int timeout_ms, c
     int n = cn_req_format(req, line);
     int rc = n < 0 ? cn_fail(err, CAIRN_EINVAL, "request out of range")
                    : cn_line_write(fd, line, (size_t)n, err);
+    if (rc == 0 && p && p->on && !wait_drawing(fd, timeout_ms, p, w))
+        rc = cn_fail(err, CAIRN_EIO, "no answer within %d ms", timeout_ms);
     if (rc == 0)
         rc = n = cn_line_read(fd, line, timeout_ms, err);
     if (rc >= 0)
         rc = cn_rep_parse(line, (size_t)n, rep, err);
     close(fd);
     return rc;
+}
+
+int cli_daemon_ask(int nodefd, const cn_req *req, cn_rep *rep, int timeout_ms, cn_err *err)
+{
+    return ask_drawing(nodefd, req, rep, timeout_ms, NULL, NULL, err);
 }
 
 int cli_daemons(const char *verb, const cli_job *j, cn_rep *status, size_t *alive)
@@ -155,7 +200,9 @@ const char cli_drain_usage[] =
     "flush the newest generation complete on every node to the PFS unless it is\n"
     "there already, and this waits for them (at most --timeout, default 300 s) and\n"
     "reports what was saved. Exits 0 when the newest generation is on the PFS, 3 if\n"
-    "there is no daemon or no complete generation, 1 on failure or timeout.\n";
+    "there is no daemon or no complete generation, 1 on failure or timeout. On a\n"
+    "terminal, a progress line on stderr shows the bytes written to the job's PFS\n"
+    "directory (pfs.dir of --config, else CAIRN_PFS_DIR) and the rate; piped, none.\n";
 
 const char cli_flush_usage[] =
     "Usage: cairn flush [--job ID] [--config FILE]\n"
@@ -180,12 +227,27 @@ static int ask_one(int argc, char **argv, int kind)
         first++;
     cn_err err = {0};
     cn_req req = {.kind = kind, .seconds = (uint32_t)timeout};
+    cli_progress p;
+    drain_watch w = {.pfs = s.pfs, .job = j.name, .jobfd = -1};
+    cli_progress_start(&p, verb, NULL, 0);
+    p.on = p.on && kind == CN_REQ_DRAIN && rc == CLI_EXIT_OK;
+    p.note = "the daemons flush";
+    cli_progress_clock(&w.since);
     if (rc == CLI_EXIT_OK &&
-        cli_daemon_ask(j.node[first].fd, &req, &rep, timeout * 1000, &err) != 0) {
+        ask_drawing(j.node[first].fd, &req, &rep, timeout * 1000, &p, &w, &err) != 0) {
+        cli_progress_end(&p);
         cli_error(verb, "%s%s", err.msg,
                   kind == CN_REQ_DRAIN ? "; the daemons go on with the flush" : "");
         rc = CLI_EXIT_ERROR;
     }
+    cn_err ignored = {0};
+    if (p.on && w.jobfd < 0 && w.pfs[0]) /* made by the flush just done */
+        w.jobfd = lvl_pfs_open(w.pfs, w.job, false, &ignored);
+    if (p.on && w.jobfd >= 0) /* the bytes of the flush, as it ended */
+        p.done = cli_bytes_since(w.jobfd, &w.since, 1);
+    cli_progress_end(&p);
+    if (w.jobfd >= 0)
+        close(w.jobfd);
     char size[32];
     if (rc != CLI_EXIT_OK) {
     } else if (rep.kind == CN_REP_ERR) {

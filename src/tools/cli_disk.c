@@ -14,8 +14,14 @@
  * emulated nodes that is every node, on a real cluster only this node's.
  * Names in a job or node directory that are not node directories or
  * generations (sockets, routed files) are ignored.
+ *
+ * Level 4 lives elsewhere, in <pfs>/cairn-<uid>/<job>/gen-<id>/: the PFS
+ * directory is --pfs DIR, else pfs.dir of --config, else CAIRN_PFS_DIR. Node
+ * manifests do not record it, so with none of those the verbs say in one
+ * line that level 4 is not shown (cli_store_pfs).
  */
 #include "tools/tools.h"
+#include "compress/compress.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -64,6 +70,28 @@ int cli_store_open(const char *verb, const char *base, const char *config, cli_s
         cli_error(verb, "%s/%s", base, err.msg);
         return CLI_EXIT_ERROR;
     }
+    return CLI_EXIT_OK;
+}
+
+int cli_store_pfs(const char *verb, const char *pfs, cli_store *s)
+{
+    if (pfs) {
+        cn_err err = {0};
+        int fd = cn_dir_open_path(pfs, &err);
+        if (fd < 0) {
+            cli_error(verb, "--pfs: %s", err.msg);
+            return CLI_EXIT_ERROR;
+        }
+        close(fd);
+        if (strlen(pfs) >= sizeof s->pfs) {
+            cli_error(verb, "--pfs: path too long");
+            return CLI_EXIT_ERROR;
+        }
+        snprintf(s->pfs, sizeof s->pfs, "%s", pfs);
+    }
+    if (!s->pfs[0])
+        cli_error(verb, "no PFS directory known (--pfs DIR, pfs.dir of --config or "
+                        "CAIRN_PFS_DIR): level 4 not shown");
     return CLI_EXIT_OK;
 }
 
@@ -362,5 +390,9 @@ int cli_file_kind(const char *path, int *kind, cn_err *err)
         *kind = CLI_FILE_MANIFEST;
     else if (n == 8 && memcmp(magic, CN_PARITY_MAGIC, 7) == 0)
         *kind = CLI_FILE_PARITY;
+    else if (n == 8 && memcmp(magic, CN_PINDEX_MAGIC, 7) == 0)
+        *kind = CLI_FILE_PINDEX;
+    else if (n == 8 && memcmp(magic, cz_agg_magic, 8) == 0) /* its version follows */
+        *kind = CLI_FILE_AGG;
     return 0;
 }

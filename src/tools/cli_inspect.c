@@ -1,6 +1,7 @@
 /*
- * cli_inspect.c - `cairn inspect FILE...`: print what a checkpoint file or a
- * node manifest holds, recognised by its magic bytes.
+ * cli_inspect.c - `cairn inspect FILE...`: print what a checkpoint file, a
+ * node manifest, a parity file or a PFS file (aggregated file, index; their
+ * printing is in cli_pfs.c) holds, recognised by its magic bytes.
  *
  * A checkpoint file is opened with cn_ckpt_open, which validates the header
  * and the entry table (their checksums and every field) but not the data;
@@ -21,8 +22,9 @@
 const char cli_inspect_usage[] =
     "Usage: cairn inspect FILE...\n"
     "\n"
-    "Print the contents of checkpoint files (rank-<r>.ckpt), node manifests and\n"
-    "parity files, recognised by their magic bytes. For a checkpoint file: the\n"
+    "Print the contents of checkpoint files (rank-<r>.ckpt), node manifests,\n"
+    "parity files and the PFS files of level 4 (aggregated files agg-<i>.cz and\n"
+    "the index), recognised by their magic bytes. For a checkpoint file: the\n"
     "header (format version, job, generation, its incremental chain, level, rank,\n"
     "node, block size, file size, header checksum) and one line per entry:\n"
     "  NAME  KIND  TYPE  DIMS  COUNT  RAW  STORED  CODEC  RATIO  BLOCKS  BOUND  MAXERR  CHANGE\n"
@@ -35,8 +37,12 @@ const char cli_inspect_usage[] =
     "'+hashes' when it records their block hashes). The header and entry table are\n"
     "validated, the data is not: use 'cairn verify' for that. For a manifest: its\n"
     "fields (label and seconds from format 4), the rank -> node map, and for each\n"
-    "rank file of its node its size,\n"
-    "header checksum, and the bytes of state it holds and stores.\n"
+    "rank file of its node its size, header checksum, and the bytes of state it\n"
+    "holds and stores. For a PFS index: the generation, job, layout, scheme and\n"
+    "bytes, and one line per aggregated file (FILE NAME SIZE CHECKSUM RANKS). For\n"
+    "an aggregated file: its scheme and one line per variable (RANK NAME KIND TYPE\n"
+    "DIMS COUNT BYTES); its tables and group checksums are validated, its frames\n"
+    "are not decoded (cairn verify).\n"
     "\n"
     "Options:\n"
     "  -h, --help   show this help\n";
@@ -138,8 +144,7 @@ static void print_ckpt(const char *path, const cn_ckpt *c)
     cli_table_free(&t);
 }
 
-/* "0-3,8,10-11": the ranks of node NODE, at most ~200 characters. */
-static void node_ranks(const cn_manifest *m, uint32_t node, char *buf, size_t len)
+void cli_node_ranks(const cn_manifest *m, uint32_t node, char *buf, size_t len)
 {
     size_t n = 0;
     buf[0] = '\0';
@@ -183,7 +188,7 @@ static void print_manifest(const char *path, const cn_manifest *m)
             printf(FIELD "... %u more nodes\n", "", m->nnodes - 64);
             break;
         }
-        node_ranks(m, nd, ranks, sizeof ranks);
+        cli_node_ranks(m, nd, ranks, sizeof ranks);
         printf(FIELD "node %u: ranks %s\n", nd == 0 ? "rank map:" : "", nd, ranks);
     }
     printf(FIELD "manifest valid; rank files not checked (use cairn verify)\n", "checked:");
@@ -295,9 +300,11 @@ static int inspect_one(const char *verb, const char *path)
         }
     } else if (rc == 0 && kind == CLI_FILE_PARITY) {
         rc = inspect_parity(path, &err);
+    } else if (rc == 0 && (kind == CLI_FILE_PINDEX || kind == CLI_FILE_AGG)) {
+        rc = cli_pfs_inspect(path, kind, &err);
     } else if (rc == 0) {
-        rc = cn_fail(&err, CAIRN_ECORRUPT,
-                     "not a cairn checkpoint file, manifest or parity file (bad magic)");
+        rc = cn_fail(&err, CAIRN_ECORRUPT, "not a file cairn writes (checkpoint file, manifest, "
+                                           "parity file, PFS file or index): bad magic");
     }
     if (rc < 0)
         cli_error(verb, "%s: %s", path, cli_msg_after(&err, path));

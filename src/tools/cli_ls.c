@@ -13,6 +13,9 @@
  *               its own directory; run ls on every node, or verify there)
  *   incomplete  otherwise: some node lacks the generation, its manifest or a
  *               rank file (an interrupted checkpoint looks like this)
+ * Its LEVEL is 4 once its PFS index (of the same rank count) decodes: node
+ * manifests stop at 3. The PFS is found by cli_store_pfs; a job or generation
+ * only there is listed too (pfs-only).
  */
 #include "tools/tools.h"
 #include "levels/levels.h"
@@ -26,10 +29,11 @@
 #include <unistd.h>
 
 const char cli_ls_usage[] =
-    "Usage: cairn ls [--base DIR] [--config FILE] [--job ID]\n"
+    "Usage: cairn ls [--base DIR] [--config FILE] [--pfs DIR] [--job ID]\n"
     "\n"
-    "Without --job, list the jobs under <base>/cairn-<uid>: visible node directories,\n"
-    "generations, and the newest complete generation with its level and size.\n"
+    "Without --job, list the jobs under <base>/cairn-<uid> and on the PFS: visible\n"
+    "node directories, generations, and the newest complete generation with its\n"
+    "level and size (a job whose newest one is only on the PFS: STATUS pfs-only).\n"
     "With --job, list that job's generations, newest first:\n"
     "  GEN  LEVEL  KIND  NODES  RANKS  BYTES  SECONDS  CHANGED  PFS  STATUS  LABEL\n"
     "KIND is full, or 'incr <- P' for an incremental generation stored as changes\n"
@@ -46,15 +50,19 @@ const char cli_ls_usage[] =
     "but a generation its chain needs is not) or corrupt (a manifest does not\n"
     "decode or a rank file has the wrong size). Only manifests and file sizes are\n"
     "checked; use 'cairn verify' to check the data. Files named *.tmp are ignored.\n"
-    "PFS tells whether the generation is on the parallel file system (level 4,\n"
-    "pfs.dir of the configuration or CAIRN_PFS_DIR): its aggregated files and\n"
-    "their bytes once its index is written, 'incomplete' before; a generation\n"
-    "only there has STATUS pfs-only.\n"
+    "PFS tells whether the generation is on the parallel file system (level 4):\n"
+    "its aggregated files and their bytes once its index is written, 'incomplete'\n"
+    "before; a generation only there has STATUS pfs-only. LEVEL is the highest\n"
+    "level the generation reached: 4 once it is complete on the PFS, else the\n"
+    "level its node manifests record (1-3). The PFS is --pfs DIR, else pfs.dir of\n"
+    "--config, else CAIRN_PFS_DIR (node manifests do not record it); with none of\n"
+    "them, one line on stderr says so and level 4 is not shown.\n"
     "\n"
     "Options:\n"
     "  -b, --base DIR      node-local base directory (default: CAIRN_BASE, else\n"
     "                      store.base of --config, else /dev/shm)\n"
-    "  -c, --config FILE   read store.base from this INI file\n"
+    "  -c, --config FILE   read store.base and pfs.dir from this INI file\n"
+    "  -p, --pfs DIR       the PFS directory (pfs.dir) to look in for level 4\n"
     "  -j, --job ID        list the generations of job ID\n"
     "  -h, --help          show this help\n"
     "\n"
@@ -69,7 +77,7 @@ static const char *const STATUS_NAME[] = {"complete", "partial",  "incomplete", 
 typedef struct pfs_gen {
     int64_t id;
     bool complete;
-    uint32_t nfiles;
+    uint32_t nfiles, nranks;
     uint64_t stored;
     double seconds;
     char label[CAIRN_LABEL_MAX + 1];
@@ -96,6 +104,7 @@ static size_t pfs_list(const cli_store *st, const char *job, pfs_gen **out)
         if (lvl_pfs_index(jobfd, ids[i], &x, &err) == 0) {
             g->complete = strcmp(x.job, job) == 0;
             g->nfiles = x.nfiles;
+            g->nranks = x.nranks;
             g->stored = x.stored;
             g->seconds = x.seconds;
             memcpy(g->label, x.label, sizeof g->label);
@@ -248,12 +257,20 @@ static void add_seconds_cell(cli_table *t, double seconds)
         cli_table_add(t, "-");
 }
 
-static void add_local_cells(cli_table *t, const cli_job *j, const gen_sum *s)
+/* Has the generation of S (may be NULL) reached level 4: complete on the PFS (P)? */
+static bool at_pfs(const gen_sum *s, const pfs_gen *p)
+{
+    return p && p->complete && (!s || !s->nranks || s->nranks == p->nranks);
+}
+
+static void add_local_cells(cli_table *t, const cli_job *j, const gen_sum *s, const pfs_gen *p)
 {
     char hb[32], of[32] = "";
     if (s->nnodes && s->nnodes != j->nnodes)
         snprintf(of, sizeof of, " of %u", s->nnodes);
-    if (s->level)
+    if (at_pfs(s, p))
+        cli_table_add(t, "%d", CAIRN_LEVEL_PFS);
+    else if (s->level)
         cli_table_add(t, "%u", s->level);
     else
         cli_table_add(t, "-");
@@ -308,10 +325,10 @@ static int ls_job(const char *verb, const cli_store *st, const char *job)
         const gen_sum *s = g < j.ngens && j.gen[g] == id ? &all[g++] : NULL;
         cli_table_add(&t, "%lld", (long long)id);
         if (s) {
-            add_local_cells(&t, &j, s);
+            add_local_cells(&t, &j, s, pg);
         } else {
             for (int c = 0; c < 5; c++)
-                cli_table_add(&t, "-");
+                cli_table_add(&t, c == 0 && at_pfs(NULL, pg) ? "4" : "-");
             add_seconds_cell(&t, pg->seconds);
             cli_table_add(&t, "-");
         }
@@ -327,56 +344,91 @@ static int ls_job(const char *verb, const cli_store *st, const char *job)
     return CLI_EXIT_OK;
 }
 
+/* One row of the job list: job NAME, its node-local view J (NULL: only on
+ * the PFS) and its PFS generations PFS[0..NPFS-1], both newest first. */
+static void job_row(cli_table *t, const char *name, const cli_job *j, const pfs_gen *pfs,
+                    size_t npfs)
+{
+    size_t ng = j ? j->ngens : 0, g = 0, p = 0, gens = ng;
+    gen_sum *all = j ? summarize_all(j) : NULL, s = {0};
+    while (g < ng && all[g].status != ST_COMPLETE && all[g].status != ST_PARTIAL)
+        g++; /* the newest complete (or complete as far as we see) */
+    if (g < ng)
+        s = all[g];
+    free(all);
+    while (p < npfs && !at_pfs(NULL, &pfs[p]))
+        p++; /* the newest complete on the PFS */
+    const pfs_gen *same = NULL; /* the PFS copy of the newest local one */
+    for (size_t i = 0; i < npfs; i++) {
+        bool local = false;
+        for (size_t k = 0; k < ng && !local; k++)
+            local = j->gen[k] == pfs[i].id;
+        gens += !local;
+        if (g < ng && pfs[i].id == j->gen[g])
+            same = &pfs[i];
+    }
+    bool pfs_newer = p < npfs && (g == ng || pfs[p].id > j->gen[g]);
+    char hb[32];
+    cli_table_add(t, "%s", name);
+    cli_table_add(t, "%zu", j ? j->nnodes : 0);
+    cli_table_add(t, "%zu", gens);
+    if (pfs_newer) {
+        cli_table_add(t, "%lld", (long long)pfs[p].id);
+        cli_table_add(t, "%d", CAIRN_LEVEL_PFS);
+        cli_table_add(t, "%s", cli_human(pfs[p].stored, hb, sizeof hb));
+        cli_table_add(t, "%s", STATUS_NAME[ST_PFS]);
+    } else if (g < ng) {
+        cli_table_add(t, "%lld", (long long)j->gen[g]);
+        cli_table_add(t, "%u", at_pfs(&s, same) ? (uint32_t)CAIRN_LEVEL_PFS : s.level);
+        cli_table_add(t, "%s", cli_human(s.bytes, hb, sizeof hb));
+        cli_table_add(t, "%s", STATUS_NAME[s.status]);
+    } else {
+        for (int c = 0; c < 3; c++)
+            cli_table_add(t, "-");
+        cli_table_add(t, "%s", gens ? "none complete" : "no generations");
+    }
+}
+
 static int ls_all(const char *verb, const cli_store *st)
 {
-    if (st->fd < 0) {
-        cli_error(verb, "no checkpoints: %s does not exist", st->path);
-        return CLI_EXIT_MISSING;
-    }
-    cli_names jobs;
+    cli_names jobs, pjobs;
     int rc = cli_job_names(verb, st, &jobs);
     if (rc != CLI_EXIT_OK)
         return rc;
+    cli_pfs_job_names(st, &pjobs);
+    if (st->fd < 0 && pjobs.n == 0) {
+        cli_error(verb, "no checkpoints: %s does not exist", st->path);
+        cli_names_free(&jobs);
+        return CLI_EXIT_MISSING;
+    }
     cli_table t;
     cli_table_init(&t, "lrrrrrl");
     const char *head[] = {"JOB", "NODES", "GENS", "NEWEST", "LEVEL", "BYTES", "STATUS"};
     for (size_t i = 0; i < 7; i++)
         cli_table_add(&t, "%s", head[i]);
-    for (size_t i = 0; i < jobs.n; i++) {
+    for (size_t a = 0, b = 0; a < jobs.n || b < pjobs.n;) { /* both sorted: merge */
+        int cmp = a == jobs.n ? 1 : b == pjobs.n ? -1 : strverscmp(jobs.v[a], pjobs.v[b]);
+        const char *name = cmp <= 0 ? jobs.v[a] : pjobs.v[b];
+        pfs_gen *pfs = NULL;
+        size_t npfs = cmp >= 0 ? pfs_list(st, name, &pfs) : 0;
+        a += cmp <= 0;
+        b += cmp >= 0;
         cli_job j;
-        if (cli_job_open(verb, st, jobs.v[i], &j) != CLI_EXIT_OK) {
+        if (cmp > 0) {
+            job_row(&t, name, NULL, pfs, npfs);
+        } else if (cli_job_open(verb, st, name, &j) != CLI_EXIT_OK) {
             rc = cli_exit_worst(rc, CLI_EXIT_ERROR);
             cli_job_close(&j);
-            continue;
-        }
-        /* The newest generation that is complete (or complete as far as we see). */
-        gen_sum *all = summarize_all(&j), s = {0};
-        size_t g;
-        for (g = 0; g < j.ngens; g++)
-            if (all[g].status == ST_COMPLETE || all[g].status == ST_PARTIAL)
-                break;
-        if (g < j.ngens)
-            s = all[g];
-        free(all);
-        char hb[32];
-        cli_table_add(&t, "%s", j.name);
-        cli_table_add(&t, "%zu", j.nnodes);
-        cli_table_add(&t, "%zu", j.ngens);
-        if (g < j.ngens) {
-            cli_table_add(&t, "%lld", (long long)j.gen[g]);
-            cli_table_add(&t, "%u", s.level);
-            cli_table_add(&t, "%s", cli_human(s.bytes, hb, sizeof hb));
-            cli_table_add(&t, "%s", STATUS_NAME[s.status]);
         } else {
-            for (int c = 0; c < 3; c++)
-                cli_table_add(&t, "-");
-            cli_table_add(&t, "%s", j.ngens ? "none complete" : "no generations");
+            job_row(&t, name, &j, pfs, npfs);
+            cli_job_close(&j);
         }
-        cli_job_close(&j);
+        free(pfs);
     }
     cli_table_print(&t, stdout);
     cli_table_free(&t);
     cli_names_free(&jobs);
+    cli_names_free(&pjobs);
     return rc;
 }
 
@@ -384,15 +436,16 @@ int cli_ls(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"base", required_argument, NULL, 'b'}, {"config", required_argument, NULL, 'c'},
-        {"job", required_argument, NULL, 'j'},  {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"job", required_argument, NULL, 'j'},  {"pfs", required_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
-    const char *verb = argv[0], *base = NULL, *config = NULL, *job = NULL;
+    const char *verb = argv[0], *base = NULL, *config = NULL, *job = NULL, *pfs = NULL;
     int c;
-    while ((c = getopt_long(argc, argv, ":b:c:j:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":b:c:j:p:h", opts, NULL)) != -1) {
         switch (c) {
         case 'b': base = optarg; break;
         case 'c': config = optarg; break;
+        case 'p': pfs = optarg; break;
         case 'j': job = optarg; break;
         case 'h': return cli_help(verb);
         default: return cli_getopt_fail(verb, c, argv);
@@ -402,6 +455,8 @@ int cli_ls(int argc, char **argv)
         return cli_usage_error(verb, "unexpected argument '%s'", argv[optind]);
     cli_store st;
     int rc = cli_store_open(verb, base, config, &st);
+    if (rc == CLI_EXIT_OK)
+        rc = cli_store_pfs(verb, pfs, &st);
     if (rc == CLI_EXIT_OK)
         rc = job ? ls_job(verb, &st, job) : ls_all(verb, &st);
     cli_store_close(&st);

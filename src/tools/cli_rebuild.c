@@ -2,11 +2,15 @@
  * cli_rebuild.c - `cairn rebuild`: rebuilding needs every node's daemon or
  * rank at once (it decodes across nodes), so this verb launches the MPI
  * program cairn-rebuild (installed beside cairn) with the job's rank count,
- * through CAIRN_LAUNCHER if set (e.g. "srun"), else mpirun.
+ * through CAIRN_LAUNCHER if set (e.g. "srun"), else mpirun. On a terminal it
+ * runs the launcher as a child instead of becoming it, and shows the bytes
+ * written into the job's node directories since it started (progress.c);
+ * the launcher's output passes through unchanged.
  */
 #include "tools/tools.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -23,13 +27,46 @@ const char cli_rebuild_usage[] =
     "count) with $CAIRN_LAUNCHER (e.g. \"srun\"), else mpirun; the job is named\n"
     "by CAIRN_JOB and node emulation by CAIRN_RANKS_PER_NODE / CAIRN_NODE, as\n"
     "for the job itself. Exit status as listed below; 4 means more nodes were\n"
-    "lost than the generation's level survives.\n"
+    "lost than the generation's level survives. On a terminal, a progress line on\n"
+    "stderr shows the bytes written into the job's node directories (this\n"
+    "machine's) and the rate; piped, there is none.\n"
     "\n"
     "Options:\n"
     "  -n, --np RANKS      ranks of the job\n"
     "  -g, --gen N         rebuild generation N only\n"
     "  -c, --config FILE   the job's configuration file\n"
     "  -h, --help          show this help\n";
+
+/* The job's directory <base>/cairn-<uid>/<job> on this machine, by the
+ * job's configuration (CONFIG, CAIRN_*): fd, or -1 (quietly: progress only). */
+static int job_dir(const char *config)
+{
+    cn_config cfg;
+    cn_err err = {0};
+    if (cn_config_load(&cfg, config, &err) < 0)
+        return -1;
+    const char *job = cfg.job[0] ? cfg.job : getenv("SLURM_JOB_ID");
+    char user[32], path[CLI_PATH_MAX];
+    cn_user_dirname(user, sizeof user);
+    if (!job || !cn_id_ok(job) ||
+        snprintf(path, sizeof path, "%s/%s/%s", cfg.base, user, job) >= (int)sizeof path)
+        return -1;
+    int fd = cn_dir_open_path(path, &err);
+    return fd < 0 ? -1 : fd;
+}
+
+typedef struct rebuild_watch {
+    int jobfd;
+    struct timespec since;
+} rebuild_watch;
+
+/* cli_progress_tick: the bytes written under the job's directory since the start. */
+static void rebuild_tick(cli_progress *p, const char *line, void *arg)
+{
+    const rebuild_watch *w = arg;
+    if (!line && w->jobfd >= 0) /* node / gen-G / partner: 3 levels */
+        cli_progress_set(p, cli_bytes_since(w->jobfd, &w->since, 3));
+}
 
 int cli_rebuild(int argc, char **argv)
 {
@@ -78,6 +115,19 @@ int cli_rebuild(int argc, char **argv)
         args[k++] = "--config", args[k++] = (char *)config;
     args[k] = NULL;
     fflush(stdout);
+    cli_progress p;
+    cli_progress_start(&p, verb, NULL, 0);
+    if (p.on) {
+        rebuild_watch w = {.jobfd = job_dir(config)};
+        cli_progress_clock(&w.since);
+        int rc = cli_progress_run(args, &p, rebuild_tick, &w);
+        rebuild_tick(&p, NULL, &w);
+        cli_progress_end(&p);
+        if (w.jobfd >= 0)
+            close(w.jobfd);
+        if (rc >= 0)
+            return rc;
+    }
     execvp(args[0], args);
     cli_error(verb, "cannot run %s: %s", args[0], strerror(errno));
     return CLI_EXIT_ERROR;

@@ -13,9 +13,17 @@
  *   LEFTOVER path        a *.tmp file (an interrupted write)
  *   UNLISTED path        a rank file the manifest does not list
  *   INCOMPLETE path      a generation no node has a manifest for (never
- *                        completed; restart skips it)
- * then a summary line. Exit status: 4 if anything is corrupt, else 3 if
- * anything is missing, else 1 on another error, else 0.
+ *                        completed; restart skips it), or a PFS generation
+ *                        without its index
+ *   PARTIAL path         the manifests list nodes whose directories are not
+ *                        visible here (ls: "3/3 of 4", partial)
+ * then a summary line. The job's generations on the PFS (cli_pfs.c) follow
+ * its node-local ones (cli_verify_job.c). A named file is recognised by its
+ * first bytes (cli_file_kind): checkpoint, manifest, parity, PFS aggregated
+ * file or index. Exit status: 4 if anything is corrupt, else 3 if anything
+ * is missing, else 1 on another error, else 0. On a terminal a progress
+ * line (progress.c) counts the bytes checked. This file: the verb, the
+ * report lines and tallies, and the checks of one file.
  */
 #include "tools/tools.h"
 #include "compress/compress.h"
@@ -23,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,35 +39,41 @@
 #include <unistd.h>
 
 const char cli_verify_usage[] =
-    "Usage: cairn verify [--base DIR] [--config FILE] [--job ID [--gen N]]\n"
+    "Usage: cairn verify [--base DIR] [--config FILE] [--pfs DIR] [--job ID [--gen N]]\n"
     "       cairn verify FILE...\n"
     "\n"
-    "Check checkpoint data against its checksums. With FILEs: each checkpoint file\n"
-    "(header, entry table, every data block, every compressed frame decoded and\n"
-    "checked against its raw checksum), manifest or parity file. Otherwise\n"
-    "every generation (or generation N) of job ID, or of every job, on every node\n"
-    "directory visible here: the manifest decodes; each rank file it lists exists,\n"
-    "has the size and header checksum the manifest records, every block\n"
-    "checksum matches and every compressed frame decodes; so does the level-3\n"
-    "parity file. One line per file:\n"
+    "Check checkpoint data against its checksums. With FILEs, each recognised by its\n"
+    "first bytes: a checkpoint file (header, entry table, every data block, every\n"
+    "compressed frame decoded and checked against its raw checksum), manifest,\n"
+    "parity file, PFS aggregated file (agg-*.cz: header, tables, every group\n"
+    "checksum, every frame decoded; and its size and checksum against the index\n"
+    "beside it, if any) or PFS index. Otherwise every generation (or generation N)\n"
+    "of job ID, or of every job, on every node directory visible here: the\n"
+    "manifest decodes; each rank file it lists exists, has the size and header\n"
+    "checksum the manifest records, every block checksum matches and every\n"
+    "compressed frame decodes; so does the level-3 parity file; then the job's\n"
+    "generations on the PFS (level 4): the index, and every aggregated file it\n"
+    "lists against it, decoded. One line per file:\n"
     "  OK path | CORRUPT path: reason | MISSING path\n"
     "Notes that do not change the exit status: LEFTOVER (a *.tmp file of an\n"
     "interrupted write), UNLISTED (a rank file the manifest does not list),\n"
-    "INCOMPLETE (a generation no node has a manifest for: it never completed).\n"
-    "A summary line follows.\n"
+    "INCOMPLETE (a generation no node has a manifest for, or a PFS generation\n"
+    "without its index: it never completed), PARTIAL (the manifests list nodes\n"
+    "whose directories are not visible here, as 'cairn ls' shows 3/3 of 4; on a\n"
+    "cluster each node sees only its own). A summary line follows. On a terminal,\n"
+    "a progress line on stderr counts the bytes checked; piped, there is none.\n"
     "\n"
     "Options:\n"
     "  -b, --base DIR      node-local base directory (default: CAIRN_BASE, else\n"
     "                      store.base of --config, else /dev/shm)\n"
-    "  -c, --config FILE   read store.base from this INI file\n"
+    "  -c, --config FILE   read store.base and pfs.dir from this INI file\n"
+    "  -p, --pfs DIR       the PFS directory (default: pfs.dir of --config, else\n"
+    "                      CAIRN_PFS_DIR; with none, level 4 is not checked)\n"
     "  -j, --job ID        verify job ID (default: every job)\n"
     "  -g, --gen N         verify only generation N (needs --job)\n"
     "  -h, --help          show this help\n";
 
-typedef struct vstate {
-    const char *verb;
-    size_t ok, corrupt, missing, errors, notes, gens, jobs;
-} vstate;
+typedef cli_vstate vstate;
 
 static int vstatus(const vstate *v)
 {
@@ -69,9 +84,30 @@ static int vstatus(const vstate *v)
     return v->errors ? CLI_EXIT_ERROR : CLI_EXIT_OK;
 }
 
-/* Report the failure RC (message in ERR) for PATH under the right heading. */
-static void report_fail(vstate *v, const char *path, int rc, const cn_err *err)
+void cli_vok(vstate *v, const char *path, uint64_t bytes)
 {
+    cli_progress_hide(&v->progress);
+    printf("OK %s\n", path);
+    v->ok++;
+    cli_progress_add(&v->progress, bytes);
+}
+
+void cli_vnote(vstate *v, const char *fmt, ...)
+{
+    va_list ap;
+    cli_progress_hide(&v->progress);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    v->notes++;
+}
+
+/* Report the failure RC (message in ERR) for PATH under the right heading. */
+void cli_vfail(vstate *v, const char *path, int rc, const cn_err *err, uint64_t bytes)
+{
+    cli_progress_hide(&v->progress);
+    cli_progress_add(&v->progress, bytes);
     switch (cli_exit_for(rc)) {
     case CLI_EXIT_MISSING:
         printf("MISSING %s\n", path);
@@ -110,9 +146,13 @@ static int check_context(const cn_ckpt *c, const cn_manifest *m, const cn_manife
     return 0;
 }
 
-/* Verify one checkpoint file NAME under DIRFD; M and R (may be NULL) give
- * what the manifest expects of it. */
-static void verify_ckpt(vstate *v, int dirfd, const char *name, const char *path,
+uint64_t cli_file_bytes(int dirfd, const char *name)
+{
+    struct stat st;
+    return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+void cli_verify_ckpt(vstate *v, int dirfd, const char *name, const char *path,
                         const cn_manifest *m, const cn_manifest_rank *r)
 {
     cn_err err = {0};
@@ -127,16 +167,14 @@ static void verify_ckpt(vstate *v, int dirfd, const char *name, const char *path
     if (rc == 0 && (rc = cz_decode_ckpt(c, NULL, NULL, 1, &err)) < 0)
         cn_err_prefix(&err, "%s: ", path);
     cn_ckpt_close(c);
+    uint64_t bytes = r ? r->file_size : cli_file_bytes(dirfd, name);
     if (rc < 0)
-        report_fail(v, path, rc, &err);
-    else {
-        printf("OK %s\n", path);
-        v->ok++;
-    }
+        cli_vfail(v, path, rc, &err, bytes);
+    else
+        cli_vok(v, path, bytes);
 }
 
-/* Verify parity file NAME under DIRFD (PATH in messages), if it exists. */
-static void verify_parity(vstate *v, int dirfd, const char *name, const char *path)
+void cli_verify_parity(vstate *v, int dirfd, const char *name, const char *path)
 {
     int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
@@ -155,12 +193,10 @@ static void verify_parity(vstate *v, int dirfd, const char *name, const char *pa
         cn_parity_free(&p);
     if (map != MAP_FAILED)
         munmap(map, (size_t)st.st_size);
-    if (rc < 0) {
-        report_fail(v, path, rc, &err);
-    } else {
-        printf("OK %s\n", path);
-        v->ok++;
-    }
+    if (rc < 0)
+        cli_vfail(v, path, rc, &err, (uint64_t)st.st_size);
+    else
+        cli_vok(v, path, (uint64_t)st.st_size);
 }
 
 static void verify_manifest_file(vstate *v, const char *path)
@@ -175,35 +211,47 @@ static void verify_manifest_file(vstate *v, const char *path)
         free(buf);
     }
     if (rc < 0) {
-        report_fail(v, path, rc, &err);
+        cli_vfail(v, path, rc, &err, len);
         return;
     }
     cn_manifest_free(&m);
-    printf("OK %s\n", path);
-    v->ok++;
+    cli_vok(v, path, len);
 }
 
 static int verify_files(vstate *v, int n, char **paths)
 {
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += cli_file_bytes(AT_FDCWD, paths[i]);
+    cli_progress_start(&v->progress, v->verb, NULL, total);
     for (int i = 0; i < n; i++) {
         cn_err err = {0};
         int kind, rc = cli_file_kind(paths[i], &kind, &err);
+        uint64_t bytes = cli_file_bytes(AT_FDCWD, paths[i]);
         if (rc == CAIRN_EUNSAFE) { /* a link named on the command line: not corruption */
+            cli_progress_hide(&v->progress);
             printf("ERROR %s: %s\n", paths[i], cli_msg_after(&err, paths[i]));
             v->errors++;
         } else if (rc < 0)
-            report_fail(v, paths[i], rc, &err);
+            cli_vfail(v, paths[i], rc, &err, bytes);
         else if (kind == CLI_FILE_MANIFEST)
             verify_manifest_file(v, paths[i]);
         else if (kind == CLI_FILE_CKPT)
-            verify_ckpt(v, AT_FDCWD, paths[i], paths[i], NULL, NULL);
+            cli_verify_ckpt(v, AT_FDCWD, paths[i], paths[i], NULL, NULL);
         else if (kind == CLI_FILE_PARITY)
-            verify_parity(v, AT_FDCWD, paths[i], paths[i]);
-        else
-            report_fail(v, paths[i], CAIRN_ECORRUPT,
-                        &(cn_err){CAIRN_ECORRUPT,
-                                  "not a cairn checkpoint file, manifest or parity file"});
+            cli_verify_parity(v, AT_FDCWD, paths[i], paths[i]);
+        else if (kind == CLI_FILE_AGG || kind == CLI_FILE_PINDEX) {
+            if ((rc = cli_pfs_check_file(paths[i], kind, &err)) < 0)
+                cli_vfail(v, paths[i], rc, &err, bytes);
+            else
+                cli_vok(v, paths[i], bytes);
+        } else
+            cli_vfail(v, paths[i], CAIRN_ECORRUPT,
+                      &(cn_err){CAIRN_ECORRUPT, "not a file cairn writes (checkpoint file, "
+                                                "manifest, parity file, PFS file or index)"},
+                      bytes);
     }
+    cli_progress_end(&v->progress);
     printf("verify: %d file%s: %zu ok, %zu corrupt, %zu missing", n, n == 1 ? "" : "s", v->ok,
            v->corrupt, v->missing);
     if (v->errors)
@@ -212,160 +260,22 @@ static int verify_files(vstate *v, int n, char **paths)
     return vstatus(v);
 }
 
-/* Notes for the names in GENFD the manifest does not account for. */
-static void note_strays(vstate *v, int genfd, const char *gpath, const cn_manifest *m)
-{
-    cli_names names;
-    if (cli_names_read(genfd, &names, NULL) < 0)
-        return;
-    for (size_t i = 0; i < names.n; i++) {
-        const char *nm = names.v[i];
-        long r = cli_parse_rank_filename(nm);
-        bool listed = false;
-        for (uint32_t k = 0; m && r >= 0 && k < m->nlocal && !listed; k++)
-            listed = m->local[k].rank == (uint32_t)r;
-        if (cli_is_tmp(nm)) {
-            printf("LEFTOVER %s/%s\n", gpath, nm);
-            v->notes++;
-        } else if (r >= 0 && m && !listed) {
-            printf("UNLISTED %s/%s\n", gpath, nm);
-            v->notes++;
-        }
-    }
-    cli_names_free(&names);
-}
-
-/* The manifests of one generation must agree on the job's shape, and no two
- * node directories may claim the same node. A disagreeing one is marked
- * corrupt (MRC, MERR) and freed. */
-static void check_agree(const cli_job *j, cn_manifest *m, int *mrc, cn_err *merr)
-{
-    size_t ref = j->nnodes;
-    for (size_t i = 0; i < j->nnodes; i++) {
-        if (mrc[i] < 0)
-            continue;
-        if (ref == j->nnodes) {
-            ref = i;
-            continue;
-        }
-        const cn_manifest *a = &m[ref], *b = &m[i];
-        bool same = a->nranks == b->nranks && a->nnodes == b->nnodes &&
-                    memcmp(a->rank_node, b->rank_node, 4 * (size_t)a->nranks) == 0;
-        int rc = 0;
-        if (!same)
-            rc = cn_fail(&merr[i], CAIRN_ECORRUPT, "rank map disagrees with node %s's manifest",
-                         j->node[ref].name);
-        for (size_t k = ref; rc == 0 && k < i; k++)
-            if (mrc[k] == 0 && m[k].node == b->node)
-                rc = cn_fail(&merr[i], CAIRN_ECORRUPT, "claims node index %u, as %s does",
-                             b->node, j->node[k].name);
-        if (rc < 0) {
-            cn_manifest_free(&m[i]);
-            mrc[i] = rc;
-        }
-    }
-}
-
-/* Verify generation GEN of J on every visible node. EXPLICIT: asked for by --gen. */
-static void verify_gen(vstate *v, const cli_job *j, int64_t gen, bool explicit)
-{
-    int *fds = cli_alloc(j->nnodes * sizeof *fds);
-    int *mrc = cli_alloc(j->nnodes * sizeof *mrc);
-    cn_manifest *m = cli_alloc(j->nnodes * sizeof *m);
-    cn_err *merr = cli_alloc(j->nnodes * sizeof *merr);
-    size_t with_manifest = 0;
-    v->gens++;
-    for (size_t i = 0; i < j->nnodes; i++) {
-        fds[i] = cli_gen_open(&j->node[i], gen, &merr[i]);
-        mrc[i] = fds[i] < 0 ? fds[i]
-                            : cli_manifest_load(fds[i], j->name, gen, j->node[i].name, &m[i],
-                                                &merr[i]);
-        if (mrc[i] != CAIRN_ENOENT)
-            with_manifest++;
-    }
-    check_agree(j, m, mrc, merr);
-    char gname[32];
-    cn_gen_dirname(gname, sizeof gname, gen);
-    for (size_t i = 0; i < j->nnodes; i++) {
-        char gpath[CLI_PATH_MAX], mpath[CLI_PATH_MAX + 16];
-        cli_path_join(gpath, sizeof gpath, j->node[i].path, gname);
-        cli_path_join(mpath, sizeof mpath, gpath, CN_MANIFEST_NAME);
-        if (with_manifest == 0 && !explicit) {
-            /* Never completed anywhere: not data loss, restart skips it. */
-            if (fds[i] >= 0) {
-                printf("INCOMPLETE %s: no manifest on any node\n", gpath);
-                v->notes++;
-                note_strays(v, fds[i], gpath, NULL);
-            }
-        } else if (fds[i] < 0) {
-            report_fail(v, gpath, fds[i], &merr[i]);
-        } else if (mrc[i] < 0) {
-            report_fail(v, mpath, mrc[i], &merr[i]);
-            note_strays(v, fds[i], gpath, NULL);
-        } else {
-            for (uint32_t k = 0; k < m[i].nlocal; k++) {
-                char rname[32], rpath[CLI_PATH_MAX + 32];
-                cn_rank_filename(rname, sizeof rname, m[i].local[k].rank);
-                cli_path_join(rpath, sizeof rpath, gpath, rname);
-                verify_ckpt(v, fds[i], rname, rpath, &m[i], &m[i].local[k]);
-            }
-            char ppath[CLI_PATH_MAX + 16];
-            cli_path_join(ppath, sizeof ppath, gpath, CN_PARITY_NAME);
-            verify_parity(v, fds[i], CN_PARITY_NAME, ppath);
-            note_strays(v, fds[i], gpath, &m[i]);
-        }
-        if (mrc[i] == 0)
-            cn_manifest_free(&m[i]);
-        if (fds[i] >= 0)
-            close(fds[i]);
-    }
-    free(fds);
-    free(mrc);
-    free(m);
-    free(merr);
-}
-
-static int verify_job(vstate *v, const cli_store *st, const char *job, int64_t gen)
-{
-    cli_job j;
-    int rc = cli_job_open(v->verb, st, job, &j);
-    if (rc != CLI_EXIT_OK) {
-        cli_job_close(&j);
-        return rc;
-    }
-    v->jobs++;
-    bool found = gen < 0;
-    for (size_t g = 0; g < j.ngens; g++) {
-        if (gen >= 0 && j.gen[g] != gen)
-            continue;
-        found = true;
-        verify_gen(v, &j, j.gen[g], gen >= 0);
-    }
-    if (gen >= 0 && !found) {
-        cli_error(v->verb, "job '%s' has no generation %lld", job, (long long)gen);
-        rc = CLI_EXIT_MISSING;
-    } else if (j.ngens == 0) {
-        cli_error(v->verb, "job '%s' has no generations in %s", job, j.path);
-        rc = CLI_EXIT_MISSING;
-    }
-    cli_job_close(&j);
-    return rc;
-}
-
 int cli_verify(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"base", required_argument, NULL, 'b'}, {"config", required_argument, NULL, 'c'},
         {"job", required_argument, NULL, 'j'},  {"gen", required_argument, NULL, 'g'},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+        {"pfs", required_argument, NULL, 'p'},  {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
-    const char *verb = argv[0], *base = NULL, *config = NULL, *job = NULL;
+    const char *verb = argv[0], *base = NULL, *config = NULL, *job = NULL, *pfs = NULL;
     int64_t gen = -1;
     int c;
-    while ((c = getopt_long(argc, argv, ":b:c:j:g:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":b:c:j:g:p:h", opts, NULL)) != -1) {
         switch (c) {
         case 'b': base = optarg; break;
         case 'c': config = optarg; break;
+        case 'p': pfs = optarg; break;
         case 'j': job = optarg; break;
         case 'g': {
             char *end;
@@ -382,18 +292,24 @@ int cli_verify(int argc, char **argv)
     }
     vstate v = {.verb = verb};
     if (optind < argc) {
-        if (base || config || job || gen >= 0)
-            return cli_usage_error(verb, "give FILEs or --base/--config/--job/--gen, not both");
+        if (base || config || job || gen >= 0 || pfs)
+            return cli_usage_error(verb,
+                                   "give FILEs or --base/--config/--pfs/--job/--gen, not both");
         return verify_files(&v, argc - optind, argv + optind);
     }
     if (gen >= 0 && !job)
         return cli_usage_error(verb, "--gen needs --job");
     cli_store st;
     int rc = cli_store_open(verb, base, config, &st);
-    if (rc != CLI_EXIT_OK)
+    if (rc == CLI_EXIT_OK)
+        rc = cli_store_pfs(verb, pfs, &st);
+    if (rc != CLI_EXIT_OK) {
+        cli_store_close(&st);
         return rc;
+    }
+    cli_progress_start(&v.progress, verb, NULL, 0);
     if (job)
-        rc = verify_job(&v, &st, job, gen);
+        rc = cli_verify_job(&v, &st, job, gen, true);
     else if (st.fd < 0) {
         cli_error(verb, "no checkpoints: %s does not exist", st.path);
         rc = CLI_EXIT_MISSING;
@@ -401,7 +317,7 @@ int cli_verify(int argc, char **argv)
         cli_names jobs;
         rc = cli_job_names(verb, &st, &jobs);
         for (size_t i = 0; i < jobs.n; i++)
-            rc = cli_exit_worst(rc, verify_job(&v, &st, jobs.v[i], -1));
+            rc = cli_exit_worst(rc, cli_verify_job(&v, &st, jobs.v[i], -1, false));
         if (jobs.n == 0) {
             cli_error(verb, "no jobs under %s", st.path);
             rc = cli_exit_worst(rc, CLI_EXIT_MISSING);
@@ -409,6 +325,7 @@ int cli_verify(int argc, char **argv)
         cli_names_free(&jobs);
     }
     cli_store_close(&st);
+    cli_progress_end(&v.progress);
     size_t files = v.ok + v.corrupt + v.missing + v.errors;
     printf("verify: %zu job%s, %zu generation%s, %zu file%s: %zu ok, %zu corrupt, %zu missing",
            v.jobs, v.jobs == 1 ? "" : "s", v.gens, v.gens == 1 ? "" : "s", files,

@@ -10,10 +10,13 @@
  *                  jobs, node and generation directories, load manifests
  *   cli_ls.c       cairn ls       cli_inspect.c  cairn inspect
  *   cli_verify.c   cairn verify   cli_config.c   cairn config
+ *   cli_verify_job.c  cairn verify --job: a job's node-local generations
  *   cli_daemon.c   cairn status, flush, drain; finding a job's daemons
  *   cli_start.c    cairn start, stop
  *   cli_drill.c    cairn drill (runs scripts/drill.sh)
  *   cli_prune.c    cairn prune (generations cairn never removes itself)
+ *   cli_pfs.c      level 4 files (aggregated files, index): verify, inspect
+ *   progress.c     the progress line of long verbs, on a terminal only
  *
  * Adding a verb: one X(...) line in CLI_VERB_LIST below, and in a file of its
  * own `int cli_<name>(int argc, char **argv)` plus `const char
@@ -31,6 +34,7 @@
 #include "common/common.h"
 
 #include <stdio.h>
+#include <time.h>
 
 /* ---- exit statuses ------------------------------------------------------ */
 
@@ -61,7 +65,7 @@ void cli_print_exit_codes(FILE *f);
 /* X(name, one-line summary), in the order `cairn --help` lists them. */
 #define CLI_VERB_LIST(X)                                                                          \
     X(ls, "list jobs, or the generations of one job, with cheap checks")                         \
-    X(inspect, "print a checkpoint file, manifest or parity file")                               \
+    X(inspect, "print a checkpoint, manifest, parity or PFS file (index, agg-*.cz)")            \
     X(verify, "check every checksum of a job's generations, or of files")                        \
     X(rebuild, "rebuild lost nodes' files from partner copies or parity (MPI)")                 \
     X(prune, "remove generations by hand: an abandoned timeline, another layout's")              \
@@ -124,6 +128,39 @@ void cli_table_free(cli_table *t);
  * lower level's, and fail.mtbf_<L>), as a table on F (cli_config.c). */
 void cli_intervals(FILE *f, const cn_config *cfg, const double cost[5]);
 
+/* ---- progress on a terminal (progress.c) ------------------------------- */
+
+/* One verb's progress line on stderr, drawn only if stderr is a terminal. */
+typedef struct cli_progress {
+    const char *what;  /* "verify" */
+    const char *unit;  /* NULL: bytes (rate, time left); else items, e.g. "scenarios" */
+    const char *note;  /* shown after the running line, e.g. "waiting for the daemons" */
+    uint64_t total;    /* 0: unknown (no percentage, no time left) */
+    uint64_t done;
+    double t0, last;   /* monotonic seconds: start, last drawing (0: draw at once) */
+    bool on, drawn;    /* stderr is a terminal; the line is on it now */
+} cli_progress;
+
+void cli_progress_start(cli_progress *p, const char *what, const char *unit, uint64_t total);
+void cli_progress_set(cli_progress *p, uint64_t done); /* redraws at most 4 times a second */
+void cli_progress_add(cli_progress *p, uint64_t n);
+/* Erase the line before writing to stdout (P may be NULL); the next update redraws it. */
+void cli_progress_hide(cli_progress *p);
+/* Its final form and a newline; nothing if stderr is not a terminal. */
+void cli_progress_end(cli_progress *p);
+/* The time to give cli_bytes_since for files written from now on. */
+void cli_progress_clock(struct timespec *t);
+/* Bytes of the regular files under DIRFD (DEPTH levels of subdirectories, no
+ * symlink followed) modified at or after SINCE (CLOCK_REALTIME). */
+uint64_t cli_bytes_since(int dirfd, const struct timespec *since, int depth);
+/* Updates P: with LINE, one line of the child's stdout (no newline); with
+ * NULL, about every quarter of a second. */
+typedef void (*cli_progress_tick)(cli_progress *p, const char *line, void *arg);
+/* Run ARGV (execvp) with its stdout and stderr passed through to ours line
+ * by line, P's line erased before each, TICK called as above. Returns the
+ * child's exit status (128 + signal if killed), -1 if it could not start. */
+int cli_progress_run(char *const argv[], cli_progress *p, cli_progress_tick tick, void *arg);
+
 /* ---- the node-local store (cli_disk.c) --------------------------------- */
 
 /* Longest manifest cn_manifest_decode can accept. */
@@ -143,6 +180,12 @@ typedef struct cli_store {
  */
 int cli_store_open(const char *verb, const char *base, const char *config, cli_store *s);
 void cli_store_close(cli_store *s);
+/*
+ * Level 4: PFS (--pfs DIR, must exist) replaces the PFS directory found by
+ * cli_store_open (pfs.dir of --config, else CAIRN_PFS_DIR). With none known,
+ * one line on stderr says so (level 4 is then not shown). Exit status.
+ */
+int cli_store_pfs(const char *verb, const char *pfs, cli_store *s);
 
 /* Sorted (version order: node2 before node10) entry names of a directory. */
 typedef struct cli_names {
@@ -188,6 +231,9 @@ int cli_gen_open(const cli_node *node, int64_t gen, cn_err *err);
 int cli_manifest_load(int genfd, const char *job, int64_t gen, const char *node_name,
                       cn_manifest *m, cn_err *err);
 
+/* "0-3,8,10-11": the ranks of node NODE in M's rank map (cli_inspect.c); LEN >= 64. */
+void cli_node_ranks(const cn_manifest *m, uint32_t node, char *buf, size_t len);
+
 /* ---- the node daemons (cli_daemon.c) ----------------------------------- */
 
 /* The job: JOB, else job.id from CONFIG / CAIRN_JOB, else SLURM_JOB_ID. */
@@ -204,8 +250,56 @@ long cli_parse_rank_filename(const char *name);
 bool cli_is_tmp(const char *name);
 
 /* What a file is, by its first bytes. */
-enum cli_file_kind { CLI_FILE_CKPT, CLI_FILE_MANIFEST, CLI_FILE_PARITY, CLI_FILE_OTHER };
+enum cli_file_kind {
+    CLI_FILE_CKPT, CLI_FILE_MANIFEST, CLI_FILE_PARITY, CLI_FILE_AGG, CLI_FILE_PINDEX,
+    CLI_FILE_OTHER
+};
 /* Returns 0 and *KIND, or a negative code with ERR set (missing, unreadable). */
 int cli_file_kind(const char *path, int *kind, cn_err *err);
+
+/* ---- cairn verify's tally (cli_verify.c), shared with cli_pfs.c -------- */
+
+typedef struct cli_vstate {
+    const char *verb;
+    size_t ok, corrupt, missing, errors, notes, gens, jobs;
+    cli_progress progress; /* bytes checked, on a terminal */
+} cli_vstate;
+/* "OK PATH" / "CORRUPT PATH: why" (MISSING, ERROR) for a file of BYTES bytes. */
+void cli_vok(cli_vstate *v, const char *path, uint64_t bytes);
+void cli_vfail(cli_vstate *v, const char *path, int rc, const cn_err *err, uint64_t bytes);
+/* A note line (LEFTOVER, INCOMPLETE, PARTIAL ...): does not change the status. */
+void cli_vnote(cli_vstate *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Verify checkpoint file NAME under DIRFD (PATH in lines); M and R (may be
+ * NULL) give what the manifest expects of it. */
+void cli_verify_ckpt(cli_vstate *v, int dirfd, const char *name, const char *path,
+                     const cn_manifest *m, const cn_manifest_rank *r);
+/* Verify parity file NAME under DIRFD (PATH in lines), if it exists. */
+void cli_verify_parity(cli_vstate *v, int dirfd, const char *name, const char *path);
+/* Size of NAME under DIRFD (a link's own), for progress lines; 0 if none. */
+uint64_t cli_file_bytes(int dirfd, const char *name);
+/* Verify job JOB's generations (or only GEN): node-local (cli_verify_job.c),
+ * then on the PFS. ALONE: the only job verified (the progress line then
+ * knows its total). Returns an exit status for what is not a file line. */
+int cli_verify_job(cli_vstate *v, const cli_store *st, const char *job, int64_t gen, bool alone);
+
+/* ---- level 4 files (cli_pfs.c) ----------------------------------------- */
+
+/* Verify PFS file PATH of KIND (CLI_FILE_AGG, CLI_FILE_PINDEX) on its own:
+ * every checksum, every frame decoded; an aggregated file is also checked
+ * against the index beside it, if that decodes. 0 or a code, ERR set. */
+int cli_pfs_check_file(const char *path, int kind, cn_err *err);
+/* Verify JOB's generations on the PFS of ST (only GEN if >= 0; SEEN[0..NSEEN-1]
+ * are generations already counted in V->gens). Returns how many it found. */
+size_t cli_pfs_verify_job(cli_vstate *v, const cli_store *st, const char *job, int64_t gen,
+                          const int64_t *seen, size_t nseen);
+/* Bytes cli_pfs_verify_job would read (for the progress line). */
+uint64_t cli_pfs_job_bytes(const cli_store *st, const char *job, int64_t gen);
+/* Does the PFS of ST hold a directory of JOB? */
+bool cli_pfs_has_job(const cli_store *st, const char *job);
+/* The job directories on the PFS of ST (sorted as cli_names_read sorts); none if no PFS. */
+void cli_pfs_job_names(const cli_store *st, cli_names *out);
+/* Print PFS file PATH of KIND (index: its fields and files; aggregated file:
+ * its scheme and variables), after checking it as cli_pfs_check_file does. */
+int cli_pfs_inspect(const char *path, int kind, cn_err *err);
 
 #endif /* CAIRN_TOOLS_H */

@@ -244,6 +244,8 @@ rm -rf "$U/jobC/node1"
 check "one of two nodes visible: ls" 0 "$CAIRN" ls --base "$B" --job jobC
 out_has "one of two nodes visible: partial" '^ +5 +1 +full +1/1 of 2 +1/2 .*partial$'
 check "one of two nodes visible: verify" 0 "$CAIRN" verify --base "$B" --job jobC
+out_has "one of two nodes visible: verify notes it, as ls counts it" \
+    "^PARTIAL $U/jobC/gen-5: 1 of 2 nodes visible here; not seen: node 1 \(rank 1\)$"
 
 "$MKTREE" "$B" jobD 2 1 1 2
 rm "$U/jobD/node0/gen-2/manifest" "$U/jobD/node1/gen-2/manifest"
@@ -295,6 +297,40 @@ check "prune removed 2 and 3 on every node, kept 1, left nothing aside" 0 \
     bash -c "! ls -a '$A'/node* | grep -q 'gen-[23]\|trash' && test -e '$A/node1/gen-1/manifest'"
 check "prune of a symlinked generation directory removes the link only" 0 \
     bash -c "'$CAIRN' prune --base '$B' --job jobG --gen 1 >/dev/null && test ! -e '$U/jobG/node1/gen-1' && test -e '$T/g1/manifest'"
+
+# ---- level 4 known or not; progress on a terminal only --------------------
+"$MKTREE" "$B" jobP 2 2 1 2
+check "ls with no PFS known: exit 0" 0 env -u CAIRN_PFS_DIR "$CAIRN" ls --base "$B" --job jobP
+if [ "$(wc -l <"$T/err")" = 1 ]; then ok "ls with no PFS known: one line on stderr"; else notok "ls with no PFS known: one line on stderr"; fi
+err_has "  ... saying so" '^cairn: ls: no PFS directory known .*level 4 not shown$'
+check "ls --pfs naming a missing directory: exit 1" 1 "$CAIRN" ls --base "$B" --pfs "$T/nonesuch"
+check "verify FILE with --pfs: usage error" 2 "$CAIRN" verify --pfs "$T" "$T/good.ini"
+mkdir -m 700 "$T/pfs"
+check "verify with no PFS known: the same one line on stderr" 0 env -u CAIRN_PFS_DIR "$CAIRN" verify --base "$B" --job jobP
+err_has "  ... verify says so" '^cairn: verify: no PFS directory known .*level 4 not shown$'
+check "ls --pfs with nothing of the job on it: the PFS column says -" 0 "$CAIRN" ls --base "$B" --pfs "$T/pfs" --job jobP
+out_count "  ... for both generations, LEVEL from the manifests" '^ +[12] +1 +full +2/2 +4/4 .* - +complete$' 2
+if ! command -v script >/dev/null; then
+    notok "script(1) (util-linux) is needed for the progress tests"
+else
+    # on a pseudo-terminal (script -q -e): progress drawn as CR text ESC[K on stderr
+    script -q -e -c "$CAIRN verify --base $B --pfs $T/pfs --job jobP" /dev/null </dev/null >"$T/pty.raw" 2>&1
+    rc=$?
+    sed 's/\r$//' "$T/pty.raw" >"$T/pty"
+    if [ $rc = 0 ]; then ok "verify on a terminal: exit 0"; else notok "verify on a terminal: exit $rc"; fi
+    if grep -Eq $'\r''verify: [0-9.]+ [KMG]?i?B in [0-9]+:[0-9]{2} \([0-9.]+ [KMG]?i?B/s\)'$'\x1b''\[K$' "$T/pty"; then
+        ok "verify on a terminal: a final progress line with bytes, time and rate"
+    else notok "verify on a terminal: a final progress line with bytes, time and rate"; cat -A "$T/pty" | tail -5; fi
+    run "$CAIRN" verify --base "$B" --pfs "$T/pfs" --job jobP
+    if [ $rc = 0 ] && [ ! -s "$T/err" ] && ! grep -q $'[\r\x1b]' "$T/out"; then ok "verify piped: no progress, nothing on stderr"
+    else notok "verify piped: no progress, nothing on stderr"; fi
+    if diff <(sed -e 's/\r[^\r]*\x1b\[K//g' "$T/pty" | sed '/^$/d') "$T/out" >/dev/null; then
+        ok "verify: the terminal's lines, progress aside, are the piped output byte for byte"
+    else notok "verify: the terminal's lines, progress aside, are the piped output byte for byte"; diff <(sed -e 's/\r[^\r]*\x1b\[K//g' "$T/pty" | sed '/^$/d') "$T/out" | head; fi
+    script -q -e -c "$CAIRN verify $U/jobP/node0/gen-2/rank-0.ckpt" /dev/null </dev/null >"$T/pty.raw" 2>&1
+    if [ $? = 0 ] && grep -q $'\r''verify: ' "$T/pty.raw"; then ok "verify FILE on a terminal: progress too"
+    else notok "verify FILE on a terminal: progress too"; fi
+fi
 
 echo "# cli: $npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]

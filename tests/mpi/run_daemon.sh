@@ -8,7 +8,9 @@
 
 export CAIRN_DAEMON_LAUNCHER="bash scripts/mpirun.sh"
 export C=$BUILD/cairn
-level_of() { "$C" ls --job "$CAIRN_JOB" | awk -v g="$1" '$1==g {print $2}'; }
+# The level generation $1 reached on node-local storage (cairn ls without the PFS,
+# which would say 4 for a flushed one; the PFS is checked by its index files).
+level_of() { env -u CAIRN_PFS_DIR "$C" ls --job "$CAIRN_JOB" 2>/dev/null | awk -v g="$1" '$1==g {print $2}'; }
 
 start() { "$C" start --nodes "${1:-4}" >/dev/null; }
 stop() { "$C" stop >/dev/null; }

@@ -13,8 +13,9 @@ fresh_pfs pfs
 check "level 4: 8 ranks on 4 nodes save 3 generations at level 4" scripts/mpirun.sh 8 "$T" save 3 4
 check "  ... the PFS holds generations 2 and 3 (pfs.keep = 2), 3 files and the index each" \
   bash -c "test ! -e '$(pfs_gen 1)' && ls '$(pfs_gen 3)' | tr '\n' ' ' | grep -qx 'agg-000000.cz agg-000001.cz agg-000002.cz index '"
-check "  ... and node-local storage holds them at level 3" \
-  bash -c "'$BUILD/cairn' ls --base '$CAIRN_BASE' --job '$CAIRN_JOB' | awk '\$1==3 && \$2==3' | grep -q ."
+check "  ... and node-local storage holds them at level 3 (cairn ls without the PFS), LEVEL 4 with it" \
+  bash -c "env -u CAIRN_PFS_DIR '$BUILD/cairn' ls --base '$CAIRN_BASE' --job '$CAIRN_JOB' 2>/dev/null | awk '\$1==3 && \$2==3' | grep -q . &&
+           '$BUILD/cairn' ls --base '$CAIRN_BASE' --job '$CAIRN_JOB' | awk '\$1==3 && \$2==4' | grep -q ."
 check "  ... a new job restores from node-local storage (no PFS message)" \
   bash -c "out=\$(scripts/mpirun.sh 8 $T restore 3 2>&1) && ! grep -q 'from the PFS' <<<\"\$out\""
 wipe_nodes 0 1 3

@@ -14,7 +14,8 @@
  *                      there before the call (cairn.h: memory unchanged)
  *   level L CODE       checkpoint at level L must fail with CODE (e.g. CAIRN_ENOTSUP)
  *   big MiB            one checkpoint of MiB per rank; expect it to fail with ENOSPC
- *   gens N             cairn_generations must list N generations, newest first
+ *   gens N             cairn_generations must list N generations, newest first, at
+ *                      level 1 (T_GEN_LEVELS="4,3": the levels, newest first)
  *   live-rebuild L     checkpoint at level L, run $T_WIPE (wipes nodes), then
  *                      cairn_rebuild and restart in the same job
  * With T_VARS (see tv_protect), extra variables of chosen codecs and sizes.
@@ -451,9 +452,16 @@ int main(int argc, char **argv)
         snprintf(why, sizeof why, "generations: rc %d count %d newest %ld", rc, count,
                  count > 0 ? info[0].id : -1L);
         ok = rc == 0 && count == (int)arg;
-        for (int i = 0; ok && i < count; i++)
-            ok = info[i].level == 1 && info[i].nranks == nranks && info[i].bytes > 0 &&
+        const char *lv = getenv("T_GEN_LEVELS"); /* "4,3": levels, newest first; default 1 */
+        for (int i = 0; ok && i < count; i++) {
+            int want = lv && *lv ? (int)strtol(lv, (char **)&lv, 10) : 1;
+            lv = lv && *lv == ',' ? lv + 1 : lv;
+            ok = info[i].level == want && info[i].nranks == nranks && info[i].bytes > 0 &&
                  (i == 0 || info[i].id < info[i - 1].id);
+            if (!ok)
+                snprintf(why, sizeof why, "generation %ld: level %d, want %d", info[i].id,
+                         info[i].level, want);
+        }
     } else {
         snprintf(why, sizeof why, "unknown mode %s", mode);
         ok = 0;
