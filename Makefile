@@ -231,6 +231,43 @@ uninstall: install-check
 	    $(addprefix $(DESTDIR)$(PREFIX)/share/cairn/,cairn-hook-lib.sh $(notdir $(SHARE_CAIRN)))
 	rmdir $(DESTDIR)$(PREFIX)/share/cairn 2>/dev/null || true
 
+# ---- compatibility layer: FTI (src/compat/fti, over the public API only) ----
+# libcairn-fti (.a, .so with SONAME libcairn-fti.so.$(SOMAJOR)) implements FTI's fti.h,
+# installed as $(PREFIX)/include/cairn/fti/fti.h; its tests compile FTI-style programs
+# against fti.h alone (no cairn.h).
+FTI_SRC := $(wildcard src/compat/fti/*.c)
+FTI_OBJ := $(FTI_SRC:%.c=$(BUILD)/%.o)
+FTI_TEST_BIN := $(patsubst tests/compat/fti/%.c,$(BUILD)/tests/compat/fti/%,$(wildcard tests/compat/fti/*.c))
+PC_IN += cairn-fti.pc.in
+.PHONY: compat-fti install-fti uninstall-fti
+all: compat-fti
+install: install-fti
+uninstall: uninstall-fti
+compat-fti: $(BUILD)/libcairn-fti.a $(BUILD)/libcairn-fti.so $(FTI_TEST_BIN)
+$(BUILD)/src/compat/fti/%.o: src/compat/fti/%.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(LIB_CFLAGS) -Isrc/compat/fti -c $< -o $@
+$(BUILD)/libcairn-fti.a: $(FTI_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(BUILD)/libcairn-fti.so: $(FTI_OBJ) $(LIBSO)
+	$(MPICC) -shared -Wl,-soname,libcairn-fti.so.$(SOMAJOR) $(LDFLAGS_ALL) -o $@ $(FTI_OBJ) -L$(BUILD) -lcairn
+$(BUILD)/tests/compat/fti/%: tests/compat/fti/%.c $(BUILD)/libcairn-fti.a $(LIBA)
+	@mkdir -p $(dir $@)
+	$(MPICC) -std=c11 $(OPT) $(SAN) -Wall -Wno-unused-variable -MMD -MP -Isrc/compat/fti -o $@ $< \
+	    $(BUILD)/libcairn-fti.a $(LIBA) $(DEP_LIBS) -lm $(LDFLAGS_ALL)
+install-fti: install-check $(BUILD)/libcairn-fti.a $(BUILD)/libcairn-fti.so
+	install -d $(DESTDIR)$(PREFIX)/include/cairn/fti $(DESTDIR)$(PREFIX)/lib
+	install -m 644 src/compat/fti/fti.h $(DESTDIR)$(PREFIX)/include/cairn/fti/
+	install -m 644 $(BUILD)/libcairn-fti.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libcairn-fti.so $(DESTDIR)$(PREFIX)/lib/libcairn-fti.so.$(VERSION)
+	ln -sfn libcairn-fti.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libcairn-fti.so.$(SOMAJOR)
+	ln -sfn libcairn-fti.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libcairn-fti.so
+uninstall-fti: install-check
+	rm -f $(DESTDIR)$(PREFIX)/include/cairn/fti/fti.h \
+	    $(addprefix $(DESTDIR)$(PREFIX)/lib/,libcairn-fti.a libcairn-fti.so libcairn-fti.so.$(SOMAJOR) libcairn-fti.so.$(VERSION))
+	rmdir $(DESTDIR)$(PREFIX)/include/cairn/fti $(DESTDIR)$(PREFIX)/include/cairn 2>/dev/null || true
+
 # ---- language bindings (bindings/, README "Fortran and Python") ----
 # Fortran: module cairn (cairn.mod, gfortran-specific) and libcairn-fortran,
 # built with plain gfortran (the module needs no MPI module; programs that use

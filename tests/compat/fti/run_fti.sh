@@ -1,0 +1,338 @@
+#!/usr/bin/env bash
+# run_fti.sh - the FTI layer (libcairn-fti): FTI-style programs that know only
+# fti.h and MPI, set up by an FTI configuration file alone, crash and restart
+# at levels 1-4 and must end bit-exact with an uninterrupted run. Sourced by
+# tests/run.sh (section fti; uses its `check` and tests/mpi/lib.sh).
+#
+# Every run gets no CAIRN_* variable but the launcher's: the copy of
+# tests/compat/fti/config.fti in the scenario's directory is the whole setup
+# (ckpt_dir, glbl_dir, node_size with local_test = 1, group_size, ckpt_lN; the
+# job is the file's [restart] exec_id, as FTI keeps it). The one cairn
+# variable a scenario adds is CAIRN_CKPT_EVERY_<L> (iterations instead of the
+# file's minutes, so a run checkpoints within seconds) and, to crash at a
+# known instant, CAIRN_FAULT; one scenario kills a rank from outside instead.
+
+FTI_H=$BUILD/tests/compat/fti/heatdis
+FTI_RV=$BUILD/tests/compat/fti/recovervar
+FTI_MB=1     # MB per process: 512 x 131 doubles twice on 4 ranks
+FTI_EVERY=60 # iterations between checkpoints (heatdis runs 2000)
+FTI_AFTER=500 # the same after a restart (fewer: the restart is what is tested)
+
+fti_clean() { # fti_clean CMD...: run CMD without the CAIRN_* variables of the suite
+  local v unset=()
+  for v in $(compgen -e); do
+    case $v in CAIRN_LAUNCHER | CAIRN_TEST_TAG) ;; CAIRN_*) unset+=(-u "$v") ;; esac
+  done
+  env "${unset[@]}" "$@"
+}
+fti_new() { # fti_new NAME: scenario directory with local/, pfs/ and config.fti
+  FTI_DIR=$(mktemp -d "/dev/shm/cairn-fti-$1.XXXXXX")
+  SCRATCH_DIRS+=("$FTI_DIR")
+  mkdir "$FTI_DIR/local" "$FTI_DIR/pfs"
+  FTI_CFG=$FTI_DIR/config.fti
+  cp tests/compat/fti/config.fti "$FTI_CFG"
+  fti_set Ckpt_dir "$FTI_DIR/local"
+  fti_set Glbl_dir "$FTI_DIR/pfs"
+}
+fti_set() { sed -i -E "s|^([[:space:]]*$1[[:space:]]*=).*|\1 $2|I" "$FTI_CFG"; }
+fti_get() { sed -n -E "s|^[[:space:]]*$1[[:space:]]*=[[:space:]]*([^ #;]*).*|\1|Ip" "$FTI_CFG"; }
+fti_levels() { # fti_levels L: checkpoints at level L only (the others' intervals 0)
+  local l
+  for l in 1 2 3 4; do fti_set "Ckpt_L$l" "$([ "$l" = "$1" ] && echo 1 || echo 0)"; done
+}
+fti_job() { echo "$FTI_DIR/local/cairn-$(id -u)/$(fti_get exec_id)"; }
+fti_wipe() { local x; for x in "$@"; do rm -rf "$(fti_job)/node$x"; done; }
+fti_run() { # fti_run LOG NP PROGRAM ARGS...: a run of the scenario, output to LOG (its tail
+  local log=$1 rc; shift # printed if it fails: shown when the check fails)
+  fti_clean scripts/mpirun.sh "$@" >"$log" 2>&1
+  rc=$?
+  [ "$rc" = 0 ] || { tail -n 12 "$log"; echo "exit status $rc of: $*"; }
+  return "$rc"
+}
+fti_need() { # fti_need LOG PATTERN...: every extended regex is in LOG
+  local p
+  for p in "${@:2}"; do
+    grep -Eq -- "$p" "$1" || { echo "no line matches '$p' in $1:"; tail -n 25 "$1"; return 1; }
+  done
+}
+descendants() { local c; for c in $(pgrep -P "$1"); do echo "$c"; descendants "$c"; done; }
+
+check "fti: the test programs were built" test -x "$FTI_H" -a -x "$FTI_RV"
+check "fti: the test programs use only fti.h and MPI (no cairn call, type or header)" \
+  bash -c "! grep -nE 'cairn_|CAIRN_|<cairn' tests/compat/fti/heatdis.c tests/compat/fti/recovervar.c"
+check "fti: libcairn-fti.so exports FTI's names only (SONAME libcairn-fti.so.0)" \
+  bash -c "nm -D --defined-only '$BUILD/libcairn-fti.so' | awk '{print \$3}' | grep -Ev '^(FTI_|_init\$|_fini\$|__odr_asan\.FTI_)' | (! grep .) &&
+           objdump -p '$BUILD/libcairn-fti.so' | grep -q 'SONAME *libcairn-fti.so.0'"
+
+# The reference: heatdis uninterrupted, without checkpoints.
+fti_new ref
+fti_levels 0
+FTI_REF=$FTI_DIR/ref.bin
+fti_ref() {
+  cp "$FTI_CFG" "$FTI_DIR/before"
+  fti_run "$FTI_DIR/log" 4 "$FTI_H" $FTI_MB "$FTI_CFG" "$FTI_REF" &&
+    fti_need "$FTI_DIR/log" 'cairn-fti: job [^ ]+: fresh start' 'Final iteration 2000;' || return 1
+  ! grep -E 'cairn-fti: (warning|error)|cairn\[.*\] (warn|error):' "$FTI_DIR/log" ||
+    { echo "FTI's own keys were warned about"; return 1; }
+  # the file got the new exec_id; every other line (comments included) is as it was
+  grep -Eq '^Exec_ID = [0-9]{4}-[0-9]{2}-[0-9]{2}_[0-9]{2}-[0-9]{2}-[0-9]{2}' "$FTI_CFG" &&
+    diff <(grep -v '^Exec_ID' "$FTI_DIR/before") <(grep -v '^Exec_ID' "$FTI_CFG")
+}
+check "fti: heatdis on 4 ranks, uninterrupted: the reference grid (exit 0, a fresh start, FTI's keys taken without a warning)" fti_ref
+
+# fti_crash LEVEL NP NODE_SIZE WIPE...: heatdis checkpoints at LEVEL every
+# FTI_EVERY iterations and dies (SIGKILL, CAIRN_FAULT) as its third checkpoint
+# begins; nodes WIPE then lose their storage; the rerun with the same file
+# must recover checkpoint 2 from LEVEL and end bit-exact with the reference.
+fti_crash() {
+  local lvl=$1 np=$2 ns=$3 job lost
+  shift 3
+  fti_set Node_size "$ns"
+  fti_levels "$lvl"
+  if fti_run "$FTI_DIR/crash.log" "$np" env "CAIRN_CKPT_EVERY_$lvl=$FTI_EVERY" \
+    CAIRN_FAULT=ckpt.begin:gen=3 "$FTI_H" $FTI_MB "$FTI_CFG" "$FTI_DIR/crash.bin"; then
+    echo "the run did not crash"; tail "$FTI_DIR/crash.log"; return 1
+  fi
+  [ "$(fti_get failure)" = 1 ] || { echo "failure = $(fti_get failure) after a crash"; return 1; }
+  job=$(fti_get exec_id)
+  if [ "$lvl" = 4 ]; then
+    test -e "$FTI_DIR/pfs/cairn-$(id -u)/$job/gen-2/index" || { echo "no PFS generation 2"; return 1; }
+  else
+    "$BUILD/cairn" ls --base "$FTI_DIR/local" --job "$job" | awk -v l="$lvl" '$1==2 && $2==l' | grep -q . ||
+      { echo "generation 2 is not at level $lvl:"; "$BUILD/cairn" ls --base "$FTI_DIR/local" --job "$job"; return 1; }
+  fi
+  fti_wipe "$@"
+  fti_run "$FTI_DIR/restart.log" "$np" env "CAIRN_CKPT_EVERY_$lvl=$FTI_AFTER" \
+    "$FTI_H" $FTI_MB "$FTI_CFG" "$FTI_DIR/final.bin" || return 1
+  lost=""
+  [ $# -gt 0 ] && [ "$lvl" != 4 ] && lost=", after [a-z]+ $# lost node"
+  fti_need "$FTI_DIR/restart.log" "cairn-fti: job $job: restart from checkpoint 2 \(generation 2, level $lvl$lost" \
+    'cairn-fti: recovered checkpoint 2 from level' 'Final iteration 2000;' || return 1
+  cmp "$FTI_REF" "$FTI_DIR/final.bin" || return 1
+  [ "$(fti_get failure)" = 0 ] || { echo "failure = $(fti_get failure) after FTI_Finalize"; return 1; }
+}
+
+fti_new l2
+check "fti: level 2 (4 ranks, 2 nodes): crash, node 1 lost, recovered from partner copies, bit-exact" \
+  fti_crash 2 4 2 1
+fti_new l3
+check "fti: level 3 (4 nodes, group_size 4): crash, nodes 1 and 2 lost, decoded, bit-exact" \
+  fti_crash 3 4 1 1 2
+fti_new l4
+check "fti: level 4 (glbl_dir): crash, every node lost, recovered from the PFS, bit-exact" \
+  fti_crash 4 4 2 0 1
+
+# Level 1, killed from outside: once generation 2 is complete, one rank of
+# the running job gets SIGKILL, wherever it is; the rerun recovers the newest
+# complete checkpoint (2 or later) from level 1 and ends bit-exact.
+fti_kill() {
+  fti_set Node_size 2
+  fti_levels 1
+  fti_clean env "CAIRN_CKPT_EVERY_1=$FTI_EVERY" scripts/mpirun.sh 4 "$FTI_H" $FTI_MB "$FTI_CFG" \
+    "$FTI_DIR/crash.bin" >"$FTI_DIR/crash.log" 2>&1 &
+  local pid=$! i victim=""
+  for i in $(seq 3000); do # until generation 2 is complete, or the run ended
+    "$BUILD/cairn" ls --base "$FTI_DIR/local" --job "$(fti_get exec_id)" 2>/dev/null |
+      awk '$1==2 && / complete( |$)/' | grep -q . && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  victim=$(descendants "$pid" | xargs -r ps -o pid=,comm= -p | awk '$2=="heatdis" {print $1; exit}')
+  [ -n "$victim" ] && kill -9 "$victim"
+  if wait "$pid"; then echo "the run was not killed"; return 1; fi
+  [ "$(fti_get failure)" = 1 ] || { echo "failure = $(fti_get failure) after a crash"; return 1; }
+  fti_run "$FTI_DIR/restart.log" 4 env "CAIRN_CKPT_EVERY_1=$FTI_AFTER" "$FTI_H" $FTI_MB "$FTI_CFG" \
+    "$FTI_DIR/final.bin" || return 1
+  fti_need "$FTI_DIR/restart.log" 'restart from checkpoint ([2-9]|[1-9][0-9]+) \(generation [0-9]+, level 1\)' \
+    'Final iteration 2000;' && cmp "$FTI_REF" "$FTI_DIR/final.bin"
+}
+fti_new l1
+check "fti: level 1: a rank killed (SIGKILL) mid-run after checkpoint 2, recovered, bit-exact" fti_kill
+
+# A restart whose protected sizes do not match (heatdis given 2 MB instead of
+# 1): the first FTI_Snapshot says so once, and the run goes on from its own
+# start and finishes.
+fti_mismatch() {
+  fti_set Node_size 2
+  fti_levels 1
+  fti_run "$FTI_DIR/crash.log" 4 env "CAIRN_CKPT_EVERY_1=$FTI_EVERY" CAIRN_FAULT=ckpt.begin:gen=2 \
+    "$FTI_H" $FTI_MB "$FTI_CFG" "$FTI_DIR/crash.bin" && { echo "the run did not crash"; return 1; }
+  fti_run "$FTI_DIR/restart.log" 4 env "CAIRN_CKPT_EVERY_1=$FTI_AFTER" "$FTI_H" 2 "$FTI_CFG" \
+    "$FTI_DIR/final.bin" &&
+    fti_need "$FTI_DIR/restart.log" 'restart from checkpoint 1' 'cannot recover generation 1: .*does not match' \
+      'FTI_Snapshot: recovery failed; going on without it' 'Final iteration 2000;' &&
+    [ "$(grep -c 'recovery failed' "$FTI_DIR/restart.log")" = 1 ]
+}
+fti_new mismatch
+check "fti: a restart with other sizes: FTI_Snapshot says so once (FTI_NREC) and the run goes on from its start" \
+  fti_mismatch
+
+# FTI_GetStoredSize, FTI_Realloc, FTI_RecoverVar (recovervar.c).
+fti_recovervar() { # LEVEL NODE_SIZE WIPE...
+  local lvl=$1
+  fti_set Node_size "$2"
+  fti_levels 0
+  shift 2
+  fti_run "$FTI_DIR/first.log" 4 "$FTI_RV" "$FTI_CFG" "$lvl" crash &&
+    fti_need "$FTI_DIR/first.log" "PASS: 2 checkpoints at level $lvl" || return 1
+  [ "$(fti_get failure)" = 1 ] || { echo "failure = $(fti_get failure) after leaving"; return 1; }
+  fti_wipe "$@"
+  fti_run "$FTI_DIR/second.log" 4 "$FTI_RV" "$FTI_CFG" "$lvl" crash &&
+    fti_need "$FTI_DIR/second.log" 'FTI_Init = 0' 'FTI_Status = 1' 'PASS: 5 variables recovered one by one' || return 1
+  [ "$(fti_get failure)" = 0 ] || { echo "failure = $(fti_get failure) after FTI_Finalize"; return 1; }
+}
+fti_new rv1
+check "fti: FTI_GetStoredSize + FTI_Realloc + FTI_RecoverVar, shuffled, a user type (level 1), bit-exact" \
+  fti_recovervar 1 2
+fti_new rv3
+check "fti: the same at level 3 with 2 of 4 nodes lost (rebuilt by decoding first)" \
+  fti_recovervar 3 1 0 3
+fti_afresh() {
+  local old; old=$(fti_get exec_id)
+  fti_run "$FTI_DIR/third.log" 4 "$FTI_RV" "$FTI_CFG" 1 finish &&
+    fti_need "$FTI_DIR/third.log" 'FTI_Status = 0' 'PASS: 2 checkpoints' &&
+    [ "$(fti_get exec_id)" != "$old" ] && [ "$(fti_get failure)" = 0 ]
+}
+check "  ... after FTI_Finalize (keep_last_ckpt = 0) the next run starts afresh under a new exec_id" fti_afresh
+
+fti_keep() {
+  fti_set Keep_last_ckpt 1
+  fti_levels 0
+  fti_run "$FTI_DIR/first.log" 4 "$FTI_RV" "$FTI_CFG" 2 finish &&
+    fti_need "$FTI_DIR/first.log" 'PASS: 2 checkpoints at level 2' || return 1
+  [ "$(fti_get failure)" = 2 ] || { echo "failure = $(fti_get failure) after FTI_Finalize"; return 1; }
+  fti_run "$FTI_DIR/second.log" 4 "$FTI_RV" "$FTI_CFG" 2 finish &&
+    fti_need "$FTI_DIR/second.log" 'FTI_Status = 2' 'PASS: 5 variables recovered'
+}
+fti_new keep
+check "fti: keep_last_ckpt = 1: a finished run leaves failure = 2; the next has FTI_Status 2 and recovers it" fti_keep
+
+# The configuration file: mapping, refusals, warnings, CAIRN_* winning.
+fti_mapping() {
+  fti_set Verbosity 1
+  fti_run "$FTI_DIR/log" 4 "$FTI_RV" "$FTI_CFG" 1 finish &&
+    fti_need "$FTI_DIR/log" "^base = $FTI_DIR/local\$" "^dir = $FTI_DIR/pfs\$" '^ranks_per_node = 2$' \
+      '^set_size = 4$' '^m = 2$' '^every_1 = 3m$' '^every_2 = 5m$' '^every_3 = 7m$' '^every_4 = 11m$' \
+      '^use = off$' '^level = debug$' 'PASS: 2 checkpoints at level 1'
+}
+fti_new map
+check "fti: FTI's keys become cairn settings (ckpt_dir, glbl_dir, node_size, group_size, ckpt_lN minutes, inline, verbosity)" \
+  fti_mapping
+
+fti_bad() {
+  fti_set Node_size abc
+  cp "$FTI_CFG" "$FTI_DIR/before"
+  local line; line=$(grep -n -i '^Node_size' "$FTI_CFG" | cut -d: -f1)
+  fti_run "$FTI_DIR/log" 4 "$FTI_RV" "$FTI_CFG" 1 crash
+  local rc=$?
+  [ "$rc" = 2 ] || { echo "exit $rc, expected 2"; cat "$FTI_DIR/log"; return 1; }
+  fti_need "$FTI_DIR/log" 'FTI_Init = -1' "cairn-fti: error: .*config.fti:$line: node_size: .abc. is not an integer" &&
+    cmp "$FTI_CFG" "$FTI_DIR/before" && ! find "$FTI_DIR/local" "$FTI_DIR/pfs" -mindepth 1 | grep -q .
+}
+fti_new bad
+check "fti: a bad value: FTI_Init = FTI_NSCS naming file, line and key; nothing written or created" fti_bad
+fti_missing() {
+  fti_run "$FTI_DIR/log2" 2 "$FTI_RV" /nonexistent/config.fti 1 crash
+  local rc=$?
+  [ "$rc" = 2 ] || { echo "exit $rc, expected 2"; cat "$FTI_DIR/log2"; return 1; }
+  fti_need "$FTI_DIR/log2" 'FTI_Init = -1' 'cannot read FTI configuration file /nonexistent/config.fti'
+}
+check "fti: a missing configuration file: FTI_Init = FTI_NSCS, saying so" fti_missing
+
+fti_warn() {
+  fti_set Head 1
+  sed -i 's/^\[Basic\]$/[Basic]\nBogus_key = 3/' "$FTI_CFG"
+  fti_run "$FTI_DIR/log" 4 "$FTI_RV" "$FTI_CFG" 1 finish &&
+    fti_need "$FTI_DIR/log" 'head = 1 .* is not supported: every rank computes' 'PASS: 2 checkpoints' &&
+    [ "$(grep -c '\[basic\] bogus_key is not a key of FTI.s configuration; ignored' "$FTI_DIR/log")" = 1 ]
+}
+fti_new warn
+check "fti: head = 1 runs as head = 0 and an unknown key is ignored, each warned once" fti_warn
+
+fti_noent() {
+  fti_set Failure 1
+  fti_set Exec_ID no-such-run
+  fti_run "$FTI_DIR/log" 4 "$FTI_RV" "$FTI_CFG" 1 crash &&
+    fti_need "$FTI_DIR/log" 'FTI_Init = -2' 'failure = 1, but job no-such-run holds no checkpoint: starting afresh' \
+      'FTI_Status = 0' 'PASS: 2 checkpoints' && [ "$(fti_get failure)" = 1 ] && [ "$(fti_get exec_id)" = no-such-run ]
+}
+fti_new noent
+check "fti: failure = 1 naming a run without checkpoints: FTI_Init = FTI_NREC, the run starts afresh" fti_noent
+
+fti_unusable() { # level 3, 3 of 4 nodes lost (m = 2), no PFS copy
+  fti_set Node_size 1
+  fti_levels 0
+  fti_run "$FTI_DIR/first.log" 4 "$FTI_RV" "$FTI_CFG" 3 crash &&
+    fti_need "$FTI_DIR/first.log" 'PASS: 2 checkpoints at level 3' || return 1
+  local old; old=$(fti_get exec_id)
+  fti_wipe 0 1 2
+  fti_run "$FTI_DIR/log" 4 env CAIRN_JOB="$old" "$FTI_RV" "$FTI_CFG" 3 crash
+  local rc=$?
+  [ "$rc" = 2 ] || { echo "under CAIRN_JOB: exit $rc, expected 2"; return 1; }
+  fti_need "$FTI_DIR/log" 'FTI_Init = -1' "job $old holds a checkpoint this run cannot use" || return 1
+  fti_run "$FTI_DIR/second.log" 4 "$FTI_RV" "$FTI_CFG" 3 crash &&
+    fti_need "$FTI_DIR/second.log" 'FTI_Init = -2' "job $old holds a checkpoint this run cannot use \\(more nodes lost" \
+      'starting afresh under the new execution id' 'FTI_Status = 0' 'PASS: 2 checkpoints' || return 1
+  [ "$(fti_get exec_id)" != "$old" ] && [ -d "$FTI_DIR/local/cairn-$(id -u)/$old/node3/gen-2" ] ||
+    { echo "the run did not move to a new exec_id, or the old job was touched"; return 1; }
+}
+fti_new unusable
+check "fti: a checkpoint that cannot be used (3 of 4 nodes lost, m = 2) is left intact: FTI_NREC and a new exec_id; under CAIRN_JOB FTI_Init refuses" \
+  fti_unusable
+
+fti_env_wins() {
+  mkdir "$FTI_DIR/other" "$FTI_DIR/other2"
+  printf '[store]\nbase = %s\n' "$FTI_DIR/other2" >"$FTI_DIR/cairn.ini"
+  fti_run "$FTI_DIR/log0" 4 env CAIRN_CONFIG_FILE="$FTI_DIR/cairn.ini" "$FTI_RV" "$FTI_CFG" 1 finish &&
+    fti_need "$FTI_DIR/log0" 'PASS: 2 checkpoints' || return 1
+  [ -d "$FTI_DIR/other2/cairn-$(id -u)/$(fti_get exec_id)" ] && [ -z "$(ls -A "$FTI_DIR/local")" ] ||
+    { echo "CAIRN_CONFIG_FILE did not win over ckpt_dir"; return 1; }
+  fti_run "$FTI_DIR/log" 4 env CAIRN_BASE="$FTI_DIR/other" "$FTI_RV" "$FTI_CFG" 1 finish &&
+    fti_need "$FTI_DIR/log" 'PASS: 2 checkpoints' || return 1
+  [ -d "$FTI_DIR/other/cairn-$(id -u)/$(fti_get exec_id)" ] && [ -z "$(ls -A "$FTI_DIR/local")" ] ||
+    { echo "CAIRN_BASE did not win over ckpt_dir"; return 1; }
+  cp "$FTI_CFG" "$FTI_DIR/before"
+  local job="t$CAIRN_TEST_TAG-fti-env"
+  fti_run "$FTI_DIR/log2" 4 env CAIRN_JOB="$job" "$FTI_RV" "$FTI_CFG" 1 crash &&
+    fti_run "$FTI_DIR/log3" 4 env CAIRN_JOB="$job" "$FTI_RV" "$FTI_CFG" 1 crash &&
+    fti_need "$FTI_DIR/log3" 'FTI_Status = 1' 'PASS: 5 variables recovered' || return 1
+  [ -d "$FTI_DIR/local/cairn-$(id -u)/$job" ] && cmp "$FTI_CFG" "$FTI_DIR/before"
+}
+fti_new env
+check "fti: CAIRN_CONFIG_FILE's settings and CAIRN_BASE win over ckpt_dir; with CAIRN_JOB the job restarts by it and the file is left alone" \
+  fti_env_wins
+
+# Installed: `make install` into a temporary prefix, heatdis.c built out of the
+# tree with nothing but `pkg-config cairn-fti` (shared libraries), run from its
+# own directory: same grid as the reference; then `make uninstall`.
+fti_installed() {
+  local P=$FTI_DIR/prefix a=$FTI_DIR/app v major san=()
+  v=$(sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)
+  major=${v%%.*}
+  [ -n "${CAIRN_SANITIZE:-}" ] && san=(-fsanitize=address,undefined)
+  make -s --no-print-directory BUILD="$BUILD" install PREFIX="$P" >"$FTI_DIR/install.log" 2>&1 ||
+    { tail "$FTI_DIR/install.log"; return 1; }
+  test -f "$P/include/cairn/fti/fti.h" && test -f "$P/lib/libcairn-fti.a" &&
+    test "$(readlink "$P/lib/libcairn-fti.so.$major")" = "libcairn-fti.so.$v" &&
+    test "$(readlink "$P/lib/libcairn-fti.so")" = "libcairn-fti.so.$major" &&
+    readelf -d "$P/lib/libcairn-fti.so.$v" | grep -q "SONAME.*\[libcairn-fti.so.$major\]" ||
+    { echo "installed layout:"; ls -lR "$P/lib" "$P/include"; return 1; }
+  local pcf=(env -u PKG_CONFIG_LIBDIR PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config)
+  [ "$("${pcf[@]}" --cflags cairn-fti | xargs)" = "-I$P/include/cairn/fti -I$P/include" ] &&
+    [ "$("${pcf[@]}" --libs cairn-fti | xargs)" = "-L$P/lib -lcairn-fti -lcairn" ] ||
+    { echo "pkg-config cairn-fti: $("${pcf[@]}" --cflags --libs cairn-fti)"; return 1; }
+  mkdir "$a" && cp tests/compat/fti/heatdis.c "$a/" &&
+    (cd "$a" && env -u CPATH -u C_INCLUDE_PATH -u LIBRARY_PATH mpicc "${san[@]}" \
+      $("${pcf[@]}" --cflags cairn-fti) heatdis.c -o heatdis $("${pcf[@]}" --libs cairn-fti) -lm) || return 1
+  LD_LIBRARY_PATH=$P/lib ldd "$a/heatdis" | grep -q "libcairn-fti.so.$major => $P/lib/" ||
+    { LD_LIBRARY_PATH=$P/lib ldd "$a/heatdis"; return 1; }
+  fti_set Node_size 2
+  fti_levels 0
+  fti_run "$FTI_DIR/log" 4 env LD_LIBRARY_PATH="$P/lib" "$a/heatdis" $FTI_MB "$FTI_CFG" "$FTI_DIR/final.bin" &&
+    cmp "$FTI_REF" "$FTI_DIR/final.bin" || return 1
+  make -s --no-print-directory BUILD="$BUILD" uninstall PREFIX="$P" >"$FTI_DIR/uninstall.log" 2>&1 &&
+    ! find "$P" -name '*fti*' | grep . || { echo "left after uninstall"; return 1; }
+}
+fti_new installed
+check "fti: make install; heatdis.c built out of the tree with pkg-config cairn-fti (shared) runs bit-exact; uninstall removes it" \
+  fti_installed
