@@ -148,6 +148,35 @@ $(BUILD)/bench/%: bench/%.c $(LIBA)
 $(BUILD)/cairn.pc: cairn.pc.in include/cairn.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)|' $< > $@
 
+# ---- SCR's API over cairn (src/compat/scr): libcairn-scr, header scr.h, pkg-config cairn-scr ----
+SCR_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/compat/scr/*.c))
+SCR_LIBA := $(BUILD)/libcairn-scr.a
+SCR_LIBSO := $(BUILD)/libcairn-scr.so
+SCR_TEST_BIN := $(patsubst tests/compat/scr/%.c,$(BUILD)/tests/compat/scr/%,$(wildcard tests/compat/scr/*.c))
+all: $(SCR_LIBA) $(SCR_LIBSO) $(SCR_TEST_BIN)
+$(SCR_OBJ): $(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(LIB_CFLAGS) -c $< -o $@
+$(SCR_LIBA): $(SCR_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(SCR_LIBSO): $(SCR_OBJ) $(LIBSO)
+	$(MPICC) -shared -Wl,-soname,libcairn-scr.so.0 $(LDFLAGS_ALL) -o $@ $(SCR_OBJ) -L$(BUILD) -lcairn
+# SCR programs: scr.h and MPI only, as against SCR itself.
+$(BUILD)/tests/compat/scr/%: tests/compat/scr/%.c $(SCR_LIBA) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(BASE_CFLAGS) -Isrc/compat/scr -o $@ $< $(SCR_LIBA) $(LIBA) $(DEP_LIBS) $(LDFLAGS_ALL)
+install: install-scr
+.PHONY: install-scr
+install-scr: $(SCR_LIBA) $(SCR_LIBSO)
+	install -d $(DESTDIR)$(PREFIX)/include/cairn/scr $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 src/compat/scr/scr.h $(DESTDIR)$(PREFIX)/include/cairn/scr/
+	install -m 644 $(SCR_LIBA) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SCR_LIBSO) $(DESTDIR)$(PREFIX)/lib/libcairn-scr.so.0
+	ln -sf libcairn-scr.so.0 $(DESTDIR)$(PREFIX)/lib/libcairn-scr.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)|' \
+	    cairn-scr.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cairn-scr.pc
+
 # ---- entry points ----
 test: deps
 	$(MAKE) all

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# run_scr.sh - cairn-scr, SCR's API over cairn: heat_scr.c (an SCR program,
+# scr.h and MPI only) crashes and restarts at each SCR copy type, and must end
+# byte-identical to an uninterrupted run. Sourced by tests/run.sh (section
+# scr); uses lib.sh (fresh, wipe_nodes, run_grep) and run.sh's check.
+# The crash is cairn's fault injection, set in the environment by this
+# script: CAIRN_FAULT=ckpt.begin:gen=G kills rank 1 as generation G begins,
+# so G-1 is the newest complete checkpoint. Checkpoints are every 5 steps of
+# 60 (generations 1..12 at steps 5..60); the program runs in a directory of
+# its own, which is SCR's prefix (the PFS of level 4 and of output datasets).
+
+SCR_H=$(cd "$BUILD" && pwd)/tests/compat/scr/heat_scr
+SCR_MPIRUN=$PWD/scripts/mpirun.sh
+SCR_ARGS=(-x 48 -y 12 -t 60)
+SCR_RPN=2 # ranks per emulated node
+unset CAIRN_PFS_DIR SCR_PREFIX SCR_CONF_FILE SCR_COPY_TYPE SCR_CACHE_SIZE SCR_CURRENT
+export SCR_FLUSH=0
+
+scr_fresh() { # scr_fresh NAME: a cache base, a job and a working directory (SCR's prefix)
+  fresh "scr-$1"
+  SCR_W=$(mktemp -d /dev/shm/cairn-scr.XXXXXX); SCRATCH_DIRS+=("$SCR_W")
+}
+scr_env() { # scr_env VAR=VALUE... CMD ARGS...: CMD (a function too) with these in the environment
+  ( while [[ $1 == *=* ]]; do export "${1?}"; shift; done; "$@" )
+}
+scr_run() { # scr_run NP ARGS...: heat_scr in the working directory
+  local np=$1; shift
+  (cd "$SCR_W" && CAIRN_RANKS_PER_NODE=$SCR_RPN "$SCR_MPIRUN" "$np" "$SCR_H" "${SCR_ARGS[@]}" "$@")
+}
+scr_crash() { # scr_crash GEN LAST ARGS...: dies as generation GEN begins, after checkpoint LAST
+  local gen=$1 last=$2 out rc; shift 2; out=$(mktemp)
+  CAIRN_FAULT="ckpt.begin:gen=$gen:rank=1" scr_run 4 "$@" >"$out" 2>&1; rc=$?
+  if [ "$rc" -eq 0 ] || ! grep -q "^Completed checkpoint $last\.\$" "$out" ||
+     grep -q '^Final checksum' "$out"; then
+    echo "scr_crash: exit status $rc, or no 'Completed checkpoint $last.', or the run ended:"
+    tail -n 30 "$out"; rm -f "$out"; return 1
+  fi
+  rm -f "$out"
+}
+scr_resume() { # scr_resume NAME ARGS...: restarts from checkpoint NAME, ends as the reference
+  rm -f "$SCR_W/final.bin"
+  run_grep "^Restarting from checkpoint named $1\$" scr_run 4 "${@:2}" -f "$SCR_W/final.bin" &&
+    cmp "$SCR_REF" "$SCR_W/final.bin"
+}
+scr_level() { # scr_level GEN LEVEL: generation GEN is complete at LEVEL on node-local storage
+  "$BUILD/cairn" ls --base "$CAIRN_BASE" --job "$CAIRN_JOB" | awk -v g="$1" -v l="$2" '
+    $1 == g && $2 == l { ok = 1 } END { exit !ok }'
+}
+scr_in_prefix() { # scr_in_prefix PATH...: each is a non-empty file under the working directory
+  local p; for p in "$@"; do [ -s "$SCR_W/$p" ] || { echo "missing: $SCR_W/$p"; return 1; }; done
+}
+
+check "scr: heat_scr.c uses SCR's API and MPI only (no cairn name in it)" \
+  bash -c "! grep -nE 'cairn_|CAIRN_|cairn\\.h' tests/compat/scr/heat_scr.c"
+
+scr_fresh ref
+SCR_REF=$SCR_W/ref.bin
+export SCR_COPY_TYPE=SINGLE
+check "scr: uninterrupted run, 4 ranks, checkpoint every 5 steps (SINGLE): final grid written" \
+  run_grep '^No checkpoint to restart from$' scr_run 4 -c 5 -f "$SCR_REF"
+
+scr_fresh l1
+check "scr level 1 (SINGLE, 4 ranks on 2 nodes): killed as checkpoint 5 begins" scr_crash 5 ckpt.20 -c 5
+check "  ... ckpt.20 is generation 4 at level 1" scr_level 4 1
+check "  ... restart names ckpt.20 and ends byte-identical" scr_resume ckpt.20 -c 5
+
+scr_fresh l2
+export SCR_COPY_TYPE=PARTNER
+check "scr level 2 (PARTNER, 4 ranks on 2 nodes): killed at checkpoint 5" scr_crash 5 ckpt.20 -c 5
+check "  ... ckpt.20 is generation 4 at level 2" scr_level 4 2
+wipe_nodes 1
+check "  ... node 1 lost and back empty: restart names ckpt.20, byte-identical" scr_resume ckpt.20 -c 5
+
+scr_fresh l3
+export SCR_COPY_TYPE=RS SCR_SET_SIZE=4 SCR_SET_FAILURES=2
+SCR_RPN=1
+check "scr level 3 (RS, 2 failures per set, 4 ranks on 4 nodes): killed at checkpoint 5" \
+  scr_crash 5 ckpt.20 -c 5
+check "  ... ckpt.20 is generation 4 at level 3" scr_level 4 3
+wipe_nodes 1 2
+check "  ... nodes 1 and 2 lost: restart names ckpt.20, byte-identical" scr_resume ckpt.20 -c 5
+SCR_RPN=2
+unset SCR_SET_SIZE SCR_SET_FAILURES
+
+scr_fresh l4
+export SCR_COPY_TYPE=PARTNER SCR_FLUSH=2 SCR_PREFIX_SIZE=2
+check "scr level 4 (SCR_FLUSH=2, prefix = working directory): killed at checkpoint 5" \
+  scr_crash 5 ckpt.20 -c 5
+check "  ... generations 2 and 4 are in the prefix directory (SCR_PREFIX_SIZE=2), 3 is not" \
+  bash -c "p='$SCR_W/cairn-$(id -u)/$CAIRN_JOB'; test -e \$p/gen-2/index && test -e \$p/gen-4/index && test ! -e \$p/gen-3"
+wipe_nodes 0 1
+check "  ... every node lost: restart names ckpt.20, read from the PFS, byte-identical" \
+  run_grep 'restoring generation 4 from the PFS' scr_resume ckpt.20 -c 5
+export SCR_FLUSH=0
+unset SCR_PREFIX_SIZE
+
+# SCR_Complete_restart(0) on one rank: SCR offers the next older checkpoint.
+scr_fresh fallback
+export SCR_COPY_TYPE=SINGLE SCR_CACHE_SIZE=3
+check "scr fallback: killed at checkpoint 5 (SCR_CACHE_SIZE=3 keeps ckpt.10, .15, .20)" \
+  scr_crash 5 ckpt.20 -c 5
+check "  ... rank 1 rejects ckpt.20: SCR_Complete_restart fails, ckpt.15 is offered and restores, byte-identical" \
+  run_grep '^Restart from ckpt.20 failed$' scr_resume ckpt.15 -c 5 -r ckpt.20
+check "  ... a later restart takes that run's own newest checkpoint (ckpt.60), byte-identical" \
+  scr_resume ckpt.60 -c 5
+unset SCR_CACHE_SIZE
+
+scr_fresh current
+check "scr SCR_CURRENT: killed at checkpoint 5" scr_crash 5 ckpt.20 -c 5
+check "  ... SCR_CURRENT=ckpt.15 restarts from ckpt.15, byte-identical" \
+  scr_env SCR_CURRENT=ckpt.15 scr_resume ckpt.15 -c 5
+check "  ... SCR_CURRENT naming no checkpoint: SCR_Have_restart fails and says so" \
+  run_grep "no checkpoint named 'nope' can be restored" scr_env SCR_CURRENT=nope scr_run 4 -c 5
+
+# SCR_Complete_output(0) on one rank: the dataset is kept nowhere.
+scr_fresh invalid
+check "scr invalid checkpoint: rank 1 fails ckpt.20 (SCR_Complete_output(0)); killed as ckpt.25 (generation 4) begins" \
+  scr_crash 4 ckpt.15 -c 5 -i 20
+check "  ... restart names ckpt.15, not the discarded ckpt.20, byte-identical" scr_resume ckpt.15 -c 5
+
+# Output datasets (SCR_FLAG_OUTPUT): files under their names in the prefix, never a restart.
+scr_fresh output
+export SCR_COPY_TYPE=PARTNER
+check "scr output every 10 steps, checkpoint+output every 20: killed as ckpt.30 (generation 6) begins" \
+  scr_crash 6 ckpt.25 -c 5 -o 10 -p 20
+check "  ... output.10 and output.20 are in the prefix, whole, no part file left" \
+  bash -c "cd '$SCR_W' && for s in 10 20; do for r in 0 1 2 3; do test -s output.\$s/rank_\$r.out || exit 1; done; done && test -z \"\$(find . -name '*.cairn-scr-part')\""
+check "  ... ckpt.20 (checkpoint+output) is in the prefix as files and on the PFS as generation 4" \
+  bash -c "cd '$SCR_W' && for r in 0 1 2 3; do test -s ckpt.20/rank_\$r.ckpt || exit 1; done && test -e cairn-$(id -u)/$CAIRN_JOB/gen-4/index && test ! -e ckpt.15"
+check "  ... restart names ckpt.25 (an output is no checkpoint), byte-identical" \
+  scr_resume ckpt.25 -c 5 -o 10 -p 20
+check "  ... output.60 holds the final grid, byte for byte" \
+  bash -c "cd '$SCR_W' && cat output.60/rank_0.out output.60/rank_1.out output.60/rank_2.out output.60/rank_3.out | cmp - '$SCR_REF'"
+
+# SCR's configuration file, SCR_Need_checkpoint and XOR; CAIRN_BASE unset (empty).
+scr_fresh conf
+unset SCR_COPY_TYPE
+cat >"$SCR_W/scr.conf" <<'EOF'
+# as an SCR user writes it
+SCR_COPY_TYPE = XOR    # one loss per set
+SCR_SET_SIZE=4
+SCR_CHECKPOINT_INTERVAL=5
+SCR_CACHE_BASE=${SCR_TEST_CACHE}
+SCR_CACHE_BYPASS=0
+EOF
+SCR_RPN=1
+check "scr SCR_CONF_FILE (XOR, SCR_CACHE_BASE by \${VAR}), SCR_Need_checkpoint every 5: killed at checkpoint 5" \
+  scr_env CAIRN_BASE= SCR_TEST_CACHE="$CAIRN_BASE" SCR_CONF_FILE="$SCR_W/scr.conf" scr_crash 5 ckpt.20
+check "  ... ckpt.20 is generation 4 at level 3 in SCR_CACHE_BASE" scr_level 4 3
+wipe_nodes 2
+check "  ... node 2 lost: restart names ckpt.20, byte-identical" \
+  scr_env CAIRN_BASE= SCR_TEST_CACHE="$CAIRN_BASE" SCR_CONF_FILE="$SCR_W/scr.conf" scr_resume ckpt.20
+SCR_RPN=2
+
+# Bad configuration: a clear error naming the key, SCR_Init fails, nothing written.
+scr_fresh bad
+printf 'SCR_FLUSH=4\nCKPT=0 TYPE=XOR SET_SIZE=4\n' >"$SCR_W/bad.conf"
+check "scr SCR_COPY_TYPE=FILE: SCR_Init fails naming it, exit 1" \
+  run_grep_rc 1 'SCR_COPY_TYPE=FILE \(environment\): .*descriptors are not supported' \
+  scr_env SCR_COPY_TYPE=FILE scr_run 2 -c 5
+check "scr SCR_CACHE_SIZE=two: SCR_Init fails naming it, exit 1" \
+  run_grep_rc 1 'SCR_CACHE_SIZE=two \(environment\): not an integer' \
+  scr_env SCR_CACHE_SIZE=two scr_run 2 -c 5
+check "scr a CKPT descriptor in SCR_CONF_FILE: SCR_Init fails naming the file and line, exit 1" \
+  run_grep_rc 1 'bad.conf:2: CKPT descriptors are not supported' \
+  scr_env SCR_CONF_FILE="$SCR_W/bad.conf" scr_run 2 -c 5
+check "  ... and nothing was written: no job directory in the cache base" \
+  test ! -e "$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB"
+unset SCR_FLUSH
