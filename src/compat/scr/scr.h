@@ -28,6 +28,12 @@
 extern "C" {
 #endif
 
+/* The version of SCR's API this header follows (SCR_Get_version names cairn-scr). */
+#define SCR_MAJOR_VERSION "3"
+#define SCR_MINOR_VERSION "0"
+#define SCR_PATCH_VERSION "0"
+#define SCR_VERSION "v3.0.0"
+
 #define SCR_SUCCESS (0)
 #define SCR_FAILURE (1)
 
