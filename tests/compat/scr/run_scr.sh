@@ -13,7 +13,11 @@ SCR_H=$(cd "$BUILD" && pwd)/tests/compat/scr/heat_scr
 SCR_MPIRUN=$PWD/scripts/mpirun.sh
 SCR_ARGS=(-x 48 -y 12 -t 60)
 SCR_RPN=2 # ranks per emulated node
-unset CAIRN_PFS_DIR SCR_PREFIX SCR_CONF_FILE SCR_COPY_TYPE SCR_CACHE_SIZE SCR_CURRENT
+# cairn's own variables win over SCR's parameters: none may be left over from elsewhere.
+unset CAIRN_PFS_DIR CAIRN_KEEP CAIRN_SET_SIZE CAIRN_EC_M CAIRN_PFS_KEEP CAIRN_PFS_EVERY \
+  CAIRN_CKPT_EVERY_1 CAIRN_CKPT_EVERY_2 CAIRN_CKPT_EVERY_3 CAIRN_CKPT_EVERY_4 CAIRN_CKPT_AUTO \
+  CAIRN_CONFIG_FILE CAIRN_LOG_LEVEL CAIRN_FAULT \
+  SCR_PREFIX SCR_CONF_FILE SCR_COPY_TYPE SCR_CACHE_SIZE SCR_CURRENT SCR_SET_SIZE SCR_DEBUG
 export SCR_FLUSH=0
 
 scr_fresh() { # scr_fresh NAME: a cache base, a job and a working directory (SCR's prefix)
