@@ -42,9 +42,17 @@ scr_crash() { # scr_crash GEN LAST ARGS...: dies as generation GEN begins, after
   rm -f "$out"
 }
 scr_resume() { # scr_resume NAME ARGS...: restarts from checkpoint NAME, ends as the reference
+  scr_resume_saw "$1" "^Restarting from checkpoint named $1\$" "${@:2}"
+}
+scr_resume_saw() { # scr_resume_saw NAME PATTERN ARGS...: as scr_resume, and a line matches PATTERN
+  local log=$SCR_W/run.log rc
   rm -f "$SCR_W/final.bin"
-  run_grep "^Restarting from checkpoint named $1\$" scr_run 4 "${@:2}" -f "$SCR_W/final.bin" &&
-    cmp "$SCR_REF" "$SCR_W/final.bin"
+  scr_run 4 "${@:3}" -f "$SCR_W/final.bin" >"$log" 2>&1; rc=$?
+  if [ "$rc" -ne 0 ] || ! grep -q "^Restarting from checkpoint named $1\$" "$log" ||
+     ! grep -Eq -- "$2" "$log"; then
+    echo "scr_resume: exit status $rc, or no line '$1' / '$2' in:"; tail -n 30 "$log"; return 1
+  fi
+  cmp "$SCR_REF" "$SCR_W/final.bin"
 }
 scr_level() { # scr_level GEN LEVEL: generation GEN is complete at LEVEL on node-local storage
   "$BUILD/cairn" ls --base "$CAIRN_BASE" --job "$CAIRN_JOB" | awk -v g="$1" -v l="$2" '
@@ -94,7 +102,7 @@ check "  ... generations 2 and 4 are in the prefix directory (SCR_PREFIX_SIZE=2)
   bash -c "p='$SCR_W/cairn-$(id -u)/$CAIRN_JOB'; test -e \$p/gen-2/index && test -e \$p/gen-4/index && test ! -e \$p/gen-3"
 wipe_nodes 0 1
 check "  ... every node lost: restart names ckpt.20, read from the PFS, byte-identical" \
-  run_grep 'restoring generation 4 from the PFS' scr_resume ckpt.20 -c 5
+  scr_resume_saw ckpt.20 'restoring generation 4 from the PFS' -c 5
 export SCR_FLUSH=0
 unset SCR_PREFIX_SIZE
 
@@ -104,7 +112,7 @@ export SCR_COPY_TYPE=SINGLE SCR_CACHE_SIZE=3
 check "scr fallback: killed at checkpoint 5 (SCR_CACHE_SIZE=3 keeps ckpt.10, .15, .20)" \
   scr_crash 5 ckpt.20 -c 5
 check "  ... rank 1 rejects ckpt.20: SCR_Complete_restart fails, ckpt.15 is offered and restores, byte-identical" \
-  run_grep '^Restart from ckpt.20 failed$' scr_resume ckpt.15 -c 5 -r ckpt.20
+  scr_resume_saw ckpt.15 '^Restart from ckpt.20 failed$' -c 5 -r ckpt.20
 check "  ... a later restart takes that run's own newest checkpoint (ckpt.60), byte-identical" \
   scr_resume ckpt.60 -c 5
 unset SCR_CACHE_SIZE
