@@ -408,14 +408,14 @@ int cscr_conf_load(cscr_conf *conf, char *why, size_t wlen)
 const char *cscr_conf_call(const char *config)
 {
     if (!config) {
-        cscr_error("SCR_Config: NULL");
+        cscr_say("SCR_Config: NULL");
         return NULL;
     }
     const char *eq = strchr(config, '=');
     size_t klen = eq ? (size_t)(eq - config) : strlen(config);
     int k = find_key(config, klen);
     if (k < 0) {
-        cscr_error("SCR_Config(\"%s\"): %s", config,
+        cscr_say("SCR_Config(\"%s\"): %s", config,
                    is_descriptor(config, klen) ? "descriptors are not supported by cairn-scr"
                                                : "unknown parameter");
         return NULL;
@@ -427,7 +427,7 @@ const char *cscr_conf_call(const char *config)
         return v ? strdup(v) : NULL;
     }
     if (cscr.phase != CSCR_NONE) {
-        cscr_error("SCR_Config(\"%s\"): parameters are set before SCR_Init", config);
+        cscr_say("SCR_Config(\"%s\"): parameters are set before SCR_Init", config);
         return NULL;
     }
     free(configured[k]);

@@ -28,9 +28,21 @@ static void vsay(const char *fmt, va_list ap)
     fprintf(stderr, "cairn-scr: %s\n", msg);
 }
 
+/* This process's rank in MPI_COMM_WORLD, before SCR_Init too (0 without MPI). */
+static int world_rank(void)
+{
+    int inited = 0, r = 0;
+    if (cscr.phase != CSCR_NONE)
+        return cscr.rank;
+    MPI_Initialized(&inited);
+    if (inited)
+        MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+
 void cscr_say(const char *fmt, ...)
 {
-    if (cscr.rank != 0)
+    if (world_rank() != 0)
         return;
     va_list ap;
     va_start(ap, fmt);
@@ -130,7 +142,7 @@ CSCR_API int SCR_Init(void)
     int inited = 0;
     MPI_Initialized(&inited);
     if (!inited || cscr.phase != CSCR_NONE) {
-        cscr_error("SCR_Init: %s", inited ? "called twice" : "MPI is not initialized");
+        cscr_say("SCR_Init: %s", inited ? "called twice" : "MPI is not initialized");
         return SCR_FAILURE;
     }
     if (MPI_Comm_dup(MPI_COMM_WORLD, &cscr.comm) != MPI_SUCCESS) {
@@ -225,7 +237,7 @@ CSCR_API const char *SCR_Configf(const char *format, ...)
     int n = vsnprintf(config, sizeof config, format ? format : "", ap);
     va_end(ap);
     if (!format || n < 0 || (size_t)n >= sizeof config) {
-        cscr_error("SCR_Configf: %s", format ? "longer than 4095 bytes" : "NULL format");
+        cscr_say("SCR_Configf: %s", format ? "longer than 4095 bytes" : "NULL format");
         return NULL;
     }
     return cscr_conf_call(config);

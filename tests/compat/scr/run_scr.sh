@@ -62,8 +62,16 @@ scr_in_prefix() { # scr_in_prefix PATH...: each is a non-empty file under the wo
   local p; for p in "$@"; do [ -s "$SCR_W/$p" ] || { echo "missing: $SCR_W/$p"; return 1; }; done
 }
 
-check "scr: heat_scr.c uses SCR's API and MPI only (no cairn name in it)" \
-  bash -c "! grep -nE 'cairn_|CAIRN_|cairn\\.h' tests/compat/scr/heat_scr.c"
+check "scr: heat_scr.c and api_scr.c use SCR's API and MPI only (no cairn name in them)" \
+  bash -c "! grep -nE 'cairn_|CAIRN_|cairn\\.h' tests/compat/scr/heat_scr.c tests/compat/scr/api_scr.c"
+
+# The API's rules, call by call (api_scr.c), over two runs.
+scr_fresh api
+scr_api() { (cd "$SCR_W" && CAIRN_RANKS_PER_NODE=2 SCR_COPY_TYPE=PARTNER "$SCR_MPIRUN" 4 "${SCR_H%/*}/api_scr" "$@"); }
+check "scr API, first run: order, flags, names, output datasets, invalid and unwritten datasets, unsupported calls" \
+  run_grep '^PASS first$' scr_api first
+check "  ... second run: the default-named checkpoint scr.dataset.3 restores, once" \
+  run_grep '^PASS second$' scr_api second
 
 scr_fresh ref
 SCR_REF=$SCR_W/ref.bin
