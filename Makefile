@@ -8,7 +8,7 @@
 #   make bench      benchmarks; every figure is a `bench:` line with a ratio
 #   make asan       the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz       libFuzzer targets (clang), run briefly over the corpus
-#   make install    PREFIX=/usr/local
+#   make install    PREFIX=/usr/local (DESTDIR honoured); make uninstall the same
 #
 # Only code that calls MPI (src/api, src/erasure/ring*, tests/mpi, examples, bench) is built with
 # mpicc; everything else is plain C11 built with -DCAIRN_NO_MPI.
@@ -48,6 +48,9 @@ LIB_OBJ := $(NOMPI_OBJ) $(API_OBJ)
 
 LIBA := $(BUILD)/libcairn.a
 LIBSO := $(BUILD)/libcairn.so
+# The version, from the public header: installed as libcairn.so.$(VERSION), SONAME libcairn.so.$(SOMAJOR).
+VERSION := $(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)
+SOMAJOR := $(shell sed -n 's/^#define CAIRN_VERSION_MAJOR \([0-9]*\)/\1/p' include/cairn.h)
 CLI := $(BUILD)/cairn
 DAEMON := $(BUILD)/cairnd
 DAEMON_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/daemon/*.c))
@@ -64,7 +67,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all lib test check check-mpich test-cluster test-cluster-mpich demo bench asan fuzz install clean deps
-all: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/tests/mktree $(BUILD)/tests/mkcorpus $(BUILD)/tests/fielddiff $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN) $(BUILD)/cairn.pc
+all: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/tests/mktree $(BUILD)/tests/mkcorpus $(BUILD)/tests/fielddiff $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN)
 lib: $(LIBA) $(LIBSO)
 
 deps:
@@ -87,7 +90,7 @@ $(LIBA): $(LIB_OBJ)
 	ar rcs $@ $(filter-out %.h,$^)
 
 $(LIBSO): $(LIB_OBJ)
-	$(MPICC) -shared -Wl,-soname,libcairn.so.$(shell sed -n 's/^#define CAIRN_VERSION_MAJOR \([0-9]*\)/\1/p' include/cairn.h) \
+	$(MPICC) -shared -Wl,-soname,libcairn.so.$(SOMAJOR) \
 	    $(LDFLAGS_ALL) -o $@ $(filter-out %.h,$^) $(DEP_LIBS)
 
 # The CLI uses the public header, src/common, src/compress and the PFS reader
@@ -145,9 +148,6 @@ $(BUILD)/bench/%: bench/%.c $(LIBA)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(BASE_CFLAGS) -Isrc -o $@ $< $(LIBA) $(DEP_LIBS) $(call pc,zfp,-lzfp) -lm $(LDFLAGS_ALL)
 
-$(BUILD)/cairn.pc: cairn.pc.in include/cairn.h
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)|' $< > $@
-
 # ---- SCR's API over cairn (src/compat/scr): libcairn-scr, header scr.h, pkg-config cairn-scr ----
 SCR_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/compat/scr/*.c))
 SCR_LIBA := $(BUILD)/libcairn-scr.a
@@ -161,21 +161,25 @@ $(SCR_LIBA): $(SCR_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 $(SCR_LIBSO): $(SCR_OBJ) $(LIBSO)
-	$(MPICC) -shared -Wl,-soname,libcairn-scr.so.0 $(LDFLAGS_ALL) -o $@ $(SCR_OBJ) -L$(BUILD) -lcairn
+	$(MPICC) -shared -Wl,-soname,libcairn-scr.so.$(SOMAJOR) $(LDFLAGS_ALL) -o $@ $(SCR_OBJ) -L$(BUILD) -lcairn
 # SCR programs: scr.h and MPI only, as against SCR itself.
 $(BUILD)/tests/compat/scr/%: tests/compat/scr/%.c $(SCR_LIBA) $(LIBA)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(BASE_CFLAGS) -Isrc/compat/scr -o $@ $< $(SCR_LIBA) $(LIBA) $(DEP_LIBS) $(LDFLAGS_ALL)
 install: install-scr
-.PHONY: install-scr
-install-scr: $(SCR_LIBA) $(SCR_LIBSO)
-	install -d $(DESTDIR)$(PREFIX)/include/cairn/scr $(DESTDIR)$(PREFIX)/lib/pkgconfig
+uninstall: uninstall-scr
+.PHONY: install-scr uninstall-scr
+install-scr: install-check $(SCR_LIBA) $(SCR_LIBSO)
+	install -d $(DESTDIR)$(PREFIX)/include/cairn/scr $(DESTDIR)$(PREFIX)/lib
 	install -m 644 src/compat/scr/scr.h $(DESTDIR)$(PREFIX)/include/cairn/scr/
 	install -m 644 $(SCR_LIBA) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(SCR_LIBSO) $(DESTDIR)$(PREFIX)/lib/libcairn-scr.so.0
-	ln -sf libcairn-scr.so.0 $(DESTDIR)$(PREFIX)/lib/libcairn-scr.so
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)|' \
-	    cairn-scr.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cairn-scr.pc
+	install -m 755 $(SCR_LIBSO) $(DESTDIR)$(PREFIX)/lib/libcairn-scr.so.$(VERSION)
+	ln -sfn libcairn-scr.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libcairn-scr.so.$(SOMAJOR)
+	ln -sfn libcairn-scr.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libcairn-scr.so
+uninstall-scr: install-check
+	rm -f $(DESTDIR)$(PREFIX)/include/cairn/scr/scr.h \
+	    $(addprefix $(DESTDIR)$(PREFIX)/lib/,libcairn-scr.a libcairn-scr.so libcairn-scr.so.$(SOMAJOR) libcairn-scr.so.$(VERSION))
+	rmdir $(DESTDIR)$(PREFIX)/include/cairn/scr $(DESTDIR)$(PREFIX)/include/cairn 2>/dev/null || true
 
 # ---- entry points ----
 test: deps
@@ -222,19 +226,43 @@ fuzz: deps
 	  $(BUILD)/fuzz/$$n -max_total_time=$${FUZZ_SECONDS:-60} $(BUILD)/fuzz/$$n.corpus tests/fuzz/corpus/$$n || exit 1; \
 	done
 
-install: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/cairn.pc $(BUILD)/examples/heat
+# pkg-config modules: one template NAME.pc.in each, written at install time (not at build
+# time) as $(PREFIX)/lib/pkgconfig/NAME.pc with @PREFIX@ (this install's PREFIX, never
+# DESTDIR) and @VERSION@ filled in. A module of its own (cairn-fti, cairn-scr, cairn-veloc,
+# cairn-fortran) adds its template's path to this list; install and uninstall follow.
+PC_IN := cairn.pc.in cairn-scr.pc.in
+SHARE_CAIRN := scripts/slurm/cairn-prolog scripts/slurm/cairn-epilog scripts/drill.sh scripts/soak.sh \
+               scripts/mpirun.sh $(BUILD)/examples/heat
+.PHONY: install-check uninstall
+# PREFIX goes into cairn.pc and sed: absolute, and no character a shell or sed would read.
+install-check:
+	@case '$(PREFIX)' in /*) ;; *) false ;; esac && case '$(PREFIX)' in *[!A-Za-z0-9/._+-]*) false ;; esac || \
+	{ echo "make install: PREFIX must be an absolute path of letters, digits and / . _ + - (got '$(PREFIX)')" >&2; exit 1; }
+
+install: install-check lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/examples/heat
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
 	    $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 include/cairn.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/libcairn.so.$(VERSION)
+	ln -sfn libcairn.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libcairn.so.$(SOMAJOR)
+	ln -sfn libcairn.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libcairn.so
 	install -m 755 $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(BUILD)/cairn.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	for t in $(PC_IN); do m=$$(basename $$t .in); \
+	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $$t > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$m && \
+	  chmod 644 $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$m || exit 1; done
 	install -m 644 man/cairn.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -d $(DESTDIR)$(PREFIX)/share/cairn
-	install -m 755 scripts/slurm/cairn-prolog scripts/slurm/cairn-epilog $(DESTDIR)$(PREFIX)/share/cairn/
 	install -m 644 scripts/slurm/cairn-hook-lib.sh $(DESTDIR)$(PREFIX)/share/cairn/
-	install -m 755 scripts/drill.sh scripts/soak.sh scripts/mpirun.sh $(BUILD)/examples/heat $(DESTDIR)$(PREFIX)/share/cairn/
+	install -m 755 $(SHARE_CAIRN) $(DESTDIR)$(PREFIX)/share/cairn/
+
+uninstall: install-check
+	rm -f $(DESTDIR)$(PREFIX)/include/cairn.h $(DESTDIR)$(PREFIX)/share/man/man1/cairn.1 \
+	    $(addprefix $(DESTDIR)$(PREFIX)/lib/,libcairn.a libcairn.so libcairn.so.$(SOMAJOR) libcairn.so.$(VERSION)) \
+	    $(addprefix $(DESTDIR)$(PREFIX)/lib/pkgconfig/,$(notdir $(PC_IN:.in=))) \
+	    $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(CLI) $(DAEMON)) cairn-rebuild) \
+	    $(addprefix $(DESTDIR)$(PREFIX)/share/cairn/,cairn-hook-lib.sh $(notdir $(SHARE_CAIRN)))
+	rmdir $(DESTDIR)$(PREFIX)/share/cairn 2>/dev/null || true
 
 clean:
 	rm -rf build build-asan build-mpich

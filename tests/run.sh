@@ -6,7 +6,7 @@
 #
 #   CAIRN_TEST_ONLY="levels pfs" bash tests/run.sh   runs only those sections
 # (unit replay cli config mpi ring levels lossy incr pfs daemon hooks nodes need
-# slurm cluster drill demo scr); the rest are counted as skipped.
+# slurm cluster drill demo install scr); the rest are counted as skipped.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 : "${BUILD:=build}"
@@ -99,6 +99,7 @@ section() { # section NAME SCRIPT TITLE: source one MPI scenario script
   echo "# $3"
   source "$2"
 }
+section install tests/install/run_install.sh "make install: an out-of-tree program via pkg-config, shared and static"
 section mpi tests/mpi/run_mpi.sh "MPI scenarios"
 section ring tests/mpi/run_ring.sh "the encoding ring: parity against a central encode, every loss pattern decoded"
 section levels tests/mpi/run_levels.sh "levels 2 and 3: node losses, rebuild, restore"
