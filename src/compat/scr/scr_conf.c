@@ -319,8 +319,9 @@ static int apply(found *f, cscr_conf *conf, char *why, size_t wlen)
         conf->flush = (int)NUM("SCR_FLUSH");
     if (HAS("SCR_DEBUG"))
         conf->debug = (int)NUM("SCR_DEBUG");
-    if (HAS("SCR_CURRENT"))
-        snprintf(conf->current, sizeof conf->current, "%s", f->value[find_key("SCR_CURRENT", strlen("SCR_CURRENT"))]);
+    int cur = find_key("SCR_CURRENT", strlen("SCR_CURRENT"));
+    if (f->value[cur])
+        snprintf(conf->current, sizeof conf->current, "%s", f->value[cur]);
     if (HAS("SCR_SET_FAILURES") && m == 2)
         m = (int)NUM("SCR_SET_FAILURES");
     cscr.conf.debug = conf->debug;

@@ -61,10 +61,10 @@ CSCR_API int SCR_Start_output(const char *name, int flags)
         MPI_Bcast(&root_flags, 1, MPI_INT, 0, cscr.comm) != MPI_SUCCESS)
         snprintf(why, sizeof why, "SCR_Start_output: MPI_Bcast failed");
     else if (strcmp(root, nm) != 0 || root_flags != flags)
-        snprintf(why, sizeof why, "SCR_Start_output('%s', %d): rank 0 gave ('%s', %d); name and "
-                 "flags must be the same on every rank", nm, flags, root, root_flags);
+        snprintf(why, sizeof why, "SCR_Start_output('%.200s', %d): rank 0 gave ('%.200s', %d); "
+                 "name and flags must be the same on every rank", nm, flags, root, root_flags);
     else if (flags & ~(SCR_FLAG_CHECKPOINT | SCR_FLAG_OUTPUT) || flags == SCR_FLAG_NONE)
-        snprintf(why, sizeof why, "SCR_Start_output('%s', %d): flags must be "
+        snprintf(why, sizeof why, "SCR_Start_output('%.200s', %d): flags must be "
                  "SCR_FLAG_CHECKPOINT, SCR_FLAG_OUTPUT or both", nm, flags);
     else if (ckpt && (strlen(nm) > CAIRN_LABEL_MAX || !printable(nm)))
         snprintf(why, sizeof why, "SCR_Start_output('%.100s'): a checkpoint's name is its "

@@ -68,7 +68,8 @@ static void init_grid(void)
 
 static void step_once(void)
 {
-    int up = rank > 0 ? rank - 1 : MPI_PROC_NULL, down = rank < ranks - 1 ? rank + 1 : MPI_PROC_NULL;
+    int up = rank > 0 ? rank - 1 : MPI_PROC_NULL;
+    int down = rank < ranks - 1 ? rank + 1 : MPI_PROC_NULL;
     MPI_Sendrecv(&AT(u, 1, 0), (int)nx, MPI_DOUBLE, up, 0, &AT(u, rows + 1, 0), (int)nx,
                  MPI_DOUBLE, down, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Sendrecv(&AT(u, rows, 0), (int)nx, MPI_DOUBLE, down, 1, &AT(u, 0, 0), (int)nx,

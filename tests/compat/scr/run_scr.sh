@@ -187,3 +187,26 @@ check "scr a CKPT descriptor in SCR_CONF_FILE: SCR_Init fails naming the file an
 check "  ... and nothing was written: no job directory in the cache base" \
   test ! -e "$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB"
 unset SCR_FLUSH
+
+# Installed: an SCR program built out of the tree with only pkg-config's cairn-scr flags.
+scr_fresh installed
+SCR_P=$SCR_W/prefix
+scr_pc() { env -u PKG_CONFIG_LIBDIR PKG_CONFIG_PATH="$SCR_P/lib/pkgconfig" pkg-config "$@"; }
+scr_build_installed() { # the build line is the only change an SCR program needs
+  local san=(); [ -n "${CAIRN_SANITIZE:-}" ] && san=(-fsanitize=address,undefined)
+  make -s --no-print-directory BUILD="$BUILD" install PREFIX="$SCR_P" >/dev/null &&
+    test "$(scr_pc --cflags cairn-scr | xargs)" = "-I$SCR_P/include/cairn/scr -I$SCR_P/include" &&
+    test -f "$SCR_P/include/cairn/scr/scr.h" && readelf -d "$SCR_P/lib/libcairn-scr.so" | grep -q 'SONAME.*\[libcairn-scr.so.0\]' &&
+    mkdir -p "$SCR_W/app" && cp tests/compat/scr/heat_scr.c "$SCR_W/app/" &&
+    (cd "$SCR_W/app" && mpicc "${san[@]}" $(scr_pc --cflags cairn-scr) heat_scr.c -o heat_scr $(scr_pc --libs cairn-scr)) &&
+    readelf -d "$SCR_W/app/heat_scr" | grep -q 'NEEDED.*\[libcairn-scr.so.0\]'
+}
+check "scr installed: make install, heat_scr.c built with pkg-config cairn-scr alone (shared libcairn-scr.so.0)" \
+  scr_build_installed
+SCR_H_TREE=$SCR_H SCR_H=$SCR_W/app/heat_scr
+check "  ... it runs, is killed at checkpoint 5 (PARTNER)" \
+  scr_env LD_LIBRARY_PATH="$SCR_P/lib" SCR_COPY_TYPE=PARTNER scr_crash 5 ckpt.20 -c 5
+wipe_nodes 0
+check "  ... node 0 lost: restart names ckpt.20, byte-identical" \
+  scr_env LD_LIBRARY_PATH="$SCR_P/lib" SCR_COPY_TYPE=PARTNER scr_resume ckpt.20 -c 5
+SCR_H=$SCR_H_TREE
