@@ -68,10 +68,18 @@ check "scr: heat_scr.c and api_scr.c use SCR's API and MPI only (no cairn name i
 # The API's rules, call by call (api_scr.c), over two runs.
 scr_fresh api
 scr_api() { (cd "$SCR_W" && CAIRN_RANKS_PER_NODE=2 SCR_COPY_TYPE=PARTNER "$SCR_MPIRUN" 4 "${SCR_H%/*}/api_scr" "$@"); }
+printf 'SCR_CACHE_SIZE=2\nSCR_DEBUG=1\nSCR_FUTURE_KEY=1\n' >"$SCR_W/.scrconf" # SCR's file in the prefix
 check "scr API, first run: order, flags, names, output datasets, invalid and unwritten datasets, unsupported calls" \
   run_grep '^PASS first$' scr_api first
-check "  ... second run: the default-named checkpoint scr.dataset.3 restores, once" \
-  run_grep '^PASS second$' scr_api second
+scr_api_second() { # the second run, its output kept in api.log
+  scr_api second >"$SCR_W/api.log" 2>&1 && grep -q '^PASS second$' "$SCR_W/api.log" ||
+    { tail -n 30 "$SCR_W/api.log"; return 1; }
+}
+check "  ... second run: the default-named checkpoint scr.dataset.3 restores, once" scr_api_second
+check "  ... <prefix>/.scrconf was read: its unknown key named and ignored" \
+  grep -q 'scrconf:3: unknown SCR parameter SCR_FUTURE_KEY, ignored' "$SCR_W/api.log"
+check "  ... and its SCR_CACHE_SIZE became CAIRN_KEEP (SCR_DEBUG=1 says so)" \
+  grep -Eq 'SCR_CACHE_SIZE \(.*/\.scrconf:1\) -> CAIRN_KEEP=2' "$SCR_W/api.log"
 
 scr_fresh ref
 SCR_REF=$SCR_W/ref.bin
