@@ -248,7 +248,7 @@ static void to_cairn(const char *env, const char *value, const char *why)
 static int apply(found *f, cscr_conf *conf, char *why, size_t wlen)
 {
     long num[NKEYS] = {0};
-    char abs[NKEYS][PATH_MAX];
+    char abs[PATH_MAX];
     memset(conf, 0, sizeof *conf);
     conf->level = CAIRN_LEVEL_ERASURE; /* SCR's default copy type: XOR */
     conf->flush = 10;                  /* SCR's default */
@@ -270,7 +270,7 @@ static int apply(found *f, cscr_conf *conf, char *why, size_t wlen)
             }
             break;
         case PATH:
-            if (!*v || !cscr_absolute(v, abs[k], sizeof abs[k])) {
+            if (!*v || !cscr_absolute(v, abs, sizeof abs)) {
                 snprintf(why, wlen, "%s=%s (%s): not a usable path", name, v, from);
                 return 0;
             }
@@ -332,7 +332,9 @@ static int apply(found *f, cscr_conf *conf, char *why, size_t wlen)
             continue;
         char why_key[256];
         snprintf(why_key, sizeof why_key, "%s (%s)", KEYS[k].name, f->from[k]);
-        const char *v = KEYS[k].kind == PATH ? abs[k] : f->value[k];
+        const char *v = f->value[k];
+        if (KEYS[k].kind == PATH && cscr_absolute(v, abs, sizeof abs)) /* checked above */
+            v = abs;
         if (strcmp(KEYS[k].name, "SCR_PREFIX_SIZE") == 0 && num[k] == 0)
             v = "1000"; /* SCR: 0 keeps all; cairn's most */
         to_cairn(KEYS[k].env, v, why_key);
