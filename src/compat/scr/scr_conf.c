@@ -17,6 +17,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -339,10 +340,24 @@ static int apply(found *f, cscr_conf *conf, char *why, size_t wlen)
             v = "1000"; /* SCR: 0 keeps all; cairn's most */
         to_cairn(KEYS[k].env, v, why_key);
     }
-    if (!HAS("SCR_PREFIX")) { /* SCR's prefix defaults to the working directory */
-        char cwd[PATH_MAX];
-        if (getcwd(cwd, sizeof cwd))
-            to_cairn("CAIRN_PFS_DIR", cwd, "SCR_PREFIX (default: the working directory)");
+    char prefix[PATH_MAX] = "";
+    if (HAS("SCR_PREFIX")) /* checked above */
+        cscr_absolute(f->value[find_key("SCR_PREFIX", strlen("SCR_PREFIX"))], prefix,
+                      sizeof prefix);
+    else if (getcwd(prefix, sizeof prefix)) /* SCR's prefix defaults to the working directory */
+        to_cairn("CAIRN_PFS_DIR", prefix, "SCR_PREFIX (default: the working directory)");
+    else
+        prefix[0] = '\0';
+    /* No job id from cairn, SCR or Slurm: one of the prefix, so that a restart in the same
+     * prefix finds the checkpoints, as SCR's does (a generated one never would). */
+    const char *job = getenv("CAIRN_JOB"), *slurm = getenv("SLURM_JOB_ID");
+    if ((!job || !*job) && !HAS("SCR_JOB_ID") && (!slurm || !*slurm) &&
+        !getenv("CAIRN_CONFIG_FILE") && prefix[0]) {
+        uint64_t h = 0xcbf29ce484222325ull;
+        for (const char *p = prefix; *p; p++)
+            h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+        snprintf(text, sizeof text, "scr-%016llx", (unsigned long long)h);
+        to_cairn("CAIRN_JOB", text, "no job id: one of the prefix");
     }
     if (conf->level == CAIRN_LEVEL_ERASURE) {
         snprintf(text, sizeof text, "%d", m);

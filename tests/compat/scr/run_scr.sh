@@ -92,6 +92,14 @@ check "scr level 1 (SINGLE, 4 ranks on 2 nodes): killed as checkpoint 5 begins" 
 check "  ... ckpt.20 is generation 4 at level 1" scr_level 4 1
 check "  ... restart names ckpt.20 and ends byte-identical" scr_resume ckpt.20 -c 5
 
+scr_fresh jobid # no job id from cairn, SCR or Slurm: the job is named after the prefix
+check "scr with no CAIRN_JOB, SCR_JOB_ID or SLURM_JOB_ID: killed at checkpoint 5" \
+  scr_env CAIRN_JOB= SLURM_JOB_ID= scr_crash 5 ckpt.20 -c 5
+check "  ... a new run in the same prefix finds ckpt.20 and ends byte-identical" \
+  scr_env CAIRN_JOB= SLURM_JOB_ID= scr_resume ckpt.20 -c 5
+check "  ... under the one job directory scr-<16 hex digits>" \
+  bash -c "test \"\$(ls '$CAIRN_BASE/cairn-$(id -u)' | grep -Ex 'scr-[0-9a-f]{16}' | wc -l)\" = 1"
+
 scr_fresh l2
 export SCR_COPY_TYPE=PARTNER
 check "scr level 2 (PARTNER, 4 ranks on 2 nodes): killed at checkpoint 5" scr_crash 5 ckpt.20 -c 5
