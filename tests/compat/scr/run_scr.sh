@@ -36,8 +36,8 @@ scr_crash() { # scr_crash GEN LAST ARGS...: dies as generation GEN begins, after
   CAIRN_FAULT="ckpt.begin:gen=$gen:rank=1" scr_run 4 "$@" >"$out" 2>&1; rc=$?
   if [ "$rc" -eq 0 ] || ! grep -q "^Completed checkpoint $last\.\$" "$out" ||
      grep -q '^Final checksum' "$out"; then
-    echo "scr_crash: exit status $rc, or no 'Completed checkpoint $last.', or the run ended:"
-    tail -n 30 "$out"; rm -f "$out"; return 1
+    tail -n 25 "$out"; echo "scr_crash: exit status $rc; want it killed after 'Completed checkpoint $last.' (above: the last of $(wc -l <"$out") lines)"
+    rm -f "$out"; return 1
   fi
   rm -f "$out"
 }
@@ -50,7 +50,8 @@ scr_resume_saw() { # scr_resume_saw NAME PATTERN ARGS...: as scr_resume, and a l
   scr_run 4 "${@:3}" -f "$SCR_W/final.bin" >"$log" 2>&1; rc=$?
   if [ "$rc" -ne 0 ] || ! grep -q "^Restarting from checkpoint named $1\$" "$log" ||
      ! grep -Eq -- "$2" "$log"; then
-    echo "scr_resume: exit status $rc, or no line '$1' / '$2' in:"; tail -n 30 "$log"; return 1
+    tail -n 25 "$log"; echo "scr_resume: exit status $rc; want 0, 'Restarting from checkpoint named $1' and /$2/ (above: the last of $(wc -l <"$log") lines)"
+    return 1
   fi
   cmp "$SCR_REF" "$SCR_W/final.bin"
 }
