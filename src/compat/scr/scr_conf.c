@@ -3,8 +3,8 @@
  *
  * Sources, the first that sets a key wins (SCR's order): the SCR_* environment
  * variable, the user configuration file (SCR_CONF_FILE, else <prefix>/.scrconf
- * if it exists: "KEY=VALUE" lines, '#' comments, $VAR and ${VAR} expanded),
- * then SCR_Config calls made before SCR_Init. Each key of KEYS is checked
+ * if it exists; read by scr_conffile.c), then SCR_Config calls made before
+ * SCR_Init. Each key of KEYS is checked
  * (bad values name the key and where it came from) and then either kept in
  * cscr_conf (copy type, flush, debug, current) or written to the CAIRN_*
  * variable of its cairn setting, unless the user set that variable: cairn's
@@ -14,7 +14,6 @@
  */
 #include "scr_impl.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -84,9 +83,6 @@ static const key KEYS[] = {
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
-/* Multi-item entries of SCR's files (descriptors): not supported. */
-static const char *const DESCRIPTORS[] = {"CKPT", "STORE", "GROUPS", NULL};
-
 /* Values set by SCR_Config before SCR_Init (malloc'ed; NULL unset). */
 static char *configured[NKEYS];
 
@@ -103,64 +99,6 @@ static int find_key(const char *name, size_t len)
     return -1;
 }
 
-static int is_descriptor(const char *name, size_t len)
-{
-    for (int i = 0; DESCRIPTORS[i]; i++)
-        if (strlen(DESCRIPTORS[i]) == len && strncmp(DESCRIPTORS[i], name, len) == 0)
-            return 1;
-    return 0;
-}
-
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    char *e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1]))
-        *--e = '\0';
-    return s;
-}
-
-/* VALUE with $NAME and ${NAME} replaced by the environment's values (unset:
- * empty), and one pair of surrounding double quotes dropped; malloc'ed. */
-static char *expand(const char *value)
-{
-    size_t n = strlen(value);
-    if (n >= 2 && value[0] == '"' && value[n - 1] == '"')
-        value++, n -= 2;
-    size_t cap = n + 1, len = 0;
-    char *out = malloc(cap);
-    for (size_t i = 0; out && i < n; i++) {
-        const char *add = value + i;
-        size_t addlen = 1;
-        char var[256];
-        if (value[i] == '$' && i + 1 < n) {
-            int brace = value[i + 1] == '{';
-            size_t j = i + 1 + (size_t)brace, k = j;
-            while (k < n && (isalnum((unsigned char)value[k]) || value[k] == '_'))
-                k++;
-            if (k > j && k - j < sizeof var && (!brace || (k < n && value[k] == '}'))) {
-                memcpy(var, value + j, k - j);
-                var[k - j] = '\0';
-                add = getenv(var) ? getenv(var) : "";
-                addlen = strlen(add);
-                i = k - 1 + (size_t)brace;
-            }
-        }
-        if (len + addlen + 1 > cap) {
-            char *bigger = realloc(out, cap = 2 * (len + addlen + 1));
-            if (!bigger)
-                free(out);
-            out = bigger;
-        }
-        if (out)
-            memcpy(out + len, add, addlen), len += addlen;
-    }
-    if (out)
-        out[len] = '\0';
-    return out;
-}
-
 static void put(found *f, int k, const char *value, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void put(found *f, int k, const char *value, const char *fmt, ...)
@@ -173,54 +111,16 @@ static void put(found *f, int k, const char *value, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Read the user configuration file PATH into F (its keys override F's). */
-static int read_file(found *f, const char *path, char *why, size_t wlen)
+/* cscr_conffile_read's callback: a simple KEY=VALUE line of the file. */
+static int from_file(const char *name, size_t klen, const char *value, const char *path,
+                     int line, void *arg, char *why, size_t wlen)
 {
-    FILE *fp = fopen(path, "re");
-    if (!fp) {
-        snprintf(why, wlen, "configuration file %s: %s", path, strerror(errno));
-        return 0;
-    }
-    char line[4096];
-    int ok = 1;
-    for (int no = 1; ok && fgets(line, sizeof line, fp); no++) {
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = '\0';
-        char *s = trim(line), *eq = strchr(s, '=');
-        if (!*s)
-            continue;
-        size_t klen = eq ? (size_t)(eq - s) : 0;
-        while (klen && isspace((unsigned char)s[klen - 1]))
-            klen--;
-        int k = klen ? find_key(s, klen) : -1;
-        if (!eq || !klen) {
-            snprintf(why, wlen, "%s:%d: expected KEY=VALUE", path, no);
-            ok = 0;
-        } else if (is_descriptor(s, klen)) {
-            snprintf(why, wlen, "%s:%d: %.*s descriptors are not supported by cairn-scr (one "
-                     "redundancy scheme per job: SCR_COPY_TYPE, SCR_SET_SIZE, SCR_CACHE_BASE)",
-                     path, no, (int)klen, s);
-            ok = 0;
-        } else if (k < 0) {
-            cscr_say("%s:%d: unknown SCR parameter %.*s, ignored", path, no, (int)klen, s);
-        } else {
-            char *v = expand(trim(eq + 1));
-            if (!v) {
-                snprintf(why, wlen, "%s:%d: out of memory", path, no);
-                ok = 0;
-            } else {
-                put(f, k, v, "%s:%d", path, no);
-            }
-            free(v);
-        }
-    }
-    if (ok && ferror(fp)) {
-        snprintf(why, wlen, "configuration file %s: read error", path);
-        ok = 0;
-    }
-    fclose(fp);
-    return ok;
+    int k = find_key(name, klen);
+    if (k < 0)
+        cscr_say("%s:%d: unknown SCR parameter %.*s, ignored", path, line, (int)klen, name);
+    else
+        put(arg, k, value, "%s:%d", path, line);
+    return 1;
 }
 
 int cscr_absolute(const char *path, char *out, size_t len)
@@ -409,7 +309,7 @@ int cscr_conf_load(cscr_conf *conf, char *why, size_t wlen)
         }
     }
     if (file && *file)
-        ok = read_file(&f, file, why, wlen);
+        ok = cscr_conffile_read(file, from_file, &f, why, wlen);
     for (size_t k = 0; ok && k < NKEYS; k++) {
         const char *v = getenv(KEYS[k].name);
         if (v)
@@ -434,7 +334,7 @@ const char *cscr_conf_call(const char *config)
     int k = find_key(config, klen);
     if (k < 0) {
         cscr_say("SCR_Config(\"%s\"): %s", config,
-                   is_descriptor(config, klen) ? "descriptors are not supported by cairn-scr"
+                   cscr_is_descriptor(config, klen) ? "descriptors are not supported by cairn-scr"
                                                : "unknown parameter");
         return NULL;
     }
@@ -449,6 +349,6 @@ const char *cscr_conf_call(const char *config)
         return NULL;
     }
     free(configured[k]);
-    configured[k] = eq[1] ? expand(eq + 1) : NULL;
+    configured[k] = eq[1] ? cscr_expand(eq + 1) : NULL;
     return NULL;
 }

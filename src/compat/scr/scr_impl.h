@@ -5,6 +5,7 @@
  *
  *   scr_conf.c     SCR parameters (environment, SCR_CONF_FILE, SCR_Config)
  *                  and their mapping onto CAIRN_* settings
+ *   scr_conffile.c SCR's configuration file format
  *   scr_init.c     SCR_Init, SCR_Finalize, shared helpers, small calls
  *   scr_output.c   SCR_Start_output / Route_file / Complete_output, checkpoints
  *   scr_restart.c  SCR_Have_restart / Start_restart / Complete_restart, SCR_Current
@@ -87,6 +88,13 @@ int cscr_conf_load(cscr_conf *conf, char *why, size_t wlen); /* local: SCR param
 const char *cscr_conf_call(const char *config); /* SCR_Config's work */
 int cscr_absolute(const char *path, char *out, size_t len); /* relative to the working
                                                                directory; 0 if too long */
+
+/* scr_conffile.c */
+typedef int (*cscr_kv_fn)(const char *key, size_t klen, const char *value, const char *path,
+                          int line, void *arg, char *why, size_t wlen); /* 0 and WHY: stop */
+int cscr_conffile_read(const char *path, cscr_kv_fn fn, void *arg, char *why, size_t wlen);
+int cscr_is_descriptor(const char *name, size_t len); /* CKPT, STORE, GROUPS */
+char *cscr_expand(const char *value); /* $VAR, ${VAR}, quotes; malloc'ed, NULL if no memory */
 
 /* scr_output.c */
 int cscr_route_output(const char *name, char *file);
