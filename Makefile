@@ -193,7 +193,7 @@ asan: deps
 # The same suite built and launched with MPICH (installed beside Open MPI).
 check-mpich:
 	@bash scripts/setup.sh mpich
-	$(MAKE) BUILD=build-mpich MPICC=mpicc.mpich all
+	$(MAKE) BUILD=build-mpich MPICC=mpicc.mpich MPIFC=mpif90.mpich all
 	BUILD=build-mpich CAIRN_LAUNCHER=mpirun.mpich bash tests/run.sh
 
 # Real separate nodes: a head and 4 nodes as Linux namespaces (own network, hostname and
@@ -230,7 +230,7 @@ fuzz: deps
 # time) as $(PREFIX)/lib/pkgconfig/NAME.pc with @PREFIX@ (this install's PREFIX, never
 # DESTDIR) and @VERSION@ filled in. A module of its own (cairn-fti, cairn-scr, cairn-veloc,
 # cairn-fortran) adds its template's path to this list; install and uninstall follow.
-PC_IN := cairn.pc.in cairn-scr.pc.in
+PC_IN := cairn.pc.in cairn-fortran.pc.in cairn-scr.pc.in
 SHARE_CAIRN := scripts/slurm/cairn-prolog scripts/slurm/cairn-epilog scripts/drill.sh scripts/soak.sh \
                scripts/mpirun.sh $(BUILD)/examples/heat
 .PHONY: install-check uninstall
@@ -263,6 +263,84 @@ uninstall: install-check
 	    $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(CLI) $(DAEMON)) cairn-rebuild) \
 	    $(addprefix $(DESTDIR)$(PREFIX)/share/cairn/,cairn-hook-lib.sh $(notdir $(SHARE_CAIRN)))
 	rmdir $(DESTDIR)$(PREFIX)/share/cairn 2>/dev/null || true
+
+# ---- language bindings (bindings/, README "Fortran and Python") ----
+# Fortran: module cairn (cairn.mod, gfortran-specific) and libcairn-fortran,
+# built with plain gfortran (the module needs no MPI module; programs that use
+# it are built with mpif90). Python: the package cairn over libcairn.so
+# (ctypes), installed under the site directory bindings/python/sitedir.py
+# gives for PREFIX. Constants of both come from cairn.h (bindings/gen_consts.c).
+FORTRAN ?= gfortran
+MPIFC ?= mpif90
+PYTHON ?= /usr/bin/python3
+F_BUILD := $(BUILD)/bindings/fortran
+FLIBA := $(BUILD)/libcairn-fortran.a
+FLIBSO := $(BUILD)/libcairn-fortran.so
+F_VER := $(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)
+F_SOMAJOR := $(shell sed -n 's/^#define CAIRN_VERSION_MAJOR \([0-9]*\)/\1/p' include/cairn.h)
+F_FLAGS := -std=f2018 -Wall -Wextra $(OPT) $(SAN)
+F_PROGS := $(BUILD)/examples/fortran/heat $(addprefix $(BUILD)/tests/fortran/,t_api t_layout t_f08)
+.PHONY: bindings install-bindings
+all: bindings $(F_PROGS)
+bindings: $(FLIBA) $(FLIBSO) $(BUILD)/bindings/python/cairn/_consts.py
+
+$(BUILD)/gen_consts: bindings/gen_consts.c include/cairn.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -o $@ $< $(LDFLAGS_ALL)
+
+$(F_BUILD)/cairn_consts.inc: $(BUILD)/gen_consts
+	@mkdir -p $(dir $@)
+	$< fortran > $@.tmp && mv $@.tmp $@
+
+$(F_BUILD)/cairn.o: bindings/fortran/cairn.f90 bindings/fortran/cairn_iface.inc \
+                    bindings/fortran/cairn_protect.inc $(F_BUILD)/cairn_consts.inc
+	$(FORTRAN) $(F_FLAGS) -fPIC -J$(F_BUILD) -I$(F_BUILD) -Ibindings/fortran -c $< -o $@
+
+$(FLIBA): $(F_BUILD)/cairn.o
+	@rm -f $@
+	ar rcs $@ $^
+
+$(FLIBSO): $(F_BUILD)/cairn.o $(LIBSO)
+	$(FORTRAN) -shared -Wl,-soname,libcairn-fortran.so.$(F_SOMAJOR) $(LDFLAGS_ALL) -o $@ $< -L$(BUILD) -lcairn
+
+$(BUILD)/examples/fortran/%: examples/fortran/%.f90 $(FLIBA) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(MPIFC) $(F_FLAGS) -I$(F_BUILD) -o $@ $< $(FLIBA) $(LIBA) $(DEP_LIBS) $(LDFLAGS_ALL)
+
+$(BUILD)/tests/fortran/%: tests/fortran/%.f90 $(FLIBA) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(MPIFC) $(F_FLAGS) -I$(F_BUILD) -o $@ $< $(FLIBA) $(LIBA) $(DEP_LIBS) $(LDFLAGS_ALL)
+
+$(BUILD)/bindings/python/cairn/_consts.py: $(BUILD)/gen_consts
+	@mkdir -p $(dir $@)
+	$< python > $@.tmp && mv $@.tmp $@
+
+# The module under include/cairn/fortran (.mod files are compiler-specific:
+# gfortran's); libcairn-fortran.so.VERSION with its SONAME and dev links;
+# cairn-fortran.pc (in PC_IN, written at install time for this PREFIX); the Python package
+# with the lib directory recorded in it (cairn/_install.py).
+PY_SITE = $$($(PYTHON) bindings/python/sitedir.py '$(PREFIX)')
+.PHONY: uninstall-bindings
+install: install-bindings
+install-bindings: bindings
+	install -d $(DESTDIR)$(PREFIX)/include/cairn/fortran $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 $(F_BUILD)/cairn.mod $(DESTDIR)$(PREFIX)/include/cairn/fortran/
+	install -m 644 $(FLIBA) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(FLIBSO) $(DESTDIR)$(PREFIX)/lib/libcairn-fortran.so.$(F_VER)
+	ln -sfn libcairn-fortran.so.$(F_VER) $(DESTDIR)$(PREFIX)/lib/libcairn-fortran.so.$(F_SOMAJOR)
+	ln -sfn libcairn-fortran.so.$(F_SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libcairn-fortran.so
+	site=$(PY_SITE) && install -d "$(DESTDIR)$$site/cairn" && \
+	install -m 644 bindings/python/cairn/*.py $(BUILD)/bindings/python/cairn/_consts.py "$(DESTDIR)$$site/cairn/" && \
+	printf '"""Written by make install: where libcairn was installed."""\nLIBDIR = "%s"\n' '$(PREFIX)/lib' > "$(DESTDIR)$$site/cairn/_install.py" && \
+	echo "install: Python package cairn in $$site"
+
+uninstall: uninstall-bindings
+uninstall-bindings:
+	rm -f $(DESTDIR)$(PREFIX)/include/cairn/fortran/cairn.mod \
+	    $(addprefix $(DESTDIR)$(PREFIX)/lib/,libcairn-fortran.a libcairn-fortran.so \
+	      libcairn-fortran.so.$(F_SOMAJOR) libcairn-fortran.so.$(F_VER))
+	rmdir $(DESTDIR)$(PREFIX)/include/cairn/fortran $(DESTDIR)$(PREFIX)/include/cairn 2>/dev/null || true
+	site=$(PY_SITE) && rm -rf "$(DESTDIR)$$site/cairn"
 
 clean:
 	rm -rf build build-asan build-mpich

@@ -5,8 +5,9 @@
 # failure, and when a glob of test programs matches nothing.
 #
 #   CAIRN_TEST_ONLY="levels pfs" bash tests/run.sh   runs only those sections
-# (unit replay cli config mpi ring levels lossy incr pfs daemon hooks nodes need query
-# slurm cluster drill demo install scr); the rest are counted as skipped.
+# (unit replay cli config install mpi ring levels lossy incr pfs daemon hooks nodes
+# need query fortran python fti scr veloc slurm cluster drill demo); the rest are
+# counted as skipped.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 : "${BUILD:=build}"
@@ -111,6 +112,8 @@ section hooks tests/mpi/run_hooks.sh "scheduler hooks (plain environment): prolo
 section nodes tests/mpi/run_nodes.sh "node names: one rule for library, cairnd, CLI and hooks; hosts by UTS namespace"
 section need tests/mpi/run_need.sh "when to checkpoint: cairn_need_checkpoint, intervals, Young/Daly, CAIRN_CONFIG_FILE"
 section query tests/mpi/run_query.sh "restart query, one variable at a time, labels: what a restart would do, checked against it"
+section fortran tests/fortran/run_fortran.sh "the Fortran binding: module cairn; the Fortran heat crashed, nodes wiped, restarted"
+section python tests/python/run_python.sh "the Python binding: package cairn under mpirun; crash, restore bit-exact; refusals"
 section scr tests/compat/scr/run_scr.sh "cairn-scr: an SCR program (heat stencil) crashes and restarts at every copy type"
 
 if want slurm; then
