@@ -148,6 +148,39 @@ $(BUILD)/bench/%: bench/%.c $(LIBA)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(BASE_CFLAGS) -Isrc -o $@ $< $(LIBA) $(DEP_LIBS) $(call pc,zfp,-lzfp) -lm $(LDFLAGS_ALL)
 
+# ---- SCR's API over cairn (src/compat/scr): libcairn-scr, header scr.h, pkg-config cairn-scr ----
+SCR_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/compat/scr/*.c))
+SCR_LIBA := $(BUILD)/libcairn-scr.a
+SCR_LIBSO := $(BUILD)/libcairn-scr.so
+SCR_TEST_BIN := $(patsubst tests/compat/scr/%.c,$(BUILD)/tests/compat/scr/%,$(wildcard tests/compat/scr/*.c))
+all: $(SCR_LIBA) $(SCR_LIBSO) $(SCR_TEST_BIN)
+$(SCR_OBJ): $(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(LIB_CFLAGS) -c $< -o $@
+$(SCR_LIBA): $(SCR_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(SCR_LIBSO): $(SCR_OBJ) $(LIBSO)
+	$(MPICC) -shared -Wl,-soname,libcairn-scr.so.$(SOMAJOR) $(LDFLAGS_ALL) -o $@ $(SCR_OBJ) -L$(BUILD) -lcairn
+# SCR programs: scr.h and MPI only, as against SCR itself.
+$(BUILD)/tests/compat/scr/%: tests/compat/scr/%.c $(SCR_LIBA) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(BASE_CFLAGS) -Isrc/compat/scr -o $@ $< $(SCR_LIBA) $(LIBA) $(DEP_LIBS) $(LDFLAGS_ALL)
+install: install-scr
+uninstall: uninstall-scr
+.PHONY: install-scr uninstall-scr
+install-scr: install-check $(SCR_LIBA) $(SCR_LIBSO)
+	install -d $(DESTDIR)$(PREFIX)/include/cairn/scr $(DESTDIR)$(PREFIX)/lib
+	install -m 644 src/compat/scr/scr.h $(DESTDIR)$(PREFIX)/include/cairn/scr/
+	install -m 644 $(SCR_LIBA) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SCR_LIBSO) $(DESTDIR)$(PREFIX)/lib/libcairn-scr.so.$(VERSION)
+	ln -sfn libcairn-scr.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libcairn-scr.so.$(SOMAJOR)
+	ln -sfn libcairn-scr.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libcairn-scr.so
+uninstall-scr: install-check
+	rm -f $(DESTDIR)$(PREFIX)/include/cairn/scr/scr.h \
+	    $(addprefix $(DESTDIR)$(PREFIX)/lib/,libcairn-scr.a libcairn-scr.so libcairn-scr.so.$(SOMAJOR) libcairn-scr.so.$(VERSION))
+	rmdir $(DESTDIR)$(PREFIX)/include/cairn/scr $(DESTDIR)$(PREFIX)/include/cairn 2>/dev/null || true
+
 # ---- entry points ----
 test: deps
 	$(MAKE) all
@@ -197,7 +230,7 @@ fuzz: deps
 # time) as $(PREFIX)/lib/pkgconfig/NAME.pc with @PREFIX@ (this install's PREFIX, never
 # DESTDIR) and @VERSION@ filled in. A module of its own (cairn-fti, cairn-scr, cairn-veloc,
 # cairn-fortran) adds its template's path to this list; install and uninstall follow.
-PC_IN := cairn.pc.in cairn-fortran.pc.in
+PC_IN := cairn.pc.in cairn-fortran.pc.in cairn-scr.pc.in
 SHARE_CAIRN := scripts/slurm/cairn-prolog scripts/slurm/cairn-epilog scripts/drill.sh scripts/soak.sh \
                scripts/mpirun.sh $(BUILD)/examples/heat
 .PHONY: install-check uninstall

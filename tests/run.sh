@@ -116,6 +116,7 @@ section query tests/mpi/run_query.sh "restart query, one variable at a time, lab
 section fortran tests/fortran/run_fortran.sh "the Fortran binding: module cairn; the Fortran heat crashed, nodes wiped, restarted"
 section python tests/python/run_python.sh "the Python binding: package cairn under mpirun; crash, restore bit-exact; refusals"
 section fti tests/compat/fti/run_fti.sh "the FTI layer: FTI programs (fti.h + MPI only) crash and restart at levels 1-4, bit-exact"
+section scr tests/compat/scr/run_scr.sh "cairn-scr: an SCR program (heat stencil) crashes and restarts at every copy type"
 
 if want slurm; then
   echo "# a real Slurm (slurmctld, 4 slurmd, munge): hooks, daemons, restart from the PFS"

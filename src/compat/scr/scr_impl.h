@@ -1,0 +1,106 @@
+/*
+ * scr_impl.h - the inside of cairn-scr (SCR's API over cairn.h): the one
+ * process-wide state SCR's handle-less API implies, and the helpers the
+ * files of src/compat/scr share. Uses only cairn.h and MPI.
+ *
+ *   scr_conf.c     SCR parameters (environment, SCR_CONF_FILE, SCR_Config)
+ *                  and their mapping onto CAIRN_* settings
+ *   scr_conffile.c SCR's configuration file format
+ *   scr_init.c     SCR_Init, SCR_Finalize, shared helpers, small calls
+ *   scr_output.c   SCR_Start_output / Route_file / Complete_output, checkpoints
+ *   scr_restart.c  SCR_Have_restart / Start_restart / Complete_restart, SCR_Current
+ *
+ * State machine (SCR's): NONE -SCR_Init-> IDLE; IDLE -Start_output-> OUTPUT
+ * -Complete_output-> IDLE; IDLE -Start_restart-> RESTART -Complete_restart->
+ * IDLE; SCR_Finalize -> NONE. A call out of order fails on every rank and
+ * changes nothing. cscr owns the cairn context, its MPI communicator and
+ * the route table; strings handed back to the application are copied into
+ * its buffers.
+ */
+#ifndef CAIRN_SCR_IMPL_H
+#define CAIRN_SCR_IMPL_H
+
+#include <cairn.h>
+#include <stddef.h>
+
+#include "scr.h"
+
+#define CSCR_API __attribute__((visibility("default")))
+
+enum cscr_phase { CSCR_NONE, CSCR_IDLE, CSCR_OUTPUT, CSCR_RESTART };
+
+/* The settings cairn-scr acts on itself (the rest become CAIRN_* variables). */
+typedef struct cscr_conf {
+    int level;        /* of every checkpoint: SCR_COPY_TYPE (SINGLE 1, PARTNER 2, XOR/RS 3) */
+    int flush;        /* SCR_FLUSH: every flush-th checkpoint (by id) at level 4; 0 never */
+    int debug;        /* SCR_DEBUG */
+    int always_need;  /* no interval configured anywhere: SCR_Need_checkpoint always says 1 */
+    char current[SCR_MAX_FILENAME]; /* SCR_CURRENT: the checkpoint to restart from, "" newest */
+} cscr_conf;
+
+/* One file routed in the open output phase. */
+typedef struct cscr_route {
+    char base[CAIRN_NAME_MAX + 1]; /* its name in the generation: NAME's last component */
+    char *final;                   /* where SCR_FLAG_OUTPUT puts it: NAME made absolute */
+    char path[SCR_MAX_FILENAME];   /* where the application writes it */
+} cscr_route;
+
+typedef struct cscr_state {
+    int phase;
+    cairn_ctx *ctx;
+    MPI_Comm comm; /* a duplicate of MPI_COMM_WORLD, for cairn-scr's own agreements */
+    int rank;
+    cscr_conf conf;
+    long next_id;    /* id of the next checkpoint generation */
+    long dataset;    /* SCR's dataset counter, for default names */
+    int degraded;    /* levels 2/3 refused for this job's layout: checkpoints at this level */
+    /* restart */
+    long bound;      /* only generations <= bound are offered (CAIRN_LATEST: any) */
+    long have_id;    /* what SCR_Have_restart offered; -1 none */
+    char have_name[SCR_MAX_FILENAME];
+    int restored;    /* SCR_Start_restart restored have_id */
+    int restart_done; /* a restart completed: SCR_Have_restart says 0 from now on */
+    int current_done; /* SCR_CURRENT / SCR_Current applied */
+    /* output */
+    char out_name[SCR_MAX_FILENAME];
+    int out_flags;
+    long out_id;
+    cscr_route *routes;
+    size_t nroutes, cap;
+} cscr_state;
+
+extern cscr_state cscr;
+
+/* scr_init.c */
+void cscr_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));   /* rank 0 */
+void cscr_debug(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cscr_error(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* any rank */
+int cscr_agree(int ok, const char *why); /* collective: 1 if OK on every rank; else the
+                                            lowest failing rank prints its WHY */
+int cscr_enter(const char *call, int phase); /* collective: initialized and in PHASE? */
+int cscr_staging_dir(char *dir, size_t len); /* local: the directory routed files go to */
+void cscr_staging_empty(void);      /* local: remove what that directory holds */
+long cscr_newest_known(void);       /* collective: the highest generation id there is, or 0 */
+
+/* scr_conf.c */
+int cscr_conf_load(cscr_conf *conf, char *why, size_t wlen); /* local: SCR parameters, set
+                                                                 CAIRN_*; 0 and WHY if bad */
+const char *cscr_conf_call(const char *config); /* SCR_Config's work */
+int cscr_absolute(const char *path, char *out, size_t len); /* relative to the working
+                                                               directory; 0 if too long */
+
+/* scr_conffile.c */
+typedef int (*cscr_kv_fn)(const char *key, size_t klen, const char *value, const char *path,
+                          int line, void *arg, char *why, size_t wlen); /* 0 and WHY: stop */
+int cscr_conffile_read(const char *path, cscr_kv_fn fn, void *arg, char *why, size_t wlen);
+int cscr_is_descriptor(const char *name, size_t len); /* CKPT, STORE, GROUPS */
+char *cscr_expand(const char *value); /* $VAR, ${VAR}, quotes; malloc'ed, NULL if no memory */
+
+/* scr_output.c */
+int cscr_route_output(const char *name, char *file);
+void cscr_output_abandon(void); /* SCR_Finalize inside an output phase */
+
+/* scr_restart.c */
+int cscr_route_restart(const char *name, char *file);
+
+#endif /* CAIRN_SCR_IMPL_H */
