@@ -148,6 +148,34 @@ $(BUILD)/bench/%: bench/%.c $(LIBA)
 $(BUILD)/cairn.pc: cairn.pc.in include/cairn.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)|' $< > $@
 
+# ---- compatibility layer: VeloC's API (src/compat/veloc), libcairn-veloc over libcairn ----
+VELOC_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/compat/veloc/*.c))
+VELOC_TEST_BIN := $(patsubst tests/compat/veloc/%.c,$(BUILD)/tests/compat/veloc/%,$(filter-out %/heatdis_common.c,$(wildcard tests/compat/veloc/*.c)))
+all: $(BUILD)/libcairn-veloc.a $(BUILD)/libcairn-veloc.so $(BUILD)/cairn-veloc.pc $(VELOC_TEST_BIN)
+$(BUILD)/src/compat/veloc/%.o: src/compat/veloc/%.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(LIB_CFLAGS) -c $< -o $@
+$(BUILD)/libcairn-veloc.a: $(VELOC_OBJ)
+	@rm -f $@
+	ar rcs $@ $(filter-out %.h,$^)
+$(BUILD)/libcairn-veloc.so: $(VELOC_OBJ) $(LIBSO)
+	$(MPICC) -shared -Wl,-soname,libcairn-veloc.so.0 $(LDFLAGS_ALL) -o $@ $(VELOC_OBJ) -L$(BUILD) -lcairn
+$(BUILD)/cairn-veloc.pc: cairn-veloc.pc.in include/cairn.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)|' $< > $@
+# The tests are VeloC programs: veloc.h and MPI only (-I src/compat/veloc, as pkg-config gives).
+$(BUILD)/tests/compat/veloc/%: tests/compat/veloc/%.c tests/compat/veloc/heatdis_common.c $(BUILD)/libcairn-veloc.a $(LIBA)
+	@mkdir -p $(dir $@)
+	$(MPICC) -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Isrc/compat/veloc -MMD -MP -o $@ $(filter %.c,$^) \
+	    $(BUILD)/libcairn-veloc.a $(LIBA) $(DEP_LIBS) -lm $(LDFLAGS_ALL)
+.PHONY: install-veloc
+install: install-veloc
+install-veloc: $(BUILD)/libcairn-veloc.a $(BUILD)/libcairn-veloc.so $(BUILD)/cairn-veloc.pc
+	install -d $(DESTDIR)$(PREFIX)/include/cairn/veloc $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 src/compat/veloc/veloc.h $(DESTDIR)$(PREFIX)/include/cairn/veloc/
+	install -m 644 $(BUILD)/libcairn-veloc.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libcairn-veloc.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(BUILD)/cairn-veloc.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+
 # ---- entry points ----
 test: deps
 	$(MAKE) all
