@@ -26,6 +26,8 @@
  *   daemon.c      the library's side of cairnd: connect, hand over, fall back.
  *   flush.c       level 4 out: a generation materialized, aggregated N->M
  *                 and written to the PFS, index last.
+ *   interval.c    when to checkpoint: per-level clocks, intervals from the
+ *                 config or Young/Daly from measured costs.
  *   stagein.c     level 4 back: a PFS generation split back into node-local
  *                 rank files, for restart.
  *
@@ -59,6 +61,21 @@ typedef struct api_var {
     double chosen_ratio;          /* sampled stored/raw of the pick */
     int hint;                     /* cairn_protect_hint for the next checkpoint, -1 none */
 } api_var;
+
+/* When to checkpoint (interval.c): the clock of each level L = 1..4 ([0]
+ * unused), restarted by a checkpoint complete at level L or above. Rank 0's
+ * times decide; the other ranks keep theirs too. */
+#define API_NEED_COSTS 4 /* costs averaged per level */
+typedef struct api_need {
+    double since[5];                /* MPI_Wtime of the level's last checkpoint, or cairn_init */
+    long iters[5];                  /* cairn_need_checkpoint calls since then */
+    double cost[5][API_NEED_COSTS]; /* the last measured costs (seconds), a ring */
+    long ncost[5];                  /* costs measured so far in this run */
+    double prior[5];                /* cost recorded with an existing generation; 0 none */
+    double shown[5];                /* the automatic interval last logged */
+    bool primed;                    /* prior[] read (ckpt.auto, first call) */
+    bool warned;                    /* levels configured but impossible: said once */
+} api_need;
 
 struct cairn_ctx {
     MPI_Comm comm;                /* duplicate of the application's, errors return */
@@ -103,6 +120,7 @@ struct cairn_ctx {
     bool trash_running;
     incr_tab *incr[4];            /* [L], L = 1..3: block hashes of the newest generation at
                                    * level >= L written or restored: the next level-L parent */
+    api_need need;                /* cairn_need_checkpoint's clocks (interval.c) */
     int dfd;                      /* node leader: socket to cairnd, -1 none */
     int hold_fd;                  /* node leader: a HOLD on the daemons, -1 none */
     bool daemon;                  /* node leader: dfd is a live, accepted connection */
@@ -142,6 +160,16 @@ void api_trash_empty(cairn_ctx *ctx, bool wait);
 #define API_PRUNE_OLDER 1
 #define API_PRUNE_NEWER 2
 void api_prune(cairn_ctx *ctx, long id, int what);
+
+/* Can this job checkpoint at LEVEL (1..4)? 0, or CAIRN_EINVAL / CAIRN_ECONFIG
+ * with the reason in ERR: level 4 without pfs.dir, level 2 on one node,
+ * level 3 with too few nodes in a set (checkpoint.c). Local. */
+int api_level_usable(const cairn_ctx *ctx, int level, cn_err *err);
+/* cairn_need_checkpoint's clocks (interval.c): started by cairn_init; a
+ * generation complete at LEVEL restarts those of levels <= LEVEL, and
+ * SECONDS > 0 (the checkpoint's wall time) is a cost measured at LEVEL. */
+void api_need_start(cairn_ctx *ctx);
+void api_need_done(cairn_ctx *ctx, int level, double seconds);
 
 /* Encoding sets: nodes split into nsets contiguous sets of nearly equal size. */
 int api_set_of(int node, int nnodes, int nsets);

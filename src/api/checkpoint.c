@@ -30,6 +30,9 @@
  * step 2 like variables; once past check_args the call ends the routes,
  * completed or not, and a generation complete at level 1 has its staged
  * copies removed from files/rank-<r>/.
+ * When to checkpoint (interval.c): the level a generation is complete at
+ * restarts cairn_need_checkpoint's clocks of that level and those below, and
+ * the call's wall time (what the application waited) is that level's cost.
  */
 #include "api/api.h"
 
@@ -49,17 +52,10 @@ static const char *level_name(int level)
     return level >= 1 && level <= 4 ? names[level] : "?";
 }
 
-/* Local argument checks, then make sure all ranks asked for the same thing. */
-static int check_args(cairn_ctx *ctx, long id, int level)
+int api_level_usable(const cairn_ctx *ctx, int level, cn_err *err)
 {
-    cn_err *err = &ctx->err;
     int rc = 0;
-    if (id < 0)
-        rc = cn_fail(err, CAIRN_EINVAL, "checkpoint id %ld is negative", id);
-    else if (id <= ctx->last_id)
-        rc = cn_fail(err, CAIRN_EINVAL, "checkpoint id %ld is not above the last one (%ld)", id,
-                     ctx->last_id);
-    else if (level < 1 || level > 4)
+    if (level < 1 || level > 4)
         rc = cn_fail(err, CAIRN_EINVAL, "level %d does not exist (1..4)", level);
     else if (level == CAIRN_LEVEL_PFS && !ctx->cfg.pfs_dir[0])
         rc = cn_fail(err, CAIRN_ECONFIG, "level 4 (pfs) needs a PFS directory: set pfs.dir "
@@ -73,6 +69,21 @@ static int check_args(cairn_ctx *ctx, long id, int level)
                      "smallest",
                      ctx->cfg.ec_m, ctx->cfg.ec_m, ctx->nnodes, ctx->nsets, ctx->cfg.set_size,
                      ctx->min_set);
+    return rc;
+}
+
+/* Local argument checks, then make sure all ranks asked for the same thing. */
+static int check_args(cairn_ctx *ctx, long id, int level)
+{
+    cn_err *err = &ctx->err;
+    int rc = 0;
+    if (id < 0)
+        rc = cn_fail(err, CAIRN_EINVAL, "checkpoint id %ld is negative", id);
+    else if (id <= ctx->last_id)
+        rc = cn_fail(err, CAIRN_EINVAL, "checkpoint id %ld is not above the last one (%ld)", id,
+                     ctx->last_id);
+    else
+        rc = api_level_usable(ctx, level, err);
     CN_TRY(api_agree(ctx, rc));
     long mine[2] = {id, level}, lo[2], hi[2];
     if (MPI_Allreduce(mine, lo, 2, MPI_LONG, MPI_MIN, ctx->comm) != MPI_SUCCESS ||
@@ -237,8 +248,10 @@ static int hold_if_back(cairn_ctx *ctx, long id, bool *again)
     return api_agree(ctx, any && ctx->node_rank == 0 ? api_daemon_hold(ctx) : 0);
 }
 
-/* The generation, once the arguments are checked (cairn_checkpoint). */
-static int write_generation(cairn_ctx *ctx, long id, int level)
+/* The generation, once the arguments are checked (cairn_checkpoint). *REACHED
+ * gets the level it is complete at (0 none; 4 once on the PFS or handed to
+ * cairnd for it): what cairn_need_checkpoint's clocks restart for. */
+static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
 {
     cn_fault_point("ckpt.begin", id, ctx->rank);
 
@@ -279,6 +292,7 @@ static int write_generation(cairn_ctx *ctx, long id, int level)
     }
     /* Complete at level 1 from here on: a failure above keeps it. */
     ctx->last_id = id;
+    *reached = CAIRN_LEVEL_LOCAL;
     close(genfd);
     int local = api_local_level(ctx, level);
     api_daemon_connect(ctx); /* a daemon started since */
@@ -287,6 +301,7 @@ static int write_generation(cairn_ctx *ctx, long id, int level)
         api_plan_free(&plan);
         if (ctx->node_rank == 0 && again) /* held: nothing newer otherwise */
             api_prune(ctx, id, API_PRUNE_NEWER);
+        *reached = to_pfs(ctx, level) ? CAIRN_LEVEL_PFS : level;
         cn_info("generation %ld complete at level 1; cairnd takes it to level %d%s", id, local,
                 to_pfs(ctx, level) ? " and the PFS" : "");
         return 0;
@@ -298,6 +313,8 @@ static int write_generation(cairn_ctx *ctx, long id, int level)
     rc = api_agree(ctx, held);
     if (rc == 0 && local > CAIRN_LEVEL_LOCAL)
         rc = api_raise(ctx, id, local);
+    if (rc == 0)
+        *reached = local;
     api_incr_commit(ctx, &plan, id, rc == 0 ? local : CAIRN_LEVEL_LOCAL);
     api_plan_free(&plan);
     if (rc == 0 && to_pfs(ctx, level))
@@ -306,6 +323,7 @@ static int write_generation(cairn_ctx *ctx, long id, int level)
         api_prune(ctx, id, API_PRUNE_OLDER | API_PRUNE_NEWER);
     if (rc < 0)
         return rc;
+    *reached = to_pfs(ctx, level) ? CAIRN_LEVEL_PFS : level;
     cn_info("generation %ld complete at level %d (%s)", id, level, level_name(level));
     return 0;
 }
@@ -315,8 +333,12 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)
     if (!ctx)
         return CAIRN_EINVAL;
     cn_err_clear(&ctx->err);
+    double began = MPI_Wtime(); /* the cost the application pays (interval.c) */
     CN_TRY(check_args(ctx, id, level)); /* refused: the routes stay for the next call */
-    int rc = write_generation(ctx, id, level);
+    int reached = 0;
+    int rc = write_generation(ctx, id, level, &reached);
+    if (reached)
+        api_need_done(ctx, reached, rc == 0 ? MPI_Wtime() - began : 0);
     api_daemon_release(ctx); /* the daemons, if it held them (write_generation) */
     /* Routes are for this checkpoint only (routed.c), taken in or not. Once
      * the generation is complete, its files are in it: the staged copies go. */

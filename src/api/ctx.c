@@ -364,6 +364,7 @@ CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **
         ctx->cores_per_rank = cores_per_rank(ctx);
         ctx->hash_thread = ctx->cores_per_rank >= 2;
         ctx->storage_bps = (double)ctx->cfg.z_bandwidth * (1 << 20);
+        api_need_start(ctx);
         if (ctx->node_rank == 0)
             api_trash_empty(ctx, false); /* leftovers of a crashed job */
         api_daemon_connect(ctx);

@@ -14,6 +14,7 @@
  *            a PFS generation (pindex.c), and a reader that maps a checkpoint
  *            file and validates it (ckread.c).
  *   config   the key table, INI + environment loading (config.c).
+ *   period   checkpoint intervals and durations parsed, Daly's formula (period.c).
  *   proto    the line protocol of the node daemon's socket (proto.c).
  *   fault    named fault points for failure-injection tests (fault.c).
  *
@@ -172,6 +173,27 @@ int64_t cn_parse_gen_dirname(const char *name);
 #define CN_ABANDONED_PREFIX "abandoned-"
 int cn_set_aside(int dirfd, int64_t id, char *out, size_t len, cn_err *err);
 
+/* ---- when to checkpoint (period.c) ------------------------------------- */
+
+/* A checkpoint interval: every ITERS calls of cairn_need_checkpoint, or every
+ * SECONDS of wall time; both 0: off. */
+typedef struct cn_interval {
+    long iters;
+    double seconds;
+} cn_interval;
+#define CN_PERIOD_MAX_ITERS 1000000000L
+#define CN_PERIOD_MAX_SECONDS 1e10
+/* Parse V: "" (off), "N" (iterations; only with ITERS_OK) or a time "N" or
+ * "N.F" followed by s, m, h or d. NULL with *OUT filled, or the problem
+ * ("is not a duration: ..."); *OUT is then off. */
+const char *cn_interval_parse(const char *v, bool iters_ok, cn_interval *out);
+/* Daly's higher-order optimum compute time between checkpoints of COST
+ * seconds under a mean time between failures of MTBF seconds; 0 unless both
+ * are > 0. */
+double cn_daly_interval(double cost, double mtbf);
+/* "1.5 s", "42 min", "3.2 h", "12 d" (3 significant digits) into BUF. */
+const char *cn_seconds_str(char *buf, size_t len, double seconds);
+
 /* ---- configuration (config.c) ------------------------------------------ */
 
 enum cn_io_mode { CN_IO_AUTO = 0, CN_IO_WRITE = 1, CN_IO_PMEM = 2 };
@@ -212,13 +234,19 @@ typedef struct cn_config {
     int daemon_use;          /* daemon.use: 0 auto, 1 off */
     int daemon_timeout;      /* daemon.timeout, seconds */
     int log_level;           /* log.level: enum cn_log_level */
+    cn_interval ckpt_every[5]; /* ckpt.every_<L>, L = 1..4 ([0] unused): off, iterations or time */
+    int ckpt_auto;           /* ckpt.auto: 0 off, 1 on (Young/Daly intervals) */
+    double mtbf[5];          /* fail.mtbf_<L> in seconds, L = 1..4 ([0] unused); 0 unset */
 } cn_config;
 
 /* compress.codec's words, index = codec id; the last one, "auto", is this: */
 #define CN_CODEC_AUTO 7
 extern const char *const cn_codec_words[];
 
-/* Defaults, then PATH (may be NULL), then CAIRN_* environment overrides. */
+/* Defaults, then PATH, then CAIRN_* environment overrides. A NULL PATH
+ * means the file CAIRN_CONFIG_FILE names, if it is set and not empty, else
+ * none; errors in that file say "CAIRN_CONFIG_FILE: " first. */
+#define CN_CONFIG_FILE_ENV "CAIRN_CONFIG_FILE"
 int cn_config_load(cn_config *cfg, const char *path, cn_err *err);
 /* Print the key reference (Markdown table) to F. */
 void cn_config_reference(void *file /* FILE* */);

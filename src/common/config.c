@@ -2,8 +2,9 @@
  * config.c - cairn's settings: one key table drives everything.
  *
  * A setting reaches cn_config in three layers, each overriding the one
- * before: the built-in default, the INI file (parsed by libinih), then the
- * CAIRN_* environment variable. Every key is one row of KEYS below: section,
+ * before: the built-in default, the INI file (parsed by libinih; the one
+ * given, else the one CAIRN_CONFIG_FILE names), then the CAIRN_* environment
+ * variable; then rules between keys (check_whole). Every key is one row of KEYS below: section,
  * name, environment variable, kind of value with its limits, default as text,
  * the cn_config field it fills, and its description. Defaults, file values
  * and environment values all pass through set_value(), so a default is
@@ -16,7 +17,8 @@
  * counts lines. That reader also drops leading blanks, so an indented
  * "key = value" is a key and not a continuation of the previous value.
  *
- * Depends on libc, inih and cn_id_ok() (format.c). Allocates nothing; the
+ * Depends on libc, inih, cn_id_ok() (format.c) and cn_interval_parse()
+ * (period.c). Allocates nothing; the
  * caller owns the cn_config and the cn_err.
  */
 #include "common/common.h"
@@ -29,7 +31,7 @@
 #include <string.h>
 #include <strings.h>
 
-enum kind { K_STR, K_INT, K_SIZE, K_ENUM };
+enum kind { K_STR, K_INT, K_SIZE, K_ENUM, K_EVERY, K_DURATION };
 
 typedef struct key_def {
     const char *section, *name, *env;
@@ -37,7 +39,8 @@ typedef struct key_def {
     long long min, max;       /* K_INT, K_SIZE: inclusive range */
     const char *const *words; /* K_ENUM: NULL-terminated; a word's index is its value */
     const char *def;          /* default, as text */
-    size_t off, size;         /* the field: char[size] (K_STR), uint32_t (K_SIZE), else int */
+    size_t off, size;         /* the field: char[size] (K_STR), uint32_t (K_SIZE), cn_interval
+                               * (K_EVERY), double seconds (K_DURATION), else int */
     /* Rule beyond kind and range: NULL if text V / number N is fine, else the problem. */
     const char *(*check)(const char *v, long long n);
     const char *doc;
@@ -235,6 +238,43 @@ static const key_def KEYS[] = {
     {.section = "log", .name = "level", .env = "CAIRN_LOG_LEVEL", .kind = K_ENUM,
      .words = LOG_WORDS, .def = "warn", FIELD(log_level),
      .doc = "messages printed to stderr: this level and more severe ones"},
+    {.section = "ckpt", .name = "every_1", .env = "CAIRN_CKPT_EVERY_1", .kind = K_EVERY,
+     .def = "", FIELD(ckpt_every[1]),
+     .doc = "cairn_need_checkpoint says level 1 is due once this much has passed since the last "
+            "checkpoint at level 1 or above (or cairn_init): N iterations (calls of "
+            "cairn_need_checkpoint) or a wall time (30s, 5m, 1.5h, 1d). Empty: off, or with "
+            "ckpt.auto = on the Young/Daly interval"},
+    {.section = "ckpt", .name = "every_2", .env = "CAIRN_CKPT_EVERY_2", .kind = K_EVERY,
+     .def = "", FIELD(ckpt_every[2]), .doc = "as ckpt.every_1, for level 2 (partner copy)"},
+    {.section = "ckpt", .name = "every_3", .env = "CAIRN_CKPT_EVERY_3", .kind = K_EVERY,
+     .def = "", FIELD(ckpt_every[3]), .doc = "as ckpt.every_1, for level 3 (erasure code)"},
+    {.section = "ckpt", .name = "every_4", .env = "CAIRN_CKPT_EVERY_4", .kind = K_EVERY,
+     .def = "", FIELD(ckpt_every[4]),
+     .doc = "as ckpt.every_1, for level 4 (the PFS; never due without pfs.dir)"},
+    {.section = "ckpt", .name = "auto", .env = "CAIRN_CKPT_AUTO", .kind = K_ENUM,
+     .words = ON_OFF_WORDS, .def = "off", FIELD(ckpt_auto),
+     .doc = "`on`: a level without ckpt.every_<L> but with fail.mtbf_<L> is due every T seconds, "
+            "T from Daly's formula with C the cost of that level's checkpoints measured in this "
+            "run (the mean of the last 4; before the first, the cost recorded with the newest "
+            "generation at that level, else a lower level's, else the lowest such level is due "
+            "at once to measure it) and M = fail.mtbf_<L>. Needs one fail.mtbf_<L> at least"},
+    {.section = "fail", .name = "mtbf_1", .env = "CAIRN_FAIL_MTBF_1", .kind = K_DURATION,
+     .def = "", FIELD(mtbf[1]),
+     .doc = "for ckpt.auto: mean time between the failures level 1 is for, as this job sees "
+            "them: process crashes that leave the nodes' storage intact (30m, 12h, 7d). Empty: "
+            "level 1 is never chosen automatically"},
+    {.section = "fail", .name = "mtbf_2", .env = "CAIRN_FAIL_MTBF_2", .kind = K_DURATION,
+     .def = "", FIELD(mtbf[2]),
+     .doc = "as fail.mtbf_1, for level 2: the loss of a node and its storage (a job on N nodes "
+            "that each fail every X on average loses one every X / N)"},
+    {.section = "fail", .name = "mtbf_3", .env = "CAIRN_FAIL_MTBF_3", .kind = K_DURATION,
+     .def = "", FIELD(mtbf[3]),
+     .doc = "as fail.mtbf_1, for level 3: losses of nodes that a partner copy does not survive "
+            "(a node and its partner), up to erasure.m per set"},
+    {.section = "fail", .name = "mtbf_4", .env = "CAIRN_FAIL_MTBF_4", .kind = K_DURATION,
+     .def = "", FIELD(mtbf[4]),
+     .doc = "as fail.mtbf_1, for level 4: losses of more nodes than level 3 survives, or of the "
+            "whole allocation"},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -259,6 +299,10 @@ static void fmt_accepts(char *buf, size_t n, const key_def *k)
         fmt_size(lo, sizeof lo, k->min);
         fmt_size(hi, sizeof hi, k->max);
         snprintf(buf, n, "%s..%s", lo, hi);
+    } else if (k->kind == K_EVERY) {
+        snprintf(buf, n, "N, or N followed by s, m, h, d");
+    } else if (k->kind == K_DURATION) {
+        snprintf(buf, n, "N followed by s, m, h, d");
     } else if (k->kind == K_ENUM) {
         size_t len = 0;
         for (int i = 0; k->words[i] && len < n; i++)
@@ -301,6 +345,7 @@ static int set_value(cn_config *c, const key_def *k, const char *v, char *why, s
     char accepts[128], buf[192];
     const char *bad = NULL;
     long long num = 0;
+    cn_interval every = {0, 0};
     int rc = 0;
     fmt_accepts(accepts, sizeof accepts, k);
     switch (k->kind) {
@@ -319,6 +364,10 @@ static int set_value(cn_config *c, const key_def *k, const char *v, char *why, s
             snprintf(buf, sizeof buf, "is out of range %s", accepts);
             bad = buf;
         }
+        break;
+    case K_EVERY:
+    case K_DURATION:
+        bad = cn_interval_parse(v, k->kind == K_EVERY, &every);
         break;
     case K_ENUM:
         for (num = 0; k->words[num] && strcasecmp(v, k->words[num]) != 0; num++)
@@ -340,6 +389,10 @@ static int set_value(cn_config *c, const key_def *k, const char *v, char *why, s
     char *field = (char *)c + k->off;
     if (k->kind == K_STR) {
         memcpy(field, v, strlen(v) + 1);
+    } else if (k->kind == K_EVERY) {
+        memcpy(field, &every, sizeof every);
+    } else if (k->kind == K_DURATION) {
+        memcpy(field, &every.seconds, sizeof every.seconds);
     } else if (k->kind == K_SIZE) {
         uint32_t u = (uint32_t)num;
         memcpy(field, &u, sizeof u);
@@ -459,15 +512,35 @@ static int load_env(cn_config *c, cn_err *err)
     return 0;
 }
 
+/* Rules between keys, once every layer is in. */
+static int check_whole(const cn_config *c, cn_err *err)
+{
+    bool mtbf = false;
+    for (int l = 1; l <= 4; l++)
+        mtbf |= c->mtbf[l] > 0;
+    if (c->ckpt_auto && !mtbf)
+        return cn_fail(err, CAIRN_ECONFIG, "config: ckpt.auto = on needs fail.mtbf_<L> for at "
+                       "least one level L (the mean time between the failures level L is for, "
+                       "e.g. fail.mtbf_1 = 1d): without one no level is ever due");
+    return 0;
+}
+
 int cn_config_load(cn_config *cfg, const char *path, cn_err *err)
 {
     CN_FAIL_IF(!cfg, err, CAIRN_EINVAL, "cn_config_load: cfg is NULL");
     cn_config c;
+    const char *named = getenv(CN_CONFIG_FILE_ENV);
+    bool by_env = !path && named && *named;
     int rc = load_defaults(&c, err);
-    if (rc == 0 && path)
-        rc = load_file(&c, path, err);
+    if (rc == 0 && (path || by_env)) {
+        rc = load_file(&c, by_env ? named : path, err);
+        if (rc < 0 && by_env)
+            cn_err_prefix(err, "%s: ", CN_CONFIG_FILE_ENV);
+    }
     if (rc == 0)
         rc = load_env(&c, err);
+    if (rc == 0)
+        rc = check_whole(&c, err);
     if (rc < 0)
         (void)load_defaults(&c, NULL); /* on error the caller sees defaults, never a mix */
     *cfg = c;
@@ -478,18 +551,21 @@ void cn_config_reference(void *file)
 {
     FILE *f = file;
     fprintf(f, "Each setting is, in increasing priority: the default below, the key in the INI "
-               "file given to `cairn_init` (`[section]` then `key = value`), then the environment "
+               "file given to `cairn_init` (`[section]` then `key = value`; with none given, "
+               "the file `%s` names, if set), then the environment "
                "variable (an empty variable counts as unset). In the file, a key given twice "
                "takes its last value; names are case-sensitive, words are not; a line starting "
                "with `;` or `#` is a comment, and so is the rest of a line after ` ;`; a line "
                "holds at most %d bytes (a longer `store.base` must come from `CAIRN_BASE`). "
-               "Sizes take a binary suffix: `K`, `M`, `G` (or `KiB`, `MiB`, `GiB`).\n\n",
-            INI_MAX_LINE - 2);
+               "Sizes take a binary suffix: `K`, `M`, `G` (or `KiB`, `MiB`, `GiB`). Times are "
+               "a number (`1.5` allowed) and a unit: `s`, `m` (minutes), `h` or `d`.\n\n",
+            CN_CONFIG_FILE_ENV, INI_MAX_LINE - 2);
     fprintf(f, "| key | env | type | default | description |\n");
     fprintf(f, "|-----|-----|------|---------|-------------|\n");
     for (size_t i = 0; i < NKEYS; i++) {
         const key_def *k = &KEYS[i];
-        static const char *const kinds[] = {"string", "integer", "size", "one of"};
+        static const char *const kinds[] = {"string", "integer", "size", "one of", "interval",
+                                            "duration"};
         char accepts[128];
         fmt_accepts(accepts, sizeof accepts, k);
         fprintf(f, "| `%s.%s` | `%s` | %s%s%s | %s%s%s | %s |\n", k->section, k->name, k->env,

@@ -65,7 +65,7 @@ void cli_print_exit_codes(FILE *f);
     X(verify, "check every checksum of a job's generations, or of files")                        \
     X(rebuild, "rebuild lost nodes' files from partner copies or parity (MPI)")                 \
     X(prune, "remove generations by hand: an abandoned timeline, another layout's")              \
-    X(config, "print the configuration reference, check a config file, or the node name")       \
+    X(config, "print the configuration reference, check a config file, node name, intervals")   \
     X(start, "start a job's node daemons (cairnd), one per node")                                \
     X(stop, "stop a job's node daemons after their queued work; wait until gone")                \
     X(status, "what each node daemon of a job is doing")                                         \
@@ -118,6 +118,11 @@ void cli_table_init(cli_table *t, const char *align);
 void cli_table_add(cli_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_table_print(const cli_table *t, FILE *f);
 void cli_table_free(cli_table *t);
+
+/* Each level's checkpoint interval as cairn_need_checkpoint computes it from
+ * CFG (ckpt.every_<L>, or Young/Daly from COST[L] seconds, else the nearest
+ * lower level's, and fail.mtbf_<L>), as a table on F (cli_config.c). */
+void cli_intervals(FILE *f, const cn_config *cfg, const double cost[5]);
 
 /* ---- the node-local store (cli_disk.c) --------------------------------- */
 

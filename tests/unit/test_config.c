@@ -57,6 +57,15 @@ static const char *const KEYS[][2] = {
     {"daemon.use", "CAIRN_DAEMON_USE"},
     {"daemon.timeout", "CAIRN_DAEMON_TIMEOUT"},
     {"log.level", "CAIRN_LOG_LEVEL"},
+    {"ckpt.every_1", "CAIRN_CKPT_EVERY_1"},
+    {"ckpt.every_2", "CAIRN_CKPT_EVERY_2"},
+    {"ckpt.every_3", "CAIRN_CKPT_EVERY_3"},
+    {"ckpt.every_4", "CAIRN_CKPT_EVERY_4"},
+    {"ckpt.auto", "CAIRN_CKPT_AUTO"},
+    {"fail.mtbf_1", "CAIRN_FAIL_MTBF_1"},
+    {"fail.mtbf_2", "CAIRN_FAIL_MTBF_2"},
+    {"fail.mtbf_3", "CAIRN_FAIL_MTBF_3"},
+    {"fail.mtbf_4", "CAIRN_FAIL_MTBF_4"},
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -66,6 +75,7 @@ static int clear_env(void **state)
     for (size_t i = 0; i < NKEYS; i++)
         unsetenv(KEYS[i][1]);
     unsetenv("CAIRN_FAULT");
+    unsetenv("CAIRN_CONFIG_FILE");
     return 0;
 }
 
@@ -95,6 +105,12 @@ static void assert_defaults(const cn_config *c)
     assert_int_equal(c->ec_kernel, 0);
     assert_int_equal(c->ec_block, 1u << 20);
     assert_int_equal(c->log_level, CN_LOG_WARN);
+    for (int l = 1; l <= 4; l++) {
+        assert_int_equal(c->ckpt_every[l].iters, 0);
+        assert_true(c->ckpt_every[l].seconds == 0);
+        assert_true(c->mtbf[l] == 0);
+    }
+    assert_int_equal(c->ckpt_auto, 0);
 }
 
 static void assert_contains(const char *msg, const char *want)
@@ -467,6 +483,99 @@ static void test_reference(void **state)
     free(buf);
 }
 
+static void test_when(void **state)
+{
+    (void)state;
+    cn_config c;
+    load_ok("[ckpt]\nevery_1 = 3\nevery_2 = 30s\nevery_4 = 1.5h\nauto = ON\n"
+            "[fail]\nmtbf_2 = 12h\nmtbf_4 = 7d\n",
+            &c);
+    assert_int_equal(c.ckpt_every[1].iters, 3);
+    assert_true(c.ckpt_every[1].seconds == 0);
+    assert_int_equal(c.ckpt_every[2].iters, 0);
+    assert_true(c.ckpt_every[2].seconds == 30);
+    assert_int_equal(c.ckpt_every[3].iters, 0);
+    assert_true(c.ckpt_every[3].seconds == 0);
+    assert_true(c.ckpt_every[4].seconds == 5400);
+    assert_int_equal(c.ckpt_auto, 1);
+    assert_true(c.mtbf[1] == 0 && c.mtbf[2] == 43200 && c.mtbf[3] == 0 && c.mtbf[4] == 604800);
+    setenv("CAIRN_CKPT_EVERY_1", "2m", 1); /* the environment wins, as for every key */
+    setenv("CAIRN_FAIL_MTBF_3", "1d", 1);
+    load_ok("[ckpt]\nevery_1 = 3\n", &c);
+    assert_int_equal(c.ckpt_every[1].iters, 0);
+    assert_true(c.ckpt_every[1].seconds == 120);
+    assert_true(c.mtbf[3] == 86400);
+
+    expect_value_error("ckpt.every_1", "3x", "is not an interval: N iterations, or a time: N "
+                       "followed by s, m, h or d (e.g. 100, 30s, 1.5h)");
+    expect_value_error("ckpt.every_3", "0", "must be more than 0");
+    expect_value_error("ckpt.every_4", "-10s", "is not an interval");
+    expect_value_error("ckpt.every_2", "2.5", "is not a whole number of iterations");
+    expect_value_error("fail.mtbf_2", "3600", "needs a unit: s, m, h or d (e.g. 12h, 7d)");
+    expect_value_error("fail.mtbf_1", "soon", "is not a duration: N followed by s, m, h or d");
+    expect_value_error("ckpt.auto", "yes", "must be one of off, on");
+}
+
+static void test_when_env_bad(void **state)
+{
+    (void)state;
+    cn_config c;
+    cn_err err = {0};
+    setenv("CAIRN_CKPT_EVERY_1", "abc", 1);
+    assert_int_equal(cn_config_load(&c, NULL, &err), CAIRN_ECONFIG);
+    assert_contains(err.msg, "environment CAIRN_CKPT_EVERY_1: 'abc' is not an interval");
+    assert_defaults(&c);
+    unsetenv("CAIRN_CKPT_EVERY_1");
+    /* auto without any failure time: refused, whichever layer set it */
+    setenv("CAIRN_CKPT_AUTO", "on", 1);
+    assert_int_equal(cn_config_load(&c, NULL, &err), CAIRN_ECONFIG);
+    assert_contains(err.msg, "ckpt.auto = on needs fail.mtbf_<L> for at least one level");
+    assert_defaults(&c);
+    load_ok("[fail]\nmtbf_3 = 2d\n", &c);
+    assert_int_equal(c.ckpt_auto, 1);
+}
+
+/* CAIRN_CONFIG_FILE names the file when none is given; a given one wins. */
+static void test_config_file_env(void **state)
+{
+    (void)state;
+    char named[64], given[64];
+    cn_config c;
+    cn_err err = {0};
+    write_tmp(named, "[store]\nkeep = 5\n[ckpt]\nevery_1 = 4\n");
+    write_tmp(given, "[store]\nkeep = 6\n");
+    setenv("CAIRN_CONFIG_FILE", named, 1);
+    assert_int_equal(cn_config_load(&c, NULL, &err), 0);
+    assert_int_equal(c.keep, 5);
+    assert_int_equal(c.ckpt_every[1].iters, 4);
+    assert_int_equal(cn_config_load(&c, given, &err), 0);
+    assert_int_equal(c.keep, 6);
+    assert_int_equal(c.ckpt_every[1].iters, 0);
+    setenv("CAIRN_KEEP", "9", 1); /* the environment still wins over the named file */
+    assert_int_equal(cn_config_load(&c, NULL, &err), 0);
+    assert_int_equal(c.keep, 9);
+    unsetenv("CAIRN_KEEP");
+    setenv("CAIRN_CONFIG_FILE", "", 1); /* empty: unset */
+    assert_int_equal(cn_config_load(&c, NULL, &err), 0);
+    assert_defaults(&c);
+    unlink(named);
+    unlink(given);
+
+    /* Errors in the named file say where the file name came from. */
+    char want[256];
+    write_tmp(named, "[store]\nkeep = 5\n[ckpt]\nevery_2 = often\n");
+    setenv("CAIRN_CONFIG_FILE", named, 1);
+    assert_int_equal(cn_config_load(&c, NULL, &err), CAIRN_ECONFIG);
+    snprintf(want, sizeof want, "CAIRN_CONFIG_FILE: config %s:4: ckpt.every_2: 'often' is not "
+             "an interval", named);
+    assert_contains(err.msg, want);
+    assert_defaults(&c);
+    unlink(named);
+    assert_int_equal(cn_config_load(&c, NULL, &err), CAIRN_ECONFIG);
+    snprintf(want, sizeof want, "CAIRN_CONFIG_FILE: config %s: cannot open: No such file", named);
+    assert_contains(err.msg, want);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, clear_env, clear_env)
 
 int main(void)
@@ -478,6 +587,7 @@ int main(void)
         T(test_bad_enum),      T(test_bad_strings),        T(test_syntax_error),
         T(test_long_line),     T(test_missing_file),       T(test_env_overrides_file),
         T(test_env_bad_value), T(test_env_base_max),       T(test_reference),
+        T(test_when),          T(test_when_env_bad),       T(test_config_file_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
