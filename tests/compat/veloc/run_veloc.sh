@@ -80,10 +80,12 @@ vwipe 1 2
 check "  ... nodes 1 and 2 lost: restart decodes them, byte-identical" \
   vrestart heatdis_mem "$VW/v.cfg"
 
-# Level 4: persistent = the PFS; every node-local directory lost.
+# Level 4: VeloC's own heatdis.cfg (persistent = the PFS; async mode with no
+# cairnd running is synchronous; watchdog and AXL keys ignored), 2 nodes;
+# then every node-local directory lost.
 vfresh l4
-printf 'scratch = %s\npersistent = %s\nmode = sync\nmax_versions = 2\njob.ranks_per_node = 2\n' "$VS" "$VP" >"$VW/v.cfg"
-check "veloc level 4: persistent set, every checkpoint on the PFS (and at level 2 on 2 nodes)" \
+printf 'scratch = %s\npersistent = %s\nmode = async\nwatchdog_interval = 10\n\naxl_config = /tmp/axl.cfg\naxl_type = posix\njob.ranks_per_node = 2\n' "$VS" "$VP" >"$VW/v.cfg"
+check "veloc level 4 (VeloC's heatdis.cfg): every checkpoint on the PFS, and at level 2 on 2 nodes" \
   bash -c "vcrash heatdis_mem '$VW/v.cfg' && vpfs 200 && test \"\$(vlevel 200)\" = 2"
 rm -rf "$(vjob)"
 check "  ... all node-local storage lost: restart from the PFS, byte-identical" \
