@@ -57,9 +57,9 @@ static char *trim(char *s)
 static int bad(int rank, const char *path, int line, const char *fmt, const char *a, const char *b)
 {
     if (rank == 0) {
-        fprintf(stderr, "veloc: config %s:%d: ", path, line);
-        fprintf(stderr, fmt, a, b);
-        fputc('\n', stderr);
+        char msg[1024];
+        snprintf(msg, sizeof msg, fmt, a, b);
+        fprintf(stderr, "veloc: config %s:%d: %s\n", path, line, msg);
     }
     return -1;
 }

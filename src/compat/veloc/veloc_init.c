@@ -26,13 +26,23 @@ static vl_state S = {.comm = MPI_COMM_NULL};
 
 vl_state *vl_state_get(void) { return &S; }
 
+/* One message, written whole (the launcher forwards stderr in pieces). */
+static void say(const char *prefix, const char *fmt, va_list ap)
+{
+    char msg[2048];
+    int n = snprintf(msg, sizeof msg, "%s", prefix);
+    if (n >= 0 && (size_t)n < sizeof msg)
+        vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
+    fprintf(stderr, "%s\n", msg);
+}
+
 void vl_err(const char *fmt, ...)
 {
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "veloc: rank %d: ", S.rank);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "veloc: rank %d: ", S.rank);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    say(prefix, fmt, ap);
     va_end(ap);
 }
 
@@ -42,9 +52,7 @@ void vl_err0(const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    fputs("veloc: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    say("veloc: ", fmt, ap);
     va_end(ap);
 }
 
