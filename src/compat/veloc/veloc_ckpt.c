@@ -173,6 +173,7 @@ VELOC_CAIRN_EXPORT int VELOC_Checkpoint_end(int success)
         return VELOC_FAILURE;
     }
     s->phase = VL_IDLE;
+    s->tested[0] = '\0'; /* what VELOC_Restart_test said may change now */
     char route[CAIRN_NAME_MAX + 1];
     vl_route_name(route, sizeof route, s->name, s->rank, s->version);
     bool *sel = calloc((size_t)s->nregions + 1, sizeof *sel);

@@ -58,6 +58,8 @@ typedef struct vl_state {
     int *sel_ids, sel_n;
     bool routed;             /* checkpoint: this rank routed its file */
     int max_node_level;      /* highest of levels 3, 2, 1 the job accepted for ec */
+    char tested[VL_NAME_MAX + 1]; /* VELOC_Restart_test's last answer, "" once stale: */
+    int tested_version;           /* ... restorable, NAME's (Restart_begin skips a query) */
 } vl_state;
 
 vl_state *vl_state_get(void);
