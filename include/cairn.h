@@ -113,7 +113,9 @@ typedef struct cairn_gen_info {
     long base;        /* the full generation its chain starts with (its own id if full) */
     uint64_t raw;     /* bytes of the protected state it restores, summed over all ranks */
     uint64_t delta;   /* of which it stores itself (raw for a full generation) */
-    double seconds;   /* wall time cairn_checkpoint took to write it at its level; 0 unknown */
+    double seconds;   /* wall time cairn_checkpoint took to write it at its level (rank 0's
+                         measure; levels 2-4 included when done in the call, not when cairnd
+                         does them); 0 unknown (written by cairn 0.2.0) */
     char label[CAIRN_LABEL_MAX + 1]; /* cairn_label given for it, "" if none */
 } cairn_gen_info;
 
@@ -124,13 +126,16 @@ typedef struct cairn_gen_info {
 typedef struct cairn_restart_plan {
     int status;       /* CAIRN_RESTART_NONE, _READY or _UNUSABLE */
     int code;         /* what cairn_restart would return: 0, or CAIRN_EMISMATCH, CAIRN_ECORRUPT,
-                         CAIRN_ELOST (message in cairn_errmsg) */
+                         CAIRN_ELOST, CAIRN_EFORMAT (message in cairn_errmsg) */
     long id;          /* the generation a restart would restore; -1 if none */
-    int level;        /* the level it would be read from: 1-3 node-local, 4 the PFS */
-    int rebuild;      /* 0 none; 2 partner copies; 3 decoding parity (before the restore) */
-    int nodes_lost;   /* nodes missing the generation's node-local files */
-    uint64_t raw;     /* bytes it restores, summed over all ranks */
-    char label[CAIRN_LABEL_MAX + 1];
+    int level;        /* where it would be read from: 1-3 node-local storage, where it is
+                         protected at that level; 4 the PFS (staged in first) */
+    int rebuild;      /* 0 none; 2 from partner copies; 3 by decoding parity: what the restart
+                         rebuilds first (lost files, or lost parity: then NODES_LOST may be 0) */
+    int nodes_lost;   /* nodes missing the generation's node-local files (a rebuild gives
+                         them back; with level 4, those that do not hold it) */
+    uint64_t raw;     /* bytes it restores (variables and routed files), over all ranks */
+    char label[CAIRN_LABEL_MAX + 1]; /* its cairn_label, "" if none */
 } cairn_restart_plan;
 
 /* One stored variable, as reported by cairn_var_query(). */
@@ -256,8 +261,16 @@ CAIRN_EXPORT int cairn_unroute_file(cairn_ctx *ctx, const char *name);
  * file system (pfs.dir; CAIRN_ECONFIG without it), aggregated N->M, after
  * raising it to the highest of levels 3 and 2 the job can do; so does every
  * pfs.every-th checkpoint.
- * Writing an id that exists replaces that generation, unless a job of another
- * layout wrote it (node-local or PFS): then CAIRN_EMISMATCH, and it stays.
+ * Writing an id that exists never replaces a complete generation in place:
+ * that one and every newer one (node-local and PFS; a fresh start, or a run
+ * gone back to an older generation) are first set aside as
+ * "abandoned-gen-<id>", kept but never restored (removed instead with
+ * store.prune_abandoned = on); so a run that declined a restart may start
+ * again from id 0 or 1. An incomplete one (a checkpoint that died) is
+ * removed. A generation id a job of another layout wrote (node-local or
+ * PFS) is refused: CAIRN_EMISMATCH, and it stays.
+ * The label given by cairn_label (rank 0's) goes with the generation, and is
+ * cleared by any call that gets past the argument checks, as the routes.
  * Afterwards older generations are pruned (store.keep, pfs.keep), only ever
  * this layout's. Newer complete ones (an abandoned timeline: the run
  * restarted from an older generation) are set aside as "abandoned-gen-<id>",
@@ -274,7 +287,10 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level);
  * the newest restorable one with CAIRN_LATEST; *RESTORED_ID (may be NULL)
  * receives the id. Protected variables must match the checkpoint in type and
  * element count (CAIRN_EMISMATCH otherwise); stored variables that are not
- * protected are ignored. Before the first protected byte is written, on
+ * protected are ignored. With no variable protected at all, a generation
+ * that holds variables for a rank is CAIRN_ESTATE ("no variable is protected:
+ * protect the variables to restore before cairn_restart"); one that holds
+ * only routed files (SCR-style applications) restores them. Before the first protected byte is written, on
  * every rank, for every file of the generation's incremental chain: every
  * stored byte is verified against its checksum and the node manifest, and
  * every compressed frame is decoded once into scratch memory and checked
@@ -324,12 +340,22 @@ CAIRN_EXPORT int cairn_generations(cairn_ctx *ctx, cairn_gen_info *info, int max
 /*
  * Collective. Say what cairn_restart(ctx, CAIRN_LATEST) would do, restricted
  * to generations with id <= MAX_ID (CAIRN_LATEST: any), without writing
- * protected memory or any file: which generation, from which level, after
- * rebuilding how many lost nodes' files. Unlike cairn_generations, a
- * generation that a rebuild or the PFS can restore counts. Returns 0 with
- * PLAN filled whenever it could look (PLAN->status tells "start fresh" from
- * "a checkpoint exists that this run cannot use"); an error only when it
- * could not look (CAIRN_EIO, CAIRN_EMPI, ...).
+ * protected memory or any file (no rebuild, staging or pruning; daemons left
+ * alone): which generation, from which level, after rebuilding how many lost
+ * nodes' files. Unlike cairn_generations, a generation that a rebuild or the
+ * PFS can restore counts. Returns 0 with PLAN filled whenever it could look
+ * (PLAN->status tells "start fresh", CAIRN_RESTART_NONE, which is exactly a
+ * restart's CAIRN_ENOENT, from "a checkpoint exists that this run cannot
+ * use", CAIRN_RESTART_UNUSABLE with the restart's code, and then
+ * cairn_errmsg says why); an error only when it could not look (CAIRN_EIO,
+ * CAIRN_EMPI, ...). It verifies what a restart checks before it picks:
+ * manifests and layouts, which nodes hold the files, partner copies and
+ * parity, every block checksum of the chosen generation's chain on every
+ * node that holds it, the PFS index and the checksums of the PFS files. It
+ * neither compares the protected variables (it may come before
+ * cairn_protect) nor decodes compressed frames: a frame that passes its
+ * checksums but does not decode (only a bug or a crafted file) is found by
+ * cairn_restart, which then restores an older generation than the plan said.
  */
 CAIRN_EXPORT int cairn_restart_query(cairn_ctx *ctx, long max_id, cairn_restart_plan *plan);
 
@@ -337,22 +363,37 @@ CAIRN_EXPORT int cairn_restart_query(cairn_ctx *ctx, long max_id, cairn_restart_
  * Collective. Describe this rank's stored variable NAME of generation ID
  * (CAIRN_LATEST: the one cairn_restart would restore), which need not be
  * protected yet: allocate INFO->bytes, protect, then cairn_restart_var.
- * CAIRN_ENOENT if the generation does not hold NAME for this rank; the other
- * codes as cairn_restart's.
+ * Every rank names the same NAME (CAIRN_EINVAL otherwise). It chooses the
+ * generation as cairn_restart does, and so first rebuilds lost nodes' files
+ * and stages in a PFS generation when a restart would (files on node-local
+ * storage, never protected memory or the routed files directory), then
+ * verifies the chain's checksums. CAIRN_ENOENT (on every rank, naming the
+ * rank) if the generation does not hold NAME as a variable for some rank;
+ * the other codes as cairn_restart's. INFO->stored is what NAME takes in
+ * generation ID's own file: the changed blocks only in an incremental one, 0
+ * for a small variable packed into another's compressed frames, the raw size
+ * once staged in from the PFS (which stores no error bound: 0 then).
  */
 CAIRN_EXPORT int cairn_var_query(cairn_ctx *ctx, long id, const char *name, cairn_var_info *info);
 
 /*
  * Collective. As cairn_restart, restoring only the protected variable NAME
- * (every rank names the same one); other protected memory and routed files
- * are untouched. Same checks and the same promise on error.
+ * (every rank names the same one; CAIRN_EINVAL if it is not protected):
+ * the same choice of generation (rebuild and PFS staging first), the same
+ * checks (every checksum of the chain, NAME's type and element count, every
+ * frame decoded into scratch, agreed) and the same promise on error; other
+ * protected memory and the routed files directory are untouched. Like a
+ * restart, it counts as restoring *RESTORED_ID for the next checkpoint's id.
  */
 CAIRN_EXPORT int cairn_restart_var(cairn_ctx *ctx, long id, const char *name, long *restored_id);
 
 /*
  * Local. Give the next cairn_checkpoint the label LABEL (1..CAIRN_LABEL_MAX
- * printable bytes; NULL clears it), reported by cairn_generations,
- * cairn_restart_query and `cairn ls`. Rank 0's label is the generation's.
+ * printable ASCII bytes; NULL clears it; anything else is CAIRN_EINVAL and
+ * changes nothing), reported by cairn_generations, cairn_restart_query,
+ * `cairn ls` and `cairn inspect`. Rank 0's label is the generation's, stored
+ * in its manifests and PFS index. A label is for one checkpoint: the next
+ * cairn_checkpoint past its argument checks clears it, completed or not.
  */
 CAIRN_EXPORT int cairn_label(cairn_ctx *ctx, const char *label);
 
@@ -375,7 +416,9 @@ CAIRN_EXPORT int cairn_finalize(cairn_ctx *ctx);
 CAIRN_EXPORT const char *cairn_strerror(int rc);
 
 /* Detailed message of the last call on CTX that failed, "" if the last call
- * succeeded (every call clears it); NULL ctx gives the last init failure. */
+ * succeeded (every call clears it; one exception: a cairn_restart_query whose
+ * plan is CAIRN_RESTART_UNUSABLE leaves there why); NULL ctx gives the last
+ * init failure. */
 CAIRN_EXPORT const char *cairn_errmsg(const cairn_ctx *ctx);
 
 #ifdef __cplusplus

@@ -6,7 +6,7 @@
 #
 #   CAIRN_TEST_ONLY="levels pfs" bash tests/run.sh   runs only those sections
 # (unit replay cli config mpi ring levels lossy incr pfs daemon hooks nodes need
-# slurm cluster drill demo veloc); the rest are counted as skipped.
+# query slurm cluster drill demo veloc); the rest are counted as skipped.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 : "${BUILD:=build}"
@@ -109,6 +109,7 @@ section daemon tests/mpi/run_daemon.sh "cairnd: asynchronous levels, crashes of 
 section hooks tests/mpi/run_hooks.sh "scheduler hooks (plain environment): prolog, epilog, refusals"
 section nodes tests/mpi/run_nodes.sh "node names: one rule for library, cairnd, CLI and hooks; hosts by UTS namespace"
 section need tests/mpi/run_need.sh "when to checkpoint: cairn_need_checkpoint, intervals, Young/Daly, CAIRN_CONFIG_FILE"
+section query tests/mpi/run_query.sh "restart query, one variable at a time, labels: what a restart would do, checked against it"
 section veloc tests/compat/veloc/run_veloc.sh "the VeloC layer: VeloC's heatdis examples crash and restart at levels 1-4, bit-exact"
 
 if want slurm; then

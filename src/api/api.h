@@ -12,7 +12,9 @@
  *   prune.c       which generations a node keeps (chains, levels, store.keep).
  *   inventory.c   which generations exist and are complete on every rank.
  *   manifest.c    node manifests: read, write, raise the level, match the job.
- *   restart.c     choose, verify and restore a generation.
+ *   restart.c     choose, verify and restore a generation; the pass that
+ *                 cairn_restart_var and cairn_var_query (restvar.c) share.
+ *   query.c       cairn_restart_query: the same choice, nothing written.
  *   compress.c    codecs per variable (configured or sampled) on the way out.
  *   incr.c        incremental checkpoints on the way out: the parent, block
  *                 hashes, the diff, full or incremental (agreed), the tables.
@@ -21,7 +23,8 @@
  *   raise.c       a generation at level 1 raised to level 2 or 3.
  *   level2.c      partner copies: each node's files on the next node.
  *   level3.c      parity: the node's payload through the encoding ring.
- *   recover.c     rebuild lost nodes from partner copies or by decoding.
+ *   recover.c     which nodes lost a generation, and can it be rebuilt;
+ *   rebuild.c     ... rebuild them from partner copies or by decoding.
  *   dctx.c        the context of a node daemon: one rank per node, a job's layout.
  *   daemon.c      the library's side of cairnd: connect, hand over, fall back.
  *   flush.c       level 4 out: a generation materialized, aggregated N->M
@@ -107,6 +110,10 @@ struct cairn_ctx {
     api_var *vars;
     size_t nvars, cap;
     long last_id;                 /* newest generation written or restored, -1 none */
+    char label[CAIRN_LABEL_MAX + 1]; /* cairn_label for the next checkpoint, "" none */
+    char gen_label[CAIRN_LABEL_MAX + 1]; /* the checkpoint being written: rank 0's label */
+    double ckpt_t0;               /* its start (MPI_Wtime on rank 0) ... */
+    bool timing;                  /* ... while cairn_checkpoint runs */
     char msg[CN_MSG_MAX + 64];    /* last error message (cairn_errmsg) */
     char pfs_job[CN_JOB_MAX + 1]; /* the job api_pfs_newest found a generation of:
                                    * this one, or job.restart_from */
@@ -137,6 +144,10 @@ struct cairn_ctx {
  * code (an original failure before an echo), on every rank.
  */
 int api_agree(cairn_ctx *ctx, int rc);
+/* Every public call on a context starts here: the scratch error and the
+ * message cairn_errmsg returns are cleared, so a call that succeeds leaves ""
+ * and a failed one's message is its own. */
+void api_enter(cairn_ctx *ctx);
 
 /* "8 ranks on 4 nodes" into BUF. */
 void api_layout_str(char *buf, size_t len, int nranks, int nnodes);
@@ -159,6 +170,7 @@ void api_trash_empty(cairn_ctx *ctx, bool wait);
  * manifest at all, are ever dropped. */
 #define API_PRUNE_OLDER 1
 #define API_PRUNE_NEWER 2
+#define API_PRUNE_AT 4 /* with NEWER: ID itself too (before writing it: a fresh start) */
 void api_prune(cairn_ctx *ctx, long id, int what);
 
 /* Can this job checkpoint at LEVEL (1..4)? 0, or CAIRN_EINVAL / CAIRN_ECONFIG
@@ -190,8 +202,12 @@ int api_encode(cairn_ctx *ctx, int genfd, const char *gen_path, const cn_manifes
 int api_read_manifest(cairn_ctx *ctx, int genfd, cn_manifest *m);
 /* Encode M and write it atomically as GENFD/manifest. */
 int api_write_manifest(cairn_ctx *ctx, int genfd, const cn_manifest *m);
-/* Rewrite this node's manifest with LEVEL (after a higher level completed). */
-int api_set_manifest_level(cairn_ctx *ctx, int genfd, int level);
+/* Rewrite this node's manifest with LEVEL (after a higher level completed),
+ * and SECONDS unless it is negative. */
+int api_set_manifest_level(cairn_ctx *ctx, int genfd, int level, double seconds);
+/* Collective, in cairn_checkpoint: rank 0's seconds since ctx->ckpt_t0, the
+ * same on every rank. */
+double api_ckpt_seconds(cairn_ctx *ctx);
 /* Was M written by a job of this job's rank/node layout? */
 bool api_same_layout(const cairn_ctx *ctx, const cn_manifest *m);
 /* Node leader: may generation ID on this node be written over? Not when a
@@ -211,6 +227,55 @@ bool api_manifest_of(const cairn_ctx *ctx, const cn_manifest *m, long id, int no
 int api_recover(cairn_ctx *ctx, long id, long *chosen);
 
 /*
+ * What cairn_restart's recovery would do, nothing written (recover.c, for
+ * cairn_restart_query): collective, over generations <= BOUND. ID: the
+ * generation it would make whole (-1 none), REBUILD the level (2, 3) at which
+ * some link of ID's chain would be rebuilt (0 none: intact), NODES_LOST the
+ * nodes that would get files back, LOST_HERE whether this rank's node is one
+ * of them, CHAIN ID's links (id, parent; ID first), LEVEL the level ID's
+ * nodes claim, LOST_RAW the bytes of state of the nodes that would get ID's
+ * files back, LABEL and SECONDS ID's. Returns CAIRN_ELOST (message) when
+ * generations exist that cannot be made whole and none older can, as
+ * api_recover; nothing is changed.
+ */
+#define API_CHAIN_MAX 256
+typedef struct api_link {
+    long id, parent;
+} api_link;
+typedef struct api_recovery {
+    long id;
+    int rebuild, nodes_lost, level;
+    bool lost_here;
+    uint64_t lost_raw;
+    double seconds;
+    char label[CAIRN_LABEL_MAX + 1];
+    int nchain;
+    api_link chain[API_CHAIN_MAX];
+} api_recovery;
+int api_recover_plan(cairn_ctx *ctx, long bound, api_recovery *r);
+
+/* What one node holds of a generation (recover.c examines, every leader
+ * gathers every node's; rebuild.c acts on them). */
+typedef struct api_node_state {
+    int64_t parent;     /* the generation's parent as this node knows it, -2 unknown */
+    int32_t data_ok;    /* manifest valid, every rank file verified */
+    int32_t parity_ok;  /* parity.ec valid and verified */
+    int32_t partner_ok; /* partner/ copy of the previous node verified */
+    int32_t level;      /* highest level this node's files claim, 0 if none */
+    int32_t foreign;    /* written by a job of another rank/node layout */
+    int32_t present;    /* 0 no directory of it, 1 one without a manifest, 2 with one */
+    int32_t labeled;    /* a manifest of it decoded here: LABEL and SECONDS are its */
+    double seconds;
+    uint64_t raw;       /* bytes of state of this node's ranks (data_ok), */
+    uint64_t prev_raw;  /* ... and of the previous node's, from the partner copy */
+    char label[CAIRN_LABEL_MAX + 1];
+} api_node_state;
+/* Leaders (rebuild.c): make generation ID, decided rebuildable at LEVEL (2 or
+ * 3) from ALL (every node's state; PIN this node's parity if valid), whole. */
+int api_rebuild_gen(cairn_ctx *ctx, long id, const api_node_state *all, int level,
+                    lvl_parity_in *pin);
+
+/*
  * Level 4 (flush.c, stagein.c). api_flush is collective: generation ID,
  * complete on node-local storage, to the PFS (node leaders do the work).
  * api_pfs_newest: the newest complete PFS generation <= BOUND of this job
@@ -225,6 +290,10 @@ int api_recover(cairn_ctx *ctx, long id, long *chosen);
 int api_flush(cairn_ctx *ctx, long id);
 long api_pfs_newest(cairn_ctx *ctx, long bound, int *rc);
 int api_stage_in(cairn_ctx *ctx, long id);
+/* JOB's generations on the PFS (an fd of its directory): the copy
+ * cairn-prolog staged in this node's directory (<node>/stage/cairn-<uid>/<job>)
+ * if there is one, else pfs.dir. */
+int api_pfs_source(cairn_ctx *ctx, const char *job, cn_err *err);
 /* Collective, after a restore of generation ID from node-local storage: the
  * newest PFS generation <= ID (this job's, else job.restart_from's) is read
  * back and its files' sizes and checksums checked (each file by one node
@@ -324,8 +393,14 @@ struct api_gen;
 int api_chain_open(cairn_ctx *ctx, int rank, const struct api_gen *g, const struct api_gen *all,
                    int n, api_chain *ch);
 void api_chain_close(api_chain *ch);
-/* Every protected variable must be in the newest link with its type and count. */
-int api_chain_match(cairn_ctx *ctx, const api_chain *ch);
+/* Every protected variable (or only ONLY, if not NULL) must be in the newest
+ * link with its type and count. Restoring everything with no variable
+ * protected, of a generation that holds variables for this rank, is
+ * CAIRN_ESTATE (one of routed files only restores them). */
+int api_chain_match(cairn_ctx *ctx, const api_chain *ch, const char *only);
+/* Fill INFO with the newest link's variable NAME; CAIRN_ENOENT without it. */
+int api_chain_describe(cairn_ctx *ctx, const api_chain *ch, const char *name,
+                       cairn_var_info *info);
 /* Decode every frame of every link into scratch, check it, keep nothing:
  * what can still fail once the links verified, found before anything is
  * written (restart runs it, agreed, before api_chain_restore). */
@@ -335,8 +410,8 @@ int api_chain_check(cairn_ctx *ctx, const api_chain *ch);
 int api_chain_apply(cairn_ctx *ctx, const api_chain *ch, void *const *ptrs);
 /* Collective: restore protected memory from the verified chain (routed
  * files from its newest link first, agreed), then rebuild ctx->incr for a
- * generation at LEVEL. */
-int api_chain_restore(cairn_ctx *ctx, const api_chain *ch, int level);
+ * generation at LEVEL. With ONLY, only that protected variable (no files). */
+int api_chain_restore(cairn_ctx *ctx, const api_chain *ch, int level, const char *only);
 
 /* Find a protected name; NULL if absent. Append a zeroed entry NAME; NULL
  * when out of memory. */
@@ -360,6 +435,9 @@ typedef struct api_gen {
     uint64_t file_size;           /* this rank's file */
     uint64_t header_sum;          /* from the manifest */
     uint64_t raw, delta;          /* this rank's bytes of state, and those it stores */
+    double seconds;               /* from the manifest: its checkpoint's seconds */
+    char label[CAIRN_LABEL_MAX + 1]; /* ... and label */
+    bool rebuilt;                 /* query.c: not on disk; a restart would rebuild it first */
 } api_gen;
 
 /* Local: RANK's usable generations (RANK of this node: valid manifest naming
@@ -369,5 +447,40 @@ int api_local_gens(cairn_ctx *ctx, int rank, api_gen **out, int *n);
 /* Collective: the newest id <= BOUND present in every rank's list, or -1. */
 long api_common_below(cairn_ctx *ctx, const api_gen *g, int n, long bound, int *rc);
 const api_gen *api_gen_find(const api_gen *g, int n, long id);
+
+/*
+ * Restart (restart.c). A pass over the generations picks one and does with
+ * it what an api_want says: restore everything (cairn_restart), one variable
+ * (cairn_restart_var) or describe one (cairn_var_query).
+ */
+enum { API_WANT_ALL, API_WANT_VAR, API_WANT_INFO };
+typedef struct api_want {
+    int what;
+    const char *name;             /* VAR, INFO: the variable */
+    cairn_var_info *info;         /* INFO: filled from this rank's generation */
+} api_want;
+/* Collective: rebuild lost nodes (api_recover), stage in from the PFS when it
+ * holds something newer or nothing else can, then pick generation ID (or the
+ * newest usable, CAIRN_LATEST) and do W with it; *GOT gets its id. */
+int api_restart_pass(cairn_ctx *ctx, long id, const api_want *w, long *got);
+/* Collective: ctx->msg says that LOST (the message of api_recover's
+ * CAIRN_ELOST) is final: the PFS holds no copy, or a damaged one (noted). */
+void api_loss_message(cairn_ctx *ctx, const char *lost);
+/* The restart notes (layout, PFS layout, lost) cleared, for ids <= BOUND. */
+void api_notes_reset(cairn_ctx *ctx, long bound);
+/* One candidate tried: 0 taken, or an agreed failure (CAIRN_ECORRUPT or
+ * CAIRN_ENOENT make a CAIRN_LATEST pick go on to older ones); *BROKEN the
+ * oldest broken link, -1 none, API_FINAL: a failure that is not the
+ * generation's (no older one is tried). */
+#define API_FINAL (-2L)
+typedef int (*api_try_fn)(cairn_ctx *ctx, const api_gen *g, const api_gen *all, int n,
+                          long *broken, void *arg);
+/* Collective: the candidates of the inventory G[0..N-1] common to every rank,
+ * newest <= BOUND first (only ID itself unless ID is CAIRN_LATEST), tried
+ * with TRY_GEN until one is taken (*GOT); when none is, the code says why
+ * (CAIRN_ECORRUPT, CAIRN_ELOST, CAIRN_EMISMATCH, or CAIRN_ENOENT for none at
+ * all). Agreed. */
+int api_pick(cairn_ctx *ctx, long id, long bound, const api_gen *g, int n, api_try_fn try_gen,
+             void *arg, long *got);
 
 #endif /* CAIRN_API_H */

@@ -151,24 +151,55 @@ int api_chain_open(cairn_ctx *ctx, int rank, const api_gen *g, const api_gen *al
     return rc;
 }
 
-int api_chain_match(cairn_ctx *ctx, const api_chain *ch)
+int api_chain_match(cairn_ctx *ctx, const api_chain *ch, const char *only)
 {
     const cn_ckpt *c = ch->link[ch->n - 1];
+    size_t protected = 0, stored = 0;
+    for (size_t i = 0; i < ctx->nvars; i++)
+        protected += ctx->vars[i].kind == CN_KIND_VAR;
+    for (uint32_t i = 0; i < c->h.nentries; i++)
+        stored += c->e[i].kind == CN_KIND_VAR;
+    CN_FAIL_IF(!only && protected == 0 && stored > 0, &ctx->err, CAIRN_ESTATE,
+               "no variable is protected: protect the variables to restore before cairn_restart "
+               "(generation %lld holds %zu for rank %u)",
+               (long long)c->h.generation, stored, c->h.rank);
     for (size_t i = 0; i < ctx->nvars; i++) {
         const api_var *v = &ctx->vars[i];
         const cn_entry *e = cn_ckpt_find(c, v->name);
-        if (v->kind == CN_KIND_FILE)
+        if (v->kind == CN_KIND_FILE || (only && strcmp(v->name, only) != 0))
             continue; /* routed files are restored if present */
         if (!e || e->kind != CN_KIND_VAR)
             return cn_fail(&ctx->err, CAIRN_EMISMATCH, "variable '%s' is not in generation %lld",
                            v->name, (long long)c->h.generation);
         if (e->type != (uint8_t)v->type || e->count != v->count)
             return cn_fail(&ctx->err, CAIRN_EMISMATCH,
-                           "variable '%s': checkpoint has %llu elements of type %u, "
-                           "protected are %zu of type %d",
-                           v->name, (unsigned long long)e->count, e->type, v->count,
-                           (int)v->type);
+                           "variable '%s': protected are %zu elements of type %s, generation "
+                           "%lld stores %llu of type %s",
+                           v->name, v->count, cn_type_name(v->type), (long long)c->h.generation,
+                           (unsigned long long)e->count, cn_type_name(e->type));
     }
+    return 0;
+}
+
+int api_chain_describe(cairn_ctx *ctx, const api_chain *ch, const char *name,
+                       cairn_var_info *info)
+{
+    const cn_ckpt *c = ch->link[ch->n - 1];
+    const cn_entry *e = cn_ckpt_find(c, name);
+    CN_FAIL_IF(!e, &ctx->err, CAIRN_ENOENT, "generation %lld holds no variable '%s' for rank %u",
+               (long long)c->h.generation, name, c->h.rank);
+    CN_FAIL_IF(e->kind != CN_KIND_VAR, &ctx->err, CAIRN_ENOENT,
+               "generation %lld holds '%s' for rank %u as a routed file, not a variable",
+               (long long)c->h.generation, name, c->h.rank);
+    memset(info, 0, sizeof *info);
+    info->type = (cairn_type)e->type;
+    info->count = (size_t)e->count;
+    info->ndims = e->ndims;
+    for (int d = 0; d < e->ndims; d++)
+        info->dims[d] = (size_t)e->dims[d];
+    info->bytes = (size_t)e->raw_size;
+    info->stored = e->stored_size;
+    info->error_bound = e->error_bound;
     return 0;
 }
 
@@ -321,14 +352,15 @@ int api_chain_apply(cairn_ctx *ctx, const api_chain *ch, void *const *ptrs)
     return 0;
 }
 
-int api_chain_restore(cairn_ctx *ctx, const api_chain *ch, int level)
+int api_chain_restore(cairn_ctx *ctx, const api_chain *ch, int level, const char *only)
 {
     const cn_ckpt *newest = ch->link[ch->n - 1];
     void **ptrs = calloc(newest->h.nentries ? newest->h.nentries : 1, sizeof *ptrs);
     /* routed.c: files/rank-<r>/ holds G's files. Agreed: a rank whose files
      * (or memory) fail must not leave the others writing protected memory. */
-    int mine = ptrs ? api_files_restore(ctx, newest)
-                    : cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory to restore");
+    int mine = !ptrs  ? cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory to restore")
+               : only ? 0
+                      : api_files_restore(ctx, newest);
     int rc = api_agree(ctx, mine);
     if (rc < 0) {
         free(ptrs);
@@ -337,7 +369,7 @@ int api_chain_restore(cairn_ctx *ctx, const api_chain *ch, int level)
     }
     for (uint32_t i = 0; i < newest->h.nentries; i++) {
         api_var *v = api_var_find(ctx, newest->e[i].name);
-        if (v && v->kind == CN_KIND_VAR)
+        if (v && v->kind == CN_KIND_VAR && (!only || strcmp(v->name, only) == 0))
             ptrs[i] = v->ptr;
     }
     rc = api_chain_apply(ctx, ch, ptrs);

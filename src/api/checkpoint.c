@@ -4,7 +4,11 @@
  * Commit protocol (a crash at any instant leaves the previous complete
  * generation restorable):
  *   1. the node leader clears and creates <node>/gen-<id>/ (refused when
- *      another layout wrote it: api_may_replace);                agree
+ *      another layout wrote it: api_may_replace); when generation ID or
+ *      newer ones exist (a fresh start, or a restart from an older one),
+ *      the complete ones are set aside first, as abandoned-gen-<id>
+ *      (prune.c, API_PRUNE_AT; removed with store.prune_abandoned), never
+ *      replaced in place, on node-local storage and the PFS;      agree
  *   2. every rank writes rank-<r>.ckpt atomically (levels/local); agree
  *   3. every node leader syncs the directory and writes the node manifest
  *      (sizes and checksums of its ranks' files, the rank -> node map); agree
@@ -29,7 +33,11 @@
  * Routed files (routed.c): those routed for this checkpoint are written in
  * step 2 like variables; once past check_args the call ends the routes,
  * completed or not, and a generation complete at level 1 has its staged
- * copies removed from files/rank-<r>/.
+ * copies removed from files/rank-<r>/. The label (cairn_label) works the
+ * same way: rank 0's goes into every manifest of the generation, and the
+ * call clears it. So do the seconds the checkpoint took, as rank 0 measures
+ * them from the call's start after each agreement: to level 1 in step 3,
+ * then again once a higher level (raise.c) or the PFS copy is done.
  * When to checkpoint (interval.c): the level a generation is complete at
  * restarts cairn_need_checkpoint's clocks of that level and those below, and
  * the call's wall time (what the application waited) is that level's cost.
@@ -179,9 +187,18 @@ static int write_rank_file(cairn_ctx *ctx, long id, int level, int genfd, const 
     return rc;
 }
 
-/* Node leader: sync the generation directory and write the node manifest. */
+double api_ckpt_seconds(cairn_ctx *ctx)
+{
+    double s = ctx->rank == 0 ? MPI_Wtime() - ctx->ckpt_t0 : 0;
+    if (MPI_Bcast(&s, 1, MPI_DOUBLE, 0, ctx->comm) != MPI_SUCCESS || !(s >= 0))
+        s = 0; /* unknown */
+    return s;
+}
+
+/* Node leader: sync the generation directory and write the node manifest,
+ * with the label and the SECONDS so far. */
 static int write_manifest(cairn_ctx *ctx, long id, int target, const api_plan *plan, int genfd,
-                          const lvl_written *w)
+                          const lvl_written *w, double seconds)
 {
     enum { F = 5 };
     uint64_t mine[F] = {(uint64_t)ctx->rank, w->file_size, w->header_sum, w->full, w->raw};
@@ -202,6 +219,8 @@ static int write_manifest(cairn_ctx *ctx, long id, int target, const api_plan *p
                      .nlocal = (uint32_t)ctx->node_size, .rank_node = ctx->rank_node};
     memcpy(m.job, ctx->job, sizeof m.job);
     memcpy(m.node_name, ctx->node_name, sizeof m.node_name);
+    memcpy(m.label, ctx->gen_label, sizeof m.label);
+    m.seconds = seconds;
     m.local = calloc((size_t)ctx->node_size, sizeof *m.local);
     if (!m.local)
         rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "out of memory");
@@ -225,8 +244,9 @@ static bool to_pfs(const cairn_ctx *ctx, int level)
            (ctx->cfg.pfs_dir[0] && ctx->cfg.pfs_every > 0 && ctx->nckpt % ctx->cfg.pfs_every == 0);
 }
 
-/* Collective: are there generations at or above ID on some node (the job
- * went back: a restart from an older generation, a new run)? Then cairnd may
+/* Collective: are there generations at or above ID on some node or on the
+ * PFS (the job went back: a restart from an older generation, a new run)?
+ * Then they are set aside (write_generation), and cairnd may
  * have them queued or be at work on them: every node leader holds its daemons
  * (api_daemon_hold) for the rest of this checkpoint, which replaces ID and
  * may prune those. *AGAIN says so. */
@@ -240,12 +260,37 @@ static int hold_if_back(cairn_ctx *ctx, long id, bool *again)
         cn_gen_list(ctx->nodefd, &ids, &n, &ignored);
         for (int i = 0; i < n; i++)
             mine |= ids[i] >= id;
+        free(ids), ids = NULL, n = 0;
+        int jobfd = ctx->node == 0 && ctx->cfg.pfs_dir[0]
+                        ? lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &ignored)
+                        : -1;
+        if (jobfd >= 0 && cn_gen_list(jobfd, &ids, &n, &ignored) == 0)
+            mine |= n > 0 && ids[0] >= id; /* newest first */
         free(ids);
+        if (jobfd >= 0)
+            close(jobfd);
     }
     if (MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, ctx->comm) != MPI_SUCCESS)
         return api_agree(ctx, cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce failed"));
     *again = any;
     return api_agree(ctx, any && ctx->node_rank == 0 ? api_daemon_hold(ctx) : 0);
+}
+
+/* Collective: every manifest of generation ID (at LEVEL) gets the seconds
+ * the checkpoint has taken so far. */
+static int stamp_seconds(cairn_ctx *ctx, long id, int level)
+{
+    double seconds = api_ckpt_seconds(ctx);
+    char gen[64];
+    cn_gen_dirname(gen, sizeof gen, id);
+    int rc = 0;
+    if (ctx->node_rank == 0) {
+        int genfd = cn_dir_open(ctx->nodefd, gen, false, &ctx->err);
+        rc = genfd < 0 ? genfd : api_set_manifest_level(ctx, genfd, level, seconds);
+        if (genfd >= 0)
+            close(genfd);
+    }
+    return api_agree(ctx, rc);
 }
 
 /* The generation, once the arguments are checked (cairn_checkpoint). *REACHED
@@ -262,6 +307,8 @@ static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
     int rc = hold_if_back(ctx, id, &again);
     if (rc == 0 && ctx->node_rank == 0) /* never over another layout's generation (manifest.c) */
         rc = api_may_replace(ctx, id);
+    if (rc == 0 && ctx->node_rank == 0 && again) /* ID and newer ones exist: set them aside */
+        api_prune(ctx, id, API_PRUNE_NEWER | API_PRUNE_AT);
     if (rc == 0 && ctx->node_rank == 0) /* rewriting an id invalidates the old generation first */
         rc = cn_rmtree_at(ctx->nodefd, gen, &ctx->err);
     if (rc == 0 && ctx->node_rank == 0) {
@@ -278,8 +325,9 @@ static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
     if (rc == 0)
         cn_fault_point("ckpt.commit", id, ctx->rank);
     rc = api_agree(ctx, rc);
+    double seconds = rc == 0 ? api_ckpt_seconds(ctx) : 0; /* to level 1 */
     if (rc == 0)
-        rc = api_agree(ctx, write_manifest(ctx, id, level, &plan, genfd, &w));
+        rc = api_agree(ctx, write_manifest(ctx, id, level, &plan, genfd, &w, seconds));
     if (rc < 0) {
         api_plan_free(&plan);
         if (genfd >= 0)
@@ -319,6 +367,8 @@ static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
     api_plan_free(&plan);
     if (rc == 0 && to_pfs(ctx, level))
         rc = api_flush(ctx, id); /* before pruning: the chain it materializes stays */
+    if (rc == 0 && to_pfs(ctx, level)) /* the seconds with the PFS copy */
+        rc = stamp_seconds(ctx, id, local);
     if (ctx->node_rank == 0 && held == 0)
         api_prune(ctx, id, API_PRUNE_OLDER | API_PRUNE_NEWER);
     if (rc < 0)
@@ -332,11 +382,18 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)
 {
     if (!ctx)
         return CAIRN_EINVAL;
-    cn_err_clear(&ctx->err);
+    api_enter(ctx);
+    CN_TRY(check_args(ctx, id, level)); /* refused: the routes and the label stay */
     double began = MPI_Wtime(); /* the cost the application pays (interval.c) */
-    CN_TRY(check_args(ctx, id, level)); /* refused: the routes stay for the next call */
+    ctx->ckpt_t0 = began;
+    ctx->timing = true;
+    memcpy(ctx->gen_label, ctx->label, sizeof ctx->gen_label);
     int reached = 0;
-    int rc = write_generation(ctx, id, level, &reached);
+    int rc = MPI_Bcast(ctx->gen_label, sizeof ctx->gen_label, MPI_CHAR, 0, ctx->comm);
+    rc = rc == MPI_SUCCESS ? write_generation(ctx, id, level, &reached)
+                           : api_agree(ctx, cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Bcast failed"));
+    ctx->timing = false;
+    ctx->label[0] = '\0'; /* a label is for one checkpoint, as a route */
     if (reached)
         api_need_done(ctx, reached, rc == 0 ? MPI_Wtime() - began : 0);
     api_daemon_release(ctx); /* the daemons, if it held them (write_generation) */

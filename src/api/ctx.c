@@ -67,6 +67,13 @@ int api_agree(cairn_ctx *ctx, int rc)
     return global;
 }
 
+void api_enter(cairn_ctx *ctx)
+{
+    cn_err_clear(&ctx->err);
+    ctx->msg[0] = '\0';
+    ctx->echo = false;
+}
+
 /* This rank's node name: configured, emulated by rank, or cn_node_name's;
  * *FROM says which, for messages. */
 static void own_node_name(cairn_ctx *ctx, char out[CN_JOB_MAX + 1], const char **from)

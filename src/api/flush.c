@@ -224,6 +224,28 @@ static int write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *
     return rc < 0 ? (cn_err_prefix(&ctx->err, "PFS %s: ", name), rc) : 0;
 }
 
+/* The label and seconds of generation ID for its index: from this node's
+ * manifest, the seconds measured now in a checkpoint (rank 0 is the first
+ * leader; cairnd keeps the manifest's). */
+static void label_of(cairn_ctx *ctx, long id, cn_pindex *x)
+{
+    char gen[64];
+    cn_gen_dirname(gen, sizeof gen, id);
+    cn_err saved = ctx->err;
+    cn_manifest m;
+    int genfd = cn_dir_open(ctx->nodefd, gen, false, &ctx->err);
+    if (genfd >= 0 && api_read_manifest(ctx, genfd, &m) == 0) {
+        memcpy(x->label, m.label, sizeof x->label);
+        x->seconds = m.seconds;
+        cn_manifest_free(&m);
+    }
+    if (genfd >= 0)
+        close(genfd);
+    ctx->err = saved;
+    if (ctx->timing)
+        x->seconds = MPI_Wtime() - ctx->ckpt_t0;
+}
+
 /* Step 4, first leader: the index, then prune. */
 static int write_index(cairn_ctx *ctx, int jobfd, int genfd, long id, int group, int nfiles,
                        const uint64_t *sum)
@@ -232,6 +254,7 @@ static int write_index(cairn_ctx *ctx, int jobfd, int genfd, long id, int group,
                    .nranks = (uint32_t)ctx->nranks, .nnodes = (uint32_t)ctx->nnodes,
                    .group = (uint32_t)group, .nfiles = (uint32_t)nfiles};
     memcpy(x.job, ctx->job, sizeof x.job);
+    label_of(ctx, id, &x);
     x.files = calloc((size_t)nfiles, sizeof *x.files);
     CN_FAIL_IF(!x.files, &ctx->err, CAIRN_ENOMEM, "no memory");
     for (int f = 0; f < nfiles; f++) {

@@ -77,9 +77,13 @@ static bool usable(cairn_ctx *ctx, int rank, long id, api_gen *out)
                           (unsigned long long)me->file_size);
         else
             ok = true;
-        if (ok)
-            *out = (api_gen){id,        (int)m.level,    (long)m.parent, (long)m.base,
-                             me->file_size, me->header_sum, me->raw,    me->delta};
+        if (ok) {
+            *out = (api_gen){.id = id, .level = (int)m.level, .parent = (long)m.parent,
+                             .base = (long)m.base, .file_size = me->file_size,
+                             .header_sum = me->header_sum, .raw = me->raw, .delta = me->delta,
+                             .seconds = m.seconds};
+            memcpy(out->label, m.label, sizeof out->label);
+        }
         else
             cn_debug("generation %ld not usable on rank %d", id, rank);
         cn_manifest_free(&m);
@@ -191,7 +195,7 @@ CAIRN_EXPORT int cairn_generations(cairn_ctx *ctx, cairn_gen_info *info, int max
 {
     if (!ctx)
         return CAIRN_EINVAL;
-    cn_err_clear(&ctx->err);
+    api_enter(ctx);
     int rc = (!count || max < 0 || (max > 0 && !info))
                  ? cn_fail(&ctx->err, CAIRN_EINVAL, "generations: bad output arguments")
                  : 0;
@@ -207,18 +211,26 @@ CAIRN_EXPORT int cairn_generations(cairn_ctx *ctx, cairn_gen_info *info, int max
         const api_gen *mine = api_gen_find(g, n, id);
         uint64_t bytes[3] = {mine->file_size, mine->raw, mine->delta}, total[3] = {0, 0, 0};
         int level = mine->level, min_level = 0;
+        api_gen first = *mine; /* rank 0's label and seconds are the generation's */
         if (MPI_Allreduce(bytes, total, 3, MPI_UINT64_T, MPI_SUM, ctx->comm) != MPI_SUCCESS ||
-            MPI_Allreduce(&level, &min_level, 1, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS)
+            MPI_Allreduce(&level, &min_level, 1, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS ||
+            MPI_Bcast(&first, sizeof first, MPI_BYTE, 0, ctx->comm) != MPI_SUCCESS)
             rc = CAIRN_EMPI;
-        if (found < max)
-            info[found] = (cairn_gen_info){id,          min_level, ctx->nranks, total[0],
-                                           mine->parent, mine->base, total[1],  total[2]};
+        if (found < max) {
+            info[found] = (cairn_gen_info){.id = id, .level = min_level, .nranks = ctx->nranks,
+                                           .bytes = total[0], .parent = mine->parent,
+                                           .base = mine->base, .raw = total[1],
+                                           .delta = total[2], .seconds = first.seconds};
+            memcpy(info[found].label, first.label, sizeof info[found].label);
+        }
         found++;
         bound = id - 1;
     }
     free(g);
     if (rc < 0)
-        return api_agree(ctx, rc);
+        return api_agree(ctx, rc == CAIRN_EMPI && !ctx->err.msg[0]
+                                  ? cn_fail(&ctx->err, rc, "generations: MPI failed")
+                                  : rc);
     *count = found;
     return 0;
 }

@@ -33,11 +33,13 @@ int api_write_manifest(cairn_ctx *ctx, int genfd, const cn_manifest *m)
     return rc;
 }
 
-int api_set_manifest_level(cairn_ctx *ctx, int genfd, int level)
+int api_set_manifest_level(cairn_ctx *ctx, int genfd, int level, double seconds)
 {
     cn_manifest m;
     CN_TRY(api_read_manifest(ctx, genfd, &m));
     m.level = (uint32_t)level;
+    if (seconds >= 0)
+        m.seconds = seconds;
     int rc = api_write_manifest(ctx, genfd, &m);
     cn_manifest_free(&m);
     return rc;

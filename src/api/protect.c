@@ -1,5 +1,6 @@
 /*
- * protect.c - the variable table: what the next checkpoint stores.
+ * protect.c - the variable table: what the next checkpoint stores (and the
+ * label it gets, cairn_label).
  *
  * Local calls, no communication. The table holds names, types, shapes and
  * borrowed pointers; it never owns or copies protected memory. Routed files
@@ -50,7 +51,7 @@ CAIRN_EXPORT int cairn_protect(cairn_ctx *ctx, const char *name, void *ptr, cair
     if (!ctx)
         return CAIRN_EINVAL;
     cn_err *err = &ctx->err;
-    cn_err_clear(err);
+    api_enter(ctx);
     if (!cn_name_ok(name))
         return set_msg(ctx, cn_fail(err, CAIRN_EINVAL, "protect: bad name (1..%d bytes, no '/')",
                                     CAIRN_NAME_MAX));
@@ -104,6 +105,7 @@ CAIRN_EXPORT int cairn_unprotect(cairn_ctx *ctx, const char *name)
 {
     if (!ctx)
         return CAIRN_EINVAL;
+    api_enter(ctx);
     api_var *v = name ? api_var_find(ctx, name) : NULL;
     if (!v)
         return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL, "unprotect: '%s' is not protected",
@@ -115,7 +117,7 @@ CAIRN_EXPORT int cairn_unprotect(cairn_ctx *ctx, const char *name)
 /* The protected variable NAME for call WHAT, or NULL with the error set. */
 static api_var *var_for(cairn_ctx *ctx, const char *name, const char *what)
 {
-    cn_err_clear(&ctx->err);
+    api_enter(ctx);
     api_var *v = name ? api_var_find(ctx, name) : NULL;
     if (!v || v->kind != CN_KIND_VAR) {
         set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL, "%s: '%s' is not a protected variable",
@@ -198,5 +200,26 @@ CAIRN_EXPORT int cairn_protect_hint(cairn_ctx *ctx, const char *name, int what)
                                     "CAIRN_CHANGED",
                                     name, what));
     v->hint = what;
+    return 0;
+}
+
+CAIRN_EXPORT int cairn_label(cairn_ctx *ctx, const char *label)
+{
+    if (!ctx)
+        return CAIRN_EINVAL;
+    api_enter(ctx);
+    if (!label) {
+        ctx->label[0] = '\0';
+        return 0;
+    }
+    size_t n = strnlen(label, CAIRN_LABEL_MAX + 1);
+    if (n == 0 || n > CAIRN_LABEL_MAX || !cn_label_ok(label))
+        return set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL,
+                                    "label: %s (1..%d printable ASCII bytes; NULL clears it)",
+                                    n == 0                  ? "empty"
+                                    : n > CAIRN_LABEL_MAX ? "too long"
+                                                            : "a byte is not printable ASCII",
+                                    CAIRN_LABEL_MAX));
+    memcpy(ctx->label, label, n + 1);
     return 0;
 }

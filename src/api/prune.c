@@ -15,6 +15,9 @@
  * store.prune_abandoned = on; by default a complete one is set aside as
  * "abandoned-gen-<id>" (cn_set_aside), kept but never restored in place of
  * this run's newer data (an incomplete one, a checkpoint that died, goes).
+ * Before a checkpoint writes an id that exists (the run started afresh, or
+ * went back), the same is done to that id and every newer one
+ * (API_PRUNE_AT): the old complete generation is set aside, not replaced.
  * Node 0's leader does the same on the PFS (lvl_pfs_abandon). So an old chain goes once newer generations at every
  * level no longer need it. With a daemon the two halves split: the library
  * drops the newer ones when it writes a generation, cairnd the older ones
@@ -134,22 +137,28 @@ void api_prune(cairn_ctx *ctx, long id, int what)
         if (ctx->incr[l])
             keep_chain(g, n, find(g, n, (long)ctx->incr[l]->gen));
     int trashed = 0;
+    long newer = what & API_PRUNE_AT ? id : id + 1; /* the first id set aside */
     for (size_t i = 0; i < n; i++) {
-        if (!g[i].mine || (g[i].id <= id ? g[i].keep || !(what & API_PRUNE_OLDER)
-                                         : !(what & API_PRUNE_NEWER)))
+        if (!g[i].mine || (g[i].id < newer ? g[i].keep || !(what & API_PRUNE_OLDER)
+                                           : !(what & API_PRUNE_NEWER)))
             continue;
-        if (g[i].id > id && g[i].complete && !ctx->cfg.prune_abandoned) {
+        if (g[i].id >= newer && g[i].complete && !ctx->cfg.prune_abandoned) {
             /* An abandoned timeline: set aside, where no restart takes it
              * in place of this run's newer data, and kept. */
             char aside[128];
             cn_err err = {0};
             if (cn_set_aside(ctx->nodefd, g[i].id, aside, sizeof aside, &err) < 0)
                 cn_warn("prune: %s: %s", ctx->node_path, err.msg);
-            else if (ctx->node == 0)
+            else if (ctx->node == 0 && newer > id)
                 cn_warn("generation %ld is newer than generation %ld this run wrote (the "
                         "restart took an older one): set aside as %s on every node, never "
                         "restored; remove it with 'cairn prune --abandoned' (or set "
                         "store.prune_abandoned = on)", g[i].id, id, aside);
+            else if (ctx->node == 0)
+                cn_warn("generation %ld is not older than generation %ld this run is writing "
+                        "(a fresh start, or a restart from an older one): set aside as %s on "
+                        "every node, never restored; remove it with 'cairn prune --abandoned' "
+                        "(or set store.prune_abandoned = on)", g[i].id, id, aside);
             continue;
         }
         char name[64], trash[128];
@@ -167,7 +176,8 @@ void api_prune(cairn_ctx *ctx, long id, int what)
         cn_err err = {0};
         int jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &err);
         if (jobfd >= 0) {
-            lvl_pfs_abandon(jobfd, ctx->job, (uint32_t)ctx->nranks, id, ctx->cfg.prune_abandoned);
+            lvl_pfs_abandon(jobfd, ctx->job, (uint32_t)ctx->nranks, newer - 1,
+                            ctx->cfg.prune_abandoned);
             close(jobfd);
         }
     }

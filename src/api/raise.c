@@ -43,8 +43,11 @@ int api_raise(cairn_ctx *ctx, long id, int level)
     rc = api_agree(ctx, rc < 0 ? rc : 0);
     if (rc == 0)
         rc = api_agree(ctx, ctx->node_rank == 0 ? raise_leader(ctx, level, genfd, gen_path) : 0);
+    double seconds = ctx->timing ? api_ckpt_seconds(ctx) : -1; /* cairnd: kept */
     if (rc == 0)
-        rc = api_agree(ctx, ctx->node_rank == 0 ? api_set_manifest_level(ctx, genfd, level) : 0);
+        rc = api_agree(ctx, ctx->node_rank == 0 ? api_set_manifest_level(ctx, genfd, level,
+                                                                         seconds)
+                                                : 0);
     if (genfd >= 0)
         close(genfd);
     if (rc < 0) {

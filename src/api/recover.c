@@ -34,16 +34,6 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct node_state {
-    int64_t parent;     /* the generation's parent as this node knows it, -2 unknown */
-    int32_t data_ok;    /* manifest valid, every rank file verified */
-    int32_t parity_ok;  /* parity.ec valid and verified */
-    int32_t partner_ok; /* partner/ copy of the previous node verified */
-    int32_t level;      /* highest level this node's files claim, 0 if none */
-    int32_t foreign;    /* written by a job of another rank/node layout */
-    int32_t present;    /* 0 no directory of it, 1 one without a manifest, 2 with one */
-} node_state;
-
 /* Newest generation id <= BOUND with a directory on this node, or -1. */
 static long local_newest(cairn_ctx *ctx, long bound)
 {
@@ -83,10 +73,30 @@ static bool files_ok(int dirfd, const cn_manifest *m)
     return true;
 }
 
-/* What this node holds of generation ID. PIN receives its parity if valid. */
-static node_state examine(cairn_ctx *ctx, long id, lvl_parity_in *pin)
+/* A manifest M of generation ID seen on this node: its label and seconds. */
+static void take_label(api_node_state *st, const cn_manifest *m)
 {
-    node_state st = {.parent = -2};
+    if (st->labeled)
+        return;
+    st->labeled = 1;
+    st->seconds = m->seconds;
+    memcpy(st->label, m->label, sizeof st->label);
+}
+
+static uint64_t raw_of(const cn_manifest *m)
+{
+    uint64_t raw = 0;
+    for (uint32_t i = 0; i < m->nlocal; i++)
+        raw += m->local[i].raw;
+    return raw;
+}
+
+/* What this node holds of generation ID. PIN receives its parity if valid. */
+static api_node_state examine(cairn_ctx *ctx, long id, lvl_parity_in *pin)
+{
+    api_node_state st;
+    memset(&st, 0, sizeof st); /* gathered as bytes: no stray padding */
+    st.parent = -2;
     char gen[64];
     cn_gen_dirname(gen, sizeof gen, id);
     cn_err err = {0};
@@ -103,6 +113,10 @@ static node_state examine(cairn_ctx *ctx, long id, lvl_parity_in *pin)
         st.level = (int32_t)m.level;
         st.foreign = !api_same_layout(ctx, &m);
         st.data_ok = api_manifest_of(ctx, &m, id, ctx->node) && files_ok(genfd, &m);
+        if (st.data_ok) {
+            take_label(&st, &m);
+            st.raw = raw_of(&m);
+        }
     }
     cn_manifest_free(&m);
     char ppath[4600];
@@ -128,6 +142,10 @@ static node_state examine(cairn_ctx *ctx, long id, lvl_parity_in *pin)
             st.partner_ok = api_manifest_of(ctx, &m, id, prev) && files_ok(pfd, &m);
             if (st.partner_ok && (int32_t)m.level > st.level)
                 st.level = (int32_t)m.level;
+            if (st.partner_ok) {
+                take_label(&st, &m);
+                st.prev_raw = raw_of(&m);
+            }
         }
         cn_manifest_free(&m);
         close(pfd);
@@ -138,7 +156,7 @@ static node_state examine(cairn_ctx *ctx, long id, lvl_parity_in *pin)
 
 /* Can generation ID be made whole from ALL? 0 yes, 1 not a level that can
  * rebuild (level 1), CAIRN_ELOST with a message when too much is lost. */
-static int decide(cairn_ctx *ctx, long id, const node_state *all, int level)
+static int decide(cairn_ctx *ctx, long id, const api_node_state *all, int level)
 {
     char lost[512] = "";
     int nlost = 0;
@@ -185,7 +203,7 @@ static int decide(cairn_ctx *ctx, long id, const node_state *all, int level)
 /* Generation ID at level 1, not whole: if some node holds it intact and
  * another has no directory of it (wiped or replaced; a checkpoint that died
  * leaves one on every node), it is lost, not unfinished: say so for restart. */
-static void note_level1_loss(cairn_ctx *ctx, long id, const node_state *all)
+static void note_level1_loss(cairn_ctx *ctx, long id, const api_node_state *all)
 {
     char lost[512] = "";
     int intact = 0;
@@ -202,269 +220,56 @@ static void note_level1_loss(cairn_ctx *ctx, long id, const node_state *all)
                       "node(s) %s no longer hold it", id, lost);
 }
 
-/* Write the manifest of a rebuilt member from the set description. */
-static int write_rebuilt_manifest(cairn_ctx *ctx, int genfd, const cn_parity *p, int level)
-{
-    const cn_pmember *me = &p->members[ctx->set_member];
-    cn_manifest m = {.level = (uint32_t)level, .target = p->target, .generation = p->generation,
-                     .parent = p->parent, .base = p->base, .nranks = p->nranks,
-                     .nnodes = p->nnodes, .node = me->node, .nlocal = me->nlocal,
-                     .rank_node = p->rank_node, .local = me->local};
-    memcpy(m.job, p->job, sizeof m.job);
-    memcpy(m.node_name, me->node_name, sizeof m.node_name);
-    return api_write_manifest(ctx, genfd, &m);
-}
-
-typedef struct dec_io {
-    lvl_payload *payload;     /* survivors */
-    const lvl_parity_in *pin; /* survivors */
-    lvl_payload_out *pout;    /* lost */
-    lvl_parity_out *parout;   /* lost */
-} dec_io;
-
-static int dec_read(void *arg, uint64_t off, void *buf, size_t len, cn_err *err)
-{
-    (void)err;
-    lvl_payload_read(((dec_io *)arg)->payload, off, buf, len);
-    return 0;
-}
-
-static int dec_read_parity(void *arg, int stripe, int row, uint64_t off, void *buf, size_t len,
-                           cn_err *err)
-{
-    (void)stripe, (void)err;
-    memcpy(buf, lvl_parity_row(((dec_io *)arg)->pin, row) + off, len);
-    return 0;
-}
-
-static int dec_write_data(void *arg, uint64_t off, const void *buf, size_t len, cn_err *err)
-{
-    return lvl_payload_write(((dec_io *)arg)->pout, off, buf, len, err);
-}
-
-static int dec_write_parity(void *arg, int stripe, int row, uint64_t off, const void *buf,
-                            size_t len, cn_err *err)
-{
-    (void)stripe;
-    return lvl_parity_write(((dec_io *)arg)->parout, row, off, buf, len, err);
-}
-
-/* Share the set description from the first intact member of the set. */
-static int share_description(cairn_ctx *ctx, const bool *lost, const lvl_parity_in *pin,
-                             cn_parity *p)
-{
-    int root = 0;
-    while (root < ctx->set_n && lost[root])
-        root++;
-    int len = root == ctx->set_member ? (int)cn_get_u32(pin->map + 12) : 0;
-    if (MPI_Bcast(&len, 1, MPI_INT, root, ctx->set_comm) != MPI_SUCCESS)
-        return cn_fail(&ctx->err, CAIRN_EMPI, "sharing the set description failed");
-    uint8_t *buf = malloc((size_t)len);
-    CN_FAIL_IF(!buf, &ctx->err, CAIRN_ENOMEM, "no memory");
-    if (root == ctx->set_member)
-        memcpy(buf, pin->map, (size_t)len);
-    int rc = MPI_Bcast(buf, len, MPI_BYTE, root, ctx->set_comm) == MPI_SUCCESS
-                 ? cn_parity_decode(buf, (size_t)len, p, &ctx->err)
-                 : cn_fail(&ctx->err, CAIRN_EMPI, "sharing the set description failed");
-    free(buf);
-    return rc;
-}
-
-/* Level 3: decode this node's set if it has losses. */
-static int rebuild_set(cairn_ctx *ctx, long id, const node_state *all, lvl_parity_in *pin)
-{
-    int first = api_set_first(ctx->set, ctx->nnodes, ctx->nsets);
-    bool lost[EC_MAX_SHARDS] = {0}, any = false;
-    for (int i = 0; i < ctx->set_n; i++)
-        any |= lost[i] = !all[first + i].data_ok || !all[first + i].parity_ok;
-    if (!any)
-        return 0;
-    char gen[64], gen_path[4500];
-    cn_gen_dirname(gen, sizeof gen, id);
-    snprintf(gen_path, sizeof gen_path, "%s/%s", ctx->node_path, gen);
-    bool me_lost = lost[ctx->set_member];
-    cn_parity p = {0};
-    int rc = share_description(ctx, lost, pin, &p), genfd = -1;
-    ec_codec *codec = NULL;
-    dec_io io = {.pin = pin};
-    if (rc == 0) {
-        int kernel = p.form == EC_FORM_BITMATRIX                ? EC_KERNEL_BITMATRIX
-                     : ctx->cfg.ec_kernel == EC_KERNEL_BITMATRIX ? EC_KERNEL_AUTO
-                                                                 : ctx->cfg.ec_kernel;
-        rc = ec_codec_new((int)(p.n - p.m), (int)p.m, (int)p.w, kernel, &codec, &ctx->err);
-    }
-    if (rc == 0 && (genfd = cn_dir_open(ctx->nodefd, gen, me_lost, &ctx->err)) < 0)
-        rc = genfd;
-    const cn_pmember *me = rc == 0 ? &p.members[ctx->set_member] : NULL;
-    if (rc == 0 && !me_lost)
-        rc = lvl_payload_open(genfd, me->local, me->nlocal, &io.payload, &ctx->err);
-    if (rc == 0 && me_lost) {
-        p.member = (uint32_t)ctx->set_member;
-        rc = lvl_payload_create(genfd, me->local, me->nlocal, &io.pout, &ctx->err);
-        if (rc == 0)
-            rc = lvl_parity_create(genfd, &p, &io.parout, &ctx->err);
-    }
-    int worst = rc;
-    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, ctx->set_comm);
-    if (rc == 0 && worst < 0)
-        rc = api_echo(ctx, worst, "another member of set %d failed", ctx->set);
-    if (rc == 0) {
-        ec_ring_io rio = {dec_read, dec_write_parity, dec_read_parity, dec_write_data, &io};
-        rc = ec_ring_decode(ctx->set_comm, codec, p.chunk, ctx->cfg.ec_block, lost, &rio,
-                            &ctx->err);
-    }
-    if (rc == 0 && me_lost) {
-        rc = lvl_payload_commit(io.pout, gen_path, &ctx->err);
-        io.pout = NULL;
-        if (rc == 0)
-            rc = lvl_parity_commit(io.parout, genfd, &ctx->err);
-        io.parout = NULL;
-        if (rc == 0)
-            rc = write_rebuilt_manifest(ctx, genfd, &p, (int)p.level);
-        if (rc == 0)
-            cn_warn("rebuilt %s by decoding (set %d)", gen_path, ctx->set);
-    }
-    lvl_payload_abort(io.pout);
-    lvl_parity_abort(io.parout, genfd);
-    lvl_payload_close(io.payload);
-    ec_codec_free(codec);
-    cn_parity_free(&p);
-    if (genfd >= 0)
-        close(genfd);
-    return rc;
-}
-
-/* Level 2: the successor of every lost node sends its copy back. */
-static int restore_from_partner(cairn_ctx *ctx, long id, const node_state *all)
-{
-    int next = (ctx->node + 1) % ctx->nnodes, prev = (ctx->node + ctx->nnodes - 1) % ctx->nnodes;
-    char gen[64];
-    cn_gen_dirname(gen, sizeof gen, id);
-    int rc = 0;
-    size_t block = ctx->cfg.ec_block;
-    uint8_t *buf = malloc(block);
-    if (!buf)
-        return cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
-    if (!all[prev].data_ok) { /* send my copy of prev back to it */
-        int genfd = cn_dir_open(ctx->nodefd, gen, false, &ctx->err);
-        int pfd = genfd >= 0 ? cn_dir_open(genfd, "partner", false, &ctx->err) : -1;
-        uint8_t *mf = NULL;
-        size_t mlen = 0;
-        cn_manifest m = {0};
-        lvl_payload *pl = NULL;
-        rc = pfd < 0 ? pfd : cn_read_small(pfd, CN_MANIFEST_NAME, 64u << 20, &mf, &mlen, &ctx->err);
-        if (rc == 0)
-            rc = cn_manifest_decode(mf, mlen, &m, &ctx->err);
-        if (rc == 0)
-            rc = lvl_payload_open(pfd, m.local, m.nlocal, &pl, &ctx->err);
-        uint64_t hdr[2] = {rc == 0 ? mlen : 0, rc == 0 ? lvl_payload_size(pl) : 0};
-        MPI_Send(hdr, 2, MPI_UINT64_T, prev, 1, ctx->leaders);
-        if (rc == 0)
-            MPI_Send(mf, (int)mlen, MPI_BYTE, prev, 2, ctx->leaders);
-        for (uint64_t off = 0; rc == 0 && off < hdr[1]; off += block) {
-            size_t n = hdr[1] - off < block ? (size_t)(hdr[1] - off) : block;
-            lvl_payload_read(pl, off, buf, n);
-            MPI_Send(buf, (int)n, MPI_BYTE, prev, 3, ctx->leaders);
-        }
-        lvl_payload_close(pl);
-        cn_manifest_free(&m);
-        free(mf);
-        if (pfd >= 0)
-            close(pfd);
-        if (genfd >= 0)
-            close(genfd);
-    }
-    if (!all[ctx->node].data_ok) { /* receive mine from next */
-        uint64_t hdr[2];
-        MPI_Recv(hdr, 2, MPI_UINT64_T, next, 1, ctx->leaders, MPI_STATUS_IGNORE);
-        uint8_t *mf = hdr[0] ? malloc(hdr[0]) : NULL;
-        cn_manifest m = {0};
-        lvl_payload_out *out = NULL;
-        int genfd = -1;
-        if (!hdr[0])
-            rc = cn_fail(&ctx->err, CAIRN_ELOST, "node %d could not send the partner copy", next);
-        else
-            MPI_Recv(mf, (int)hdr[0], MPI_BYTE, next, 2, ctx->leaders, MPI_STATUS_IGNORE);
-        if (rc == 0)
-            rc = cn_manifest_decode(mf, hdr[0], &m, &ctx->err);
-        if (rc == 0 && (genfd = cn_dir_open(ctx->nodefd, gen, true, &ctx->err)) < 0)
-            rc = genfd;
-        if (rc == 0)
-            rc = lvl_payload_create(genfd, m.local, m.nlocal, &out, &ctx->err);
-        for (uint64_t off = 0; hdr[0] && off < hdr[1]; off += block) {
-            size_t n = hdr[1] - off < block ? (size_t)(hdr[1] - off) : block;
-            MPI_Recv(buf, (int)n, MPI_BYTE, next, 3, ctx->leaders, MPI_STATUS_IGNORE);
-            if (rc == 0)
-                rc = lvl_payload_write(out, off, buf, n, &ctx->err);
-        }
-        if (rc == 0) {
-            rc = lvl_payload_commit(out, gen, &ctx->err);
-            out = NULL;
-        }
-        if (rc == 0)
-            rc = cn_write_atomic(genfd, CN_MANIFEST_NAME, mf, hdr[0], &ctx->err);
-        lvl_payload_abort(out);
-        cn_manifest_free(&m);
-        free(mf);
-        if (genfd >= 0)
-            close(genfd);
-    }
-    free(buf);
-    return rc;
-}
-
-/* Leaders: agree on a code over the leaders' communicator. */
-static int leaders_agree(cairn_ctx *ctx, int rc)
-{
-    int worst = rc;
-    if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, ctx->leaders) != MPI_SUCCESS)
-        return cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce among node leaders failed");
-    if (rc == 0 && worst < 0)
-        return api_echo(ctx, worst, "rebuild failed on another node");
-    return rc;
-}
-
-/* Leaders: make generation ID whole given every node's state. */
-static int rebuild(cairn_ctx *ctx, long id, const node_state *all, int level, lvl_parity_in *pin)
-{
-    if (level >= CAIRN_LEVEL_ERASURE)
-        return leaders_agree(ctx, rebuild_set(ctx, id, all, pin));
-    int rc = leaders_agree(ctx, restore_from_partner(ctx, id, all));
-    if (rc < 0)
-        return rc;
-    char gen[64];
-    cn_gen_dirname(gen, sizeof gen, id);
-    int genfd = cn_dir_open(ctx->nodefd, gen, false, &ctx->err);
-    cn_manifest m = {0};
-    rc = genfd < 0 ? genfd : api_read_manifest(ctx, genfd, &m);
-    rc = leaders_agree(ctx, rc);
-    if (rc == 0) /* make every partner copy anew: the lost nodes held some */
-        rc = leaders_agree(ctx, api_partner_copy(ctx, genfd, &m));
-    cn_manifest_free(&m);
-    if (genfd >= 0)
-        close(genfd);
-    return rc;
-}
-
 /* What one recovery learned of one generation. */
 typedef struct link_fate {
     long id, parent;
     int rc;             /* make_whole's result */
+    int rebuild;        /* dry: 0, or the level (2, 3) it would be rebuilt at */
+    bool lost_here;     /* dry: this node would get files of it back */
+    int level;          /* the level its nodes claim */
+    uint64_t lost_raw;  /* dry: bytes of state of the nodes that would get them back */
+    double seconds;     /* its label and seconds, from a node that holds them */
+    char label[CAIRN_LABEL_MAX + 1];
 } link_fate;
 
-#define FATES_MAX 256
+#define FATES_MAX API_CHAIN_MAX
+
+/* Dry: bytes of state of the nodes of ALL that lost generation ID's files, as
+ * the survivors' descriptions give them (partner copies, parity sets). Over
+ * the leaders; LEVEL 2 or 3. */
+static uint64_t lost_raw(cairn_ctx *ctx, const api_node_state *all, int level,
+                         const lvl_parity_in *pin)
+{
+    uint64_t mine = 0, sum = 0;
+    int prev = (ctx->node + ctx->nnodes - 1) % ctx->nnodes;
+    if (level == CAIRN_LEVEL_PARTNER && !all[prev].data_ok)
+        mine = all[ctx->node].prev_raw; /* my copy of the previous node's */
+    if (level >= CAIRN_LEVEL_ERASURE && all[ctx->node].parity_ok && pin->map) {
+        int first = api_set_first(ctx->set, ctx->nnodes, ctx->nsets), root = -1;
+        for (int i = 0; i < ctx->set_n && root < 0; i++)
+            root = all[first + i].data_ok && all[first + i].parity_ok ? i : -1;
+        for (int i = 0; root == ctx->set_member && i < ctx->set_n; i++) /* the set's first intact */
+            for (uint32_t j = 0; !all[first + i].data_ok && j < pin->meta.members[i].nlocal; j++)
+                mine += pin->meta.members[i].local[j].raw;
+    }
+    if (MPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, ctx->leaders) != MPI_SUCCESS)
+        return 0;
+    return sum;
+}
 
 /*
  * Leaders: make generation ID whole (examine every node, decide, rebuild).
  * Returns 0 when it is whole (*PARENT: its parent, -1 if full), 1 when it is
  * at level 1 with losses (nothing to rebuild from), 2 when it was written by
  * a job of another layout (for restart to refuse), CAIRN_ELOST with a
- * message when too much is lost, or another error.
+ * message when too much is lost, or another error. DRY: rebuild nothing; F
+ * says what would be (and the level, label and seconds, dry or not).
  */
-static int make_whole(cairn_ctx *ctx, long id, node_state *all, long *parent)
+static int make_whole(cairn_ctx *ctx, long id, api_node_state *all, long *parent, bool dry,
+                      link_fate *f)
 {
     lvl_parity_in pin = {0};
-    node_state st = examine(ctx, id, &pin);
+    api_node_state st = examine(ctx, id, &pin);
     if (MPI_Allgather(&st, (int)sizeof st, MPI_BYTE, all, (int)sizeof st, MPI_BYTE,
                       ctx->leaders) != MPI_SUCCESS) {
         lvl_parity_close(&pin);
@@ -488,37 +293,66 @@ static int make_whole(cairn_ctx *ctx, long id, node_state *all, long *parent)
         rc = 2;
     else if (intact == ctx->nnodes && (protected == ctx->nnodes || level < CAIRN_LEVEL_PARTNER))
         rc = 0;
-    else if ((rc = decide(ctx, id, all, level)) == 0)
-        rc = rebuild(ctx, id, all, level, &pin);
+    else if ((rc = decide(ctx, id, all, level)) == 0 && dry) {
+        f->rebuild = level;
+        f->lost_here = !st.data_ok;
+        f->lost_raw = lost_raw(ctx, all, level, &pin);
+    } else if (rc == 0)
+        rc = api_rebuild_gen(ctx, id, all, level, &pin);
     else if (rc == 1)
         note_level1_loss(ctx, id, all);
     lvl_parity_close(&pin);
+    f->level = level;
+    for (int x = ctx->nnodes; x-- > 0;) /* an intact node's, else any */
+        if (all[x].labeled && (all[x].data_ok || !f->label[0])) {
+            memcpy(f->label, all[x].label, sizeof f->label);
+            f->seconds = all[x].seconds;
+        }
     if (rc == 0 && *parent == -2)
         *parent = -1; /* whole, yet nobody names a parent: cannot happen; stop here */
     return rc;
 }
 
 /* Make ID whole, and every link of its chain; memoized in F (N entries). *BROKEN
- * receives the link that could not be made whole. */
-static int make_chain_whole(cairn_ctx *ctx, long id, node_state *all, link_fate *f, int *n,
-                            long *broken)
+ * receives the link that could not be made whole. DRY (not NULL): nothing is
+ * rebuilt, and DRY says what would be. */
+static int make_chain_whole(cairn_ctx *ctx, long id, api_node_state *all, link_fate *f, int *n,
+                            long *broken, api_recovery *dry)
 {
     int rc = 0;
+    if (dry)
+        memset(dry, 0, sizeof *dry);
     for (long link = id; link >= 0 && rc == 0;) {
         link_fate *known = NULL;
         for (int i = 0; i < *n && !known; i++)
             known = f[i].id == link ? &f[i] : NULL;
         long parent = -1;
+        link_fate mine = {.id = link};
         if (known) {
             rc = known->rc;
             parent = known->parent;
+            mine = *known;
             if (rc != 0)
                 cn_fail(&ctx->err, rc < 0 ? rc : CAIRN_ELOST,
                         "generation %ld cannot be made whole (see above)", link);
         } else {
-            rc = make_whole(ctx, link, all, &parent);
+            rc = make_whole(ctx, link, all, &parent, dry != NULL, &mine);
+            mine.parent = parent, mine.rc = rc;
             if (*n < FATES_MAX)
-                f[(*n)++] = (link_fate){link, parent, rc};
+                f[(*n)++] = mine;
+        }
+        if (rc == 0 && dry && dry->nchain == API_CHAIN_MAX)
+            rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "generation %ld: a chain of more than %d "
+                         "links", id, API_CHAIN_MAX);
+        if (rc == 0 && dry) {
+            if (link == id) {
+                dry->level = mine.level, dry->lost_raw = mine.lost_raw;
+                dry->seconds = mine.seconds;
+                memcpy(dry->label, mine.label, sizeof dry->label);
+            }
+            dry->chain[dry->nchain++] = (api_link){link, parent};
+            dry->rebuild = mine.rebuild > dry->rebuild ? mine.rebuild : dry->rebuild;
+            dry->lost_here |= mine.lost_here;
         }
         if (rc != 0)
             *broken = link;
@@ -531,11 +365,11 @@ static int make_chain_whole(cairn_ctx *ctx, long id, node_state *all, link_fate 
     return rc;
 }
 
-/* Leaders: the recovery loop over candidate generations, newest first. */
-static int recover_leader(cairn_ctx *ctx, long id, long *chosen)
+/* Leaders: the recovery loop over candidate generations <= BOUND, newest
+ * first (only ID unless it is CAIRN_LATEST). DRY: see api_recover_plan. */
+static int recover_leader(cairn_ctx *ctx, long id, long bound, long *chosen, api_recovery *dry)
 {
-    long bound = id == CAIRN_LATEST ? LONG_MAX : id;
-    node_state *all = malloc(sizeof *all * (size_t)ctx->nnodes);
+    api_node_state *all = malloc(sizeof *all * (size_t)ctx->nnodes);
     link_fate *fates = malloc(sizeof *fates * FATES_MAX);
     int nfates = 0;
     if (!all || !fates) {
@@ -553,7 +387,7 @@ static int recover_leader(cairn_ctx *ctx, long id, long *chosen)
         }
         if (cand < 0 || (id != CAIRN_LATEST && cand != id))
             break;
-        rc = make_chain_whole(ctx, cand, all, fates, &nfates, &broken);
+        rc = make_chain_whole(ctx, cand, all, fates, &nfates, &broken, dry);
         if (rc == 0) {
             *chosen = cand;
             break;
@@ -594,10 +428,35 @@ int api_recover(cairn_ctx *ctx, long id, long *chosen)
     int rc = api_agree(ctx, api_reopen_dirs(ctx));
     if (rc < 0)
         return rc;
-    rc = ctx->node_rank == 0 ? recover_leader(ctx, id, &got) : 0;
+    long bound = id == CAIRN_LATEST ? LONG_MAX : id;
+    rc = ctx->node_rank == 0 ? recover_leader(ctx, id, bound, &got, NULL) : 0;
     rc = api_agree(ctx, rc);
     if (MPI_Bcast(&got, 1, MPI_LONG, 0, ctx->comm) != MPI_SUCCESS && rc == 0)
         rc = CAIRN_EMPI;
     *chosen = got;
+    return rc;
+}
+
+int api_recover_plan(cairn_ctx *ctx, long bound, api_recovery *r)
+{
+    long got = -1;
+    int rc = 0;
+    memset(r, 0, sizeof *r);
+    if (ctx->node_rank == 0) {
+        rc = recover_leader(ctx, CAIRN_LATEST, bound, &got, r);
+        int here = rc == 0 && got >= 0 && r->lost_here, lost = 0;
+        if (MPI_Allreduce(&here, &lost, 1, MPI_INT, MPI_SUM, ctx->leaders) != MPI_SUCCESS)
+            rc = rc ? rc : cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce among leaders failed");
+        r->nodes_lost = lost;
+        if (got < 0)
+            memset(r, 0, sizeof *r);
+    }
+    r->id = got;
+    rc = api_agree(ctx, rc);
+    bool here = r->lost_here; /* every rank of a node: its leader's */
+    if (MPI_Bcast(r, sizeof *r, MPI_BYTE, 0, ctx->comm) != MPI_SUCCESS ||
+        MPI_Bcast(&here, sizeof here, MPI_BYTE, 0, ctx->node_comm) != MPI_SUCCESS)
+        rc = rc ? rc : api_agree(ctx, cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Bcast failed"));
+    r->lost_here = here;
     return rc;
 }

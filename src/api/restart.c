@@ -26,13 +26,16 @@
 #include <string.h>
 
 /*
- * One attempt at generation G: open and verify its whole chain everywhere,
- * then restore everywhere. *BROKEN receives the oldest link some rank found
- * broken (every candidate from there up the chain needs it), else -1.
+ * One attempt at generation G for W: open and verify its whole chain
+ * everywhere, then (agreed at each step) compare, decode-check and restore
+ * what W asks for, or describe W's variable. *BROKEN receives the oldest link
+ * some rank found broken (every candidate from there up the chain needs it),
+ * else -1.
  */
 static int try_generation(cairn_ctx *ctx, const api_gen *g, const api_gen *all, int n,
-                          long *broken)
+                          long *broken, void *arg)
 {
+    const api_want *w = arg;
     api_chain ch = {0};
     int rc = api_chain_open(ctx, ctx->rank, g, all, n, &ch);
     long mine = ch.broken >= 0 ? ch.broken : LONG_MAX, low = LONG_MAX;
@@ -42,12 +45,18 @@ static int try_generation(cairn_ctx *ctx, const api_gen *g, const api_gen *all, 
         rc = rc ? rc : cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce failed");
     *broken = low == LONG_MAX ? -1 : low;
     rc = api_agree(ctx, rc); /* unusable first: a mismatch with a corrupt generation is moot */
-    if (rc == 0)
-        rc = api_agree(ctx, api_chain_match(ctx, &ch));
-    if (rc == 0) /* every frame decodes, on every rank, before anything is written */
-        rc = api_agree(ctx, api_chain_check(ctx, &ch));
-    if (rc == 0)
-        rc = api_agree(ctx, api_chain_restore(ctx, &ch, min_level));
+    if (rc == 0 && w->what == API_WANT_INFO) {
+        rc = api_agree(ctx, api_chain_describe(ctx, &ch, w->name, w->info));
+        *broken = rc < 0 ? API_FINAL : -1; /* the generation is fine: no older one instead */
+    } else {
+        const char *only = w->what == API_WANT_VAR ? w->name : NULL;
+        if (rc == 0)
+            rc = api_agree(ctx, api_chain_match(ctx, &ch, only));
+        if (rc == 0) /* every frame decodes, on every rank, before anything is written */
+            rc = api_agree(ctx, api_chain_check(ctx, &ch));
+        if (rc == 0)
+            rc = api_agree(ctx, api_chain_restore(ctx, &ch, min_level, only));
+    }
     api_chain_close(&ch);
     return rc;
 }
@@ -62,6 +71,20 @@ void api_note_lost(cairn_ctx *ctx, long id, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(ctx->lost_note, sizeof ctx->lost_note, fmt, ap);
     va_end(ap);
+}
+
+void api_loss_message(cairn_ctx *ctx, const char *lost)
+{
+    int has = ctx->lost_code != 0, any = 0;
+    MPI_Allreduce(&has, &any, 1, MPI_INT, MPI_MAX, ctx->comm);
+    char note[sizeof ctx->lost_note] = "";
+    if (any) {
+        api_agree(ctx, has ? cn_fail(&ctx->err, ctx->lost_code, "%s", ctx->lost_note) : 0);
+        snprintf(note, sizeof note, "%.1000s", ctx->msg);
+    }
+    snprintf(ctx->msg, sizeof ctx->msg, "%.700s%s%.300s", lost,
+             any ? "; also: " : "; no PFS generation to fall back on", note);
+    cn_err_clear(&ctx->err);
 }
 
 /*
@@ -84,20 +107,8 @@ static int from_pfs(cairn_ctx *ctx, long id, int rc, long whole, bool *staged)
         if (prc < 0)
             return api_agree(ctx, prc);
         if (p < 0 || (id != CAIRN_LATEST && p != id) || (rc == 0 && whole >= p)) {
-            if (rc < 0) { /* the PFS cannot make up for it: the loss, and any PFS damage */
-                int has = ctx->lost_code != 0, any = 0;
-                MPI_Allreduce(&has, &any, 1, MPI_INT, MPI_MAX, ctx->comm);
-                char note[sizeof ctx->lost_note] = "";
-                if (any) {
-                    api_agree(ctx, has ? cn_fail(&ctx->err, ctx->lost_code, "%s", ctx->lost_note)
-                                       : 0);
-                    snprintf(note, sizeof note, "%.1000s", ctx->msg);
-                }
-                snprintf(ctx->msg, sizeof ctx->msg, "%.700s%s%.300s", lost,
-                         any ? "; also: " : "; no PFS generation to fall back on",
-                         note);
-                cn_err_clear(&ctx->err);
-            }
+            if (rc < 0) /* the PFS cannot make up for it: the loss, and any PFS damage */
+                api_loss_message(ctx, lost);
             return rc;
         }
         if (ctx->rank == 0 && strcmp(ctx->pfs_job, ctx->job) != 0) {
@@ -163,49 +174,32 @@ static bool chain_has(const api_gen *all, int n, long id, long link)
     return false;
 }
 
-CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id)
+int api_pick(cairn_ctx *ctx, long id, long bound, const api_gen *g, int n, api_try_fn try_gen,
+             void *arg, long *got)
 {
-    if (!ctx)
-        return CAIRN_EINVAL;
-    cn_err_clear(&ctx->err);
-    int rc = id < 0 && id != CAIRN_LATEST
-                 ? cn_fail(&ctx->err, CAIRN_EINVAL, "restart: bad generation id %ld", id)
-                 : 0;
-    CN_TRY(api_agree(ctx, rc));
-    ctx->layout_note[0] = ctx->pfs_note[0] = '\0';
-    ctx->lost_code = 0, ctx->lost_id = -1;
-    ctx->lost_bound = id == CAIRN_LATEST ? 0x7fffffffffffffffL : id;
-    long whole = -1; /* rebuild lost nodes first (levels 2 and 3) */
-    bool staged = false;
-    rc = api_recover(ctx, id, &whole);
-    CN_TRY(from_pfs(ctx, id, rc, whole, &staged));
-    api_gen *g = NULL;
-    int n = 0;
-    rc = api_agree(ctx, api_local_gens(ctx, ctx->rank, &g, &n));
-    long bound = id == CAIRN_LATEST ? 0x7fffffffffffffffL : id, got = -1;
-    int skipped = 0;               /* code of the newest generation skipped, if any */
-    bool agreed = false;
+    int rc = 0, skipped = 0; /* code of the newest generation skipped, if any */
     char skipped_msg[sizeof ctx->msg] = "";
-    while (rc == 0) {
+    *got = -1;
+    for (;;) {
         long cand = api_common_below(ctx, g, n, bound, &rc);
         if (rc < 0)
             break;
         if (cand < 0 || (id != CAIRN_LATEST && cand != id)) {
-            if (skipped) { /* nothing older: report what broke the newest */
-                rc = skipped;
-                snprintf(ctx->err.msg, sizeof ctx->err.msg, "no usable generation; %.990s",
-                         skipped_msg);
-                break;
-            }
-            rc = why_none(ctx, id); /* agreed, message and all */
-            agreed = true;
+            if (!skipped)
+                return why_none(ctx, id); /* agreed, message and all */
+            /* nothing older: report what broke the newest; a generation that
+             * exists but cannot be used is never "no checkpoint" */
+            rc = skipped == CAIRN_ENOENT ? CAIRN_ECORRUPT : skipped;
+            cn_fail(&ctx->err, rc, "no usable generation; %.990s", skipped_msg);
             break;
         }
         long broken = -1;
-        rc = try_generation(ctx, api_gen_find(g, n, cand), g, n, &broken);
+        rc = try_gen(ctx, api_gen_find(g, n, cand), g, n, &broken, arg); /* agreed */
         if (rc == 0) {
-            got = cand;
-        } else if (id == CAIRN_LATEST && (rc == CAIRN_ECORRUPT || rc == CAIRN_ENOENT)) {
+            *got = cand;
+            return 0;
+        } else if (id == CAIRN_LATEST && (rc == CAIRN_ECORRUPT || rc == CAIRN_ENOENT) &&
+                   broken != API_FINAL) {
             if (ctx->rank == 0)
                 cn_warn("generation %ld is unusable (%s); trying an older one", cand, ctx->msg);
             if (!skipped) {
@@ -225,19 +219,61 @@ CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id)
             }
             continue;
         }
-        break;
+        return rc; /* agreed, with the failing rank's message */
     }
+    if (rc == CAIRN_EMPI && !ctx->err.msg[0])
+        cn_fail(&ctx->err, rc, "MPI failed while choosing a generation");
+    return api_agree(ctx, rc);
+}
+
+/* The notes of a pass over generations <= BOUND, cleared. */
+void api_notes_reset(cairn_ctx *ctx, long bound)
+{
+    ctx->layout_note[0] = ctx->pfs_note[0] = '\0';
+    ctx->lost_code = 0, ctx->lost_id = -1;
+    ctx->lost_bound = bound;
+}
+
+int api_restart_pass(cairn_ctx *ctx, long id, const api_want *w, long *got)
+{
+    long all = 0x7fffffffffffffffL, bound = id == CAIRN_LATEST ? all : id;
+    api_notes_reset(ctx, bound);
+    long whole = -1; /* rebuild lost nodes first (levels 2 and 3) */
+    bool staged = false;
+    int rc = api_recover(ctx, id, &whole);
+    CN_TRY(from_pfs(ctx, id, rc, whole, &staged));
+    api_gen *g = NULL;
+    int n = 0;
+    rc = api_agree(ctx, api_local_gens(ctx, ctx->rank, &g, &n));
+    if (rc == 0)
+        rc = api_pick(ctx, id, bound, g, n, try_generation, (void *)w, got);
     free(g);
-    if (!agreed)
-        rc = api_agree(ctx, rc);
     if (rc < 0)
         return rc;
-    if (ctx->lost_code && ctx->lost_id > got) /* never an older one without a word */
-        cn_warn("generation %ld exists but cannot be restored (%s); restored generation %ld",
-                ctx->lost_id, ctx->lost_note, got);
-    if (!staged) /* is the PFS still a fallback? (it was just read if staged) */
-        api_pfs_check(ctx, got);
-    ctx->last_id = got;
+    if (ctx->lost_code && ctx->lost_id > *got) /* never an older one without a word */
+        cn_warn("generation %ld exists but cannot be restored (%s); %s generation %ld",
+                ctx->lost_id, ctx->lost_note, w->what == API_WANT_INFO ? "using" : "restored",
+                *got);
+    if (!staged && w->what == API_WANT_ALL) /* is the PFS still a fallback? */
+        api_pfs_check(ctx, *got);
+    if (w->what != API_WANT_INFO)
+        ctx->last_id = *got;
+    ctx->msg[0] = '\0'; /* a generation skipped on the way is no failure of the call */
+    return 0;
+}
+
+CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id)
+{
+    if (!ctx)
+        return CAIRN_EINVAL;
+    api_enter(ctx);
+    int rc = id < 0 && id != CAIRN_LATEST
+                 ? cn_fail(&ctx->err, CAIRN_EINVAL, "restart: bad generation id %ld", id)
+                 : 0;
+    CN_TRY(api_agree(ctx, rc));
+    long got = -1;
+    const api_want all = {API_WANT_ALL, NULL, NULL};
+    CN_TRY(api_restart_pass(ctx, id, &all, &got));
     if (restored_id)
         *restored_id = got;
     cn_info("restored generation %ld", got);
@@ -248,7 +284,7 @@ CAIRN_EXPORT int cairn_rebuild(cairn_ctx *ctx, long id, long *rebuilt_id)
 {
     if (!ctx)
         return CAIRN_EINVAL;
-    cn_err_clear(&ctx->err);
+    api_enter(ctx);
     int rc = id < 0 && id != CAIRN_LATEST
                  ? cn_fail(&ctx->err, CAIRN_EINVAL, "rebuild: bad generation id %ld", id)
                  : 0;

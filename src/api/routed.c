@@ -59,7 +59,7 @@ CAIRN_EXPORT int cairn_route_file(cairn_ctx *ctx, const char *name, char *path, 
 {
     if (!ctx)
         return CAIRN_EINVAL;
-    cn_err_clear(&ctx->err);
+    api_enter(ctx);
     if (bad_name(ctx, "route_file", name) < 0)
         return set_msg(ctx, CAIRN_EINVAL);
     if (!path)
@@ -88,7 +88,7 @@ CAIRN_EXPORT int cairn_unroute_file(cairn_ctx *ctx, const char *name)
 {
     if (!ctx)
         return CAIRN_EINVAL;
-    cn_err_clear(&ctx->err);
+    api_enter(ctx);
     if (bad_name(ctx, "unroute_file", name) < 0)
         return set_msg(ctx, CAIRN_EINVAL);
     api_var *v = api_var_find(ctx, name);

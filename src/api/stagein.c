@@ -117,8 +117,8 @@ static int read_files(cairn_ctx *ctx, int jobfd, const cn_pindex *x, collect *c)
     return rc;
 }
 
-/* Write this node's rank files and manifest of generation ID from C. */
-static int write_local(cairn_ctx *ctx, long id, collect *c)
+/* Write this node's rank files and manifest of generation ID (index X) from C. */
+static int write_local(cairn_ctx *ctx, long id, const cn_pindex *x, collect *c)
 {
     char gen[64], gen_path[4500];
     cn_gen_dirname(gen, sizeof gen, id);
@@ -133,6 +133,8 @@ static int write_local(cairn_ctx *ctx, long id, collect *c)
                      .nlocal = (uint32_t)ctx->node_size, .rank_node = ctx->rank_node};
     memcpy(m.job, ctx->job, sizeof m.job);
     memcpy(m.node_name, ctx->node_name, sizeof m.node_name);
+    memcpy(m.label, x->label, sizeof m.label);
+    m.seconds = x->seconds;
     m.local = calloc((size_t)ctx->node_size, sizeof *m.local);
     int rc = m.local ? 0 : cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
     uint32_t k = 0;
@@ -169,9 +171,7 @@ static int write_local(cairn_ctx *ctx, long id, collect *c)
     return rc;
 }
 
-/* JOB's generations on the PFS: the copy cairn-prolog staged in this node's
- * directory (<node>/stage/cairn-<uid>/<job>) if there is one, else pfs.dir. */
-static int open_source(cairn_ctx *ctx, const char *job, cn_err *err)
+int api_pfs_source(cairn_ctx *ctx, const char *job, cn_err *err)
 {
     char stage[sizeof ctx->node_path + 16];
     snprintf(stage, sizeof stage, "%s/stage", ctx->node_path);
@@ -199,7 +199,7 @@ static void source_path(cairn_ctx *ctx, const char *job, char *out, size_t len)
 static long newest_of(cairn_ctx *ctx, const char *job, long bound)
 {
     cn_err err = {0};
-    int jobfd = open_source(ctx, job, &err);
+    int jobfd = api_pfs_source(ctx, job, &err);
     if (jobfd < 0)
         return -1;
     cn_pindex x;
@@ -251,7 +251,7 @@ static int stage_leader(cairn_ctx *ctx, long id)
     collect c = {ctx, calloc((size_t)ctx->nranks, sizeof *c.local), 0};
     CN_FAIL_IF(!c.local, &ctx->err, CAIRN_ENOMEM, "no memory");
     cn_pindex x = {0};
-    int jobfd = open_source(ctx, ctx->pfs_job, &ctx->err);
+    int jobfd = api_pfs_source(ctx, ctx->pfs_job, &ctx->err);
     int rc = jobfd < 0 ? jobfd : lvl_pfs_index(jobfd, id, &x, &ctx->err);
     if (rc == 0 && (x.nranks != (uint32_t)ctx->nranks || strcmp(x.job, ctx->pfs_job) != 0))
         rc = cn_fail(&ctx->err, CAIRN_EMISMATCH, "PFS generation %ld is of job %s with %u ranks",
@@ -264,7 +264,7 @@ static int stage_leader(cairn_ctx *ctx, long id)
     if (rc == 0 && worst < 0)
         rc = api_echo(ctx, worst, "reading the PFS failed on another node");
     if (rc == 0)
-        rc = write_local(ctx, id, &c);
+        rc = write_local(ctx, id, &x, &c);
     for (int r = 0; r < ctx->nranks; r++)
         free_vars(&c.local[r]);
     free(c.local);
@@ -287,7 +287,7 @@ static void check_leader(cairn_ctx *ctx, long id, long restored)
     cn_pindex x = {0};
     char gen[64];
     cn_gen_dirname(gen, sizeof gen, id);
-    int jobfd = open_source(ctx, ctx->pfs_job, &err);
+    int jobfd = api_pfs_source(ctx, ctx->pfs_job, &err);
     int genfd = -1;
     if (jobfd >= 0 && lvl_pfs_index(jobfd, id, &x, &err) == 0)
         genfd = cn_dir_open(jobfd, gen, false, &err);

@@ -47,6 +47,8 @@ int cn_fail(cn_err *err, int code, const char *fmt, ...) __attribute__((format(p
 int cn_fail_errno(cn_err *err, int errno_value, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void cn_err_clear(cn_err *err);
+/* Name of element type TYPE (enum cairn_type): "double"; "unknown" if none. */
+const char *cn_type_name(int type);
 /* Put a formatted prefix in front of ERR's message. */
 void cn_err_prefix(cn_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

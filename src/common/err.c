@@ -92,6 +92,13 @@ size_t cairn_type_size(cairn_type type)
     return 0;
 }
 
+const char *cn_type_name(int type)
+{
+    static const char *const names[] = {"byte",   "int8",  "uint8",  "int16", "uint16", "int32",
+                                        "uint32", "int64", "uint64", "float", "double"};
+    return type >= 0 && type < (int)(sizeof names / sizeof names[0]) ? names[type] : "unknown";
+}
+
 void cn_err_prefix(cn_err *err, const char *fmt, ...)
 {
     if (!err)

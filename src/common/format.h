@@ -168,8 +168,21 @@ typedef struct cn_manifest_rank {
     uint64_t delta;             /* of which this generation stores (raw, if full) */
 } cn_manifest_rank;
 
+/* Manifest versions: 3 (written by cairn 0.2.0: the checkpoint format's
+ * number) and 4 (adds the generation's label and the seconds its checkpoint
+ * took). Both are read; an encoded manifest keeps the version it has (0 means
+ * the current one), so one read and written back stays as it was. */
+#define CN_MANIFEST_VERSION 4
+#define CN_MANIFEST_VERSION_OLD 3
+/* A generation label: up to CAIRN_LABEL_MAX printable ASCII bytes (0x20-0x7e);
+ * "" is no label. Stored NUL-padded in CAIRN_LABEL_MAX + 1 bytes. */
+bool cn_label_ok(const char *s);
+/* Copy the NUL-padded label field at P (CAIRN_LABEL_MAX + 1 bytes) into OUT;
+ * false unless it is canonical (zeros after the label) and cn_label_ok. */
+bool cn_get_label(const uint8_t *p, char out[CAIRN_LABEL_MAX + 1]);
+
 typedef struct cn_manifest {
-    uint32_t version;
+    uint32_t version;           /* CN_MANIFEST_VERSION or _OLD; 0 = current */
     uint32_t level;             /* the level the generation reached */
     uint32_t target;            /* the level it was asked for */
     int64_t generation;
@@ -178,11 +191,14 @@ typedef struct cn_manifest {
     uint32_t nlocal;
     char job[CN_JOB_MAX + 1];
     char node_name[CN_JOB_MAX + 1];
+    char label[CAIRN_LABEL_MAX + 1]; /* version 4: cairn_label of rank 0, "" none */
+    double seconds;             /* version 4: wall time of its checkpoint, 0 unknown */
     uint32_t *rank_node;        /* nranks entries */
     cn_manifest_rank *local;    /* nlocal entries, ascending rank */
 } cn_manifest;
 
-/* Encoded size of a manifest of NRANKS ranks, NLOCAL of them on its node. */
+/* Encoded size of a current-version manifest of NRANKS ranks, NLOCAL of them
+ * on its node. */
 size_t cn_manifest_size(uint32_t nranks, uint32_t nlocal);
 /* Encode into a malloc'd buffer (*OUT, *LEN). */
 int cn_manifest_encode(const cn_manifest *m, uint8_t **out, size_t *len, cn_err *err);
@@ -243,7 +259,8 @@ int cn_parity_check(const uint8_t *map, size_t size, const char *path, cn_parity
  * after its aggregated files: file i holds ranks [i * group, (i + 1) * group).
  */
 extern const uint8_t CN_PINDEX_MAGIC[8]; /* "CAIRNPX" 0x01 */
-#define CN_PINDEX_VERSION 1
+#define CN_PINDEX_VERSION 2     /* 2 adds label and seconds; */
+#define CN_PINDEX_VERSION_OLD 1 /* version 1 is still read (and re-encoded as it was) */
 #define CN_PINDEX_NAME "index"
 
 typedef struct cn_pfile {
@@ -252,17 +269,19 @@ typedef struct cn_pfile {
 } cn_pfile;
 
 typedef struct cn_pindex {
-    uint32_t version;
+    uint32_t version;               /* CN_PINDEX_VERSION or _OLD; 0 = current */
     uint32_t scheme;                /* enum cz_agg_scheme the files were merged with */
     int64_t generation;
     char job[CN_JOB_MAX + 1];
     uint32_t nranks, nnodes;        /* of the job that wrote it */
     uint32_t group, nfiles;         /* ranks per file; ceil(nranks / group) */
     uint64_t raw, stored;           /* bytes of state; bytes of the files */
+    char label[CAIRN_LABEL_MAX + 1];/* version 2: the generation's label, "" none */
+    double seconds;                 /* version 2: wall time of its checkpoint, 0 unknown */
     cn_pfile *files;                /* nfiles entries */
 } cn_pindex;
 
-size_t cn_pindex_size(uint32_t nfiles);
+size_t cn_pindex_size(uint32_t nfiles); /* of the current version */
 uint32_t cn_pindex_nfiles(uint32_t nranks, uint32_t group);
 int cn_pindex_encode(const cn_pindex *x, uint8_t **out, size_t *len, cn_err *err);
 /* Parse and validate (hostile input); allocates X->files (cn_pindex_free). */

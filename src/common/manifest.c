@@ -1,11 +1,21 @@
 /*
- * manifest.c - encode and validate the node manifest (layout in common.h;
- * every integer little-endian): written by a node's leader once every rank
- * of the job committed a generation. The decoder treats its input as hostile
- * (a fuzz target) and frees everything it allocated on failure.
+ * manifest.c - encode and validate the node manifest: written by a node's
+ * leader once every rank of the job committed a generation. Layout, every
+ * integer little-endian:
+ *   "CAIRNMF" 0x01 | u32 version, level, nranks, nnodes, node, nlocal, target
+ *   | i64 generation | job[64] | node_name[64] | i64 parent | i64 base
+ *   | (version 4:) label[64] | f64 seconds
+ *   | nranks x u32 node of rank | nlocal x (u32 rank, u64 file_size,
+ *   header_sum, raw, delta) | u64 XXH3-64 of all before
+ * Version 3 (cairn 0.2.0) has no label and seconds; both versions are read,
+ * and each is written back in its own version (cn_manifest.version), so a
+ * manifest decodes and re-encodes to the same bytes. The decoder treats its
+ * input as hostile (a fuzz target) and frees everything it allocated on
+ * failure.
  */
 #include "common/common.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,23 +24,46 @@ const uint8_t CN_MANIFEST_MAGIC[8] = {'C', 'A', 'I', 'R', 'N', 'M', 'F', 1};
 /* ---- node manifest ---------------------------------------------------- */
 
 #define MF_FIXED (8 + 4 * 7 + 8 + 2 * (CN_JOB_MAX + 1) + 16) /* through parent, base */
+#define MF_V4 ((CAIRN_LABEL_MAX + 1) + 8)                   /* label, seconds */
 #define MF_LOCAL 36
+
+bool cn_label_ok(const char *s)
+{
+    size_t n = strnlen(s, CAIRN_LABEL_MAX + 1);
+    if (n > CAIRN_LABEL_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < 0x20 || s[i] > 0x7e)
+            return false;
+    return true;
+}
+
+static size_t size_of(uint32_t version, uint32_t nranks, uint32_t nlocal)
+{
+    return MF_FIXED + (version >= 4 ? MF_V4 : 0) + 4 * (size_t)nranks +
+           MF_LOCAL * (size_t)nlocal + 8;
+}
 
 size_t cn_manifest_size(uint32_t nranks, uint32_t nlocal)
 {
-    return MF_FIXED + 4 * (size_t)nranks + MF_LOCAL * (size_t)nlocal + 8;
+    return size_of(CN_MANIFEST_VERSION, nranks, nlocal);
 }
 
 int cn_manifest_encode(const cn_manifest *m, uint8_t **out, size_t *len, cn_err *err)
 {
-    size_t n = cn_manifest_size(m->nranks, m->nlocal);
+    uint32_t version = m->version ? m->version : CN_MANIFEST_VERSION;
+    CN_FAIL_IF(version != CN_MANIFEST_VERSION && version != CN_MANIFEST_VERSION_OLD, err,
+               CAIRN_EINVAL, "manifest: cannot write format version %u", version);
+    CN_FAIL_IF(version >= 4 && (!cn_label_ok(m->label) || !isfinite(m->seconds) ||
+                                m->seconds < 0),
+               err, CAIRN_EINVAL, "manifest: bad label or seconds");
+    size_t n = size_of(version, m->nranks, m->nlocal);
     uint8_t *b = calloc(1, n);
     CN_FAIL_IF(!b, err, CAIRN_ENOMEM, "no memory for the manifest");
     uint8_t *p = b;
     memcpy(p, CN_MANIFEST_MAGIC, 8);
     p += 8;
-    const uint32_t f[] = {CN_FORMAT_VERSION, m->level,  m->nranks, m->nnodes,
-                          m->node,           m->nlocal, m->target};
+    const uint32_t f[] = {version, m->level, m->nranks, m->nnodes, m->node, m->nlocal, m->target};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++, p += 4)
         cn_put_u32(p, f[i]);
     cn_put_u64(p, (uint64_t)m->generation);
@@ -42,6 +75,14 @@ int cn_manifest_encode(const cn_manifest *m, uint8_t **out, size_t *len, cn_err 
     cn_put_u64(p, (uint64_t)m->parent);
     cn_put_u64(p + 8, (uint64_t)m->base);
     p += 16;
+    if (version >= 4) {
+        memcpy(p, m->label, strnlen(m->label, CAIRN_LABEL_MAX));
+        p += CAIRN_LABEL_MAX + 1;
+        uint64_t bits;
+        memcpy(&bits, &m->seconds, 8);
+        cn_put_u64(p, bits);
+        p += 8;
+    }
     for (uint32_t i = 0; i < m->nranks; i++, p += 4)
         cn_put_u32(p, m->rank_node[i]);
     for (uint32_t i = 0; i < m->nlocal; i++, p += MF_LOCAL) {
@@ -80,6 +121,19 @@ static int check_manifest(const cn_manifest *m, cn_err *err)
     return 0;
 }
 
+bool cn_get_label(const uint8_t *p, char out[CAIRN_LABEL_MAX + 1])
+{
+    size_t n = 0;
+    while (n < CAIRN_LABEL_MAX && p[n])
+        n++;
+    for (size_t i = n; i <= CAIRN_LABEL_MAX; i++)
+        if (p[i])
+            return false;
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return cn_label_ok(out);
+}
+
 int cn_manifest_decode(const uint8_t *buf, size_t len, cn_manifest *m, cn_err *err)
 {
     memset(m, 0, sizeof *m);
@@ -87,9 +141,10 @@ int cn_manifest_decode(const uint8_t *buf, size_t len, cn_manifest *m, cn_err *e
                "not a cairn manifest (bad magic or truncated)");
     cn_rd r = {.p = buf, .len = len, .off = 8};
     m->version = cn_rd_u32(&r);
-    CN_FAIL_IF(buf[7] != CN_MANIFEST_MAGIC[7] || m->version != CN_FORMAT_VERSION, err,
-               CAIRN_EFORMAT, "manifest format version %u; this build reads version %d",
-               m->version, CN_FORMAT_VERSION);
+    CN_FAIL_IF(buf[7] != CN_MANIFEST_MAGIC[7] ||
+                   (m->version != CN_MANIFEST_VERSION && m->version != CN_MANIFEST_VERSION_OLD),
+               err, CAIRN_EFORMAT, "manifest format version %u; this build reads versions %d "
+               "and %d", m->version, CN_MANIFEST_VERSION_OLD, CN_MANIFEST_VERSION);
     CN_FAIL_IF(cn_hash(buf, len - 8) != cn_get_u64(buf + len - 8), err, CAIRN_ECORRUPT,
                "manifest checksum mismatch");
     m->level = cn_rd_u32(&r);
@@ -103,11 +158,18 @@ int cn_manifest_decode(const uint8_t *buf, size_t len, cn_manifest *m, cn_err *e
     const uint8_t *node = cn_rd_take(&r, CN_JOB_MAX + 1);
     m->parent = (int64_t)cn_rd_u64(&r);
     m->base = (int64_t)cn_rd_u64(&r);
+    const uint8_t *label = m->version >= 4 ? cn_rd_take(&r, CAIRN_LABEL_MAX + 1) : NULL;
+    uint64_t bits = m->version >= 4 ? cn_rd_u64(&r) : 0;
+    memcpy(&m->seconds, &bits, 8);
     CN_FAIL_IF(r.bad, err, CAIRN_ECORRUPT, "manifest: bad fixed part");
     CN_TRY(check_manifest(m, err));
     CN_FAIL_IF(!cn_get_id(job, m->job) || !cn_get_id(node, m->node_name), err, CAIRN_ECORRUPT,
                "manifest: bad job or node name");
-    CN_FAIL_IF(len != cn_manifest_size(m->nranks, m->nlocal), err, CAIRN_ECORRUPT,
+    CN_FAIL_IF(label && !cn_get_label(label, m->label), err, CAIRN_ECORRUPT,
+               "manifest: bad label (printable ASCII, NUL-padded)");
+    CN_FAIL_IF(!isfinite(m->seconds) || m->seconds < 0, err, CAIRN_ECORRUPT,
+               "manifest: bad seconds");
+    CN_FAIL_IF(len != size_of(m->version, m->nranks, m->nlocal), err, CAIRN_ECORRUPT,
                "manifest: length %zu does not match its counts", len);
     m->rank_node = malloc(4 * (size_t)m->nranks);
     m->local = malloc(sizeof *m->local * (m->nlocal ? m->nlocal : 1));

@@ -8,21 +8,31 @@
  * little-endian:
  *   "CAIRNPX" 0x01 | u32 version | u32 scheme | i64 generation | job[64]
  *   | u32 nranks | u32 nnodes | u32 group | u32 nfiles | u64 raw | u64 stored
+ *   | (version 2:) label[64] | f64 seconds
  *   | nfiles x (u64 size, u64 XXH3-64 of the whole file) | u64 XXH3-64 of all before
- * File i holds ranks [i * group, min((i + 1) * group, nranks)).
- * The decoder treats its input as hostile (a fuzz target).
+ * File i holds ranks [i * group, min((i + 1) * group, nranks)). Version 1
+ * (cairn 0.2.0) has no label and seconds; both are read, and each is
+ * re-encoded in its own version. The decoder treats its input as hostile (a
+ * fuzz target).
  */
 #include "common/common.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 const uint8_t CN_PINDEX_MAGIC[8] = {'C', 'A', 'I', 'R', 'N', 'P', 'X', 0x01};
 #define PX_FIXED (8 + 4 + 4 + 8 + (CN_JOB_MAX + 1) + 4 * 4 + 8 + 8)
+#define PX_V2 ((CAIRN_LABEL_MAX + 1) + 8)
 #define PX_FILE 16
 
-size_t cn_pindex_size(uint32_t nfiles) { return PX_FIXED + (size_t)nfiles * PX_FILE + 8; }
+static size_t size_of(uint32_t version, uint32_t nfiles)
+{
+    return PX_FIXED + (version >= 2 ? PX_V2 : 0) + (size_t)nfiles * PX_FILE + 8;
+}
+
+size_t cn_pindex_size(uint32_t nfiles) { return size_of(CN_PINDEX_VERSION, nfiles); }
 
 uint32_t cn_pindex_nfiles(uint32_t nranks, uint32_t group)
 {
@@ -31,11 +41,17 @@ uint32_t cn_pindex_nfiles(uint32_t nranks, uint32_t group)
 
 int cn_pindex_encode(const cn_pindex *x, uint8_t **out, size_t *len, cn_err *err)
 {
-    size_t n = cn_pindex_size(x->nfiles);
+    uint32_t version = x->version ? x->version : CN_PINDEX_VERSION;
+    CN_FAIL_IF(version != CN_PINDEX_VERSION && version != CN_PINDEX_VERSION_OLD, err,
+               CAIRN_EINVAL, "PFS index: cannot write format version %u", version);
+    CN_FAIL_IF(version >= 2 && (!cn_label_ok(x->label) || !isfinite(x->seconds) ||
+                                x->seconds < 0),
+               err, CAIRN_EINVAL, "PFS index: bad label or seconds");
+    size_t n = size_of(version, x->nfiles);
     uint8_t *b = calloc(1, n), *p = b;
     CN_FAIL_IF(!b, err, CAIRN_ENOMEM, "no memory for the PFS index");
     memcpy(p, CN_PINDEX_MAGIC, 8), p += 8;
-    cn_put_u32(p, CN_PINDEX_VERSION), p += 4;
+    cn_put_u32(p, version), p += 4;
     cn_put_u32(p, x->scheme), p += 4;
     cn_put_u64(p, (uint64_t)x->generation), p += 8;
     memcpy(p, x->job, strnlen(x->job, CN_JOB_MAX)), p += CN_JOB_MAX + 1;
@@ -45,6 +61,12 @@ int cn_pindex_encode(const cn_pindex *x, uint8_t **out, size_t *len, cn_err *err
     cn_put_u32(p, x->nfiles), p += 4;
     cn_put_u64(p, x->raw), p += 8;
     cn_put_u64(p, x->stored), p += 8;
+    if (version >= 2) {
+        uint64_t bits;
+        memcpy(p, x->label, strnlen(x->label, CAIRN_LABEL_MAX)), p += CAIRN_LABEL_MAX + 1;
+        memcpy(&bits, &x->seconds, 8);
+        cn_put_u64(p, bits), p += 8;
+    }
     for (uint32_t i = 0; i < x->nfiles; i++) {
         cn_put_u64(p, x->files[i].size), p += 8;
         cn_put_u64(p, x->files[i].sum), p += 8;
@@ -62,9 +84,10 @@ int cn_pindex_decode(const uint8_t *buf, size_t len, cn_pindex *x, cn_err *err)
                "not a cairn PFS index (bad magic or truncated)");
     cn_rd r = {.p = buf, .len = len, .off = 8};
     x->version = cn_rd_u32(&r);
-    CN_FAIL_IF(buf[7] != CN_PINDEX_MAGIC[7] || x->version != CN_PINDEX_VERSION, err,
-               CAIRN_EFORMAT, "PFS index format version %u; this build reads version %d",
-               x->version, CN_PINDEX_VERSION);
+    CN_FAIL_IF(buf[7] != CN_PINDEX_MAGIC[7] ||
+                   (x->version != CN_PINDEX_VERSION && x->version != CN_PINDEX_VERSION_OLD),
+               err, CAIRN_EFORMAT, "PFS index format version %u; this build reads versions %d "
+               "and %d", x->version, CN_PINDEX_VERSION_OLD, CN_PINDEX_VERSION);
     CN_FAIL_IF(cn_hash(buf, len - 8) != cn_get_u64(buf + len - 8), err, CAIRN_ECORRUPT,
                "PFS index checksum mismatch");
     x->scheme = cn_rd_u32(&r);
@@ -76,13 +99,20 @@ int cn_pindex_decode(const uint8_t *buf, size_t len, cn_pindex *x, cn_err *err)
     x->nfiles = cn_rd_u32(&r);
     x->raw = cn_rd_u64(&r);
     x->stored = cn_rd_u64(&r);
+    const uint8_t *label = x->version >= 2 ? cn_rd_take(&r, CAIRN_LABEL_MAX + 1) : NULL;
+    uint64_t bits = x->version >= 2 ? cn_rd_u64(&r) : 0;
+    memcpy(&x->seconds, &bits, 8);
     CN_FAIL_IF(r.bad, err, CAIRN_ECORRUPT, "PFS index: bad fixed part");
     CN_FAIL_IF(!cn_get_id(job, x->job), err, CAIRN_ECORRUPT, "PFS index: bad job id");
+    CN_FAIL_IF(label && !cn_get_label(label, x->label), err, CAIRN_ECORRUPT,
+               "PFS index: bad label (printable ASCII, NUL-padded)");
+    CN_FAIL_IF(!isfinite(x->seconds) || x->seconds < 0, err, CAIRN_ECORRUPT,
+               "PFS index: bad seconds");
     CN_FAIL_IF(x->generation < 0 || x->nranks == 0 || x->nnodes == 0 ||
                    x->nnodes > x->nranks || x->group == 0 || x->scheme > 4 ||
                    x->nfiles != cn_pindex_nfiles(x->nranks, x->group),
                err, CAIRN_ECORRUPT, "PFS index: inconsistent counts");
-    CN_FAIL_IF(len != cn_pindex_size(x->nfiles), err, CAIRN_ECORRUPT,
+    CN_FAIL_IF(len != size_of(x->version, x->nfiles), err, CAIRN_ECORRUPT,
                "PFS index: length %zu does not match its %u files", len, x->nfiles);
     x->files = calloc(x->nfiles, sizeof *x->files);
     CN_FAIL_IF(!x->files, err, CAIRN_ENOMEM, "no memory for the PFS index");

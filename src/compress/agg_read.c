@@ -106,10 +106,10 @@ static int parse_groups(cz_agg_file *f, cn_rd *r, uint64_t data_size, cn_err *er
                       .raw = cn_get_u64(p + 8), .stored = cn_get_u64(p + 16),
                         .nunits = cn_get_u64(p + 24), .sum = cn_get_u64(p + 32), .first = (size_t)vars, .off = off};
         const cz_codec *c = cz_codec_get(g->codec);
-        BAD(!c || c->lossy || !cz_codec_accepts(g->codec, g->type), "group %u: codec %u for type %u",
-            i, g->codec, g->type);
-        BAD(!cz_agg_is_aware(f->scheme) && g->type != CAIRN_BYTE, "group %u: agnostic, type %u",
-            i, g->type);
+        BAD(!c || c->lossy || !cz_codec_accepts(g->codec, g->type), "group %u: codec %u for type %s",
+            i, g->codec, cn_type_name(g->type));
+        BAD(!cz_agg_is_aware(f->scheme) && g->type != CAIRN_BYTE, "group %u: agnostic, type %s",
+            i, cn_type_name(g->type));
         BAD((g->flags & ~AGG_PASS2) || p[3] || cn_get_u64(p + 40), "group %u: bad flags", i);
         BAD(g->nvar == 0 || g->nvar > f->nvars - vars, "group %u: %zu variables", i, g->nvar);
         BAD((g->raw == 0) != (g->nunits == 0) || (g->stored == 0) != (g->nunits == 0) ||
@@ -218,7 +218,8 @@ static int check_data(const cz_agg_file *f, uint32_t i, cn_err *err)
                            (unsigned long long)units, e.msg);
         BAD(fr.type != (pass2 ? CAIRN_BYTE : g->type) ||
                 fr.raw_len > f->chunk + (pass2 ? CZ_FRAME_HDR : 0),
-            "group %u, unit %llu: type %u, %u raw bytes", i, (unsigned long long)units, fr.type,
+            "group %u, unit %llu: type %s, %u raw bytes", i, (unsigned long long)units,
+            cn_type_name(fr.type),
             fr.raw_len);
         raw += fr.raw_len;
         units++;

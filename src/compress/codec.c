@@ -190,7 +190,8 @@ int cz_frame_parse(const uint8_t *p, size_t len, int want_codec, cz_frame *f, si
                CAIRN_ECORRUPT, "frame codec %u (%s) where %s was expected", fr.codec,
                cz_codec_name(fr.codec), cz_codec_name(want_codec));
     CN_FAIL_IF(!cz_codec_accepts(fr.codec, fr.type), err, CAIRN_ECORRUPT,
-               "frame codec %s does not take element type %u", cz_codec_name(fr.codec), fr.type);
+               "frame codec %s does not take element type %s", cz_codec_name(fr.codec),
+               cn_type_name(fr.type));
     CN_FAIL_IF(fr.raw_len == 0 || fr.raw_len > CZ_MAX_BUF || fr.raw_len % es, err,
                CAIRN_ECORRUPT, "frame raw length %u is not 1..%u bytes of %zu-byte elements",
                fr.raw_len, CZ_MAX_BUF, es);

@@ -373,8 +373,8 @@ int cz_write(cz_item *items, uint32_t n, const cz_opts *o, cz_sink sink, void *a
                o->buf_size, o->threads);
     for (uint32_t i = 0; i < n; i++) {
         CN_FAIL_IF(items[i].codec != CZ_RAW && !cz_codec_accepts(items[i].codec, items[i].type),
-                   err, CAIRN_EINVAL, "codec %s cannot store type %u",
-                   cz_codec_name(items[i].codec), items[i].type);
+                   err, CAIRN_EINVAL, "codec %s cannot store type %s",
+                   cz_codec_name(items[i].codec), cn_type_name(items[i].type));
         CN_FAIL_IF(cz_is_lossy(items[i].codec) &&
                        (!items[i].shape || items[i].shape->type != items[i].type ||
                         items[i].shape->ndims < 1 || items[i].shape->ndims > CAIRN_MAX_DIMS ||

@@ -198,9 +198,9 @@ int lvl_pfs_abandon(int jobfd, const char *job, uint32_t nranks, long newest, bo
             cn_info("removed PFS generation %ld of an abandoned timeline (store.prune_abandoned)",
                     ids[i]);
         else
-            cn_warn("PFS generation %ld is newer than generation %ld this run wrote (an "
-                    "abandoned timeline): set aside as %s, never staged in; 'cairn prune "
-                    "--abandoned' removes it", ids[i], newest, aside);
+            cn_warn("PFS generation %ld is newer than generation %ld, the newest this run "
+                    "keeps (an abandoned timeline): set aside as %s, never staged in; 'cairn "
+                    "prune --abandoned' removes it", ids[i], newest, aside);
     }
     free(ids);
     return done;

@@ -183,15 +183,7 @@ const char *cli_human(uint64_t bytes, char *buf, size_t len)
     return buf;
 }
 
-const char *cli_type_name(int type)
-{
-    static const char *const names[] = {"byte",   "int8",   "uint8", "int16",
-                                        "uint16", "int32",  "uint32", "int64",
-                                        "uint64", "float",  "double"};
-    if (type >= 0 && type < (int)(sizeof names / sizeof names[0]))
-        return names[type];
-    return "unknown";
-}
+const char *cli_type_name(int type) { return cn_type_name(type); }
 
 const char *cli_level_name(uint32_t level)
 {
@@ -233,15 +225,28 @@ void cli_table_print(const cli_table *t, FILE *f)
         if (n > w[i % t->ncols])
             w[i % t->ncols] = n;
     }
+    size_t cap = 2; /* one row, without trailing blanks (an empty last cell) */
+    for (size_t c = 0; c < t->ncols; c++)
+        cap += w[c] + 2;
+    char *row = cli_alloc(cap);
+    size_t n = 0;
     for (size_t i = 0; i < t->ncells; i++) {
         size_t col = i % t->ncols;
         bool last = col == t->ncols - 1 || i == t->ncells - 1;
         if (t->align[col] == 'r')
-            fprintf(f, "%*s", (int)w[col], t->cells[i]);
+            n += (size_t)snprintf(row + n, cap - n, "%*s", (int)w[col], t->cells[i]);
         else
-            fprintf(f, "%-*s", last ? 0 : (int)w[col], t->cells[i]);
-        fputs(last ? "\n" : "  ", f);
+            n += (size_t)snprintf(row + n, cap - n, "%-*s", last ? 0 : (int)w[col], t->cells[i]);
+        if (!last) {
+            n += (size_t)snprintf(row + n, cap - n, "  ");
+            continue;
+        }
+        while (n > 0 && row[n - 1] == ' ')
+            n--;
+        fprintf(f, "%.*s\n", (int)n, row);
+        n = 0;
     }
+    free(row);
     free(w);
 }
 

@@ -34,7 +34,8 @@ const char cli_inspect_usage[] =
     "incremental chain, 'full' or 'delta N blocks' (the changed blocks it stores),\n"
     "'+hashes' when it records their block hashes). The header and entry table are\n"
     "validated, the data is not: use 'cairn verify' for that. For a manifest: its\n"
-    "fields, the rank -> node map, and for each rank file of its node its size,\n"
+    "fields (label and seconds from format 4), the rank -> node map, and for each\n"
+    "rank file of its node its size,\n"
     "header checksum, and the bytes of state it holds and stores.\n"
     "\n"
     "Options:\n"
@@ -167,6 +168,13 @@ static void print_manifest(const char *path, const cn_manifest *m)
     print_chain(m->parent, m->base, 0);
     printf(FIELD "%u (%s), asked for %u\n", "level:", m->level, cli_level_name(m->level),
            m->target);
+    if (m->version >= CN_MANIFEST_VERSION) {
+        printf(FIELD "%s\n", "label:", m->label[0] ? m->label : "(none)");
+        if (m->seconds > 0)
+            printf(FIELD "%.3f s to checkpoint at its level\n", "seconds:", m->seconds);
+        else
+            printf(FIELD "unknown\n", "seconds:");
+    }
     printf(FIELD "%s (%u of %u)\n", "node:", m->node_name, m->node, m->nnodes);
     printf(FIELD "%u in the job, %u on this node\n", "ranks:", m->nranks, m->nlocal);
     char ranks[256];

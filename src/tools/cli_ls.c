@@ -31,13 +31,16 @@ const char cli_ls_usage[] =
     "Without --job, list the jobs under <base>/cairn-<uid>: visible node directories,\n"
     "generations, and the newest complete generation with its level and size.\n"
     "With --job, list that job's generations, newest first:\n"
-    "  GEN  LEVEL  KIND  NODES  RANKS  BYTES  CHANGED  PFS  STATUS\n"
+    "  GEN  LEVEL  KIND  NODES  RANKS  BYTES  SECONDS  CHANGED  PFS  STATUS  LABEL\n"
     "KIND is full, or 'incr <- P' for an incremental generation stored as changes\n"
     "to generation P; CHANGED is the share of the full state it stores itself\n"
     "(100% for a full generation). NODES is complete/seen (nodes holding a\n"
     "complete copy / node directories visible here, plus 'of N' when the manifest\n"
     "lists N nodes); RANKS is rank files present with the right size / ranks of\n"
-    "the job; BYTES sums them. STATUS is complete, partial (complete on every\n"
+    "the job; BYTES sums them. SECONDS is the wall time its checkpoint took at its\n"
+    "level, LABEL the cairn_label it was given (both from the manifests, or the\n"
+    "PFS index; '-' and nothing for generations an older cairn wrote). STATUS is\n"
+    "complete, partial (complete on every\n"
     "visible node, but not all nodes are visible here), incomplete (a node lacks\n"
     "the generation, its manifest or a listed rank file), broken-chain (complete,\n"
     "but a generation its chain needs is not) or corrupt (a manifest does not\n"
@@ -68,6 +71,8 @@ typedef struct pfs_gen {
     bool complete;
     uint32_t nfiles;
     uint64_t stored;
+    double seconds;
+    char label[CAIRN_LABEL_MAX + 1];
 } pfs_gen;
 
 /* The job's generations on the PFS (ST->pfs), newest first. Allocates *OUT. */
@@ -92,6 +97,8 @@ static size_t pfs_list(const cli_store *st, const char *job, pfs_gen **out)
             g->complete = strcmp(x.job, job) == 0;
             g->nfiles = x.nfiles;
             g->stored = x.stored;
+            g->seconds = x.seconds;
+            memcpy(g->label, x.label, sizeof g->label);
             cn_pindex_free(&x);
         }
     }
@@ -111,6 +118,9 @@ typedef struct gen_sum {
     uint64_t bytes;         /* sizes of the rank files present */
     bool corrupt;
     int status;
+    double seconds;         /* from the first manifest that decoded (all say the same) */
+    char label[CAIRN_LABEL_MAX + 1];
+    bool labeled;           /* a manifest decoded: SECONDS and LABEL known */
 } gen_sum;
 
 /* Count (without a manifest) the rank files in GENFD and their bytes. */
@@ -149,6 +159,11 @@ static void sum_node(const cli_job *j, const cli_node *node, int64_t gen, gen_su
     }
     if (s->level == 0 || m.level < s->level)
         s->level = m.level;
+    if (!s->labeled) {
+        s->labeled = true;
+        s->seconds = m.seconds;
+        memcpy(s->label, m.label, sizeof s->label);
+    }
     s->parent = m.parent;
     for (uint32_t i = 0; i < m.nlocal; i++) {
         s->raw += m.local[i].raw;
@@ -225,6 +240,14 @@ static void add_pfs_cell(cli_table *t, const pfs_gen *p)
         cli_table_add(t, "%u files, %s", p->nfiles, cli_human(p->stored, hb, sizeof hb));
 }
 
+static void add_seconds_cell(cli_table *t, double seconds)
+{
+    if (seconds > 0)
+        cli_table_add(t, "%.3f", seconds);
+    else
+        cli_table_add(t, "-");
+}
+
 static void add_local_cells(cli_table *t, const cli_job *j, const gen_sum *s)
 {
     char hb[32], of[32] = "";
@@ -244,6 +267,7 @@ static void add_local_cells(cli_table *t, const cli_job *j, const gen_sum *s)
     else
         cli_table_add(t, "-");
     cli_table_add(t, "%s", cli_human(s->bytes, hb, sizeof hb));
+    add_seconds_cell(t, s->seconds);
     if (s->raw)
         cli_table_add(t, "%.3g%%", 100.0 * (double)s->delta / (double)s->raw);
     else
@@ -272,9 +296,9 @@ static int ls_job(const char *verb, const cli_store *st, const char *job)
         return CLI_EXIT_MISSING;
     }
     cli_table t;
-    cli_table_init(&t, "rrlrrrrll");
-    const char *head[] = {"GEN",   "LEVEL",   "KIND", "NODES",  "RANKS",
-                          "BYTES", "CHANGED", "PFS",  "STATUS"};
+    cli_table_init(&t, "rrlrrrrrlll");
+    const char *head[] = {"GEN",     "LEVEL", "KIND", "NODES",  "RANKS", "BYTES",
+                          "SECONDS", "CHANGED", "PFS", "STATUS", "LABEL"};
     for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
         cli_table_add(&t, "%s", head[i]);
     gen_sum *all = summarize_all(&j);
@@ -286,11 +310,14 @@ static int ls_job(const char *verb, const cli_store *st, const char *job)
         if (s) {
             add_local_cells(&t, &j, s);
         } else {
-            for (int c = 0; c < 6; c++)
+            for (int c = 0; c < 5; c++)
                 cli_table_add(&t, "-");
+            add_seconds_cell(&t, pg->seconds);
+            cli_table_add(&t, "-");
         }
         add_pfs_cell(&t, pg);
         cli_table_add(&t, "%s", STATUS_NAME[s ? s->status : ST_PFS]);
+        cli_table_add(&t, "%s", s && s->labeled ? s->label : pg && pg->complete ? pg->label : "");
     }
     free(all);
     free(pfs);

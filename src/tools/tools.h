@@ -103,7 +103,7 @@ char *cli_strdup(const char *s);          /* strdup or exit */
 void cli_path_join(char *out, size_t len, const char *dir, const char *name);
 /* "0 B", "512 B", "1.5 KiB", "4.0 MiB" ... into BUF (at least 16 bytes). */
 const char *cli_human(uint64_t bytes, char *buf, size_t len);
-const char *cli_type_name(int type);      /* "double", or "type-N" */
+const char *cli_type_name(int type);      /* "double", or "unknown" (cn_type_name) */
 const char *cli_level_name(uint32_t level); /* "local", "partner", "erasure", "pfs" */
 
 /* A table printed with aligned columns, two spaces apart. ALIGN holds one

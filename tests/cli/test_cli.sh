@@ -98,7 +98,7 @@ out_has "ls shows jobB at level 3" '^jobB +1 +1 +9 +3 .* complete$'
 check "ls takes the base from CAIRN_BASE" 0 env CAIRN_BASE="$B" "$CAIRN" ls
 out_has "CAIRN_BASE listing has jobA" '^jobA '
 check "ls --job lists generations" 0 "$CAIRN" ls --base "$B" --job jobA
-out_has "ls --job header" '^GEN +LEVEL +KIND +NODES +RANKS +BYTES +CHANGED +PFS +STATUS$'
+out_has "ls --job header" '^GEN +LEVEL +KIND +NODES +RANKS +BYTES +SECONDS +CHANGED +PFS +STATUS +LABEL$'
 out_count "ls --job: three complete generations" '^ +[123] +1 +full +2/2 +4/4 .* 100% +- +complete$' 3
 if [ "$(sed -n 2p "$T/out" | awk '{print $1}')" = 3 ]; then ok "ls --job: newest first"; else notok "ls --job: newest first"; fi
 

@@ -3,6 +3,10 @@
  * current CN_FORMAT_VERSION (tests/fuzz/corpus/<target>/):
  *
  *   mkcorpus DIR       writes DIR/fuzz_ckpt, fuzz_manifest, fuzz_parity, fuzz_pindex
+ *   mkcorpus --previous FILE...   rewrites each node manifest or PFS index
+ *                      FILE in the previous format version that this build
+ *                      still reads (manifest 3, PFS index 1), for the tests
+ *                      of checkpoints an older release wrote
  *
  * Valid seeds are written by the real writers: checkpoint files by
  * lvl_local_write (raw, every codec, packs, lossy, incremental), manifests,
@@ -11,7 +15,9 @@
  * otherwise catch it first, so that the parser refuses it for the field its
  * name gives (replay.c checks that the message says so). Run it after a
  * format change and commit the result; the replay's valid-* checks fail
- * until then. Old seeds of other names are left alone.
+ * until then. Old seeds of other names are left alone: valid-v3-* manifests
+ * and valid-v1-* PFS indexes are what the previous release wrote (kept from
+ * its corpus): they must still decode, and re-encode to the same bytes.
  */
 #include "common/common.h"
 #include "compress/compress.h"
@@ -305,7 +311,8 @@ static void ckpt_seeds(void)
 
 static uint32_t rank_node8[8] = {0, 0, 1, 1, 2, 2, 3, 3};
 
-static uint8_t *manifest(int level, int64_t gen, int64_t parent, int64_t base, size_t *len)
+static uint8_t *manifest(int level, int64_t gen, int64_t parent, int64_t base, const char *label,
+                         double seconds, size_t *len)
 {
     static cn_manifest_rank local[2] = {{2, 12288, 0x1111, 9000, 9000}, {3, 16384, 0x2222, 12000, 12000}};
     if (parent >= 0)
@@ -315,6 +322,8 @@ static uint8_t *manifest(int level, int64_t gen, int64_t parent, int64_t base, s
                      .nlocal = 2, .rank_node = rank_node8, .local = local};
     snprintf(m.job, sizeof m.job, "job-42");
     snprintf(m.node_name, sizeof m.node_name, "node1");
+    snprintf(m.label, sizeof m.label, "%s", label);
+    m.seconds = seconds;
     uint8_t *out = NULL;
     cn_err err = {0};
     if (cn_manifest_encode(&m, &out, len, &err) != 0)
@@ -330,27 +339,41 @@ static void reseal_tail(uint8_t *b, size_t len)
 static void manifest_seeds(void)
 {
     size_t len;
-    uint8_t *full = manifest(1, 7, -1, 7, &len);
+    uint8_t *full = manifest(1, 7, -1, 7, "", 0, &len);
     put("fuzz_manifest", "valid-full-level1", full, len);
-    uint8_t *b = manifest(3, 9, 8, 5, &len);
+    uint8_t *b = manifest(3, 9, 8, 5, "", 0.25, &len);
     put("fuzz_manifest", "valid-incr-level3", b, len);
     free(b);
+    uint8_t *labeled = manifest(2, 7, -1, 7, "step 4200: after the ~restart!", 1.5, &len);
+    put("fuzz_manifest", "valid-label-level2", labeled, len);
+    size_t at = 8 + 4 * 7 + 8 + 2 * (CN_JOB_MAX + 1) + 16; /* the label field */
+    b = malloc(len);
+    memcpy(b, labeled, len), b[at + 4] = 0x07, reseal_tail(b, len);
+    put("fuzz_manifest", "bad-label--control-byte", b, len);
+    memcpy(b, labeled, len), b[at + CAIRN_LABEL_MAX - 1] = 'x', reseal_tail(b, len);
+    put("fuzz_manifest", "bad-label--after-nul", b, len);
+    memcpy(b, labeled, len), b[at + CAIRN_LABEL_MAX + 1 + 7] = 0xbf, reseal_tail(b, len);
+    put("fuzz_manifest", "bad-seconds--negative", b, len);
+    free(b), free(labeled);
+    len = cn_manifest_size(8, 2);
     b = malloc(len);
     memcpy(b, full, len), b[1] ^= 0x20;
     put("fuzz_manifest", "bad-magic", b, len);
-    memcpy(b, full, len), cn_put_u32(b + 8, CN_FORMAT_VERSION + 1), reseal_tail(b, len);
+    memcpy(b, full, len), cn_put_u32(b + 8, CN_MANIFEST_VERSION + 1), reseal_tail(b, len);
     put("fuzz_manifest", "bad-format-version", b, len);
+    memcpy(b, full, len), cn_put_u32(b + 8, CN_MANIFEST_VERSION_OLD - 1), reseal_tail(b, len);
+    put("fuzz_manifest", "bad-format-version--older", b, len);
     memcpy(b, full, len), b[len / 2] ^= 0x04;
     put("fuzz_manifest", "bad-manifest-checksum", b, len);
     memcpy(b, full, len - 4), reseal_tail(b, len - 4);
     put("fuzz_manifest", "bad-length--truncated", b, len - 4);
     free(b);
     rank_node8[3] = 2; /* rank 3, listed on node 1, placed on node 2 */
-    b = manifest(1, 7, -1, 7, &len);
+    b = manifest(1, 7, -1, 7, "", 0, &len);
     put("fuzz_manifest", "bad-entry-rank", b, len);
     free(b);
     rank_node8[3] = 9; /* a node beyond nnodes */
-    b = manifest(1, 7, -1, 7, &len);
+    b = manifest(1, 7, -1, 7, "", 0, &len);
     put("fuzz_manifest", "bad-rank-node", b, len);
     free(b);
     rank_node8[3] = 1;
@@ -441,8 +464,10 @@ static void pindex_seeds(void)
 {
     cn_pfile files[3] = {{40000, 0xabc}, {38000, 0xdef}, {1000, 0x123}};
     cn_pindex x = {.scheme = CZ_AGG_AWARE, .generation = 16, .nranks = 8, .nnodes = 4,
-                   .group = 3, .nfiles = 3, .raw = 120000, .stored = 79000, .files = files};
+                   .group = 3, .nfiles = 3, .raw = 120000, .stored = 79000, .seconds = 2.5,
+                   .files = files};
     snprintf(x.job, sizeof x.job, "job-42");
+    snprintf(x.label, sizeof x.label, "day 3");
     uint8_t *a = NULL;
     size_t len = 0;
     cn_err err = {0};
@@ -454,6 +479,14 @@ static void pindex_seeds(void)
     put("fuzz_pindex", "bad-magic", b, len);
     memcpy(b, a, len), cn_put_u32(b + 8, CN_PINDEX_VERSION + 1), reseal_tail(b, len);
     put("fuzz_pindex", "bad-format-version", b, len);
+    memcpy(b, a, len), cn_put_u32(b + 8, CN_PINDEX_VERSION_OLD - 1), reseal_tail(b, len);
+    put("fuzz_pindex", "bad-format-version--older", b, len);
+    size_t at = 8 + 4 + 4 + 8 + (CN_JOB_MAX + 1) + 4 * 4 + 8 + 8; /* the label field */
+    memcpy(b, a, len), b[at + 2] = 0x80, reseal_tail(b, len);
+    put("fuzz_pindex", "bad-label--high-byte", b, len);
+    memcpy(b, a, len), cn_put_u64(b + at + CAIRN_LABEL_MAX + 1, 0x7ff8000000000000ull);
+    reseal_tail(b, len);
+    put("fuzz_pindex", "bad-seconds--nan", b, len);
     memcpy(b, a, len), b[40] ^= 0x01;
     put("fuzz_pindex", "bad-index-checksum", b, len);
     free(a), free(b);
@@ -464,10 +497,58 @@ static void pindex_seeds(void)
     free(a);
 }
 
+/* --previous: rewrite FILE (a manifest or a PFS index) in the previous version. */
+static int previous(const char *path)
+{
+    uint8_t *buf = NULL, *out = NULL;
+    size_t len = 0, olen = 0;
+    cn_err err = {0};
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    const char *name = slash ? slash + 1 : path;
+    if (slash)
+        *slash = '\0';
+    int dfd = cn_dir_open_path(slash ? dir : ".", &err);
+    int rc = dfd < 0 ? dfd : cn_read_small(dfd, name, 1u << 26, &buf, &len, &err);
+    if (rc == 0 && len >= 8 && memcmp(buf, CN_MANIFEST_MAGIC, 8) == 0) {
+        cn_manifest m;
+        if ((rc = cn_manifest_decode(buf, len, &m, &err)) == 0) {
+            m.version = CN_MANIFEST_VERSION_OLD;
+            rc = cn_manifest_encode(&m, &out, &olen, &err);
+            cn_manifest_free(&m);
+        }
+    } else if (rc == 0 && len >= 8 && memcmp(buf, CN_PINDEX_MAGIC, 8) == 0) {
+        cn_pindex x;
+        if ((rc = cn_pindex_decode(buf, len, &x, &err)) == 0) {
+            x.version = CN_PINDEX_VERSION_OLD;
+            rc = cn_pindex_encode(&x, &out, &olen, &err);
+            cn_pindex_free(&x);
+        }
+    } else if (rc == 0) {
+        rc = cn_fail(&err, CAIRN_EINVAL, "neither a node manifest nor a PFS index");
+    }
+    if (rc == 0)
+        rc = cn_write_atomic(dfd, name, out, olen, &err);
+    if (rc < 0)
+        fprintf(stderr, "mkcorpus: %s: %s\n", path, err.msg);
+    if (dfd >= 0)
+        close(dfd);
+    free(buf), free(out);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "--previous") == 0) {
+        int bad = 0;
+        for (int i = 2; i < argc; i++)
+            bad |= previous(argv[i]) != 0;
+        return bad || argc < 3;
+    }
     if (argc != 2) {
-        fprintf(stderr, "usage: mkcorpus DIR (e.g. tests/fuzz/corpus)\n");
+        fprintf(stderr, "usage: mkcorpus DIR (e.g. tests/fuzz/corpus) | mkcorpus --previous "
+                        "FILE...\n");
         return 2;
     }
     outdir = argv[1];
@@ -475,6 +556,7 @@ int main(int argc, char **argv)
     manifest_seeds();
     parity_seeds();
     pindex_seeds();
-    printf("mkcorpus: seeds for format version %d written under %s\n", CN_FORMAT_VERSION, outdir);
+    printf("mkcorpus: seeds for checkpoint format %d, manifest %d, PFS index %d written under "
+           "%s\n", CN_FORMAT_VERSION, CN_MANIFEST_VERSION, CN_PINDEX_VERSION, outdir);
     return 0;
 }

@@ -3,9 +3,11 @@
  * error helpers every path and message goes through: ids, entry names,
  * generation directory names, cairn_strerror and cn_err.
  *
- * Manifests are encoded with cn_manifest_encode, which does not validate, so
- * a test can encode a bad manifest with a valid checksum and see the decoder
- * reject it for the right reason.
+ * Manifests are encoded with cn_manifest_encode, which does not validate
+ * (but for a label and seconds it could not write), so a test can encode a
+ * bad manifest with a valid checksum and see the decoder reject it for the
+ * right reason. Both versions are read: 3 (cairn 0.2.0) and 4 (label,
+ * seconds), each written back in its own version.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,11 +29,12 @@ static cn_manifest_rank local4[] = {{1, 8192, 0x1111222233334444ull, 1 << 20, 40
 /* An incremental generation 12 of the chain 8..12, asked for level 3. */
 static cn_manifest sample(void)
 {
-    cn_manifest m = {.version = CN_FORMAT_VERSION, .level = 1, .target = 3, .generation = 12,
+    cn_manifest m = {.version = CN_MANIFEST_VERSION, .level = 1, .target = 3, .generation = 12,
                      .parent = 10, .base = 8, .nranks = 4, .nnodes = 2, .node = 1,
-                     .nlocal = 2, .rank_node = rank_node4, .local = local4};
+                     .nlocal = 2, .rank_node = rank_node4, .local = local4, .seconds = 0.75};
     strcpy(m.job, "slurm-1234");
     strcpy(m.node_name, "node-b");
+    strcpy(m.label, "step 12 ~ before the storm");
     return m;
 }
 
@@ -73,7 +76,9 @@ static void expect_reject(const cn_manifest *m, int code, const char *what)
 
 static void check_equal(const cn_manifest *a, const cn_manifest *b)
 {
-    assert_int_equal(a->version, CN_FORMAT_VERSION);
+    assert_int_equal(a->version, b->version ? b->version : CN_MANIFEST_VERSION);
+    assert_string_equal(a->label, b->version == CN_MANIFEST_VERSION_OLD ? "" : b->label);
+    assert_true(a->seconds == (b->version == CN_MANIFEST_VERSION_OLD ? 0 : b->seconds));
     assert_int_equal(a->level, b->level);
     assert_int_equal(a->target, b->target);
     assert_int_equal(a->generation, b->generation);
@@ -104,8 +109,9 @@ static void test_manifest_round_trip(void **state)
     cn_manifest m = sample();
     size_t len;
     uint8_t *buf = encode(&m, &len);
-    /* magic, 7 u32, generation, job, node name, parent, base, rank map, locals, checksum */
-    assert_int_equal(len, 8 + 28 + 8 + 64 + 64 + 16 + 4 * 4 + 36 * 2 + 8);
+    /* magic, 7 u32, generation, job, node name, parent, base, label, seconds, rank map,
+     * locals, checksum */
+    assert_int_equal(len, 8 + 28 + 8 + 64 + 64 + 16 + 64 + 8 + 4 * 4 + 36 * 2 + 8);
     assert_int_equal(len, cn_manifest_size(4, 2));
     assert_memory_equal(buf, CN_MANIFEST_MAGIC, 8);
     cn_manifest out;
@@ -229,11 +235,76 @@ static void test_manifest_bad_fields(void **state)
     assert_int_equal(decode(buf, len, &out, &err), CAIRN_ECORRUPT);
     assert_non_null(strstr(err.msg, "asked for 7"));
     cn_put_u32(buf + 32, 3);
-    cn_put_u32(buf + 8, CN_FORMAT_VERSION + 1); /* version */
+    cn_put_u32(buf + 8, CN_MANIFEST_VERSION + 1); /* version */
     cn_put_u64(buf + len - 8, cn_hash(buf, len - 8));
     assert_int_equal(decode(buf, len, &out, &err), CAIRN_EFORMAT);
-    assert_non_null(strstr(err.msg, "manifest format version 4"));
+    assert_non_null(strstr(err.msg, "manifest format version 5"));
     free(buf);
+}
+
+/* Version 3 (cairn 0.2.0, no label or seconds) is read and written back as
+ * it was; version 4's label and seconds are checked byte by byte. */
+static void test_manifest_versions(void **state)
+{
+    (void)state;
+    cn_manifest m = sample(), out;
+    m.version = CN_MANIFEST_VERSION_OLD;
+    size_t len, len2;
+    uint8_t *buf = encode(&m, &len), *again = NULL;
+    assert_int_equal(len, cn_manifest_size(4, 2) - 72);
+    assert_int_equal(cn_get_u32(buf + 8), 3);
+    cn_err err = {0};
+    assert_int_equal(decode(buf, len, &out, &err), 0);
+    check_equal(&out, &m); /* label "", seconds 0 */
+    assert_int_equal(cn_manifest_encode(&out, &again, &len2, &err), 0);
+    assert_int_equal(len2, len);
+    assert_memory_equal(again, buf, len);
+    cn_manifest_free(&out);
+    free(again), free(buf);
+
+    /* Version 4: every label byte printable, zeros after it; seconds finite, >= 0. */
+    m = sample();
+    buf = encode(&m, &len);
+    size_t at = 8 + 28 + 8 + 64 + 64 + 16;
+    assert_string_equal((const char *)buf + at, "step 12 ~ before the storm");
+    static const struct { size_t off; uint8_t byte; const char *why; } bad[] = {
+        {0, 0x1f, "bad label"}, {3, 0x7f, "bad label"}, {5, 0xe9, "bad label"},
+        {40, 'x', "bad label"}, {63, 'x', "bad label"},
+        {64 + 7, 0x80, "bad seconds"}, {64 + 7, 0x7f, "bad seconds"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint8_t keep = buf[at + bad[i].off], k7 = buf[at + 64 + 6];
+        buf[at + bad[i].off] = bad[i].byte;
+        if (bad[i].byte == 0x7f && bad[i].off == 64 + 7)
+            buf[at + 64 + 6] = 0xf0; /* exponent all ones: Inf */
+        cn_put_u64(buf + len - 8, cn_hash(buf, len - 8));
+        assert_int_equal(decode(buf, len, &out, &err), CAIRN_ECORRUPT);
+        if (!strstr(err.msg, bad[i].why))
+            fail_msg("case %zu: '%s' lacks '%s'", i, err.msg, bad[i].why);
+        buf[at + bad[i].off] = keep, buf[at + 64 + 6] = k7;
+    }
+    cn_put_u64(buf + len - 8, cn_hash(buf, len - 8));
+    assert_int_equal(decode(buf, len, &out, &err), 0);
+    assert_true(out.seconds == 0.75);
+    cn_manifest_free(&out);
+    free(buf);
+
+    /* The encoder writes no label or seconds it could not read back, nor
+     * another version. */
+    m = sample();
+    m.label[2] = '\n';
+    assert_int_equal(cn_manifest_encode(&m, &buf, &len, &err), CAIRN_EINVAL);
+    m = sample();
+    m.seconds = -1;
+    assert_int_equal(cn_manifest_encode(&m, &buf, &len, &err), CAIRN_EINVAL);
+    m = sample();
+    m.version = 2;
+    assert_int_equal(cn_manifest_encode(&m, &buf, &len, &err), CAIRN_EINVAL);
+    assert_true(cn_label_ok("") && cn_label_ok("a b~!"));
+    char longest[CAIRN_LABEL_MAX + 2];
+    memset(longest, 'L', sizeof longest - 1), longest[sizeof longest - 1] = '\0';
+    assert_false(cn_label_ok(longest));
+    longest[CAIRN_LABEL_MAX] = '\0';
+    assert_true(cn_label_ok(longest));
 }
 
 /* ---- names ---------------------------------------------------------- */
@@ -373,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_manifest_round_trip),
         cmocka_unit_test(test_manifest_every_flip_and_truncation_fails),
         cmocka_unit_test(test_manifest_bad_fields),
+        cmocka_unit_test(test_manifest_versions),
         cmocka_unit_test(test_parse_gen_dirname),
         cmocka_unit_test(test_id_ok),
         cmocka_unit_test(test_name_ok),

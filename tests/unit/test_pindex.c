@@ -1,7 +1,9 @@
 /*
  * test_pindex.c - the index of a generation on the PFS (pindex.c): round
  * trip, every flipped bit and truncation refused, and fields that are
- * individually plausible but inconsistent refused with a valid checksum.
+ * individually plausible but inconsistent refused with a valid checksum;
+ * version 1 (cairn 0.2.0, without label and seconds) read and re-encoded as it
+ * was.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,8 +23,9 @@ static cn_pindex sample(void)
 {
     cn_pindex x = {.version = CN_PINDEX_VERSION, .scheme = 2, .generation = 42, .nranks = 8,
                    .nnodes = 4, .group = 3, .nfiles = 3, .raw = 123456, .stored = 3500,
-                   .files = files3};
+                   .seconds = 12.5, .files = files3};
     strcpy(x.job, "job-7");
+    strcpy(x.label, "converged");
     return x;
 }
 
@@ -52,8 +55,30 @@ static void test_round_trip(void **state)
     assert_int_equal(y.raw, 123456);
     assert_int_equal(y.stored, 3500);
     assert_memory_equal(y.files, files3, sizeof files3);
+    assert_string_equal(y.label, "converged");
+    assert_true(y.seconds == 12.5);
     cn_pindex_free(&y);
     free(buf);
+
+    /* Version 1: no label or seconds; read, and written back byte for byte. */
+    x.version = CN_PINDEX_VERSION_OLD;
+    uint8_t *old = NULL, *again = NULL;
+    size_t olen = 0, alen = 0;
+    assert_int_equal(cn_pindex_encode(&x, &old, &olen, &err), 0);
+    assert_int_equal(olen, len - 72);
+    assert_int_equal(cn_pindex_decode(old, olen, &y, &err), 0);
+    assert_int_equal(y.version, CN_PINDEX_VERSION_OLD);
+    assert_string_equal(y.label, "");
+    assert_true(y.seconds == 0);
+    assert_int_equal(cn_pindex_encode(&y, &again, &alen, &err), 0);
+    assert_int_equal(alen, olen);
+    assert_memory_equal(again, old, olen);
+    cn_pindex_free(&y);
+    free(old), free(again);
+    x.version = 3;
+    assert_int_equal(cn_pindex_encode(&x, &old, &olen, &err), CAIRN_EINVAL);
+    x = sample(), x.label[1] = '\t';
+    assert_int_equal(cn_pindex_encode(&x, &old, &olen, &err), CAIRN_EINVAL);
     assert_int_equal(cn_pindex_nfiles(8, 3), 3);
     assert_int_equal(cn_pindex_nfiles(9, 3), 3);
     assert_int_equal(cn_pindex_nfiles(1, 32), 1);

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# run_query.sh - the restart-side API a porting application uses: what a
+# restart would do (cairn_restart_query) in every situation, checked against
+# what cairn_restart then does; one variable at a time (cairn_var_query,
+# cairn_restart_var) through incremental chains, node losses and the PFS;
+# restart with nothing protected; labels and seconds (manifests, PFS index,
+# cairn ls and inspect); a fresh start below old generations; checkpoints in
+# the previous release's manifest and index formats. Sourced by tests/run.sh
+# (uses lib.sh's fresh/check helpers); runs alone as CAIRN_TEST_ONLY=query.
+TQ=$BUILD/tests/t_query
+q4() { scripts/mpirun.sh 4 "$TQ" "$@"; }
+q8() { scripts/mpirun.sh 8 "$TQ" "$@"; }
+export CAIRN_RANKS_PER_NODE=2 CAIRN_LOG_LEVEL=warn CAIRN_KEEP=3
+unset CAIRN_FAULT CAIRN_INCR CAIRN_PFS_DIR T_SALT T_FIRST T_QUERY_ONLY T_NOVARS T_NOLABEL
+
+# Everything under the node-local base and the PFS but the directories
+# cairn_init makes (user, job, node, files/, files/rank-*): paths, sizes,
+# times and checksums. A query must leave it as it was.
+snap() {
+  local d
+  for d in "$CAIRN_BASE" ${CAIRN_PFS_DIR:+"$CAIRN_PFS_DIR"}; do
+    (cd "$d" && find . -type f -printf '%p %s %T@\n' | sort &&
+      find . -type f -exec md5sum {} + | sort &&
+      find . -type d | grep -Ev '^\.(/cairn-[0-9]+(/[^/]+(/[^/]+(/files(/rank-[0-9]+)?)?)?)?)?$' | sort)
+  done
+}
+query_writes_nothing() { # NP ARGS...: a query-only run leaves every file as it was
+  local np=$1 before after; shift
+  before=$(snap)
+  run_grep 'PASS query' env T_QUERY_ONLY=1 scripts/mpirun.sh "$np" "$TQ" query "$@" || return 1
+  after=$(snap)
+  [ "$before" = "$after" ] || { echo "the query changed:"; diff <(echo "$before") <(echo "$after") | head; return 1; }
+}
+
+fresh query-none
+check "query with nothing written: NONE, and cairn_restart says CAIRN_ENOENT" \
+  run_grep 'PASS query' q4 query -1 NONE
+check "cairn_label and cairn_errmsg: refusals change nothing, a label is for one checkpoint, every success leaves \"\"" \
+  run_grep 'PASS label' env CAIRN_KEEP=8 CAIRN_JOB="$CAIRN_JOB-label" scripts/mpirun.sh 4 "$TQ" label
+
+fresh query-l1
+check "level 1: save 3 generations, each labelled; cairn_generations reports label and seconds" \
+  run_grep 'PASS save' q4 save 3 1
+check "  ... cairn ls: SECONDS and LABEL columns" \
+  run_grep '^ +3 +1 +full +2/2 +4/4 .* [0-9]+\.[0-9]{3} +100% +- +complete +gen 3$' "$BUILD/cairn" ls --job "$CAIRN_JOB"
+check "  ... cairn inspect of a manifest: label and seconds" \
+  bash -c "run_grep '^label: +gen 2$' '$BUILD/cairn' inspect '$(gen_dir 1 2)/manifest' && run_grep '^seconds: +[0-9]+\.[0-9]{3} s' '$BUILD/cairn' inspect '$(gen_dir 1 2)/manifest'"
+check "  ... a query writes nothing" query_writes_nothing 4 -1 READY 3 1 0 0 3
+check "  ... READY 3 at level 1, no rebuild; the restart restores 3 bit-exact" \
+  run_grep 'PASS query' q4 query -1 READY 3 1 0 0 3
+check "  ... max_id 2: READY 2; cairn_restart(2) restores it bit-exact" \
+  run_grep 'PASS query' q4 query 2 READY 2 1 0 0
+check "  ... max_id 0 (older than any): NONE" run_grep 'PASS query' env T_QUERY_ONLY=1 scripts/mpirun.sh 4 "$TQ" query 0 NONE
+check "  ... 2 ranks: UNUSABLE, CAIRN_EMISMATCH naming both layouts, as cairn_restart" \
+  run_grep 'errmsg .*written by 4 ranks on 2 nodes; this run has 2 ranks' scripts/mpirun.sh 2 "$TQ" query -1 CAIRN_EMISMATCH
+check "  ... restart with no variable protected: CAIRN_ESTATE saying so" \
+  run_grep 'message: .*no variable is protected: protect the variables to restore' q4 noprot CAIRN_ESTATE
+check "  ... one variable at a time: var_query, allocate, protect, restart_var; nothing else touched" \
+  run_grep 'message: .*type int16.*type uint8' q4 var 3
+fresh query-files
+check "a generation of routed files only: restart with nothing protected restores the files" \
+  bash -c "run_grep 'PASS save' env T_NOVARS=1 scripts/mpirun.sh 4 '$TQ' save 2 1 && run_grep 'PASS noprot' scripts/mpirun.sh 4 '$TQ' noprot 0"
+
+fresh query-damaged
+check "damaged only copy: save 1 generation at level 1" run_grep 'PASS save' env CAIRN_KEEP=1 scripts/mpirun.sh 4 "$TQ" save 1 1
+printf '\xff' | dd of="$(gen_dir 1 1)/rank-3.ckpt" bs=1 seek=5000 conv=notrunc status=none
+check "  ... UNUSABLE, CAIRN_ECORRUPT naming the file; the restart fails the same, memory unchanged" \
+  run_grep 'errmsg .*rank-3.ckpt.*checksum mismatch' q4 query -1 CAIRN_ECORRUPT
+
+# Node losses: 4 nodes of 2 ranks; one node wiped. cairn_generations counts
+# only generations complete on every node (0), the query says what the
+# rebuild would give.
+fresh query-l2
+check "level 2: 8 ranks on 4 nodes save 2 generations" run_grep 'PASS save' q8 save 2 2
+wipe_nodes 1
+check "  ... node 1 wiped: the query writes nothing" query_writes_nothing 8 -1 READY 2 2 2 1 0
+check "  ... READY 2, level 2, rebuild 2, 1 node lost (generations: 0); the restart rebuilds and restores it" \
+  run_grep 'PASS query' q8 query -1 READY 2 2 2 1 0
+wipe_nodes 2
+check "  ... node 2 wiped: restart_var rebuilds and restores one variable bit-exact" \
+  run_grep 'PASS var' q8 var -1
+export CAIRN_SET_SIZE=4 CAIRN_EC_M=2
+fresh query-l3
+check "level 3 (a set of 4, m = 2): save 2 generations" run_grep 'PASS save' q8 save 2 3
+wipe_nodes 2
+check "  ... node 2 wiped: the query writes nothing" query_writes_nothing 8 -1 READY 2 3 3 1 0
+check "  ... READY 2, level 3, rebuild 3, 1 node lost; the restart decodes and restores it" \
+  run_grep 'PASS query' q8 query -1 READY 2 3 3 1 0
+wipe_nodes 0 1 3
+check "  ... 3 nodes wiped, no PFS: UNUSABLE, CAIRN_ELOST naming the set, as cairn_restart" \
+  run_grep 'errmsg .*encoding set 0 lost 3 nodes' q8 query -1 CAIRN_ELOST
+
+fresh_pfs query-pfs
+check "level 4: save 2 generations to the PFS" run_grep 'PASS save' q8 save 2 4
+check "  ... cairn ls: the label of a PFS generation" \
+  run_grep '^ +2 .* complete +gen 2$' "$BUILD/cairn" ls --job "$CAIRN_JOB"
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: the query writes nothing" query_writes_nothing 8 -1 READY 2 4 0 4 0
+check "  ... READY 2 from level 4, 4 nodes lost; the restart stages it in, bit-exact, label kept" \
+  run_grep 'restoring generation 2 from the PFS \(level 4\)' q8 query -1 READY 2 4 0 4 0
+wipe_nodes 0 1 2 3
+check "  ... every node wiped again: restart_var restores one variable from the PFS" \
+  run_grep 'PASS var' q8 var 2
+unset CAIRN_SET_SIZE CAIRN_EC_M
+
+fresh query-incr
+check "incremental chain (incr.mode = on, level 2): save 4" \
+  run_grep 'PASS save' env CAIRN_INCR=on CAIRN_INCR_BLOCK=1K CAIRN_KEEP=4 scripts/mpirun.sh 4 "$TQ" save 4 2
+check "  ... generation 4 is stored as changes to 3" \
+  bash -c "'$BUILD/cairn' ls --job '$CAIRN_JOB' | awk '\$1==4' | grep -q 'incr <- 3'"
+check "  ... READY 4 (level 2); restart_var of the chain, bit-exact" \
+  bash -c "run_grep 'PASS query' env T_QUERY_ONLY=1 scripts/mpirun.sh 4 '$TQ' query -1 READY 4 2 0 0 && run_grep 'PASS var' scripts/mpirun.sh 4 '$TQ' var -1"
+wipe_nodes 1
+check "  ... node 1 wiped: READY 4, rebuild 2 link by link; restart_var restores from the rebuilt chain" \
+  bash -c "run_grep 'PASS query' env T_QUERY_ONLY=1 scripts/mpirun.sh 4 '$TQ' query -1 READY 4 2 2 1 0 && run_grep 'PASS var' scripts/mpirun.sh 4 '$TQ' var 4"
+
+# A fresh start: the application declines a restart and checkpoints ids 1
+# and 2 below generations up to 10 (and the PFS's).
+fresh_pfs query-fresh
+check "fresh start: run A saves 10 generations, the last 2 flushed to the PFS" \
+  bash -c "run_grep 'PASS save' env CAIRN_KEEP=10 scripts/mpirun.sh 4 '$TQ' save 8 1 && run_grep 'PASS save' env CAIRN_KEEP=10 T_FIRST=9 scripts/mpirun.sh 4 '$TQ' save 2 4"
+check "  ... run B's query says READY 10 (it declines)" \
+  run_grep 'PASS query' env T_QUERY_ONLY=1 scripts/mpirun.sh 4 "$TQ" query -1 READY 10 x 0 0
+check "  ... run B checkpoints ids 1 and 2 (other data): the old generations are set aside" \
+  run_grep 'generation 1 is not older than generation 1 this run is writing .*set aside as abandoned-gen-1' env T_SALT=1 CAIRN_KEEP=10 scripts/mpirun.sh 4 "$TQ" save 2 1
+check "  ... old 1..10 kept as abandoned-gen-* on both nodes, 9 and 10 on the PFS; none left in place" \
+  bash -c "for n in 0 1; do d=\$(dirname '$(gen_dir 0 1)' | sed \"s/node0\$/node\$n/\"); for g in 1 2 3 4 5 6 7 8 9 10; do test -e \$d/abandoned-gen-\$g/manifest || exit 1; done; ls \$d | grep -qx 'gen-[3-9]\\|gen-10' && exit 1; done; test -e '$(dirname "$(pfs_gen 9)")/abandoned-gen-9/index' && test -e '$(dirname "$(pfs_gen 10)")/abandoned-gen-10/index' && test ! -e '$(pfs_gen 10)'"
+check "  ... a restart restores run B's 2 bit-exact, never the old 10" \
+  run_grep 'PASS query' env T_SALT=1 scripts/mpirun.sh 4 "$TQ" query -1 READY 2 1 0 0
+wipe_nodes 1
+check "  ... node 1 wiped: run B's level-1 generation 2 is lost; the old PFS 10 is not offered" \
+  run_grep 'errmsg .*generation 2 is lost' env T_SALT=1 scripts/mpirun.sh 4 "$TQ" query -1 CAIRN_ELOST
+
+# The previous release's formats: manifests 3 and PFS index 1 (no label,
+# no seconds), rewritten by mkcorpus --previous from a real job's.
+fresh_pfs query-old
+check "previous formats: save 2 generations at level 4, then every manifest and index rewritten as cairn 0.2.0 wrote them" \
+  bash -c "run_grep 'PASS save' env CAIRN_KEEP=2 scripts/mpirun.sh 4 '$TQ' save 2 4 && '$BUILD/tests/mkcorpus' --previous \$(find '$CAIRN_BASE' '$CAIRN_PFS_DIR' -name manifest -o -name index) && od -An -tu4 -j8 -N4 '$(gen_dir 0 2)/manifest' | grep -qx ' *3'"
+check "  ... READY 2 (no label), restored bit-exact" \
+  run_grep 'PASS query' env T_NOLABEL=1 scripts/mpirun.sh 4 "$TQ" query -1 READY 2 x 0 0
+wipe_nodes 0 1
+check "  ... every node wiped: restored from the version-1 PFS index, bit-exact" \
+  run_grep 'restoring generation 2 from the PFS' env T_NOLABEL=1 scripts/mpirun.sh 4 "$TQ" query -1 READY 2 4 0 2
+unset CAIRN_PFS_DIR CAIRN_KEEP
+export CAIRN_RANKS_PER_NODE=2
