@@ -4,7 +4,9 @@
  * VELOC_Checkpoint_begin(NAME, VERSION) opens the phase (all ranks agree);
  * VELOC_Checkpoint_mem / _selective choose the regions; VELOC_Route_file
  * routes this rank's file of the checkpoint, "<NAME>-<rank>-<VERSION>.dat"
- * (as VeloC, whatever the original name); VELOC_Checkpoint_end(SUCCESS)
+ * (as VeloC, whatever the original name; in a restart phase the restored
+ * copy, which the first call of the phase, on every rank, brings back);
+ * VELOC_Checkpoint_end(SUCCESS)
  * writes it: if every rank passed SUCCESS = 1, cairn generation VERSION,
  * labelled NAME, holding the chosen regions and the routed file, at the
  * level the VeloC settings give (choose_level). The regions are read at
@@ -45,6 +47,8 @@ VELOC_CAIRN_EXPORT int VELOC_Route_file(const char *original, char *routed)
         vl_err("VELOC_Route_file('%s'): only inside a checkpoint or a restart phase", original);
         return VELOC_FAILURE;
     }
+    if (s->phase == VL_RESTART && vl_restore_files() != 0) /* collective, the first time */
+        return VELOC_FAILURE;
     char name[CAIRN_NAME_MAX + 1];
     vl_route_name(name, sizeof name, s->name, s->rank, s->version);
     int rc = cairn_route_file(s->ctx, name, routed, VELOC_MAX_NAME);

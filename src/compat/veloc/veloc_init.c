@@ -115,30 +115,42 @@ static cairn_type region_type(const vl_region *r, size_t *count)
     return t;
 }
 
-int vl_sync_protect(const bool *selected)
+int vl_protect_region(vl_region *r)
 {
     char name[32];
+    size_t count;
+    cairn_type t = region_type(r, &count);
+    if (r->in_cairn && r->cptr == r->ptr && r->ctype == t && r->ccount == count)
+        return 0;
+    vl_var_name(name, sizeof name, r->id);
+    int rc = cairn_protect(S.ctx, name, r->ptr, t, count, 0, NULL);
+    if (rc)
+        return vl_cairn_fail(false, "protect", rc);
+    r->in_cairn = true;
+    r->cptr = r->ptr;
+    r->ctype = t;
+    r->ccount = count;
+    return 0;
+}
+
+int vl_unprotect_region(vl_region *r)
+{
+    char name[32];
+    vl_var_name(name, sizeof name, r->id);
+    int rc = r->in_cairn ? cairn_unprotect(S.ctx, name) : 0;
+    if (rc)
+        return vl_cairn_fail(false, "unprotect", rc);
+    r->in_cairn = false;
+    return 0;
+}
+
+int vl_sync_protect(const bool *selected)
+{
     for (int i = 0; i < S.nregions; i++) {
-        vl_region *r = &S.regions[i];
-        vl_var_name(name, sizeof name, r->id);
-        if (!selected[i]) {
-            int rc = r->in_cairn ? cairn_unprotect(S.ctx, name) : 0;
-            if (rc)
-                return vl_cairn_fail(false, "unprotect", rc);
-            r->in_cairn = false;
-            continue;
-        }
-        size_t count;
-        cairn_type t = region_type(r, &count);
-        if (r->in_cairn && r->cptr == r->ptr && r->ctype == t && r->ccount == count)
-            continue;
-        int rc = cairn_protect(S.ctx, name, r->ptr, t, count, 0, NULL);
+        int rc = selected[i] ? vl_protect_region(&S.regions[i])
+                             : vl_unprotect_region(&S.regions[i]);
         if (rc)
-            return vl_cairn_fail(false, "protect", rc);
-        r->in_cairn = true;
-        r->cptr = r->ptr;
-        r->ctype = t;
-        r->ccount = count;
+            return rc;
     }
     return 0;
 }

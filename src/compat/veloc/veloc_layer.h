@@ -58,6 +58,7 @@ typedef struct vl_state {
     int *sel_ids, sel_n;
     bool routed;             /* checkpoint: this rank routed its file */
     int max_node_level;      /* highest of levels 3, 2, 1 the job accepted for ec */
+    bool files;              /* restart: the routed files are back */
     char tested[VL_NAME_MAX + 1]; /* VELOC_Restart_test's last answer, "" once stale: */
     int tested_version;           /* ... restorable, NAME's (Restart_begin skips a query) */
 } vl_state;
@@ -82,8 +83,13 @@ void vl_route_name(char *out, size_t len, const char *name, int rank, int versio
 /* The cairn variable name of region ID. */
 void vl_var_name(char *out, size_t len, int id);
 vl_region *vl_region_find(int id);
+/* Make cairn protect R as the application gave it, or not at all. */
+int vl_protect_region(vl_region *r);
+int vl_unprotect_region(vl_region *r);
 /* Make cairn protect exactly the regions SELECTED says (a bool per region). */
 int vl_sync_protect(const bool *selected);
+/* Restart phase: put this rank's routed file back (collective, once). */
+int vl_restore_files(void);
 /* Region selection of a VeloC mode and id list into SELECTED; -1 on bad mode. */
 int vl_select(int mode, const int *ids, int n, bool *selected);
 

@@ -6,15 +6,18 @@
  * labelled NAME: its version, or VELOC_FAILURE (nothing, or only a
  * checkpoint that cannot be restored: the reason is printed).
  * VELOC_Restart_begin(NAME, V): generation V must be restorable and be
- * NAME's; cairn_restart with no region protected then verifies it (after
- * rebuilding lost nodes or staging it in from the PFS) and puts this rank's
- * routed file back, where VELOC_Route_file finds it. Memory is not touched
- * until VELOC_Recover_selective / _mem: each chosen region present in the
- * checkpoint is protected with the stored type and count (the region may be
- * larger, as in VeloC) and restored, all at once by cairn_restart for
- * VELOC_RECOVER_ALL, else one cairn_restart_var each, in id order.
- * VELOC_Recover_size is cairn_var_query. Every call here is collective:
- * the ranks name the same checkpoint, regions and ids.
+ * NAME's (the query, unless VELOC_Restart_test just said so). Nothing is
+ * read yet. Memory is restored by VELOC_Recover_selective / _mem: the
+ * chosen regions, protected as the application gave them, all at once by
+ * cairn_restart for VELOC_RECOVER_ALL (which also puts the routed file
+ * back), else one cairn_restart_var each, in id order; a region the
+ * checkpoint stores otherwise (CAIRN_EMISMATCH) is described by
+ * cairn_var_query and protected as stored (larger regions are fine, as in
+ * VeloC), and one it does not hold is left as it is. The routed file comes
+ * back at the first VELOC_Route_file of the phase (vl_restore_files) unless
+ * a full recovery brought it already. VELOC_Recover_size is
+ * cairn_var_query. Every call here is collective: the ranks name the same
+ * checkpoint, regions and ids.
  */
 #include "veloc_layer.h"
 
@@ -98,18 +101,10 @@ VELOC_CAIRN_EXPORT int VELOC_Restart_begin(const char *name, int version)
                 version, version, plan.label);
     if (plan.status != CAIRN_RESTART_READY || plan.id != version || strcmp(plan.label, name))
         return VELOC_FAILURE;
-    bool *none = calloc((size_t)s->nregions + 1, sizeof *none);
-    ok = none && vl_sync_protect(none) == 0;
-    free(none);
-    if (!vl_all(ok))
-        return VELOC_FAILURE;
-    long got = -1;
-    rc = cairn_restart(s->ctx, version, &got); /* verify, rebuild; routed files back */
-    if (rc)
-        return vl_cairn_fail(true, "VELOC_Restart_begin", rc);
     s->phase = VL_RESTART;
     snprintf(s->name, sizeof s->name, "%s", name);
     s->version = version;
+    s->files = false;
     return VELOC_SUCCESS;
 }
 
@@ -119,25 +114,106 @@ static int by_id(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
-/* Protect region R in cairn as the checkpoint stores it; 0, or -1 said why. */
-static int protect_stored(vl_state *s, vl_region *r, const cairn_var_info *info)
+/* The regions chosen by MODE and IDS, in id order, into TAKE; -1 said why. */
+static int choose(vl_state *s, int mode, const int *ids, int id_count, vl_region **take, int *n)
+{
+    bool *sel = calloc((size_t)s->nregions + 1, sizeof *sel);
+    int rc = !sel ? -2 : id_count < 0 ? -1 : vl_select(mode, ids, id_count, sel);
+    if (rc)
+        vl_err("VELOC_Recover_mem: %s", rc == -2 ? "out of memory"
+                                        : "bad selection (mode 0-2, ids, count >= 0)");
+    for (int k = 0; rc == 0 && mode == VELOC_RECOVER_SOME && k < id_count; k++)
+        if (!vl_region_find(ids[k])) {
+            vl_err("VELOC_Recover_selective: region %d is not protected", ids[k]);
+            rc = -1;
+        }
+    *n = 0;
+    for (int i = 0; rc == 0 && i < s->nregions; i++)
+        if (sel[i])
+            take[(*n)++] = &s->regions[i];
+    free(sel);
+    qsort(take, (size_t)*n, sizeof *take, by_id);
+    return rc ? -1 : 0;
+}
+
+/*
+ * Collective: protect region R as generation s->version stores it for this
+ * rank. 1 if the checkpoint does not hold it (then it is not protected),
+ * 0 if it is now protected so, VELOC_FAILURE said why.
+ */
+static int protect_stored(vl_state *s, vl_region *r)
 {
     char name[32];
+    cairn_var_info info;
     vl_var_name(name, sizeof name, r->id);
-    if (info->bytes > r->count * r->base) {
-        vl_err("VELOC_Recover_mem: region %d is %zu bytes; checkpoint '%s' version %d holds %zu",
-               r->id, r->count * r->base, s->name, s->version, info->bytes);
-        return -1;
-    }
-    int rc = cairn_protect(s->ctx, name, r->ptr, info->type, info->count, info->ndims,
-                           info->ndims ? info->dims : NULL);
+    int rc = cairn_var_query(s->ctx, s->version, name, &info);
+    if (rc == CAIRN_ENOENT) /* agreed: no rank or not every rank holds it */
+        return vl_all(vl_unprotect_region(r) == 0) ? 1 : VELOC_FAILURE;
     if (rc)
-        return vl_cairn_fail(false, "VELOC_Recover_mem", rc);
-    r->in_cairn = true;
-    r->cptr = r->ptr;
-    r->ctype = info->type;
-    r->ccount = info->count;
-    return 0;
+        return vl_cairn_fail(true, "VELOC_Recover_mem", rc);
+    bool ok = info.bytes <= r->count * r->base;
+    if (!ok)
+        vl_err("VELOC_Recover_mem: region %d is %zu bytes; checkpoint '%s' version %d holds %zu",
+               r->id, r->count * r->base, s->name, s->version, info.bytes);
+    else if ((rc = cairn_protect(s->ctx, name, r->ptr, info.type, info.count, info.ndims,
+                                 info.ndims ? info.dims : NULL)) != 0)
+        ok = vl_cairn_fail(false, "VELOC_Recover_mem", rc) == 0;
+    if (ok) {
+        r->in_cairn = true;
+        r->cptr = r->ptr;
+        r->ctype = info.type;
+        r->ccount = info.count;
+    }
+    return vl_all(ok) ? 0 : VELOC_FAILURE;
+}
+
+/* VELOC_RECOVER_ALL: one cairn_restart of the regions TAKE (every region). */
+static int recover_all(vl_state *s, vl_region **take, int n)
+{
+    long got;
+    bool ok = true;
+    for (int k = 0; k < n; k++)
+        ok = ok && vl_protect_region(take[k]) == 0;
+    if (!vl_all(ok))
+        return VELOC_FAILURE;
+    int rc = n > 0 ? cairn_restart(s->ctx, s->version, &got) : 0;
+    if (rc == CAIRN_EMISMATCH) { /* stored otherwise, or not at all: as stored */
+        int kept = 0;
+        for (int k = 0; k < n; k++) {
+            int q = protect_stored(s, take[k]);
+            if (q < 0)
+                return VELOC_FAILURE;
+            kept += q == 0;
+        }
+        rc = kept > 0 ? cairn_restart(s->ctx, s->version, &got) : 0;
+        n = kept;
+    }
+    if (rc)
+        return vl_cairn_fail(true, "VELOC_Recover_mem", rc);
+    s->files = s->files || n > 0;
+    return VELOC_SUCCESS;
+}
+
+/* SOME / REST: one cairn_restart_var per region of TAKE, in id order. */
+static int recover_each(vl_state *s, vl_region **take, int n)
+{
+    for (int k = 0; k < n; k++) {
+        char name[32];
+        long got;
+        vl_var_name(name, sizeof name, take[k]->id);
+        if (!vl_all(vl_protect_region(take[k]) == 0))
+            return VELOC_FAILURE;
+        int rc = cairn_restart_var(s->ctx, s->version, name, &got);
+        if (rc == CAIRN_EMISMATCH) {
+            int q = protect_stored(s, take[k]);
+            if (q < 0)
+                return VELOC_FAILURE;
+            rc = q == 1 ? 0 : cairn_restart_var(s->ctx, s->version, name, &got);
+        }
+        if (rc)
+            return vl_cairn_fail(true, "VELOC_Recover_selective", rc);
+    }
+    return VELOC_SUCCESS;
 }
 
 VELOC_CAIRN_EXPORT int VELOC_Recover_selective(int mode, int *ids, int id_count)
@@ -146,64 +222,78 @@ VELOC_CAIRN_EXPORT int VELOC_Recover_selective(int mode, int *ids, int id_count)
     bool ok = phase_ok("VELOC_Recover_mem", VL_RESTART);
     if (!s->ctx)
         return VELOC_FAILURE;
-    int n = s->nregions;
-    bool *sel = calloc((size_t)n + 1, sizeof *sel);
-    vl_region **take = calloc((size_t)n + 1, sizeof *take);
-    if (ok && (!sel || !take || id_count < 0 || vl_select(mode, ids, id_count, sel) != 0)) {
-        vl_err("VELOC_Recover_mem: %s", !sel || !take ? "out of memory"
-                                        : "bad selection (mode 0-2, ids, count >= 0)");
-        ok = false;
-    }
-    for (int k = 0; ok && mode == VELOC_RECOVER_SOME && k < id_count; k++)
-        if (!vl_region_find(ids[k])) {
-            vl_err("VELOC_Recover_selective: region %d is not protected", ids[k]);
-            ok = false;
-        }
-    int ntake = 0;
-    for (int i = 0; ok && i < n; i++)
-        if (sel[i])
-            take[ntake++] = &s->regions[i];
-    qsort(take, (size_t)ntake, sizeof *take, by_id);
-    int rc = vl_all(ok) ? 0 : VELOC_FAILURE;
-    /* Unprotect everything in cairn, then protect what the checkpoint holds. */
-    memset(sel, 0, ((size_t)n + 1) * sizeof *sel);
-    if (rc == 0 && !vl_all(vl_sync_protect(sel) == 0))
-        rc = VELOC_FAILURE;
-    int kept = 0;
-    for (int k = 0; rc == 0 && k < ntake; k++) {
-        char name[32];
-        cairn_var_info info;
-        vl_var_name(name, sizeof name, take[k]->id);
-        int q = cairn_var_query(s->ctx, s->version, name, &info);
-        if (vl_all(q == CAIRN_ENOENT))
-            continue; /* not in the checkpoint: left as it is, as in VeloC */
-        if (q && q != CAIRN_ENOENT)
-            vl_cairn_fail(false, "VELOC_Recover_mem", q);
-        else if (q)
-            vl_err("VELOC_Recover_mem: region %d is in the checkpoint of other ranks only",
-                   take[k]->id);
-        if (!vl_all(q == 0 && protect_stored(s, take[k], &info) == 0))
-            rc = VELOC_FAILURE;
-        take[kept++] = take[k];
-    }
-    long got;
-    if (rc == 0 && kept > 0 && mode == VELOC_RECOVER_ALL &&
-        (rc = cairn_restart(s->ctx, s->version, &got)) != 0)
-        rc = vl_cairn_fail(true, "VELOC_Recover_mem", rc);
-    for (int k = 0; rc == 0 && mode != VELOC_RECOVER_ALL && k < kept; k++) {
-        char name[32];
-        vl_var_name(name, sizeof name, take[k]->id);
-        if ((rc = cairn_restart_var(s->ctx, s->version, name, &got)) != 0)
-            rc = vl_cairn_fail(true, "VELOC_Recover_selective", rc);
-    }
-    free(sel);
+    vl_region **take = calloc((size_t)s->nregions + 1, sizeof *take);
+    int n = 0;
+    if (ok && !take)
+        vl_err("VELOC_Recover_mem: out of memory");
+    ok = ok && take && choose(s, mode, ids, id_count, take, &n) == 0;
+    int rc = !vl_all(ok)                 ? VELOC_FAILURE
+             : mode == VELOC_RECOVER_ALL ? recover_all(s, take, n)
+                                         : recover_each(s, take, n);
     free(take);
-    return rc == 0 ? VELOC_SUCCESS : VELOC_FAILURE;
+    return rc;
 }
 
 VELOC_CAIRN_EXPORT int VELOC_Recover_mem(void)
 {
     return VELOC_Recover_selective(VELOC_RECOVER_ALL, NULL, 0);
+}
+
+int vl_restore_files(void)
+{
+    vl_state *s = vl_state_get();
+    if (s->files)
+        return 0;
+    long got;
+    bool *none = calloc((size_t)s->nregions + 1, sizeof *none);
+    bool ok = none && vl_sync_protect(none) == 0;
+    free(none);
+    if (!vl_all(ok))
+        return VELOC_FAILURE;
+    int rc = cairn_restart(s->ctx, s->version, &got); /* a checkpoint of files only */
+    if (rc == CAIRN_ESTATE) {
+        /* It holds regions too: restore one of them into scratch memory, not
+         * the application's, so that cairn_restart may bring the files. */
+        vl_region **take = calloc((size_t)s->nregions + 1, sizeof *take);
+        int n = 0;
+        if (!vl_all(take && choose(s, VELOC_RECOVER_ALL, NULL, 0, take, &n) == 0))
+            n = -1;
+        for (int k = 0; k < n && rc == CAIRN_ESTATE; k++) {
+            vl_region stand = *take[k];
+            cairn_var_info info;
+            char name[32];
+            vl_var_name(name, sizeof name, stand.id);
+            int q = cairn_var_query(s->ctx, s->version, name, &info);
+            if (q == CAIRN_ENOENT)
+                continue;
+            if (q) {
+                rc = q;
+                break;
+            }
+            stand.ptr = malloc(info.bytes ? info.bytes : 1);
+            stand.count = info.bytes;
+            stand.base = 1;
+            stand.in_cairn = false;
+            if (!vl_all(stand.ptr != NULL) || protect_stored(s, &stand) != 0) {
+                rc = CAIRN_ENOMEM;
+            } else {
+                rc = cairn_restart(s->ctx, s->version, &got);
+                (void)vl_unprotect_region(&stand);
+            }
+            free(stand.ptr);
+        }
+        free(take);
+        if (rc == CAIRN_ESTATE)
+            vl_err0("VELOC_Route_file: checkpoint '%s' version %d holds memory regions this run "
+                    "has not protected; protect one (VELOC_Mem_protect) or restore the memory "
+                    "(VELOC_Recover_mem) first", s->name, s->version);
+    }
+    if (rc && rc != CAIRN_ESTATE)
+        return vl_cairn_fail(true, "VELOC_Route_file", rc);
+    if (rc)
+        return VELOC_FAILURE;
+    s->files = true;
+    return 0;
 }
 
 VELOC_CAIRN_EXPORT int VELOC_Recover_size(int id)
@@ -219,7 +309,7 @@ VELOC_CAIRN_EXPORT int VELOC_Recover_size(int id)
     if (rc == CAIRN_ENOENT)
         return VELOC_FAILURE; /* VeloC: -1, no region ID in the checkpoint */
     if (rc)
-        return vl_cairn_fail(false, "VELOC_Recover_size", rc);
+        return vl_cairn_fail(true, "VELOC_Recover_size", rc);
     if (info.bytes > INT_MAX) {
         vl_err("VELOC_Recover_size(%d): %zu bytes do not fit an int", id, info.bytes);
         return VELOC_FAILURE;

@@ -3,11 +3,13 @@
  * application may count on beyond the heat examples. Only veloc.h and MPI.
  *
  *   veloc_api <cfg_file> save    checkpoints "api" 10 and 20, "other" 25,
- *                                "sel" 40 (region 7 only), and refusals
+ *                                "sel" 40 (region 7 only), "mix" 45 (the
+ *                                regions and a routed file), and refusals
  *   veloc_api <cfg_file> check   a new run: Restart_test's versions and names,
  *                                Recover_size, Recover_selective SOME / REST,
  *                                regions larger or smaller than stored,
- *                                success = 0, a full restart, then 50
+ *                                success = 0, the routed file of "mix" read
+ *                                before its memory, a full restart, then 50
  *
  * Every region holds a pattern of (version, rank, index); every check is
  * counted, the ranks agree, and the exit status is 0 only if all passed.
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "veloc.h"
 
@@ -124,6 +127,14 @@ static void save(void)
     CHECK(VELOC_Checkpoint_selective(9, &seven, 1) == VELOC_FAILURE); /* no such mode */
     CHECK(VELOC_Checkpoint_selective(VELOC_CKPT_SOME, &seven, 1) == VELOC_SUCCESS);
     CHECK(VELOC_Checkpoint_end(1) == VELOC_SUCCESS);
+    /* "mix" 45: every region and this rank's routed file */
+    fill(45);
+    CHECK(VELOC_Checkpoint_begin("mix", 45) == VELOC_SUCCESS);
+    CHECK(VELOC_Checkpoint_mem() == VELOC_SUCCESS);
+    CHECK(VELOC_Route_file("mix.dat", path) == VELOC_SUCCESS);
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(B, sizeof B, 1, f) == 1 && fclose(f) == 0);
+    CHECK(VELOC_Checkpoint_end(1) == VELOC_SUCCESS);
 }
 
 static void check(void)
@@ -192,6 +203,31 @@ static void check(void)
     CHECK(VELOC_Recover_mem() == VELOC_SUCCESS);
     CHECK(VELOC_Restart_end(1) == VELOC_SUCCESS);
     CHECK(holds(7, 40, A, NA) && smeared(1, A, NA) && smeared(0, A, NA) && smeared(3, A, NA));
+
+    /* "mix" 45: its routed file first (memory untouched), then its memory */
+    char path[VELOC_MAX_NAME];
+    int32_t back[NB];
+    smear();
+    CHECK(VELOC_Restart_test("mix", 0) == 45);
+    CHECK(VELOC_Restart_begin("mix", 45) == VELOC_SUCCESS);
+    CHECK(VELOC_Route_file("mix.dat", path) == VELOC_SUCCESS);
+    FILE *f = fopen(path, "rb");
+    CHECK(f && fread(back, sizeof back, 1, f) == 1);
+    if (f)
+        fclose(f);
+    for (int k = 0; k < NB; k++)
+        CHECK(back[k] == pb(45, k));
+    CHECK(smeared(0, A, NA) && smeared(1, A, NA) && smeared(7, A, NA) && smeared(3, A, NA));
+    CHECK(VELOC_Recover_mem() == VELOC_SUCCESS);
+    CHECK(VELOC_Restart_end(1) == VELOC_SUCCESS);
+    CHECK(holds(0, 45, A, NA) && holds(1, 45, A, NA) && holds(7, 45, A, NA) &&
+          holds(3, 45, A, NA));
+    /* a checkpoint without a file: the routed path names none */
+    CHECK(VELOC_Restart_begin("api", 10) == VELOC_SUCCESS);
+    CHECK(VELOC_Route_file("mix.dat", path) == VELOC_SUCCESS);
+    CHECK(access(path, F_OK) != 0);
+    CHECK(VELOC_Restart_end(1) == VELOC_SUCCESS);
+    CHECK(holds(0, 45, A, NA) && holds(1, 45, A, NA)); /* memory untouched */
 
     /* the full restart, and the run goes on from there */
     smear();
