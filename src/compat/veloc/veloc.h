@@ -66,9 +66,10 @@ VELOC_CAIRN_EXPORT int VELOC_Finalize(int drain);
 VELOC_CAIRN_EXPORT int VELOC_Mem_protect(int id, void *ptr, size_t count, size_t base_size);
 VELOC_CAIRN_EXPORT int VELOC_Mem_unprotect(int id);
 
-/* File registration (local, inside a checkpoint or restart phase): ROUTED
+/* File registration (inside a checkpoint or restart phase): ROUTED
  * (VELOC_MAX_NAME bytes) receives the path of this rank's file of the
- * current checkpoint, the same whatever ORIGINAL names, as in VeloC. */
+ * current checkpoint, the same whatever ORIGINAL names, as in VeloC. Local,
+ * but a restart phase's first call is collective: it brings the file back. */
 VELOC_CAIRN_EXPORT int VELOC_Route_file(const char *original, char *routed);
 
 /* Checkpoint phase: begin (collective), mem or selective (local), end
@@ -82,9 +83,11 @@ VELOC_CAIRN_EXPORT int VELOC_Checkpoint_wait(void);
 VELOC_CAIRN_EXPORT int VELOC_Backend_ready(void);
 VELOC_CAIRN_EXPORT int VELOC_Checkpoint(const char *name, int version);
 
-/* Restart (collective): VELOC_Restart_test returns the newest version of
- * checkpoint NAME not above VERSION (0: any) that can be restored, else
- * VELOC_FAILURE. VELOC_Restart = begin + recover_mem + end(1). */
+/* Restart (collective, all of them): VELOC_Restart_test returns the newest
+ * version of checkpoint NAME not above VERSION (0: any) that can be
+ * restored, else VELOC_FAILURE. VELOC_Recover_size gives the bytes region ID
+ * holds in the checkpoint (-1: none). VELOC_Restart = begin + recover_mem +
+ * end(1). */
 VELOC_CAIRN_EXPORT int VELOC_Restart_test(const char *name, int version);
 VELOC_CAIRN_EXPORT int VELOC_Restart_begin(const char *name, int version);
 VELOC_CAIRN_EXPORT int VELOC_Recover_selective(int mode, int *ids, int id_count);
