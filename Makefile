@@ -173,7 +173,8 @@ install-veloc: $(BUILD)/libcairn-veloc.a $(BUILD)/libcairn-veloc.so $(BUILD)/cai
 	install -d $(DESTDIR)$(PREFIX)/include/cairn/veloc $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 src/compat/veloc/veloc.h $(DESTDIR)$(PREFIX)/include/cairn/veloc/
 	install -m 644 $(BUILD)/libcairn-veloc.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libcairn-veloc.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libcairn-veloc.so $(DESTDIR)$(PREFIX)/lib/libcairn-veloc.so.0
+	ln -sf libcairn-veloc.so.0 $(DESTDIR)$(PREFIX)/lib/libcairn-veloc.so
 	install -m 644 $(BUILD)/cairn-veloc.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 
 # ---- entry points ----
