@@ -15,7 +15,8 @@
  * highest of levels 3 and 2 the job can do first); else 3 when erasure
  * coding is on; else 1. With persistent_interval / ec_interval > 0 those
  * levels come only when cairn_need_checkpoint says their interval (ckpt.
- * every_4 / every_3, in seconds) has passed. A job too small for level 3
+ * every_4 / every_3 and every_2, in seconds) has passed: level 3, or 2 on a
+ * job too small for level 3. A job too small for level 3
  * (cairn refuses it with CAIRN_ECONFIG, changing nothing) gets level 2,
  * or 1, from then on, said once.
  */
@@ -136,8 +137,10 @@ static int choose_level(vl_state *s)
     }
     if (pfs && (c->pfs_interval == 0 || due >= CAIRN_LEVEL_PFS))
         return CAIRN_LEVEL_PFS;
-    if (c->ec && (c->ec_interval == 0 || due >= CAIRN_LEVEL_ERASURE))
+    if (c->ec && c->ec_interval == 0)
         return s->max_node_level;
+    if (c->ec && due >= CAIRN_LEVEL_PARTNER) /* 2: level 3 is not possible here */
+        return due < s->max_node_level ? due : s->max_node_level;
     return CAIRN_LEVEL_LOCAL;
 }
 

@@ -9,7 +9,8 @@
  *   scratch             -> store.base (required, as in VeloC)
  *   persistent          -> pfs.dir (each checkpoint also goes to level 4)
  *   mode = sync|async   -> daemon.use = off|auto (cairnd raises levels 2-4)
- *   ec_interval N       -> level 3 at most every N s (ckpt.every_3 = Ns);
+ *   ec_interval N       -> level 3 at most every N s (ckpt.every_3 = Ns, and
+ *                          every_2 for jobs too small for level 3);
  *                          0 every checkpoint (the default), < 0 never
  *   persistent_interval -> level 4 likewise (ckpt.every_4 = Ns)
  *   scratch_versions N  -> store.keep (0: "all", cairn's most, 1000)
@@ -196,9 +197,10 @@ static int emit(const parsed *p, vl_config *c, char *head, size_t *used)
             (p->pkeep != LONG_MIN && add(c, &n, "keep = %s", num, NULL)))
             return -1;
     }
-    if (c->ec && c->ec_interval > 0) {
+    if (c->ec && c->ec_interval > 0) { /* level 2 where level 3 is not possible */
         snprintf(num, sizeof num, "%lds", c->ec_interval);
-        if (add(c, &n, "[ckpt]", NULL, NULL) || add(c, &n, "every_3 = %s", num, NULL))
+        if (add(c, &n, "[ckpt]", NULL, NULL) || add(c, &n, "every_2 = %s", num, NULL) ||
+            add(c, &n, "every_3 = %s", num, NULL))
             return -1;
     }
     if (c->persistent && c->pfs_interval > 0) {
