@@ -8,7 +8,7 @@
 #   make bench      benchmarks; every figure is a `bench:` line with a ratio
 #   make asan       the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz       libFuzzer targets (clang), run briefly over the corpus
-#   make install    PREFIX=/usr/local
+#   make install    PREFIX=/usr/local (DESTDIR honoured); make uninstall the same
 #
 # Only code that calls MPI (src/api, src/erasure/ring*, tests/mpi, examples, bench) is built with
 # mpicc; everything else is plain C11 built with -DCAIRN_NO_MPI.
@@ -48,6 +48,9 @@ LIB_OBJ := $(NOMPI_OBJ) $(API_OBJ)
 
 LIBA := $(BUILD)/libcairn.a
 LIBSO := $(BUILD)/libcairn.so
+# The version, from the public header: installed as libcairn.so.$(VERSION), SONAME libcairn.so.$(SOMAJOR).
+VERSION := $(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)
+SOMAJOR := $(shell sed -n 's/^#define CAIRN_VERSION_MAJOR \([0-9]*\)/\1/p' include/cairn.h)
 CLI := $(BUILD)/cairn
 DAEMON := $(BUILD)/cairnd
 DAEMON_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/daemon/*.c))
@@ -64,7 +67,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all lib test check check-mpich test-cluster test-cluster-mpich demo bench asan fuzz install clean deps
-all: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/tests/mktree $(BUILD)/tests/mkcorpus $(BUILD)/tests/fielddiff $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN) $(BUILD)/cairn.pc
+all: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/tests/mktree $(BUILD)/tests/mkcorpus $(BUILD)/tests/fielddiff $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN)
 lib: $(LIBA) $(LIBSO)
 
 deps:
@@ -87,7 +90,7 @@ $(LIBA): $(LIB_OBJ)
 	ar rcs $@ $(filter-out %.h,$^)
 
 $(LIBSO): $(LIB_OBJ)
-	$(MPICC) -shared -Wl,-soname,libcairn.so.$(shell sed -n 's/^#define CAIRN_VERSION_MAJOR \([0-9]*\)/\1/p' include/cairn.h) \
+	$(MPICC) -shared -Wl,-soname,libcairn.so.$(SOMAJOR) \
 	    $(LDFLAGS_ALL) -o $@ $(filter-out %.h,$^) $(DEP_LIBS)
 
 # The CLI uses the public header, src/common, src/compress and the PFS reader
@@ -145,38 +148,6 @@ $(BUILD)/bench/%: bench/%.c $(LIBA)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(BASE_CFLAGS) -Isrc -o $@ $< $(LIBA) $(DEP_LIBS) $(call pc,zfp,-lzfp) -lm $(LDFLAGS_ALL)
 
-$(BUILD)/cairn.pc: cairn.pc.in include/cairn.h
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)|' $< > $@
-
-# ---- compatibility layer: VeloC's API (src/compat/veloc), libcairn-veloc over libcairn ----
-VELOC_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/compat/veloc/*.c))
-VELOC_TEST_BIN := $(patsubst tests/compat/veloc/%.c,$(BUILD)/tests/compat/veloc/%,$(filter-out %/heatdis_common.c,$(wildcard tests/compat/veloc/*.c)))
-all: $(BUILD)/libcairn-veloc.a $(BUILD)/libcairn-veloc.so $(BUILD)/cairn-veloc.pc $(VELOC_TEST_BIN)
-$(BUILD)/src/compat/veloc/%.o: src/compat/veloc/%.c
-	@mkdir -p $(dir $@)
-	$(MPICC) $(LIB_CFLAGS) -c $< -o $@
-$(BUILD)/libcairn-veloc.a: $(VELOC_OBJ)
-	@rm -f $@
-	ar rcs $@ $(filter-out %.h,$^)
-$(BUILD)/libcairn-veloc.so: $(VELOC_OBJ) $(LIBSO)
-	$(MPICC) -shared -Wl,-soname,libcairn-veloc.so.0 $(LDFLAGS_ALL) -o $@ $(VELOC_OBJ) -L$(BUILD) -lcairn
-$(BUILD)/cairn-veloc.pc: cairn-veloc.pc.in include/cairn.h
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)|' $< > $@
-# The tests are VeloC programs: veloc.h and MPI only (-I src/compat/veloc, as pkg-config gives).
-$(BUILD)/tests/compat/veloc/%: tests/compat/veloc/%.c tests/compat/veloc/heatdis_common.c $(BUILD)/libcairn-veloc.a $(LIBA)
-	@mkdir -p $(dir $@)
-	$(MPICC) -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Isrc/compat/veloc -MMD -MP -o $@ $(filter %.c,$^) \
-	    $(BUILD)/libcairn-veloc.a $(LIBA) $(DEP_LIBS) -lm $(LDFLAGS_ALL)
-.PHONY: install-veloc
-install: install-veloc
-install-veloc: $(BUILD)/libcairn-veloc.a $(BUILD)/libcairn-veloc.so $(BUILD)/cairn-veloc.pc
-	install -d $(DESTDIR)$(PREFIX)/include/cairn/veloc $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 644 src/compat/veloc/veloc.h $(DESTDIR)$(PREFIX)/include/cairn/veloc/
-	install -m 644 $(BUILD)/libcairn-veloc.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libcairn-veloc.so $(DESTDIR)$(PREFIX)/lib/libcairn-veloc.so.0
-	ln -sf libcairn-veloc.so.0 $(DESTDIR)$(PREFIX)/lib/libcairn-veloc.so
-	install -m 644 $(BUILD)/cairn-veloc.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
-
 # ---- entry points ----
 test: deps
 	$(MAKE) all
@@ -189,7 +160,7 @@ asan: deps
 # The same suite built and launched with MPICH (installed beside Open MPI).
 check-mpich:
 	@bash scripts/setup.sh mpich
-	$(MAKE) BUILD=build-mpich MPICC=mpicc.mpich all
+	$(MAKE) BUILD=build-mpich MPICC=mpicc.mpich MPIFC=mpif90.mpich all
 	BUILD=build-mpich CAIRN_LAUNCHER=mpirun.mpich bash tests/run.sh
 
 # Real separate nodes: a head and 4 nodes as Linux namespaces (own network, hostname and
@@ -222,19 +193,157 @@ fuzz: deps
 	  $(BUILD)/fuzz/$$n -max_total_time=$${FUZZ_SECONDS:-60} $(BUILD)/fuzz/$$n.corpus tests/fuzz/corpus/$$n || exit 1; \
 	done
 
-install: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/cairn.pc $(BUILD)/examples/heat
+# pkg-config modules: one template NAME.pc.in each, written at install time (not at build
+# time) as $(PREFIX)/lib/pkgconfig/NAME.pc with @PREFIX@ (this install's PREFIX, never
+# DESTDIR) and @VERSION@ filled in. A module of its own (cairn-fti, cairn-scr, cairn-veloc,
+# cairn-fortran) adds its template's path to this list; install and uninstall follow.
+PC_IN := cairn.pc.in cairn-fortran.pc.in
+SHARE_CAIRN := scripts/slurm/cairn-prolog scripts/slurm/cairn-epilog scripts/drill.sh scripts/soak.sh \
+               scripts/mpirun.sh $(BUILD)/examples/heat
+.PHONY: install-check uninstall
+# PREFIX goes into cairn.pc and sed: absolute, and no character a shell or sed would read.
+install-check:
+	@case '$(PREFIX)' in /*) ;; *) false ;; esac && case '$(PREFIX)' in *[!A-Za-z0-9/._+-]*) false ;; esac || \
+	{ echo "make install: PREFIX must be an absolute path of letters, digits and / . _ + - (got '$(PREFIX)')" >&2; exit 1; }
+
+install: install-check lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/examples/heat
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
 	    $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 include/cairn.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/libcairn.so.$(VERSION)
+	ln -sfn libcairn.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libcairn.so.$(SOMAJOR)
+	ln -sfn libcairn.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libcairn.so
 	install -m 755 $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(BUILD)/cairn.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	for t in $(PC_IN); do m=$$(basename $$t .in); \
+	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $$t > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$m && \
+	  chmod 644 $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$m || exit 1; done
 	install -m 644 man/cairn.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -d $(DESTDIR)$(PREFIX)/share/cairn
-	install -m 755 scripts/slurm/cairn-prolog scripts/slurm/cairn-epilog $(DESTDIR)$(PREFIX)/share/cairn/
 	install -m 644 scripts/slurm/cairn-hook-lib.sh $(DESTDIR)$(PREFIX)/share/cairn/
-	install -m 755 scripts/drill.sh scripts/soak.sh scripts/mpirun.sh $(BUILD)/examples/heat $(DESTDIR)$(PREFIX)/share/cairn/
+	install -m 755 $(SHARE_CAIRN) $(DESTDIR)$(PREFIX)/share/cairn/
+
+uninstall: install-check
+	rm -f $(DESTDIR)$(PREFIX)/include/cairn.h $(DESTDIR)$(PREFIX)/share/man/man1/cairn.1 \
+	    $(addprefix $(DESTDIR)$(PREFIX)/lib/,libcairn.a libcairn.so libcairn.so.$(SOMAJOR) libcairn.so.$(VERSION)) \
+	    $(addprefix $(DESTDIR)$(PREFIX)/lib/pkgconfig/,$(notdir $(PC_IN:.in=))) \
+	    $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(CLI) $(DAEMON)) cairn-rebuild) \
+	    $(addprefix $(DESTDIR)$(PREFIX)/share/cairn/,cairn-hook-lib.sh $(notdir $(SHARE_CAIRN)))
+	rmdir $(DESTDIR)$(PREFIX)/share/cairn 2>/dev/null || true
+
+# ---- language bindings (bindings/, README "Fortran and Python") ----
+# Fortran: module cairn (cairn.mod, gfortran-specific) and libcairn-fortran,
+# built with plain gfortran (the module needs no MPI module; programs that use
+# it are built with mpif90). Python: the package cairn over libcairn.so
+# (ctypes), installed under the site directory bindings/python/sitedir.py
+# gives for PREFIX. Constants of both come from cairn.h (bindings/gen_consts.c).
+FORTRAN ?= gfortran
+MPIFC ?= mpif90
+PYTHON ?= /usr/bin/python3
+F_BUILD := $(BUILD)/bindings/fortran
+FLIBA := $(BUILD)/libcairn-fortran.a
+FLIBSO := $(BUILD)/libcairn-fortran.so
+F_VER := $(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)
+F_SOMAJOR := $(shell sed -n 's/^#define CAIRN_VERSION_MAJOR \([0-9]*\)/\1/p' include/cairn.h)
+F_FLAGS := -std=f2018 -Wall -Wextra $(OPT) $(SAN)
+F_PROGS := $(BUILD)/examples/fortran/heat $(addprefix $(BUILD)/tests/fortran/,t_api t_layout t_f08)
+.PHONY: bindings install-bindings
+all: bindings $(F_PROGS)
+bindings: $(FLIBA) $(FLIBSO) $(BUILD)/bindings/python/cairn/_consts.py
+
+$(BUILD)/gen_consts: bindings/gen_consts.c include/cairn.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -o $@ $< $(LDFLAGS_ALL)
+
+$(F_BUILD)/cairn_consts.inc: $(BUILD)/gen_consts
+	@mkdir -p $(dir $@)
+	$< fortran > $@.tmp && mv $@.tmp $@
+
+$(F_BUILD)/cairn.o: bindings/fortran/cairn.f90 bindings/fortran/cairn_iface.inc \
+                    bindings/fortran/cairn_protect.inc $(F_BUILD)/cairn_consts.inc
+	$(FORTRAN) $(F_FLAGS) -fPIC -J$(F_BUILD) -I$(F_BUILD) -Ibindings/fortran -c $< -o $@
+
+$(FLIBA): $(F_BUILD)/cairn.o
+	@rm -f $@
+	ar rcs $@ $^
+
+$(FLIBSO): $(F_BUILD)/cairn.o $(LIBSO)
+	$(FORTRAN) -shared -Wl,-soname,libcairn-fortran.so.$(F_SOMAJOR) $(LDFLAGS_ALL) -o $@ $< -L$(BUILD) -lcairn
+
+$(BUILD)/examples/fortran/%: examples/fortran/%.f90 $(FLIBA) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(MPIFC) $(F_FLAGS) -I$(F_BUILD) -o $@ $< $(FLIBA) $(LIBA) $(DEP_LIBS) $(LDFLAGS_ALL)
+
+$(BUILD)/tests/fortran/%: tests/fortran/%.f90 $(FLIBA) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(MPIFC) $(F_FLAGS) -I$(F_BUILD) -o $@ $< $(FLIBA) $(LIBA) $(DEP_LIBS) $(LDFLAGS_ALL)
+
+$(BUILD)/bindings/python/cairn/_consts.py: $(BUILD)/gen_consts
+	@mkdir -p $(dir $@)
+	$< python > $@.tmp && mv $@.tmp $@
+
+# The module under include/cairn/fortran (.mod files are compiler-specific:
+# gfortran's); libcairn-fortran.so.VERSION with its SONAME and dev links;
+# cairn-fortran.pc (in PC_IN, written at install time for this PREFIX); the Python package
+# with the lib directory recorded in it (cairn/_install.py).
+PY_SITE = $$($(PYTHON) bindings/python/sitedir.py '$(PREFIX)')
+.PHONY: uninstall-bindings
+install: install-bindings
+install-bindings: bindings
+	install -d $(DESTDIR)$(PREFIX)/include/cairn/fortran $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 $(F_BUILD)/cairn.mod $(DESTDIR)$(PREFIX)/include/cairn/fortran/
+	install -m 644 $(FLIBA) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(FLIBSO) $(DESTDIR)$(PREFIX)/lib/libcairn-fortran.so.$(F_VER)
+	ln -sfn libcairn-fortran.so.$(F_VER) $(DESTDIR)$(PREFIX)/lib/libcairn-fortran.so.$(F_SOMAJOR)
+	ln -sfn libcairn-fortran.so.$(F_SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libcairn-fortran.so
+	site=$(PY_SITE) && install -d "$(DESTDIR)$$site/cairn" && \
+	install -m 644 bindings/python/cairn/*.py $(BUILD)/bindings/python/cairn/_consts.py "$(DESTDIR)$$site/cairn/" && \
+	printf '"""Written by make install: where libcairn was installed."""\nLIBDIR = "%s"\n' '$(PREFIX)/lib' > "$(DESTDIR)$$site/cairn/_install.py" && \
+	echo "install: Python package cairn in $$site"
+
+uninstall: uninstall-bindings
+uninstall-bindings:
+	rm -f $(DESTDIR)$(PREFIX)/include/cairn/fortran/cairn.mod \
+	    $(addprefix $(DESTDIR)$(PREFIX)/lib/,libcairn-fortran.a libcairn-fortran.so \
+	      libcairn-fortran.so.$(F_SOMAJOR) libcairn-fortran.so.$(F_VER))
+	rmdir $(DESTDIR)$(PREFIX)/include/cairn/fortran $(DESTDIR)$(PREFIX)/include/cairn 2>/dev/null || true
+	site=$(PY_SITE) && rm -rf "$(DESTDIR)$$site/cairn"
+
+# ---- compatibility layer: VeloC's API (src/compat/veloc), libcairn-veloc over libcairn ----
+VELOC_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/compat/veloc/*.c))
+VELOC_TEST_BIN := $(patsubst tests/compat/veloc/%.c,$(BUILD)/tests/compat/veloc/%,$(filter-out %/heatdis_common.c,$(wildcard tests/compat/veloc/*.c)))
+all: $(BUILD)/libcairn-veloc.a $(BUILD)/libcairn-veloc.so $(VELOC_TEST_BIN)
+$(BUILD)/src/compat/veloc/%.o: src/compat/veloc/%.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(LIB_CFLAGS) -c $< -o $@
+$(BUILD)/libcairn-veloc.a: $(VELOC_OBJ)
+	@rm -f $@
+	ar rcs $@ $(filter-out %.h,$^)
+$(BUILD)/libcairn-veloc.so: $(VELOC_OBJ) $(LIBSO)
+	$(MPICC) -shared -Wl,-soname,libcairn-veloc.so.$(SOMAJOR) $(LDFLAGS_ALL) -o $@ $(VELOC_OBJ) -L$(BUILD) -lcairn
+# The tests are VeloC programs: veloc.h and MPI only (-I src/compat/veloc, as pkg-config gives).
+$(BUILD)/tests/compat/veloc/%: tests/compat/veloc/%.c tests/compat/veloc/heatdis_common.c $(BUILD)/libcairn-veloc.a $(LIBA)
+	@mkdir -p $(dir $@)
+	$(MPICC) -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Isrc/compat/veloc -MMD -MP -o $@ $(filter %.c,$^) \
+	    $(BUILD)/libcairn-veloc.a $(LIBA) $(DEP_LIBS) -lm $(LDFLAGS_ALL)
+# Installed: include/cairn/veloc/veloc.h, libcairn-veloc.a, libcairn-veloc.so.VERSION with its
+# SONAME and dev links, cairn-veloc.pc (PC_IN: written at install time for this PREFIX).
+PC_IN += cairn-veloc.pc.in
+.PHONY: install-veloc uninstall-veloc
+install: install-veloc
+install-veloc: install-check $(BUILD)/libcairn-veloc.a $(BUILD)/libcairn-veloc.so
+	install -d $(DESTDIR)$(PREFIX)/include/cairn/veloc $(DESTDIR)$(PREFIX)/lib
+	install -m 644 src/compat/veloc/veloc.h $(DESTDIR)$(PREFIX)/include/cairn/veloc/
+	install -m 644 $(BUILD)/libcairn-veloc.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libcairn-veloc.so $(DESTDIR)$(PREFIX)/lib/libcairn-veloc.so.$(VERSION)
+	ln -sfn libcairn-veloc.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libcairn-veloc.so.$(SOMAJOR)
+	ln -sfn libcairn-veloc.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libcairn-veloc.so
+uninstall: uninstall-veloc
+uninstall-veloc: install-check
+	rm -f $(DESTDIR)$(PREFIX)/include/cairn/veloc/veloc.h \
+	    $(addprefix $(DESTDIR)$(PREFIX)/lib/,libcairn-veloc.a libcairn-veloc.so \
+	      libcairn-veloc.so.$(SOMAJOR) libcairn-veloc.so.$(VERSION))
+	rmdir $(DESTDIR)$(PREFIX)/include/cairn/veloc $(DESTDIR)$(PREFIX)/include/cairn 2>/dev/null || true
 
 clean:
 	rm -rf build build-asan build-mpich

@@ -156,11 +156,20 @@ typedef struct cairn_var_info {
 #ifndef CAIRN_NO_MPI
 /*
  * Collective. Create a context over COMM (duplicated internally). CONFIG_PATH
- * names an INI file, or is NULL for defaults; CAIRN_* environment variables
- * override both (see README, "Configuration"). On failure *CTX is NULL and
- * cairn_errmsg(NULL) explains.
+ * names an INI file, or is NULL for the file the environment variable
+ * CAIRN_CONFIG_FILE names (if set and not empty), else defaults; CAIRN_*
+ * environment variables override both (see README, "Configuration"). On
+ * failure *CTX is NULL and cairn_errmsg(NULL) explains.
  */
 CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **ctx);
+
+/*
+ * Collective. cairn_init for language bindings: COMM is a Fortran handle
+ * (`use mpi`'s integer; mpi_f08's comm%MPI_VAL; mpi4py's comm.py2f()),
+ * converted with MPI_Comm_f2c. A handle MPI maps to MPI_COMM_NULL is
+ * CAIRN_EINVAL.
+ */
+CAIRN_EXPORT int cairn_init_f(MPI_Fint comm, const char *config_path, cairn_ctx **ctx);
 #endif
 
 /*
@@ -400,12 +409,17 @@ CAIRN_EXPORT int cairn_label(cairn_ctx *ctx, const char *label);
 /*
  * Collective. Count one iteration and say whether a checkpoint is due: *LEVEL
  * receives 0 (none) or the highest level whose interval has passed since
- * that level's last checkpoint (a checkpoint at level L restarts the clocks of
- * levels <= L). Intervals come from the config: ckpt.every_<L> = N (iterations)
- * or Ns/Nm/Nh (time), or ckpt.auto = on: each level's interval by the
- * Young/Daly formula from the measured cost of its checkpoints in this run and
- * the failure rates fail.mtbf_<L> (see README, "When to checkpoint"). Rank 0
- * decides; every rank gets the same answer.
+ * that level's last checkpoint (the clocks start at cairn_init; a checkpoint
+ * complete at level L restarts the clocks of levels <= L; a level returned
+ * but not checkpointed stays due). Intervals come from the config:
+ * ckpt.every_<L> = N (iterations: calls of this function) or Ns/Nm/Nh/Nd
+ * (wall time), or ckpt.auto = on: each level's interval by the Young/Daly
+ * formula from the measured cost of its checkpoints in this run (the wall
+ * time of cairn_checkpoint on rank 0) and the failure rates fail.mtbf_<L>
+ * (see README, "When to checkpoint"). A level this job cannot checkpoint at
+ * (4 without pfs.dir, 2 on one node, 3 with too few nodes per set) is never
+ * returned. Rank 0 decides; every rank gets the same answer. A NULL LEVEL on
+ * any rank is CAIRN_EINVAL on every rank, and the call counts nothing.
  */
 CAIRN_EXPORT int cairn_need_checkpoint(cairn_ctx *ctx, int *level);
 

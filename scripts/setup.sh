@@ -7,6 +7,8 @@ set -eu
 pkgs=(
   build-essential pkg-config
   libopenmpi-dev openmpi-bin            # MPI (MPICH also works: setup.sh mpich)
+  gfortran                              # the Fortran binding (module cairn) and its tests
+  python3 python3-numpy python3-mpi4py  # the Python binding (package cairn) and its tests
   libjerasure-dev libgf-complete-dev    # Cauchy Reed-Solomon
   libisal-dev                           # accelerated erasure-coding kernels
   zlib1g-dev libzstd-dev liblz4-dev     # lossless codecs

@@ -5,8 +5,9 @@
 # failure, and when a glob of test programs matches nothing.
 #
 #   CAIRN_TEST_ONLY="levels pfs" bash tests/run.sh   runs only those sections
-# (unit replay cli config mpi ring levels lossy incr pfs daemon hooks nodes need
-# query slurm cluster drill demo veloc); the rest are counted as skipped.
+# (unit replay cli config install mpi ring levels lossy incr pfs daemon hooks nodes
+# need query fortran python fti scr veloc slurm cluster drill demo); the rest are
+# counted as skipped.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 : "${BUILD:=build}"
@@ -99,6 +100,7 @@ section() { # section NAME SCRIPT TITLE: source one MPI scenario script
   echo "# $3"
   source "$2"
 }
+section install tests/install/run_install.sh "make install: an out-of-tree program via pkg-config, shared and static"
 section mpi tests/mpi/run_mpi.sh "MPI scenarios"
 section ring tests/mpi/run_ring.sh "the encoding ring: parity against a central encode, every loss pattern decoded"
 section levels tests/mpi/run_levels.sh "levels 2 and 3: node losses, rebuild, restore"
@@ -110,6 +112,8 @@ section hooks tests/mpi/run_hooks.sh "scheduler hooks (plain environment): prolo
 section nodes tests/mpi/run_nodes.sh "node names: one rule for library, cairnd, CLI and hooks; hosts by UTS namespace"
 section need tests/mpi/run_need.sh "when to checkpoint: cairn_need_checkpoint, intervals, Young/Daly, CAIRN_CONFIG_FILE"
 section query tests/mpi/run_query.sh "restart query, one variable at a time, labels: what a restart would do, checked against it"
+section fortran tests/fortran/run_fortran.sh "the Fortran binding: module cairn; the Fortran heat crashed, nodes wiped, restarted"
+section python tests/python/run_python.sh "the Python binding: package cairn under mpirun; crash, restore bit-exact; refusals"
 section veloc tests/compat/veloc/run_veloc.sh "the VeloC layer: VeloC's heatdis examples crash and restart at levels 1-4, bit-exact"
 
 if want slurm; then

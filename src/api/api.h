@@ -4,6 +4,7 @@
  *
  *   ctx.c         cairn_init/finalize: configuration, the job/rank/node model
  *                 (emulated nodes), node-local directories; api_agree.
+ *   bind.c        cairn_init_f: cairn_init for bindings (a Fortran handle).
  *   protect.c     the variable table: protect, unprotect, bounds, hints.
  *   routed.c      routed files: route and unroute for the next checkpoint,
  *                 the staging directory files/rank-<r>/ emptied and restored.

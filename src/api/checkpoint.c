@@ -383,6 +383,7 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)
     if (!ctx)
         return CAIRN_EINVAL;
     api_enter(ctx);
+    double began = MPI_Wtime(); /* the cost the application pays (interval.c) */
     CN_TRY(check_args(ctx, id, level)); /* refused: the routes and the label stay */
     double began = MPI_Wtime(); /* the cost the application pays (interval.c) */
     ctx->ckpt_t0 = began;

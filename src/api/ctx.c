@@ -334,6 +334,10 @@ CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **
         return !out ? CAIRN_EINVAL : CAIRN_ESTATE;
     }
     *out = NULL;
+    if (comm == MPI_COMM_NULL) { /* e.g. cairn_init_f given a handle MPI does not know */
+        snprintf(init_msg, sizeof init_msg, "the communicator is MPI_COMM_NULL");
+        return CAIRN_EINVAL;
+    }
     cairn_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) {
         snprintf(init_msg, sizeof init_msg, "out of memory");

@@ -157,9 +157,10 @@ static void launch_argv(const opts *o, const cn_config *cfg, char *buf, size_t l
     argv[n++] = cairnd;
     argv[n++] = "--job";
     argv[n++] = (char *)o->job;
-    if (o->config) {
+    const char *named = getenv(CN_CONFIG_FILE_ENV); /* passed on: a remote node may not see it */
+    if (o->config || (named && *named)) {
         argv[n++] = "--config";
-        argv[n++] = (char *)o->config;
+        argv[n++] = (char *)(o->config ? o->config : named);
     }
     if (cfg->ranks_per_node > 0 && !cfg->node[0])
         argv[n++] = "--emulated";

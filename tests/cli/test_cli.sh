@@ -151,6 +151,45 @@ check "config --check a bad file: status 1" 1 "$CAIRN" config --check "$T/bad.in
 err_has "config --check names line and key" '^cairn: config: .*bad\.ini:2: store\.keep'
 check "config --check a missing file: status 1" 1 "$CAIRN" config --check "$T/none.ini"
 
+# config --intervals: each level's interval, configured or Young/Daly for a given cost
+printf '[ckpt]\nevery_1 = 3\nevery_2 = 90s\nauto = on\n[fail]\nmtbf_3 = 1h\nmtbf_4 = 7d\n[pfs]\ndir = /tmp\n' >"$T/when.ini"
+check "config --intervals --cost 1=18" 0 "$CAIRN" config --intervals --config "$T/when.ini" --cost 1=18
+out_has "intervals: header" '^LEVEL +INTERVAL +FROM$'
+out_has "intervals: level 1 every 3 iterations (ckpt.every_1)" '^ +1 +every 3 iterations +ckpt\.every_1$'
+out_has "intervals: level 2 every 90 s (ckpt.every_2)" '^ +2 +every 90\.000000 s \(90 s\) +ckpt\.every_2$'
+# C = 18 s, M = 1 h: C/2M = 1/400, sqrt(2CM) = 360: T = 360 (1 + 1/60 + 1/3600) - 18 = 348.1 s
+out_has "intervals: level 3 by Daly from level 1's cost: 348.1 s (computed by hand)" \
+    "^ +3 +every 348\.100000 s \(5\.8 min\) +Young/Daly: cost 18 s \(a lower level's\), fail\.mtbf_3 = 60 min$"
+check "config --intervals --cost 1=18 --cost 4=2 (M = 7 d = 604800 s)" 0 \
+    "$CAIRN" config --intervals --config "$T/when.ini" --cost 1=18 --cost 4=2
+# C = 2 s, M = 604800 s: C/2M = 1/604800, sqrt(2CM) = 1555.6349...: T = sqrt(2419200) (1 + sqrt(1/604800)/3 + 1/5443200) - 2
+want4=$(awk 'BEGIN { c = 2; m = 604800; r = c / (2 * m); printf "%.6f", sqrt(2 * c * m) * (1 + sqrt(r) / 3 + r / 9) - c }')
+out_has "intervals: level 4 by Daly from its own cost ($want4 s)" "^ +4 +every $want4 s .*Young/Daly: cost 2 s, fail\.mtbf_4 = 7 d$"
+check "config --intervals: auto level without a cost" 0 env CAIRN_CONFIG_FILE="$T/when.ini" "$CAIRN" config --intervals
+out_has "intervals: no cost, unknown (file from CAIRN_CONFIG_FILE)" '^ +3 +unknown +Young/Daly: no cost \(--cost 3=SECONDS\)'
+check "config --intervals without pfs.dir or auto" 0 env CAIRN_CKPT_EVERY_4=5 "$CAIRN" config --intervals
+out_has "intervals: level 4 never without pfs.dir" '^ +4 +never +no pfs\.dir$'
+out_has "intervals: level 2 never when unset" '^ +2 +never +ckpt\.every_2 unset, ckpt\.auto = off$'
+for bad in 5=1 1=0 1=-2 1=x 1= =3 1=1s 12=3; do
+    check "config --intervals --cost $bad: status 2" 2 "$CAIRN" config --intervals --cost "$bad"
+done
+err_has "bad --cost names the rule" "^cairn: config: --cost takes LEVEL=SECONDS, LEVEL 1\.\.4 and SECONDS more than 0"
+check "--cost without --intervals: status 2" 2 "$CAIRN" config --reference --cost 1=2
+check "config --intervals with a bad ckpt value: status 1" 1 env CAIRN_CKPT_EVERY_2=often "$CAIRN" config --intervals
+err_has "bad ckpt value named" "CAIRN_CKPT_EVERY_2: 'often' is not an interval"
+
+# CAIRN_CONFIG_FILE: the file every verb reads without --config; --config wins
+printf '[store]\nbase = %s\n' "$B" >"$T/base.ini"
+check "ls with store.base from the file CAIRN_CONFIG_FILE names" 0 env -u CAIRN_BASE CAIRN_CONFIG_FILE="$T/base.ini" "$CAIRN" ls
+out_has "CAIRN_CONFIG_FILE listing has jobA" '^jobA '
+check "ls with CAIRN_CONFIG_FILE naming a bad file: status 1" 1 env -u CAIRN_BASE CAIRN_CONFIG_FILE="$T/bad.ini" "$CAIRN" ls
+err_has "the error names CAIRN_CONFIG_FILE, the file, line and key" "^cairn: ls: CAIRN_CONFIG_FILE: config .*bad\.ini:2: store\.keep"
+check "ls --config FILE wins over CAIRN_CONFIG_FILE" 0 env -u CAIRN_BASE CAIRN_CONFIG_FILE="$T/bad.ini" "$CAIRN" ls --config "$T/base.ini"
+out_has "--config listing has jobA" '^jobA '
+printf '[job]\nnode = n-from-file\n' >"$T/node.ini"
+check "config --node reads CAIRN_CONFIG_FILE too" 0 env -u CAIRN_NODE CAIRN_CONFIG_FILE="$T/node.ini" "$CAIRN" config --node
+out_has "config --node: the name from the file" '^n-from-file$'
+
 # ---- corruption: status 4 ---------------------------------------------------
 flip $((4096 + 100)) "$R1"
 check "flipped data byte: verify job" 4 "$CAIRN" verify --base "$B" --job jobA
