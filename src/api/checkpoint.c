@@ -385,8 +385,7 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)
     api_enter(ctx);
     double began = MPI_Wtime(); /* the cost the application pays (interval.c) */
     CN_TRY(check_args(ctx, id, level)); /* refused: the routes and the label stay */
-    double began = MPI_Wtime(); /* the cost the application pays (interval.c) */
-    ctx->ckpt_t0 = began;
+    ctx->ckpt_t0 = MPI_Wtime();
     ctx->timing = true;
     memcpy(ctx->gen_label, ctx->label, sizeof ctx->gen_label);
     int reached = 0;
