@@ -24,8 +24,9 @@
  *   raise.c       a generation at level 1 raised to level 2 or 3.
  *   level2.c      partner copies: each node's files on the next node.
  *   level3.c      parity: the node's payload through the encoding ring.
- *   recover.c     which nodes lost a generation, and can it be rebuilt;
- *   rebuild.c     ... rebuild them from partner copies or by decoding.
+ *   examine.c     what a node holds of a generation; can the nodes rebuild it;
+ *   recover.c     ... the recovery: which generation, rebuilt or (dry) not;
+ *   rebuild.c     ... rebuild lost nodes from partner copies or by decoding.
  *   dctx.c        the context of a node daemon: one rank per node, a job's layout.
  *   daemon.c      the library's side of cairnd: connect, hand over, fall back.
  *   flush.c       level 4 out: a generation materialized, aggregated N->M
@@ -271,6 +272,14 @@ typedef struct api_node_state {
     uint64_t prev_raw;  /* ... and of the previous node's, from the partner copy */
     char label[CAIRN_LABEL_MAX + 1];
 } api_node_state;
+/* Leaders (examine.c). What this node holds of generation ID (PIN receives
+ * its parity if valid; close it with lvl_parity_close). Can generation ID be
+ * made whole from ALL at LEVEL: 0 yes, 1 not a level that can rebuild (level
+ * 1), CAIRN_ELOST with a message. A level-1 generation some node holds and a
+ * wiped one does not: noted as lost for restart (api_note_lost). */
+api_node_state api_examine(cairn_ctx *ctx, long id, lvl_parity_in *pin);
+int api_decide(cairn_ctx *ctx, long id, const api_node_state *all, int level);
+void api_note_level1_loss(cairn_ctx *ctx, long id, const api_node_state *all);
 /* Leaders (rebuild.c): make generation ID, decided rebuildable at LEVEL (2 or
  * 3) from ALL (every node's state; PIN this node's parity if valid), whole. */
 int api_rebuild_gen(cairn_ctx *ctx, long id, const api_node_state *all, int level,
