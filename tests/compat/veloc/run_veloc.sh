@@ -6,7 +6,8 @@
 # only cairn variable), lose nodes (their directories wiped), restart, and
 # end byte-identical to an uninterrupted run, at levels 1, 2, 3 and 4; the
 # file-based example through VELOC_Route_file; the API's finer points
-# (veloc_api.c); bad config files refused. Sourced by tests/run.sh (uses
+# (veloc_api.c); bad config files refused; make install and a program built
+# with pkg-config cairn-veloc; mode = async with cairnd. Sourced by tests/run.sh (uses
 # `check`, run_grep and SCRATCH_DIRS); runs alone too:
 #   CAIRN_TEST_ONLY=veloc bash tests/run.sh
 
@@ -53,6 +54,46 @@ export VREF VS VP VW VB
 printf 'scratch = %s\nec_interval = -1\n' "$VS" >"$VW/ref.cfg"
 check "veloc: heatdis_mem (VeloC's example, veloc.h only) runs 600 iterations on 4 ranks, 3 checkpoints" \
   bash -c "vmpi 4 '$VB/heatdis_mem' 1 '$VW/ref.cfg' '$VREF' && test -s '$VREF' && test \"\$(vlevel 600)\" = 1"
+
+# make install: libcairn-veloc.so.VERSION with its links, veloc.h under
+# include/cairn/veloc, cairn-veloc.pc; heatdis_mem built out of the tree with
+# pkg-config cairn-veloc alone, against the shared library, crashes and
+# restarts byte-identical; make uninstall leaves nothing of the layer.
+vfresh install
+VI=$VW/prefix
+vmk() { make -s --no-print-directory BUILD="$BUILD" "$@"; }
+vpc() { env -u PKG_CONFIG_LIBDIR PKG_CONFIG_PATH="$VI/lib/pkgconfig" pkg-config "$@"; }
+export VI
+export -f vmk vpc
+veloc_installed() {
+  local v; v=$(sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)
+  vmk install PREFIX="$VI" >/dev/null || return 1
+  test -f "$VI/lib/libcairn-veloc.so.$v" && test "$(readlink "$VI/lib/libcairn-veloc.so.${v%%.*}")" = "libcairn-veloc.so.$v" &&
+    test "$(readlink "$VI/lib/libcairn-veloc.so")" = "libcairn-veloc.so.${v%%.*}" &&
+    readelf -d "$VI/lib/libcairn-veloc.so.$v" | grep -q "SONAME.*\[libcairn-veloc.so.${v%%.*}\]" &&
+    test -f "$VI/lib/libcairn-veloc.a" && test -f "$VI/include/cairn/veloc/veloc.h" || { ls -lR "$VI"; return 1; }
+  test "$(vpc --cflags cairn-veloc | xargs)" = "-I$VI/include/cairn/veloc -I$VI/include" &&
+    test "$(vpc --libs cairn-veloc | xargs)" = "-L$VI/lib -lcairn-veloc -lcairn" &&
+    test "$(vpc --modversion cairn-veloc)" = "$v" || { cat "$VI/lib/pkgconfig/cairn-veloc.pc"; return 1; }
+}
+check "veloc install: libcairn-veloc.so.VERSION, its SONAME link and libcairn-veloc.so, veloc.h, cairn-veloc.pc for that prefix" \
+  veloc_installed
+veloc_outside() {
+  local a=$VW/app san=(); [ -n "${CAIRN_SANITIZE:-}" ] && san=(-fsanitize=address,undefined)
+  mkdir -p "$a" && cp tests/compat/veloc/heatdis_mem.c tests/compat/veloc/heatdis_common.c tests/compat/veloc/heatdis.h "$a/" &&
+    ( cd "$a" && env -u CPATH -u C_INCLUDE_PATH -u LIBRARY_PATH mpicc "${san[@]}" $(vpc --cflags cairn-veloc) \
+        heatdis_mem.c heatdis_common.c -o heatdis_mem $(vpc --libs cairn-veloc) -lm ) || return 1
+  LD_LIBRARY_PATH=$VI/lib ldd "$a/heatdis_mem" >"$a/ldd.txt" && grep -q "libcairn-veloc.so.0 => $VI/lib/" "$a/ldd.txt" || { cat "$a/ldd.txt"; return 1; }
+  printf 'scratch = %s\npersistent = %s\njob.ranks_per_node = 2\n' "$VS" "$VP" >"$a/v.cfg"
+  CAIRN_FAULT=ckpt.begin:gen=400:rank=1 LD_LIBRARY_PATH=$VI/lib vmpi 4 "$a/heatdis_mem" 1 "$a/v.cfg" >"$a/crash.log" 2>&1 &&
+    { echo "not killed"; return 1; }
+  LD_LIBRARY_PATH=$VI/lib run_grep 'Previous checkpoint found at iteration 200,' vmpi 4 "$a/heatdis_mem" 1 "$a/v.cfg" "$a/out.bin" &&
+    cmp "$VREF" "$a/out.bin"
+}
+check "  ... heatdis_mem built out of the tree with pkg-config cairn-veloc (shared): crash at 400, restart, byte-identical" \
+  veloc_outside
+check "  ... make uninstall removes the layer's files" \
+  bash -c "vmk uninstall PREFIX='$VI' && test -z \"\$(find '$VI' -name '*veloc*')\""
 
 # Level 1: a process crash, the nodes intact.
 vfresh l1
