@@ -2,7 +2,7 @@
  * heatdis.h - the heat-distribution test application of VeloC's examples
  * (test/heatdis.h there), for the VeloC-API programs of these tests: its
  * constants and the two kernels every variant shares (heatdis_common.c).
- * Plain C and MPI; nothing here knows about cairn.
+ * Plain C and MPI only.
  */
 #ifndef HEATDIS_H
 #define HEATDIS_H
