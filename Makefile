@@ -379,6 +379,42 @@ uninstall-bindings:
 	rmdir $(DESTDIR)$(PREFIX)/include/cairn/fortran $(DESTDIR)$(PREFIX)/include/cairn 2>/dev/null || true
 	site=$(PY_SITE) && rm -rf "$(DESTDIR)$$site/cairn"
 
+# ---- compatibility layer: VeloC's API (src/compat/veloc), libcairn-veloc over libcairn ----
+VELOC_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/compat/veloc/*.c))
+VELOC_TEST_BIN := $(patsubst tests/compat/veloc/%.c,$(BUILD)/tests/compat/veloc/%,$(filter-out %/heatdis_common.c,$(wildcard tests/compat/veloc/*.c)))
+all: $(BUILD)/libcairn-veloc.a $(BUILD)/libcairn-veloc.so $(VELOC_TEST_BIN)
+$(BUILD)/src/compat/veloc/%.o: src/compat/veloc/%.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(LIB_CFLAGS) -c $< -o $@
+$(BUILD)/libcairn-veloc.a: $(VELOC_OBJ)
+	@rm -f $@
+	ar rcs $@ $(filter-out %.h,$^)
+$(BUILD)/libcairn-veloc.so: $(VELOC_OBJ) $(LIBSO)
+	$(MPICC) -shared -Wl,-soname,libcairn-veloc.so.$(SOMAJOR) $(LDFLAGS_ALL) -o $@ $(VELOC_OBJ) -L$(BUILD) -lcairn
+# The tests are VeloC programs: veloc.h and MPI only (-I src/compat/veloc, as pkg-config gives).
+$(BUILD)/tests/compat/veloc/%: tests/compat/veloc/%.c tests/compat/veloc/heatdis_common.c $(BUILD)/libcairn-veloc.a $(LIBA)
+	@mkdir -p $(dir $@)
+	$(MPICC) -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Isrc/compat/veloc -MMD -MP -o $@ $(filter %.c,$^) \
+	    $(BUILD)/libcairn-veloc.a $(LIBA) $(DEP_LIBS) -lm $(LDFLAGS_ALL)
+# Installed: include/cairn/veloc/veloc.h, libcairn-veloc.a, libcairn-veloc.so.VERSION with its
+# SONAME and dev links, cairn-veloc.pc (PC_IN: written at install time for this PREFIX).
+PC_IN += cairn-veloc.pc.in
+.PHONY: install-veloc uninstall-veloc
+install: install-veloc
+install-veloc: install-check $(BUILD)/libcairn-veloc.a $(BUILD)/libcairn-veloc.so
+	install -d $(DESTDIR)$(PREFIX)/include/cairn/veloc $(DESTDIR)$(PREFIX)/lib
+	install -m 644 src/compat/veloc/veloc.h $(DESTDIR)$(PREFIX)/include/cairn/veloc/
+	install -m 644 $(BUILD)/libcairn-veloc.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libcairn-veloc.so $(DESTDIR)$(PREFIX)/lib/libcairn-veloc.so.$(VERSION)
+	ln -sfn libcairn-veloc.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libcairn-veloc.so.$(SOMAJOR)
+	ln -sfn libcairn-veloc.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libcairn-veloc.so
+uninstall: uninstall-veloc
+uninstall-veloc: install-check
+	rm -f $(DESTDIR)$(PREFIX)/include/cairn/veloc/veloc.h \
+	    $(addprefix $(DESTDIR)$(PREFIX)/lib/,libcairn-veloc.a libcairn-veloc.so \
+	      libcairn-veloc.so.$(SOMAJOR) libcairn-veloc.so.$(VERSION))
+	rmdir $(DESTDIR)$(PREFIX)/include/cairn/veloc $(DESTDIR)$(PREFIX)/include/cairn 2>/dev/null || true
+
 clean:
 	rm -rf build build-asan build-mpich
 

@@ -117,6 +117,7 @@ section fortran tests/fortran/run_fortran.sh "the Fortran binding: module cairn;
 section python tests/python/run_python.sh "the Python binding: package cairn under mpirun; crash, restore bit-exact; refusals"
 section fti tests/compat/fti/run_fti.sh "the FTI layer: FTI programs (fti.h + MPI only) crash and restart at levels 1-4, bit-exact"
 section scr tests/compat/scr/run_scr.sh "cairn-scr: an SCR program (heat stencil) crashes and restarts at every copy type"
+section veloc tests/compat/veloc/run_veloc.sh "the VeloC layer: VeloC's heatdis examples crash and restart at levels 1-4, bit-exact"
 
 if want slurm; then
   echo "# a real Slurm (slurmctld, 4 slurmd, munge): hooks, daemons, restart from the PFS"
