@@ -65,7 +65,7 @@ build_app() { # build_app OUT LINK-FLAGS...: compile $a/prog.c there
   ( cd "$a" && env -u CPATH -u C_INCLUDE_PATH -u LIBRARY_PATH mpicc "${san[@]}" $cf prog.c -o "$out" "$@" )
 }
 shared_ldd() { # the shared program names libcairn.so.MAJOR, found in the prefix
-  LD_LIBRARY_PATH=$P/lib ldd "$a/prog_shared" | grep -q "libcairn.so.$major => $P/lib/libcairn.so.$major " ||
+  LD_LIBRARY_PATH=$P/lib ldd "$a/prog_shared" | grep "libcairn.so.$major => $P/lib/libcairn.so.$major " >/dev/null ||
     { LD_LIBRARY_PATH=$P/lib ldd "$a/prog_shared"; return 1; }
 }
 check "shared: mpicc \$(pkg-config --cflags cairn) prog.c \$(pkg-config --libs cairn), outside the tree" \
