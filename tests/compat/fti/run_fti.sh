@@ -324,7 +324,7 @@ fti_installed() {
   mkdir "$a" && cp tests/compat/fti/heatdis.c "$a/" &&
     (cd "$a" && env -u CPATH -u C_INCLUDE_PATH -u LIBRARY_PATH mpicc "${san[@]}" \
       $("${pcf[@]}" --cflags cairn-fti) heatdis.c -o heatdis $("${pcf[@]}" --libs cairn-fti) -lm) || return 1
-  LD_LIBRARY_PATH=$P/lib ldd "$a/heatdis" | grep -q "libcairn-fti.so.$major => $P/lib/" ||
+  LD_LIBRARY_PATH=$P/lib ldd "$a/heatdis" | grep "libcairn-fti.so.$major => $P/lib/" >/dev/null ||
     { LD_LIBRARY_PATH=$P/lib ldd "$a/heatdis"; return 1; }
   fti_set Node_size 2
   fti_levels 0
