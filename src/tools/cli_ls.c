@@ -57,6 +57,9 @@ const char cli_ls_usage[] =
     "level its node manifests record (1-3). The PFS is --pfs DIR, else pfs.dir of\n"
     "--config, else CAIRN_PFS_DIR (node manifests do not record it); with none of\n"
     "them, one line on stderr says so and level 4 is not shown.\n"
+    "With ckpt.every_<L> or ckpt.auto set (--config, CAIRN_CONFIG_FILE or CAIRN_*),\n"
+    "a second table gives each level's checkpoint interval as cairn_need_checkpoint\n"
+    "computes it, Young/Daly from the SECONDS of the newest generation at that level.\n"
     "\n"
     "Options:\n"
     "  -b, --base DIR      node-local base directory (default: CAIRN_BASE, else\n"
@@ -291,9 +294,32 @@ static void add_local_cells(cli_table *t, const cli_job *j, const gen_sum *s, co
         cli_table_add(t, "-");
 }
 
-static int ls_job(const char *verb, const cli_store *st, const char *job)
+/* After the table of `cairn ls --job`: with ckpt.every_<L> or ckpt.auto in
+ * the configuration (CONFIG, else CAIRN_CONFIG_FILE and CAIRN_*), each
+ * level's interval, Young/Daly from COST[L]: the seconds recorded with the
+ * newest generation that reached level L. Nothing otherwise. */
+static void ls_intervals(const cli_store *st, const char *config, const double cost[5])
+{
+    cn_config cfg;
+    cn_err err = {0};
+    if (cn_config_load(&cfg, config, &err) != 0)
+        return; /* cli_store_open already read it; ls says nothing more then */
+    bool any = cfg.ckpt_auto;
+    for (int l = 1; l <= 4; l++)
+        any = any || cfg.ckpt_every[l].iters > 0 || cfg.ckpt_every[l].seconds > 0;
+    if (!any)
+        return;
+    if (!cfg.pfs_dir[0] && st->pfs[0])
+        snprintf(cfg.pfs_dir, sizeof cfg.pfs_dir, "%s", st->pfs);
+    printf("\nwhen to checkpoint (cairn_need_checkpoint; costs: the newest generation "
+           "at each level):\n");
+    cli_intervals(stdout, &cfg, cost);
+}
+
+static int ls_job(const char *verb, const cli_store *st, const char *config, const char *job)
 {
     cli_job j;
+    double cost[5] = {0}; /* seconds of the newest generation at each level */
     pfs_gen *pfs = NULL;
     size_t npfs = pfs_list(st, job, &pfs);
     struct stat sb; /* a job only on the PFS (every node wiped) has no directory here */
@@ -335,12 +361,17 @@ static int ls_job(const char *verb, const cli_store *st, const char *job)
         add_pfs_cell(&t, pg);
         cli_table_add(&t, "%s", STATUS_NAME[s ? s->status : ST_PFS]);
         cli_table_add(&t, "%s", s && s->labeled ? s->label : pg && pg->complete ? pg->label : "");
+        int lv = at_pfs(s, pg) ? CAIRN_LEVEL_PFS : s && s->status == ST_COMPLETE ? (int)s->level : 0;
+        double sec = s && s->labeled && s->seconds > 0 ? s->seconds : pg ? pg->seconds : 0;
+        if (lv >= 1 && lv <= 4 && !(cost[lv] > 0))
+            cost[lv] = sec;
     }
     free(all);
     free(pfs);
     cli_table_print(&t, stdout);
     cli_table_free(&t);
     cli_job_close(&j);
+    ls_intervals(st, config, cost);
     return CLI_EXIT_OK;
 }
 
@@ -458,7 +489,7 @@ int cli_ls(int argc, char **argv)
     if (rc == CLI_EXIT_OK)
         rc = cli_store_pfs(verb, pfs, &st);
     if (rc == CLI_EXIT_OK)
-        rc = job ? ls_job(verb, &st, job) : ls_all(verb, &st);
+        rc = job ? ls_job(verb, &st, config, job) : ls_all(verb, &st);
     cli_store_close(&st);
     return rc;
 }

@@ -59,6 +59,25 @@ check "  ... round 1 waited at least that interval ($e1 s >= $t1 s)" awk -v e="$
 check "  ... cairn config --intervals --cost 1=$c1 prints the same interval (Daly's formula, one implementation)" \
   run_grep "^ +1 +every $t1 s .*Young/Daly: cost .* fail.mtbf_1 = 20 s" \
   env CAIRN_CKPT_AUTO=on CAIRN_FAIL_MTBF_1=20s "$BUILD/cairn" config --intervals --cost "1=$c1"
+# cairn ls --job shows each level's interval from the seconds recorded with
+# the newest generation at that level (the SECONDS column), by the same formula.
+ls_costs() {
+  local ls sec cost want
+  ls=$("$BUILD/cairn" ls --job "$CAIRN_JOB" 2>/dev/null) || return 1
+  # GEN LEVEL KIND NODES RANKS BYTES(2 words) SECONDS: the newest level-1 row
+  sec=$(awk '$1 ~ /^[0-9]+$/ && $2 == 1 && $3 == "full" { print $8; exit }' <<<"$ls")
+  cost=$(sed -nE 's/^ +1 +every .*Young\/Daly: cost ([0-9.e+-]+) s, fail.mtbf_1 = 20 s$/\1/p' <<<"$ls")
+  [ -n "$sec" ] && [ -n "$cost" ] || { echo "$ls"; return 1; }
+  awk -v a="$sec" -v b="$cost" 'BEGIN { d = a - b; exit !(a + 0 > 0 && d < 0.0005 && -d < 0.0005) }' ||
+    { echo "SECONDS $sec, cost $cost"; return 1; }
+  want=$(env CAIRN_CKPT_AUTO=on CAIRN_FAIL_MTBF_1=20s "$BUILD/cairn" config --intervals --cost "1=$cost" |
+         awk '$1 == 1') || return 1
+  grep -qF -- "$want" <<<"$ls" || { echo "$ls"; echo "want: $want"; return 1; }
+  # without ckpt settings, ls prints no interval table
+  ! env -u CAIRN_CKPT_AUTO "$BUILD/cairn" ls --job "$CAIRN_JOB" 2>/dev/null | grep -q 'when to checkpoint'
+}
+check "  ... cairn ls --job prints the interval for the SECONDS of its newest level-1 generation" \
+  env CAIRN_CKPT_AUTO=on CAIRN_FAIL_MTBF_1=20s bash -c "$(declare -f ls_costs); ls_costs"
 check "  ... and that interval is Daly's T for C = $c1 s, M = 20 s (awk)" \
   awk -v c="$c1" -v t="$t1" 'BEGIN { m = 20; r = c / (2 * m); d = sqrt(2 * c * m) * (1 + sqrt(r) / 3 + r / 9) - c;
                                      exit !(c + 0 > 0 && (d - t < 1e-6 && t - d < 1e-6)) }'
