@@ -11,14 +11,17 @@
  * the build line, nothing in the source. The stencil code is written for
  * this test; only FTI's API and MPI are used.
  *
- * Usage: heatdis <MB per process> <FTI config file> [grid file]
+ * Usage: heatdis <MB per process> <FTI config file> [grid file [hold file]]
  * With a third argument the final grid of every rank (rank after rank) and
  * the final iteration are written there, for the test to compare bit for bit
- * with an uninterrupted run.
+ * with an uninterrupted run. With a fourth, every rank waits after the last
+ * iteration, before FTI_Finalize, until that file exists: a test that kills
+ * the run from outside then always finds it running, however fast it was.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <fti.h>
 
 #define PRECISION 0.0005 /* stop when no cell changes more than this */
@@ -121,6 +124,9 @@ int main(int argc, char *argv[])
         if (rank == 0)
             printf("Final iteration %d; grid written to %s\n", i, argv[3]);
     }
+
+    while (argc > 4 && access(argv[4], F_OK) != 0)
+        usleep(10000);
 
     free(h);
     free(g);
