@@ -35,6 +35,10 @@ check() { # check DESCRIPTION COMMAND... : run, record, print ok/not ok
   fi
   rm -f "$out"
 }
+MARK=$SECONDS
+took() { # took NAME: print how long the section just run took (the suite's profile)
+  echo "# $1 took $((SECONDS - MARK)) s"; MARK=$SECONDS
+}
 skip() { # skip WHY: a check that could not run here, counted and printed
   SKIPPED=$((SKIPPED + 1)); echo "skip - $1"
 }
@@ -49,6 +53,7 @@ some() { # some GLOB-RESULT...: fail when a glob of test programs matched nothin
 }
 
 if want unit; then
+  MARK=$SECONDS
   echo "# unit tests"
   if some "$BUILD"/tests/test_*; then
     for t in "$BUILD"/tests/test_*; do
@@ -56,9 +61,11 @@ if want unit; then
       check "unit: $(basename "$t")" "$t"
     done
   fi
+  took unit
 fi
 
 if want replay; then
+  MARK=$SECONDS
   echo "# fuzz corpus replay"
   if some "$BUILD"/tests/replay_fuzz_*; then
     for r in "$BUILD"/tests/replay_fuzz_*; do
@@ -77,17 +84,22 @@ if want replay; then
                grep -q '^replay: valid-chain: refused .*bad chain' <<<\"\$out\" &&
                grep -q \"^replay: bad-magic--not-chain: refused, but the message does not say 'magic'\" <<<\"\$out\""
   fi
+  took replay
 fi
 
 if want cli; then
+  MARK=$SECONDS
   echo "# CLI"
   check "cli: ls, inspect, verify, exit codes" bash tests/cli/test_cli.sh
+  took cli
 fi
 
 if want config; then
+  MARK=$SECONDS
   echo "# config reference in README matches the code"
   check "README config reference is generated from the key table" \
     bash -c "diff <(sed -n '/<!-- config-reference:begin -->/,/<!-- config-reference:end -->/p' README.md | sed '1d;\$d') <('$BUILD/cairn' config --reference)"
+  took config
 fi
 
 if [ -n "${CAIRN_SANITIZE:-}" ]; then
@@ -98,7 +110,9 @@ fi
 section() { # section NAME SCRIPT TITLE: source one MPI scenario script
   want "$1" || return 0
   echo "# $3"
+  MARK=$SECONDS
   source "$2"
+  took "$1"
 }
 section install tests/install/run_install.sh "make install: an out-of-tree program via pkg-config, shared and static"
 section mpi tests/mpi/run_mpi.sh "MPI scenarios"
@@ -119,32 +133,41 @@ section fti tests/compat/fti/run_fti.sh "the FTI layer: FTI programs (fti.h + MP
 section scr tests/compat/scr/run_scr.sh "cairn-scr: an SCR program (heat stencil) crashes and restarts at every copy type"
 section veloc tests/compat/veloc/run_veloc.sh "the VeloC layer: VeloC's heatdis examples crash and restart at levels 1-4, bit-exact"
 
+# The Slurm test and the cluster lab use machine-wide names (slurmctld's
+# ports, munge, the namespace nodes): two suites on one machine take turns.
+LAB_LOCK=/run/lock/cairn-lab.lock
 if want slurm; then
+  MARK=$SECONDS
   echo "# a real Slurm (slurmctld, 4 slurmd, munge): hooks, daemons, restart from the PFS"
   if [ "$(id -u)" -eq 0 ]; then
     check "slurm: 3 jobs under a real Slurm with cairn's prolog/epilog (tests/slurm/run_slurm.sh)" \
-      bash tests/slurm/run_slurm.sh
+      flock "$LAB_LOCK" bash tests/slurm/run_slurm.sh
   else
     skip "the Slurm test: it starts slurmctld and slurmd, which needs root"
   fi
+  took slurm
 fi
 
 if want cluster; then
+  MARK=$SECONDS
   echo "# real separate nodes: a head and 4 nodes as Linux namespaces, MPI across them over TCP"
   if [ "$(id -u)" -eq 0 ]; then
     lab_mpi=openmpi; case ${CAIRN_LAUNCHER:-} in *mpich*) lab_mpi=mpich ;; esac
     check "cluster: levels 1-4, node wipes, daemons, drain, rebuild, Slurm hooks on 4 namespace nodes, $lab_mpi (tests/cluster/run_cluster.sh)" \
-      env CAIRN_LAB_MPI=$lab_mpi bash tests/cluster/run_cluster.sh
+      flock "$LAB_LOCK" env CAIRN_LAB_MPI=$lab_mpi bash tests/cluster/run_cluster.sh
   else
     skip "the cluster lab: it makes network, UTS and mount namespaces, which needs root"
   fi
+  took cluster
 fi
 
 section drill tests/mpi/run_drill.sh "failure drills: cairn drill --all"
 
 if want demo; then
+  MARK=$SECONDS
   echo "# the demo (small grid): crash, restart, verify against an uninterrupted run"
   check "demo: heat stencil, 8 ranks on 4 nodes with daemons, levels 1-4, crash + drain + 2 nodes lost, rebuilt, bit-exact" env NX=256 NY=256 bash scripts/demo.sh
+  took demo
 fi
 
 echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
