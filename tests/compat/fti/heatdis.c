@@ -25,8 +25,8 @@
 #include <fti.h>
 
 #define PRECISION 0.0005 /* stop when no cell changes more than this */
-#define ITER_TIMES 2000  /* or after this many iterations */
-#define ITER_OUT 200     /* progress line every this many */
+#define ITER_TIMES 600   /* or after this many iterations */
+#define ITER_OUT 100     /* progress line every this many */
 #define REDUCE 5         /* global error every this many */
 #define HALO_TAG 50
 

@@ -15,7 +15,7 @@
 FTI_H=$BUILD/tests/compat/fti/heatdis
 FTI_RV=$BUILD/tests/compat/fti/recovervar
 FTI_MB=1     # MB per process: 512 x 131 doubles twice on 4 ranks
-FTI_EVERY=60 # iterations between checkpoints (heatdis runs 2000)
+FTI_EVERY=60 # iterations between checkpoints (heatdis runs 600)
 FTI_AFTER=500 # the same after a restart (fewer: the restart is what is tested)
 
 fti_clean() { # fti_clean CMD...: run CMD without the CAIRN_* variables of the suite
@@ -71,7 +71,7 @@ FTI_REF=$FTI_DIR/ref.bin
 fti_ref() {
   cp "$FTI_CFG" "$FTI_DIR/before"
   fti_run "$FTI_DIR/log" 4 "$FTI_H" $FTI_MB "$FTI_CFG" "$FTI_REF" &&
-    fti_need "$FTI_DIR/log" 'cairn-fti: job [^ ]+: fresh start' 'Final iteration 2000;' || return 1
+    fti_need "$FTI_DIR/log" 'cairn-fti: job [^ ]+: fresh start' 'Final iteration 600;' || return 1
   ! grep -E 'cairn-fti: (warning|error)|cairn\[.*\] (warn|error):' "$FTI_DIR/log" ||
     { echo "FTI's own keys were warned about"; return 1; }
   # the file got the new exec_id; every other line (comments included) is as it was
@@ -107,7 +107,7 @@ fti_crash() {
   lost=""
   [ $# -gt 0 ] && [ "$lvl" != 4 ] && lost=", after [a-z]+ $# lost node"
   fti_need "$FTI_DIR/restart.log" "cairn-fti: job $job: restart from checkpoint 2 \(generation 2, level $lvl$lost" \
-    'cairn-fti: recovered checkpoint 2 from level' 'Final iteration 2000;' || return 1
+    'cairn-fti: recovered checkpoint 2 from level' 'Final iteration 600;' || return 1
   cmp "$FTI_REF" "$FTI_DIR/final.bin" || return 1
   [ "$(fti_get failure)" = 0 ] || { echo "failure = $(fti_get failure) after FTI_Finalize"; return 1; }
 }
@@ -146,7 +146,7 @@ fti_kill() {
   fti_run "$FTI_DIR/restart.log" 4 env "CAIRN_CKPT_EVERY_1=$FTI_AFTER" "$FTI_H" $FTI_MB "$FTI_CFG" \
     "$FTI_DIR/final.bin" || return 1
   fti_need "$FTI_DIR/restart.log" 'restart from checkpoint ([2-9]|[1-9][0-9]+) \(generation [0-9]+, level 1\)' \
-    'Final iteration 2000;' && cmp "$FTI_REF" "$FTI_DIR/final.bin"
+    'Final iteration 600;' && cmp "$FTI_REF" "$FTI_DIR/final.bin"
 }
 fti_new l1
 check "fti: level 1: a rank killed (SIGKILL) mid-run after checkpoint 2, recovered, bit-exact" fti_kill
@@ -162,7 +162,7 @@ fti_mismatch() {
   fti_run "$FTI_DIR/restart.log" 4 env "CAIRN_CKPT_EVERY_1=$FTI_AFTER" "$FTI_H" 2 "$FTI_CFG" \
     "$FTI_DIR/final.bin" &&
     fti_need "$FTI_DIR/restart.log" 'restart from checkpoint 1' 'cannot recover generation 1: .*does not match' \
-      'FTI_Snapshot: recovery failed; going on without it' 'Final iteration 2000;' &&
+      'FTI_Snapshot: recovery failed; going on without it' 'Final iteration 600;' &&
     [ "$(grep -c 'recovery failed' "$FTI_DIR/restart.log")" = 1 ]
 }
 fti_new mismatch
