@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# run_owed.sh - nothing the daemons were given is lost: a generation owed to
+# the PFS (pfs.every, or level 4) whose flush a dying daemon left unfinished
+# is flushed by the next daemons, even after the application wrote newer
+# generations meanwhile, so a job that then loses every node restarts from
+# it; and `cairn prune` holds the job's daemons (HOLD, as the library does)
+# before it removes generation directories, so it never takes one from under
+# a daemon at work on it. Sourced by tests/run.sh (section owed); uses lib.sh
+# and `check`, and runs alone (CAIRN_TEST_ONLY=owed).
+
+export CAIRN_DAEMON_LAUNCHER="bash scripts/mpirun.sh"
+export C=$BUILD/cairn
+# The level generation $1 reached on node-local storage (cairn ls without the PFS).
+o_level() { env -u CAIRN_PFS_DIR "$C" ls --job "$CAIRN_JOB" 2>/dev/null | awk -v g="$1" '$1==g {print $2}'; }
+# Wait (at most 120 s) until every daemon is idle with nothing queued.
+o_idle() {
+  for _ in $(seq 1200); do
+    "$C" status | awk 'NR>1 && ($3!=0 || $4!="idle") {b=1} END {exit b}' && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# Wait (at most 120 s) until no daemon of this scenario's job runs.
+o_gone() {
+  for _ in $(seq 1200); do
+    pgrep -f "^[^ ]*cairnd --job $CAIRN_JOB( |\$)" >/dev/null || return 0
+    sleep 0.1
+  done
+  return 1
+}
+# Wait (at most 120 s) until a daemon is busy after finishing generation $1
+# (so it works on the next one: it does not stop before that one is done).
+o_busy_after() {
+  for _ in $(seq 1200); do
+    "$C" status | awk -v g="$1" 'NR>1 && $4=="busy" && $5==g {f=1} END {exit !f}' && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# No gen-$1 directory on any node of the job.
+o_no_gen() { ! ls -d "$CAIRN_BASE"/cairn-*/"$CAIRN_JOB"/node*/gen-"$1" 2>/dev/null; }
+# No warning in the daemons' log that a generation was given up half-way.
+o_log_clean() { ! grep -E 'stays at level|left as it is|MPI failed' "$CAIRN_BASE"/cairn-*/"$CAIRN_JOB"/cairnd.log; }
+export -f o_level o_idle o_gone o_busy_after o_no_gen o_log_clean
+
+# 8 ranks on 4 nodes, one set of 4 with m = 2; every 2nd checkpoint of a run
+# also goes to the PFS (pfs.every = 2): generation 2 of `save`.
+export CAIRN_RANKS_PER_NODE=2 CAIRN_SET_SIZE=4 CAIRN_EC_M=2 CAIRN_PFS_GROUP=3 CAIRN_PFS_EVERY=2
+
+# The daemons die in the flush of generation 2 (its files on the PFS, not its
+# index); the application goes on and writes generation 3 (a new run: its
+# first checkpoint, not owed to the PFS) synchronously; then the daemons
+# come back. They must flush 2, not stop at the newer 3.
+fresh_pfs owed-every
+check "pfs.every: the daemons die in the flush of generation 2 (level 3 on the nodes, no PFS index)" \
+  bash -c "CAIRN_FAULT=pfs.index:gen=2:rank=0 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 2 3 && o_gone && test \"\$(o_level 2)\" = 3 && ! test -e '$(pfs_gen 2)/index'"
+check "  ... a new run writes generation 3 at level 3 without daemons (not owed to the PFS)" \
+  bash -c "T_FIRST=3 scripts/mpirun.sh 8 $T save 1 3 && test \"\$(o_level 3)\" = 3 && ! test -e '$(pfs_gen 3)'"
+check "  ... the next cairn start flushes generation 2: its index is written" \
+  bash -c "'$C' start --nodes 4 >/dev/null && o_idle && test -e '$(pfs_gen 2)/index' && '$C' stop >/dev/null"
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: generation 2 restored from the PFS, bit-exact" \
+  run_grep 'restoring generation 2 from the PFS' scripts/mpirun.sh 8 "$T" restore 2
+
+# The daemons die before they even raise generation 2 (owed to the PFS by
+# pfs.every): the next daemons raise it and flush it.
+fresh_pfs owed-raise
+check "pfs.every: the daemons die as they take generation 2 (level 1 on the nodes, nothing on the PFS)" \
+  bash -c "CAIRN_FAULT=cairnd.gen:gen=2:rank=1 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 2 3 && o_gone && test \"\$(o_level 2)\" = 1 && ! test -e '$(pfs_gen 2)/index'"
+check "  ... the next cairn start raises generation 2 to level 3 and flushes it" \
+  bash -c "'$C' start --nodes 4 >/dev/null && o_idle && test \"\$(o_level 2)\" = 3 && test -e '$(pfs_gen 2)/index' && '$C' stop >/dev/null"
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: generation 2 restored from the PFS, bit-exact" \
+  run_grep 'restoring generation 2 from the PFS' scripts/mpirun.sh 8 "$T" restore 2
+unset CAIRN_PFS_EVERY CAIRN_PFS_DIR
+
+unset CAIRN_DAEMON_LAUNCHER CAIRN_SET_SIZE CAIRN_EC_M CAIRN_PFS_GROUP
+export CAIRN_RANKS_PER_NODE=2
