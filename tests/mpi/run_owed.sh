@@ -74,5 +74,28 @@ check "  ... every node wiped: generation 2 restored from the PFS, bit-exact" \
   run_grep 'restoring generation 2 from the PFS' scripts/mpirun.sh 8 "$T" restore 2
 unset CAIRN_PFS_EVERY CAIRN_PFS_DIR
 
+# cairn prune while the daemons raise the generation it removes: it holds
+# them first, so the raise ends before the directory goes. The daemons hold
+# each generation 3 s before they work on it; generation 1 is not raised
+# (superseded by 2, queued by then), prune comes while they are on 2.
+fresh owed-prune
+check "cairn prune and cairnd: 2 generations handed over at level 3, the daemons at work on generation 2" \
+  bash -c "CAIRN_DAEMON_DELAY_MS=3000 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 2 3 && o_busy_after 1"
+check "  ... cairn prune --gen 2 holds the daemons of the 4 nodes, then removes generation 2 from every node" \
+  bash -c "out=\$('$C' prune --job '$CAIRN_JOB' --gen 2) && grep -qx 'held cairnd on 4 node(s) of job $CAIRN_JOB' <<<\"\$out\" && grep -q '^removed .*/node3/gen-2\$' <<<\"\$out\""
+check "  ... no daemon gave up a generation half-way (prune waited for the raise), no gen-2 left anywhere" \
+  bash -c "o_idle && o_log_clean && o_no_gen 2"
+check "  ... cairn verify finds generation 1 whole" \
+  run_grep '0 corrupt, 0 missing' "$C" verify --job "$CAIRN_JOB"
+check "  ... a restart restores generation 1, bit-exact" run_grep PASS scripts/mpirun.sh 8 "$T" restore 1
+check "  ... cairn stop; prune without daemons (a stale socket file left) removes generation 1 as before" \
+  bash -c "'$C' stop >/dev/null && : > '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node1/cairnd.sock' && out=\$('$C' prune --job '$CAIRN_JOB' --gen 1) && grep -q 'node1/gen-1\$' <<<\"\$out\" && ! grep -q held <<<\"\$out\" && o_no_gen 1"
+# A daemon that does not pause within 30 x daemon.timeout (1 s here; it holds
+# its generation 45 s): prune removes nothing and says why.
+fresh owed-prune-busy
+check "cairn prune while a daemon does not pause in time (daemon.timeout 1: 30 s): exit 1, nothing removed" \
+  bash -c "CAIRN_DAEMON_DELAY_MS=45000 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 1 3 && o_busy_after -1 && CAIRN_DAEMON_TIMEOUT=1 run_grep_rc 1 'node node0 did not pause its work within 30 s' '$C' prune --job '$CAIRN_JOB' --gen 1 && test \$(ls -d '$CAIRN_BASE'/cairn-*/'$CAIRN_JOB'/node*/gen-1 | wc -l) = 4"
+check "  ... the daemons go on: generation 1 reaches level 3; cairn stop" \
+  bash -c "o_idle && test \"\$(o_level 1)\" = 3 && '$C' stop >/dev/null"
 unset CAIRN_DAEMON_LAUNCHER CAIRN_SET_SIZE CAIRN_EC_M CAIRN_PFS_GROUP
 export CAIRN_RANKS_PER_NODE=2
