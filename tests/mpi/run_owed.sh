@@ -97,5 +97,9 @@ check "cairn prune while a daemon does not pause in time (daemon.timeout 1: 30 s
   bash -c "CAIRN_DAEMON_DELAY_MS=45000 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 1 3 && o_busy_after -1 && CAIRN_DAEMON_TIMEOUT=1 run_grep_rc 1 'node node0 did not pause its work within 30 s' '$C' prune --job '$CAIRN_JOB' --gen 1 && test \$(ls -d '$CAIRN_BASE'/cairn-*/'$CAIRN_JOB'/node*/gen-1 | wc -l) = 4"
 check "  ... the daemons go on: generation 1 reaches level 3; cairn stop" \
   bash -c "o_idle && test \"\$(o_level 1)\" = 3 && '$C' stop >/dev/null"
+logs=()
+for d in "${SCRATCH_DIRS[@]}"; do logs+=("$d"/cairn-*/t*-owed*/cairnd.log); done
+check "no daemon log of this section shows a sanitizer report" \
+  bash -c "! cat ${logs[*]} 2>/dev/null | grep -E 'runtime error|Sanitizer'"
 unset CAIRN_DAEMON_LAUNCHER CAIRN_SET_SIZE CAIRN_EC_M CAIRN_PFS_GROUP
 export CAIRN_RANKS_PER_NODE=2
