@@ -5,7 +5,7 @@
 # failure, and when a glob of test programs matches nothing.
 #
 #   CAIRN_TEST_ONLY="levels pfs" bash tests/run.sh   runs only those sections
-# (unit replay cli config install mpi ring levels lossy incr pfs user daemon hooks
+# (unit replay cli config install mpi ring levels lossy incr pfs user daemon owed hooks
 # nodes need query fortran python fti scr veloc slurm cluster drill demo); the rest
 # are counted as skipped.
 set -u -o pipefail
@@ -123,6 +123,7 @@ section incr tests/mpi/run_incr.sh "incremental chains: every generation restore
 section pfs tests/mpi/run_pfs.sh "level 4: flush to the PFS, N->M aggregation, fallback on restart"
 section user tests/mpi/run_user.sh "what a user meets: the CLI on level 4, progress on a terminal, one info line per generation"
 section daemon tests/mpi/run_daemon.sh "cairnd: asynchronous levels, crashes of the application and of a daemon"
+section owed tests/mpi/run_owed.sh "nothing lost: flushes owed to the PFS resumed after a daemon dies; cairn prune holds the daemons"
 section hooks tests/mpi/run_hooks.sh "scheduler hooks (plain environment): prolog, epilog, refusals"
 section nodes tests/mpi/run_nodes.sh "node names: one rule for library, cairnd, CLI and hooks; hosts by UTS namespace"
 section need tests/mpi/run_need.sh "when to checkpoint: cairn_need_checkpoint, intervals, Young/Daly, CAIRN_CONFIG_FILE"

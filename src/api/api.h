@@ -266,7 +266,8 @@ typedef struct api_node_state {
     int32_t level;      /* highest level this node's files claim, 0 if none */
     int32_t foreign;    /* written by a job of another rank/node layout */
     int32_t present;    /* 0 no directory of it, 1 one without a manifest, 2 with one */
-    int32_t labeled;    /* a manifest of it decoded here: LABEL and SECONDS are its */
+    int32_t labeled;    /* a manifest of it decoded here: LABEL, FLAGS and SECONDS are its */
+    uint32_t flags;     /* CN_MF_* */
     double seconds;
     uint64_t raw;       /* bytes of state of this node's ranks (data_ok), */
     uint64_t prev_raw;  /* ... and of the previous node's, from the partner copy */

@@ -195,10 +195,18 @@ double api_ckpt_seconds(cairn_ctx *ctx)
     return s;
 }
 
+/* Is generation ID (this context's NCKPT-th checkpoint) flushed to the PFS? */
+static bool to_pfs(const cairn_ctx *ctx, int level)
+{
+    return level == CAIRN_LEVEL_PFS ||
+           (ctx->cfg.pfs_dir[0] && ctx->cfg.pfs_every > 0 && ctx->nckpt % ctx->cfg.pfs_every == 0);
+}
+
 /* Node leader: sync the generation directory and write the node manifest,
- * with the label and the SECONDS so far. */
-static int write_manifest(cairn_ctx *ctx, long id, int target, const api_plan *plan, int genfd,
-                          const lvl_written *w, double seconds)
+ * with the label and the SECONDS so far; FLAGS CN_MF_PFS if it goes to the
+ * PFS (to_pfs), which cairnd reads to resume a flush a dead daemon owed. */
+static int write_manifest(cairn_ctx *ctx, long id, int target, uint32_t flags,
+                          const api_plan *plan, int genfd, const lvl_written *w, double seconds)
 {
     enum { F = 5 };
     uint64_t mine[F] = {(uint64_t)ctx->rank, w->file_size, w->header_sum, w->full, w->raw};
@@ -213,10 +221,11 @@ static int write_manifest(cairn_ctx *ctx, long id, int target, const api_plan *p
     if (ctx->node_rank != 0)
         return 0;
     int rc = cn_dir_sync(genfd, &ctx->err);
-    cn_manifest m = {.level = CAIRN_LEVEL_LOCAL, .target = (uint32_t)target, .generation = id,
-                     .parent = plan->parent, .base = plan->base, .nranks = (uint32_t)ctx->nranks,
-                     .nnodes = (uint32_t)ctx->nnodes, .node = (uint32_t)ctx->node,
-                     .nlocal = (uint32_t)ctx->node_size, .rank_node = ctx->rank_node};
+    cn_manifest m = {.level = CAIRN_LEVEL_LOCAL, .target = (uint32_t)target, .flags = flags,
+                     .generation = id, .parent = plan->parent, .base = plan->base,
+                     .nranks = (uint32_t)ctx->nranks, .nnodes = (uint32_t)ctx->nnodes,
+                     .node = (uint32_t)ctx->node, .nlocal = (uint32_t)ctx->node_size,
+                     .rank_node = ctx->rank_node};
     memcpy(m.job, ctx->job, sizeof m.job);
     memcpy(m.node_name, ctx->node_name, sizeof m.node_name);
     memcpy(m.label, ctx->gen_label, sizeof m.label);
@@ -235,13 +244,6 @@ static int write_manifest(cairn_ctx *ctx, long id, int target, const api_plan *p
     free(m.local);
     free(all);
     return rc;
-}
-
-/* Is generation ID (this context's NCKPT-th checkpoint) flushed to the PFS? */
-static bool to_pfs(const cairn_ctx *ctx, int level)
-{
-    return level == CAIRN_LEVEL_PFS ||
-           (ctx->cfg.pfs_dir[0] && ctx->cfg.pfs_every > 0 && ctx->nckpt % ctx->cfg.pfs_every == 0);
 }
 
 /* Collective: are there generations at or above ID on some node or on the
@@ -343,7 +345,8 @@ static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
     rc = api_agree(ctx, rc);
     double seconds = rc == 0 ? api_ckpt_seconds(ctx) : 0; /* to level 1 */
     if (rc == 0)
-        rc = api_agree(ctx, write_manifest(ctx, id, level, &plan, genfd, &w, seconds));
+        rc = api_agree(ctx, write_manifest(ctx, id, level, to_pfs(ctx, level) ? CN_MF_PFS : 0,
+                                           &plan, genfd, &w, seconds));
     if (rc < 0) {
         api_plan_free(&plan);
         if (genfd >= 0)

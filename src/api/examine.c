@@ -37,12 +37,13 @@ static bool files_ok(int dirfd, const cn_manifest *m)
     return true;
 }
 
-/* A manifest M of generation ID seen on this node: its label and seconds. */
+/* A manifest M of generation ID seen on this node: its label, flags and seconds. */
 static void take_label(api_node_state *st, const cn_manifest *m)
 {
     if (st->labeled)
         return;
     st->labeled = 1;
+    st->flags = m->flags;
     st->seconds = m->seconds;
     memcpy(st->label, m->label, sizeof st->label);
 }

@@ -352,8 +352,10 @@ static int flush_leader(cairn_ctx *ctx, long id)
     if (rc == 0 && MPI_Reduce(sum, total, 3 * nfiles, MPI_UINT64_T, MPI_SUM, 0, ctx->leaders) !=
                        MPI_SUCCESS)
         rc = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Reduce among node leaders failed");
-    if (rc == 0 && ctx->node == 0)
+    if (rc == 0 && ctx->node == 0) {
+        cn_fault_point("pfs.index", id, ctx->rank); /* files written, the index not yet */
         rc = write_index(ctx, jobfd, genfd, id, group, nfiles, total);
+    }
     free(sum);
     free(total);
     if (genfd >= 0)

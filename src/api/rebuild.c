@@ -7,8 +7,8 @@
  *            the generation is fully protected again;
  *   level 2  the successor of every lost node sends its partner copy back,
  *            then every partner copy is made anew.
- * A rebuilt manifest keeps the generation's level, label and seconds (from a
- * node that holds them). Rebuilt files are committed only after they verify
+ * A rebuilt manifest keeps the generation's level, label, flags and seconds
+ * (from a node that holds them). Rebuilt files are committed only after they verify
  * against the checksums the survivors hold.
  */
 #include "api/api.h"
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The node whose label and seconds a rebuilt manifest takes: an intact one
+/* The node whose label, flags and seconds a rebuilt manifest takes: an intact one
  * (its own manifest, the newest seconds) if any, else any that read one. */
 static const api_node_state *label_source(const cairn_ctx *ctx, const api_node_state *all)
 {
@@ -44,9 +44,11 @@ static int write_rebuilt_manifest(cairn_ctx *ctx, int genfd, const cn_parity *p,
     memcpy(m.job, p->job, sizeof m.job);
     memcpy(m.node_name, me->node_name, sizeof m.node_name);
     const api_node_state *src = label_source(ctx, all);
+    m.flags = p->target == CAIRN_LEVEL_PFS ? CN_MF_PFS : 0;
     if (src) {
         memcpy(m.label, src->label, sizeof m.label);
         m.seconds = src->seconds;
+        m.flags = src->flags;
     }
     return api_write_manifest(ctx, genfd, &m);
 }

@@ -127,8 +127,8 @@ static int write_local(cairn_ctx *ctx, long id, const cn_pindex *x, collect *c)
     CN_TRY(cn_rmtree_at(ctx->nodefd, gen, &ctx->err));
     int genfd = cn_dir_open(ctx->nodefd, gen, true, &ctx->err);
     CN_TRY(genfd);
-    cn_manifest m = {.level = CAIRN_LEVEL_LOCAL, .target = CAIRN_LEVEL_PFS, .generation = id,
-                     .parent = -1, .base = id, .nranks = (uint32_t)ctx->nranks,
+    cn_manifest m = {.level = CAIRN_LEVEL_LOCAL, .target = CAIRN_LEVEL_PFS, .flags = CN_MF_PFS,
+                     .generation = id, .parent = -1, .base = id, .nranks = (uint32_t)ctx->nranks,
                      .nnodes = (uint32_t)ctx->nnodes, .node = (uint32_t)ctx->node,
                      .nlocal = (uint32_t)ctx->node_size, .rank_node = ctx->rank_node};
     memcpy(m.job, ctx->job, sizeof m.job);

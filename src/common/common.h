@@ -341,7 +341,9 @@ bool cn_sock_peer_ok(int fd);
  * ckpt.write (half-way through a rank's data), ckpt.commit (rank file renamed,
  * before the ranks agree), ckpt.manifest (all committed, before this node's
  * manifest is written), cairnd.gen (a daemon about to work on a generation;
- * rank = its node).
+ * rank = its node), pfs.index (a flush to the PFS whose files are written,
+ * before the first node leader writes its index: in cairnd, or in the
+ * application when it flushes itself).
  */
 void cn_fault_point(const char *point, int64_t gen, int rank);
 

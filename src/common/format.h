@@ -169,11 +169,18 @@ typedef struct cn_manifest_rank {
 } cn_manifest_rank;
 
 /* Manifest versions: 3 (written by cairn 0.2.0: the checkpoint format's
- * number) and 4 (adds the generation's label and the seconds its checkpoint
- * took). Both are read; an encoded manifest keeps the version it has (0 means
- * the current one), so one read and written back stays as it was. */
-#define CN_MANIFEST_VERSION 4
-#define CN_MANIFEST_VERSION_OLD 3
+ * number), 4 (adds the generation's label and the seconds its checkpoint
+ * took) and 5 (adds flags). All are read; an encoded manifest keeps the
+ * version it has (0 means the current one), so one read and written back
+ * stays as it was. */
+#define CN_MANIFEST_VERSION 5
+#define CN_MANIFEST_VERSION_OLD 3 /* the oldest read */
+/* Manifest flags (version 5). CN_MF_PFS: the generation goes to the PFS (it
+ * was asked for level 4, or it is a pfs.every-th checkpoint): until the PFS
+ * holds it with its index, a flush of it is owed (cairnd resumes it). Read
+ * from versions 3 and 4 as set when the target is level 4. */
+#define CN_MF_PFS 1u
+#define CN_MF_KNOWN CN_MF_PFS
 /* A generation label: up to CAIRN_LABEL_MAX printable ASCII bytes (0x20-0x7e);
  * "" is no label. Stored NUL-padded in CAIRN_LABEL_MAX + 1 bytes. */
 bool cn_label_ok(const char *s);
@@ -182,7 +189,7 @@ bool cn_label_ok(const char *s);
 bool cn_get_label(const uint8_t *p, char out[CAIRN_LABEL_MAX + 1]);
 
 typedef struct cn_manifest {
-    uint32_t version;           /* CN_MANIFEST_VERSION or _OLD; 0 = current */
+    uint32_t version;           /* _OLD..CN_MANIFEST_VERSION; 0 = current */
     uint32_t level;             /* the level the generation reached */
     uint32_t target;            /* the level it was asked for */
     int64_t generation;
@@ -193,6 +200,7 @@ typedef struct cn_manifest {
     char node_name[CN_JOB_MAX + 1];
     char label[CAIRN_LABEL_MAX + 1]; /* version 4: cairn_label of rank 0, "" none */
     double seconds;             /* version 4: wall time of its checkpoint, 0 unknown */
+    uint32_t flags;             /* version 5: CN_MF_* (see above) */
     uint32_t *rank_node;        /* nranks entries */
     cn_manifest_rank *local;    /* nlocal entries, ascending rank */
 } cn_manifest;

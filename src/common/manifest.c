@@ -4,12 +4,13 @@
  * integer little-endian:
  *   "CAIRNMF" 0x01 | u32 version, level, nranks, nnodes, node, nlocal, target
  *   | i64 generation | job[64] | node_name[64] | i64 parent | i64 base
- *   | (version 4:) label[64] | f64 seconds
+ *   | (version 4:) label[64] | f64 seconds | (version 5:) u32 flags
  *   | nranks x u32 node of rank | nlocal x (u32 rank, u64 file_size,
  *   header_sum, raw, delta) | u64 XXH3-64 of all before
- * Version 3 (cairn 0.2.0) has no label and seconds; both versions are read,
- * and each is written back in its own version (cn_manifest.version), so a
- * manifest decodes and re-encodes to the same bytes. The decoder treats its
+ * Version 3 (cairn 0.2.0) has no label and seconds, version 4 no flags (read
+ * as CN_MF_PFS when the generation was asked for level 4); all three are
+ * read, and each is written back in its own version (cn_manifest.version),
+ * so a manifest decodes and re-encodes to the same bytes. The decoder treats its
  * input as hostile (a fuzz target) and frees everything it allocated on
  * failure.
  */
@@ -25,6 +26,7 @@ const uint8_t CN_MANIFEST_MAGIC[8] = {'C', 'A', 'I', 'R', 'N', 'M', 'F', 1};
 
 #define MF_FIXED (8 + 4 * 7 + 8 + 2 * (CN_JOB_MAX + 1) + 16) /* through parent, base */
 #define MF_V4 ((CAIRN_LABEL_MAX + 1) + 8)                   /* label, seconds */
+#define MF_V5 4                                             /* flags */
 #define MF_LOCAL 36
 
 bool cn_label_ok(const char *s)
@@ -40,8 +42,8 @@ bool cn_label_ok(const char *s)
 
 static size_t size_of(uint32_t version, uint32_t nranks, uint32_t nlocal)
 {
-    return MF_FIXED + (version >= 4 ? MF_V4 : 0) + 4 * (size_t)nranks +
-           MF_LOCAL * (size_t)nlocal + 8;
+    return MF_FIXED + (version >= 4 ? MF_V4 : 0) + (version >= 5 ? MF_V5 : 0) +
+           4 * (size_t)nranks + MF_LOCAL * (size_t)nlocal + 8;
 }
 
 size_t cn_manifest_size(uint32_t nranks, uint32_t nlocal)
@@ -52,8 +54,10 @@ size_t cn_manifest_size(uint32_t nranks, uint32_t nlocal)
 int cn_manifest_encode(const cn_manifest *m, uint8_t **out, size_t *len, cn_err *err)
 {
     uint32_t version = m->version ? m->version : CN_MANIFEST_VERSION;
-    CN_FAIL_IF(version != CN_MANIFEST_VERSION && version != CN_MANIFEST_VERSION_OLD, err,
+    CN_FAIL_IF(version < CN_MANIFEST_VERSION_OLD || version > CN_MANIFEST_VERSION, err,
                CAIRN_EINVAL, "manifest: cannot write format version %u", version);
+    CN_FAIL_IF(version >= 5 && (m->flags & ~CN_MF_KNOWN), err, CAIRN_EINVAL,
+               "manifest: unknown flags 0x%x", m->flags);
     CN_FAIL_IF(version >= 4 && (!cn_label_ok(m->label) || !isfinite(m->seconds) ||
                                 m->seconds < 0),
                err, CAIRN_EINVAL, "manifest: bad label or seconds");
@@ -82,6 +86,10 @@ int cn_manifest_encode(const cn_manifest *m, uint8_t **out, size_t *len, cn_err 
         memcpy(&bits, &m->seconds, 8);
         cn_put_u64(p, bits);
         p += 8;
+    }
+    if (version >= 5) {
+        cn_put_u32(p, m->flags);
+        p += 4;
     }
     for (uint32_t i = 0; i < m->nranks; i++, p += 4)
         cn_put_u32(p, m->rank_node[i]);
@@ -141,10 +149,10 @@ int cn_manifest_decode(const uint8_t *buf, size_t len, cn_manifest *m, cn_err *e
                "not a cairn manifest (bad magic or truncated)");
     cn_rd r = {.p = buf, .len = len, .off = 8};
     m->version = cn_rd_u32(&r);
-    CN_FAIL_IF(buf[7] != CN_MANIFEST_MAGIC[7] ||
-                   (m->version != CN_MANIFEST_VERSION && m->version != CN_MANIFEST_VERSION_OLD),
+    CN_FAIL_IF(buf[7] != CN_MANIFEST_MAGIC[7] || m->version < CN_MANIFEST_VERSION_OLD ||
+                   m->version > CN_MANIFEST_VERSION,
                err, CAIRN_EFORMAT, "manifest format version %u; this build reads versions %d "
-               "and %d", m->version, CN_MANIFEST_VERSION_OLD, CN_MANIFEST_VERSION);
+               "to %d", m->version, CN_MANIFEST_VERSION_OLD, CN_MANIFEST_VERSION);
     CN_FAIL_IF(cn_hash(buf, len - 8) != cn_get_u64(buf + len - 8), err, CAIRN_ECORRUPT,
                "manifest checksum mismatch");
     m->level = cn_rd_u32(&r);
@@ -161,8 +169,13 @@ int cn_manifest_decode(const uint8_t *buf, size_t len, cn_manifest *m, cn_err *e
     const uint8_t *label = m->version >= 4 ? cn_rd_take(&r, CAIRN_LABEL_MAX + 1) : NULL;
     uint64_t bits = m->version >= 4 ? cn_rd_u64(&r) : 0;
     memcpy(&m->seconds, &bits, 8);
+    m->flags = m->version >= 5 ? cn_rd_u32(&r) : 0;
     CN_FAIL_IF(r.bad, err, CAIRN_ECORRUPT, "manifest: bad fixed part");
     CN_TRY(check_manifest(m, err));
+    CN_FAIL_IF(m->flags & ~CN_MF_KNOWN, err, CAIRN_ECORRUPT, "manifest: unknown flags 0x%x",
+               m->flags);
+    if (m->version < 5 && m->target == CAIRN_LEVEL_PFS)
+        m->flags = CN_MF_PFS; /* before flags, only level 4 went to the PFS */
     CN_FAIL_IF(!cn_get_id(job, m->job) || !cn_get_id(node, m->node_name), err, CAIRN_ECORRUPT,
                "manifest: bad job or node name");
     CN_FAIL_IF(label && !cn_get_label(label, m->label), err, CAIRN_ECORRUPT,

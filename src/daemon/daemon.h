@@ -85,7 +85,8 @@ void d_sleep_ms(long ms);
  * FLUSH requests. */
 void d_drain(d_state *st, cairn_ctx *ctx, size_t ndrain, int nflush);
 /* drain.c: queue the generations of this node a dead daemon left below the
- * level they were written for (newer than any raised one). */
+ * level they were written for (newer than any raised one), and the newest
+ * one owed to the PFS that is not there (unless a newer one is). */
 void d_resume(d_state *st, cairn_ctx *ctx);
 
 #endif /* CAIRN_DAEMON_H */

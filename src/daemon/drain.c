@@ -1,8 +1,8 @@
 /*
  * drain.c - the newest complete generation to the PFS when the CLI asks
  * (cairn drain, cairn flush), and the generations a dead daemon left half
- * done (below their level, or raised but not flushed), queued again when a
- * new one starts.
+ * done (below their level, or owed to the PFS and not there: the manifest's
+ * CN_MF_PFS), queued again when a new one starts.
  *
  * "Complete" is what a restart would take: every rank of every node has the
  * generation and its chain (api_local_gens), agreed over the daemons
@@ -152,32 +152,40 @@ static bool pfs_has(cairn_ctx *ctx, long id)
     return has;
 }
 
-/* Newest first, down to the newest generation a dead daemon finished: queue
- * again those left below their level, and one raised but asked for the PFS
- * and not there with its index (the daemon died in its flush). */
+/* Newest first: queue again the generations a dead daemon left below the
+ * level they were written for, down to the newest one it raised (older ones
+ * are not worth raising now); and the newest generation owed to the PFS
+ * (CN_MF_PFS: asked for level 4, or a pfs.every-th checkpoint) that the PFS
+ * does not hold with its index, unless it holds a newer one: the daemon died
+ * in its flush or before it, and the application may have written newer
+ * generations since (synchronously, or to daemons that died too). */
 void d_resume(d_state *st, cairn_ctx *ctx)
 {
     int n = 0;
     long *ids = NULL;
     cn_gen_list(ctx->nodefd, &ids, &n, &ctx->err);
-    for (int i = 0; i < n; i++) {
+    bool raised_seen = false, owed_done = !ctx->cfg.pfs_dir[0];
+    for (int i = 0; i < n && !(raised_seen && owed_done); i++) {
         cn_manifest m;
         if (d_read_manifest(ctx, ids[i], &m) != 0)
             continue;
         int level = (int)m.level, target = (int)m.target;
+        bool raised = level >= CAIRN_LEVEL_PARTNER, owed = !owed_done && (m.flags & CN_MF_PFS);
         cn_manifest_free(&m);
-        bool raised = level >= CAIRN_LEVEL_PARTNER;
-        if (raised && target == CAIRN_LEVEL_PFS && !pfs_has(ctx, ids[i])) {
-            cn_info("generation %ld was left at level %d, not on the PFS (asked for %d): "
-                    "queued again", ids[i], level, target);
+        if (!owed_done && pfs_has(ctx, ids[i]))
+            owed_done = true, owed = false; /* it and older ones: nothing owed */
+        if (!raised_seen && !raised && (target >= CAIRN_LEVEL_PARTNER || owed)) {
+            cn_info("generation %ld was left at level 1 (asked for %d%s): queued again", ids[i],
+                    target, owed ? " and the PFS" : "");
+            d_enqueue(st, ids[i], target, owed);
+        } else if (owed) {
+            cn_info("generation %ld was left at level %d, not on the PFS (asked for %d%s): its "
+                    "flush is queued again", ids[i], level, target,
+                    target == CAIRN_LEVEL_PFS ? "" : " and the PFS");
             d_enqueue(st, ids[i], target, 1);
-        } else if (!raised && target >= CAIRN_LEVEL_PARTNER) {
-            cn_info("generation %ld was left at level 1 (asked for %d): queued again", ids[i],
-                    target);
-            d_enqueue(st, ids[i], target, target == CAIRN_LEVEL_PFS);
         }
-        if (raised)
-            break; /* older ones are not worth raising now */
+        owed_done = owed_done || owed;
+        raised_seen = raised_seen || raised;
     }
     free(ids);
     cn_err_clear(&ctx->err);

@@ -1,7 +1,9 @@
 /*
  * cli_daemon.c - talking to a job's node daemons: finding them (one socket
- * per node directory), `cairn status`, `cairn drain` and `cairn flush`.
- * `cairn start` and `cairn stop` are in cli_start.c.
+ * per node directory), holding them (HOLD, as the library does before it
+ * removes generation directories: `cairn prune`), `cairn status`, `cairn
+ * drain` and `cairn flush`. `cairn start` and `cairn stop` are in
+ * cli_start.c.
  *
  * Every verb here takes --job (else job.id / CAIRN_JOB, else SLURM_JOB_ID)
  * and --config, like the library, so it finds the same directories. On a
@@ -16,6 +18,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 int cli_daemon_job(const char *verb, const char *job, const char *config, char out[CN_JOB_MAX + 1])
@@ -92,6 +95,63 @@ static int ask_drawing(int nodefd, const cn_req *req, cn_rep *rep, int timeout_m
 int cli_daemon_ask(int nodefd, const cn_req *req, cn_rep *rep, int timeout_ms, cn_err *err)
 {
     return ask_drawing(nodefd, req, rep, timeout_ms, NULL, NULL, err);
+}
+
+/* Has the peer of FD closed the connection (the daemon died)? */
+static bool peer_gone(int fd)
+{
+    char c;
+    ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+void cli_daemon_release(int *fds, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (fds[i] >= 0)
+            close(fds[i]);
+        fds[i] = -1;
+    }
+}
+
+int cli_daemon_hold(const char *verb, const cli_job *j, int timeout_ms, int *fds, size_t *held)
+{
+    *held = 0;
+    for (size_t i = 0; i < j->nnodes; i++)
+        fds[i] = -1;
+    char line[CN_PROTO_LINE], reply[CN_PROTO_LINE];
+    int len = cn_req_format(&(cn_req){.kind = CN_REQ_HOLD}, line);
+    for (size_t i = 0; i < j->nnodes; i++) {
+        cn_err err = {0};
+        int fd = cn_sock_connect(j->node[i].fd, CN_SOCK_NAME, &err);
+        if (fd < 0)
+            continue; /* no daemon listens there: none can be at work on that node */
+        int rc = cn_line_write(fd, line, (size_t)len, &err), n = 0;
+        if (rc == 0)
+            rc = n = cn_line_read(fd, reply, timeout_ms, &err);
+        cn_rep rep = {0};
+        if (rc >= 0)
+            rc = cn_rep_parse(reply, (size_t)n, &rep, &err);
+        if (rc == 0 && rep.kind == CN_REP_OK) {
+            fds[i] = fd;
+            (*held)++;
+            continue;
+        }
+        bool gone = rc < 0 && peer_gone(fd);
+        close(fd);
+        if (gone) /* it died: nothing of it works on that node any more */
+            continue;
+        cli_daemon_release(fds, j->nnodes);
+        *held = 0;
+        if (rc == 0)
+            cli_error(verb, "cairnd on node %s would not hold its work: %s", j->node[i].name,
+                      rep.kind == CN_REP_ERR ? rep.text : "answered out of turn");
+        else
+            cli_error(verb, "cairnd on node %s did not pause its work within %d s (%s)",
+                      j->node[i].name, timeout_ms / 1000, err.msg);
+        return CLI_EXIT_ERROR;
+    }
+    return CLI_EXIT_OK;
 }
 
 int cli_daemons(const char *verb, const cli_job *j, cn_rep *status, size_t *alive)

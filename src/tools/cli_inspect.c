@@ -173,7 +173,10 @@ static void print_manifest(const char *path, const cn_manifest *m)
     print_chain(m->parent, m->base, 0);
     printf(FIELD "%u (%s), asked for %u\n", "level:", m->level, cli_level_name(m->level),
            m->target);
-    if (m->version >= CN_MANIFEST_VERSION) {
+    if (m->flags & CN_MF_PFS)
+        printf(FIELD "yes (level 4 or pfs.every; a flush is owed until its PFS index exists)\n",
+               "to the PFS:");
+    if (m->version >= 4) {
         printf(FIELD "%s\n", "label:", m->label[0] ? m->label : "(none)");
         if (m->seconds > 0)
             printf(FIELD "%.3f s to checkpoint at its level\n", "seconds:", m->seconds);

@@ -13,6 +13,12 @@
  * then removed, never through a symlink. --dry-run lists and removes nothing.
  * A real cluster shows each node only its own directory: run it on every
  * node (the PFS part once is enough; again is harmless).
+ * Daemons (cairnd) may serve the job and be at work on a generation it
+ * removes: before removing anything, prune holds the daemon of every node
+ * directory it sees (HOLD, cli_daemon.c, as the library does; they finish the
+ * generation they are at, then start nothing), and releases them at the end.
+ * With no daemon listening it removes at once, as ever; a daemon that will
+ * not pause within 30 x daemon.timeout makes it remove nothing (exit 1).
  */
 #include "tools/tools.h"
 #include "levels/levels.h"
@@ -35,7 +41,10 @@ const char cli_prune_usage[] =
     "(an abandoned timeline; unless store.prune_abandoned = on) and generations a\n"
     "job of another layout wrote (a restart on another rank count refuses them,\n"
     "and refuses to checkpoint over them). Each generation directory is renamed\n"
-    "aside, then removed. On a cluster, run it on every node.\n"
+    "aside, then removed. On a cluster, run it on every node. If daemons (cairnd)\n"
+    "serve the job, prune first holds them (each finishes the generation it is at,\n"
+    "then starts nothing) and releases them when done; if they do not pause within\n"
+    "30 x daemon.timeout, nothing is removed.\n"
     "\n"
     "Options:\n"
     "  -j, --job ID        the job\n"
@@ -46,13 +55,15 @@ const char cli_prune_usage[] =
     "  -n, --dry-run       print what would be removed, remove nothing\n"
     "  -b, --base DIR      node-local base directory (default: CAIRN_BASE, else\n"
     "                      store.base of --config, else /dev/shm)\n"
-    "  -c, --config FILE   read store.base and pfs.dir from this INI file\n"
+    "  -c, --config FILE   read store.base, pfs.dir and daemon.timeout from this\n"
+    "                      INI file\n"
     "  -h, --help          show this help\n"
     "\n"
     "prune exits 0 when it removed (or would remove) at least one directory, 3 when\n"
-    "no generation matched, 1 when a removal failed.\n";
+    "no generation matched, 1 when a removal failed or the daemons would not hold.\n";
 
 #define MAX_GENS 256
+#define PRUNE_TIMEOUT_S 10 /* daemon.timeout's default, if the configuration does not load */
 
 typedef struct pick {
     long gen[MAX_GENS];
@@ -185,10 +196,26 @@ int cli_prune(int argc, char **argv)
         cli_store_close(&st);
         return jrc;
     }
+    /* Hold the job's daemons (none may be at work on what goes) until the end. */
+    int *held = jrc == CLI_EXIT_OK ? cli_alloc((j.nnodes ? j.nnodes : 1) * sizeof *held) : NULL;
+    size_t nheld = 0;
+    if (jrc == CLI_EXIT_OK && !p.dry) {
+        cn_config cfg;
+        cn_err ignored = {0};
+        int timeout_s = 30 * (cn_config_load(&cfg, config, &ignored) == 0 ? cfg.daemon_timeout
+                                                                           : PRUNE_TIMEOUT_S);
+        if (cli_daemon_hold(verb, &j, timeout_s * 1000, held, &nheld) != CLI_EXIT_OK) {
+            cli_error(verb, "nothing removed: the daemons may be at work on it");
+            free(held);
+            cli_job_close(&j);
+            cli_store_close(&st);
+            return CLI_EXIT_ERROR;
+        }
+        if (nheld)
+            printf("held cairnd on %zu node(s) of job %s\n", nheld, job);
+    }
     for (size_t i = 0; jrc == CLI_EXIT_OK && i < j.nnodes; i++)
         prune_dir(verb, j.node[i].fd, j.node[i].path, &p, &done, &failed);
-    if (jrc == CLI_EXIT_OK)
-        cli_job_close(&j);
     cn_err err = {0};
     int jobfd = st.pfs[0] ? lvl_pfs_open(st.pfs, job, false, &err) : -1;
     if (jobfd >= 0) {
@@ -200,6 +227,11 @@ int cli_prune(int argc, char **argv)
     } else if (st.pfs[0] && jobfd != -ENOENT) {
         cli_error(verb, "PFS: %s", err.msg);
         failed++;
+    }
+    if (jrc == CLI_EXIT_OK) { /* the daemons go on */
+        cli_daemon_release(held, j.nnodes);
+        free(held);
+        cli_job_close(&j);
     }
     cli_store_close(&st);
     if (failed)

@@ -240,6 +240,17 @@ void cli_node_ranks(const cn_manifest *m, uint32_t node, char *buf, size_t len);
 int cli_daemon_job(const char *verb, const char *job, const char *config, char out[CN_JOB_MAX + 1]);
 /* One request to the daemon of node directory NODEFD, one reply. */
 int cli_daemon_ask(int nodefd, const cn_req *req, cn_rep *rep, int timeout_ms, cn_err *err);
+/* Hold the daemons of job J before generation directories are removed:
+ * HOLD on a connection of its own to the daemon of each node directory of J
+ * that has one, answered once every daemon of the job is between two pieces
+ * of work (each finishes the generation it is at, within TIMEOUT_MS) and
+ * held until the connection closes. FDS[i] (J->nnodes entries) receives node
+ * i's connection, -1 where no daemon listens or it died; *HELD counts them.
+ * Exit status CLI_EXIT_OK, or CLI_EXIT_ERROR with a message for VERB (a
+ * daemon refused or did not pause in time): then none is held. */
+int cli_daemon_hold(const char *verb, const cli_job *j, int timeout_ms, int *fds, size_t *held);
+/* Close the connections of cli_daemon_hold (FDS[0..N-1], -1 skipped): released. */
+void cli_daemon_release(int *fds, size_t n);
 /* STATUS of every node of J into STATUS[i] (kind 0: no answer); exit status
  * CLI_EXIT_MISSING (with a message for VERB) if none answers. */
 int cli_daemons(const char *verb, const cli_job *j, cn_rep *status, size_t *alive);

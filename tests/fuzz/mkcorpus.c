@@ -4,9 +4,9 @@
  *
  *   mkcorpus DIR       writes DIR/fuzz_ckpt, fuzz_manifest, fuzz_parity, fuzz_pindex
  *   mkcorpus --previous FILE...   rewrites each node manifest or PFS index
- *                      FILE in the previous format version that this build
- *                      still reads (manifest 3, PFS index 1), for the tests
- *                      of checkpoints an older release wrote
+ *                      FILE in the oldest format version that this build
+ *                      still reads (manifest 3, PFS index 1: cairn 0.2.0),
+ *                      for the tests of checkpoints an older release wrote
  *
  * Valid seeds are written by the real writers: checkpoint files by
  * lvl_local_write (raw, every codec, packs, lossy, incremental), manifests,
@@ -15,9 +15,10 @@
  * otherwise catch it first, so that the parser refuses it for the field its
  * name gives (replay.c checks that the message says so). Run it after a
  * format change and commit the result; the replay's valid-* checks fail
- * until then. Old seeds of other names are left alone: valid-v3-* manifests
- * and valid-v1-* PFS indexes are what the previous release wrote (kept from
- * its corpus): they must still decode, and re-encode to the same bytes.
+ * until then. Old seeds of other names are left alone: valid-v3-* and
+ * valid-v4-* manifests and valid-v1-* PFS indexes are what earlier versions
+ * wrote (kept from their corpus): they must still decode, and re-encode to
+ * the same bytes.
  */
 #include "common/common.h"
 #include "compress/compress.h"
@@ -312,12 +313,13 @@ static void ckpt_seeds(void)
 static uint32_t rank_node8[8] = {0, 0, 1, 1, 2, 2, 3, 3};
 
 static uint8_t *manifest(int level, int64_t gen, int64_t parent, int64_t base, const char *label,
-                         double seconds, size_t *len)
+                         double seconds, uint32_t flags, size_t *len)
 {
     static cn_manifest_rank local[2] = {{2, 12288, 0x1111, 9000, 9000}, {3, 16384, 0x2222, 12000, 12000}};
     if (parent >= 0)
         local[0].delta = 3000, local[1].delta = 4000;
-    cn_manifest m = {.level = (uint32_t)level, .target = (uint32_t)level, .generation = gen,
+    cn_manifest m = {.level = (uint32_t)level, .target = (uint32_t)level, .flags = flags,
+                     .generation = gen,
                      .parent = parent, .base = base, .nranks = 8, .nnodes = 4, .node = 1,
                      .nlocal = 2, .rank_node = rank_node8, .local = local};
     snprintf(m.job, sizeof m.job, "job-42");
@@ -339,12 +341,18 @@ static void reseal_tail(uint8_t *b, size_t len)
 static void manifest_seeds(void)
 {
     size_t len;
-    uint8_t *full = manifest(1, 7, -1, 7, "", 0, &len);
+    uint8_t *full = manifest(1, 7, -1, 7, "", 0, 0, &len);
     put("fuzz_manifest", "valid-full-level1", full, len);
-    uint8_t *b = manifest(3, 9, 8, 5, "", 0.25, &len);
+    uint8_t *b = manifest(3, 9, 8, 5, "", 0.25, 0, &len);
     put("fuzz_manifest", "valid-incr-level3", b, len);
     free(b);
-    uint8_t *labeled = manifest(2, 7, -1, 7, "step 4200: after the ~restart!", 1.5, &len);
+    b = manifest(3, 8, -1, 8, "", 0.5, CN_MF_PFS, &len); /* a pfs.every-th one */
+    put("fuzz_manifest", "valid-pfs-level3", b, len);
+    size_t flags_at = 8 + 4 * 7 + 8 + 2 * (CN_JOB_MAX + 1) + 16 + CAIRN_LABEL_MAX + 1 + 8;
+    cn_put_u32(b + flags_at, 2), reseal_tail(b, len);
+    put("fuzz_manifest", "bad-unknown-flags", b, len);
+    free(b);
+    uint8_t *labeled = manifest(2, 7, -1, 7, "step 4200: after the ~restart!", 1.5, 0, &len);
     put("fuzz_manifest", "valid-label-level2", labeled, len);
     size_t at = 8 + 4 * 7 + 8 + 2 * (CN_JOB_MAX + 1) + 16; /* the label field */
     b = malloc(len);
@@ -369,11 +377,11 @@ static void manifest_seeds(void)
     put("fuzz_manifest", "bad-length--truncated", b, len - 4);
     free(b);
     rank_node8[3] = 2; /* rank 3, listed on node 1, placed on node 2 */
-    b = manifest(1, 7, -1, 7, "", 0, &len);
+    b = manifest(1, 7, -1, 7, "", 0, 0, &len);
     put("fuzz_manifest", "bad-entry-rank", b, len);
     free(b);
     rank_node8[3] = 9; /* a node beyond nnodes */
-    b = manifest(1, 7, -1, 7, "", 0, &len);
+    b = manifest(1, 7, -1, 7, "", 0, 0, &len);
     put("fuzz_manifest", "bad-rank-node", b, len);
     free(b);
     rank_node8[3] = 1;
@@ -497,7 +505,7 @@ static void pindex_seeds(void)
     free(a);
 }
 
-/* --previous: rewrite FILE (a manifest or a PFS index) in the previous version. */
+/* --previous: rewrite FILE (a manifest or a PFS index) in the oldest version still read. */
 static int previous(const char *path)
 {
     uint8_t *buf = NULL, *out = NULL;

@@ -5,8 +5,8 @@
  * Manifests are encoded with cn_manifest_encode, which does not validate
  * (but for a label and seconds it could not write), so a test can encode a
  * bad manifest with a valid checksum and see the decoder reject it for the
- * right reason. Both versions are read: 3 (cairn 0.2.0) and 4 (label,
- * seconds), each written back in its own version.
+ * right reason. Three versions are read: 3 (cairn 0.2.0), 4 (label,
+ * seconds) and 5 (flags: CN_MF_PFS), each written back in its own version.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -78,6 +78,10 @@ static void check_equal(const cn_manifest *a, const cn_manifest *b)
     assert_int_equal(a->version, b->version ? b->version : CN_MANIFEST_VERSION);
     assert_string_equal(a->label, b->version == CN_MANIFEST_VERSION_OLD ? "" : b->label);
     assert_true(a->seconds == (b->version == CN_MANIFEST_VERSION_OLD ? 0 : b->seconds));
+    if (b->version && b->version < 5) /* no flags: level 4 alone went to the PFS */
+        assert_int_equal(a->flags, b->target == CAIRN_LEVEL_PFS ? CN_MF_PFS : 0);
+    else
+        assert_int_equal(a->flags, b->flags);
     assert_int_equal(a->level, b->level);
     assert_int_equal(a->target, b->target);
     assert_int_equal(a->generation, b->generation);
@@ -108,9 +112,9 @@ static void test_manifest_round_trip(void **state)
     cn_manifest m = sample();
     size_t len;
     uint8_t *buf = encode(&m, &len);
-    /* magic, 7 u32, generation, job, node name, parent, base, label, seconds, rank map,
-     * locals, checksum */
-    assert_int_equal(len, 8 + 28 + 8 + 64 + 64 + 16 + 64 + 8 + 4 * 4 + 36 * 2 + 8);
+    /* magic, 7 u32, generation, job, node name, parent, base, label, seconds, flags,
+     * rank map, locals, checksum */
+    assert_int_equal(len, 8 + 28 + 8 + 64 + 64 + 16 + 64 + 8 + 4 + 4 * 4 + 36 * 2 + 8);
     assert_int_equal(len, cn_manifest_size(4, 2));
     assert_memory_equal(buf, CN_MANIFEST_MAGIC, 8);
     cn_manifest out;
@@ -125,9 +129,9 @@ static void test_manifest_round_trip(void **state)
     /* One rank, one node; a long job id and level 4. */
     uint32_t one_node[] = {0};
     cn_manifest_rank one_local[] = {{0, CN_DATA_ALIGN, 42, 0, 0}};
-    cn_manifest s = {.level = 4, .target = 4, .generation = 0, .parent = -1, .base = 0,
-                     .nranks = 1, .nnodes = 1, .node = 0, .nlocal = 1, .rank_node = one_node,
-                     .local = one_local};
+    cn_manifest s = {.level = 4, .target = 4, .flags = CN_MF_PFS, .generation = 0,
+                     .parent = -1, .base = 0, .nranks = 1, .nnodes = 1, .node = 0, .nlocal = 1,
+                     .rank_node = one_node, .local = one_local};
     memset(s.job, 'j', CN_JOB_MAX);
     strcpy(s.node_name, "n0");
     buf = encode(&s, &len);
@@ -237,12 +241,23 @@ static void test_manifest_bad_fields(void **state)
     cn_put_u32(buf + 8, CN_MANIFEST_VERSION + 1); /* version */
     cn_put_u64(buf + len - 8, cn_hash(buf, len - 8));
     assert_int_equal(decode(buf, len, &out, &err), CAIRN_EFORMAT);
-    assert_non_null(strstr(err.msg, "manifest format version 5"));
+    assert_non_null(strstr(err.msg, "manifest format version 6"));
+    cn_put_u32(buf + 8, CN_MANIFEST_VERSION);
+    cn_put_u32(buf + 260, 2); /* flags: a bit no version defines */
+    cn_put_u64(buf + len - 8, cn_hash(buf, len - 8));
+    assert_int_equal(decode(buf, len, &out, &err), CAIRN_ECORRUPT);
+    assert_non_null(strstr(err.msg, "unknown flags 0x2"));
+    cn_put_u32(buf + 260, CN_MF_PFS);
+    cn_put_u64(buf + len - 8, cn_hash(buf, len - 8));
+    assert_int_equal(decode(buf, len, &out, &err), 0);
+    assert_int_equal(out.flags, CN_MF_PFS);
+    cn_manifest_free(&out);
     free(buf);
 }
 
-/* Version 3 (cairn 0.2.0, no label or seconds) is read and written back as
- * it was; version 4's label and seconds are checked byte by byte. */
+/* Versions 3 (cairn 0.2.0, no label or seconds) and 4 (no flags) are read
+ * and written back as they were; version 4's label and seconds are checked
+ * byte by byte. */
 static void test_manifest_versions(void **state)
 {
     (void)state;
@@ -250,7 +265,7 @@ static void test_manifest_versions(void **state)
     m.version = CN_MANIFEST_VERSION_OLD;
     size_t len, len2;
     uint8_t *buf = encode(&m, &len), *again = NULL;
-    assert_int_equal(len, cn_manifest_size(4, 2) - 72);
+    assert_int_equal(len, cn_manifest_size(4, 2) - 76);
     assert_int_equal(cn_get_u32(buf + 8), 3);
     cn_err err = {0};
     assert_int_equal(decode(buf, len, &out, &err), 0);
@@ -261,7 +276,34 @@ static void test_manifest_versions(void **state)
     cn_manifest_free(&out);
     free(again), free(buf);
 
-    /* Version 4: every label byte printable, zeros after it; seconds finite, >= 0. */
+    /* Version 4 (no flags): asked for level 4, it reads as owed to the PFS; it
+     * is written back as it was, flags or not. */
+    for (uint32_t target = 3; target <= 4; target++) {
+        m = sample();
+        m.version = 4, m.target = target;
+        buf = encode(&m, &len);
+        assert_int_equal(len, cn_manifest_size(4, 2) - 4);
+        assert_int_equal(decode(buf, len, &out, &err), 0);
+        check_equal(&out, &m);
+        assert_int_equal(out.flags, target == 4 ? CN_MF_PFS : 0);
+        assert_int_equal(cn_manifest_encode(&out, &again, &len2, &err), 0);
+        assert_int_equal(len2, len);
+        assert_memory_equal(again, buf, len);
+        cn_manifest_free(&out);
+        free(again), free(buf);
+    }
+
+    /* Version 5: a pfs.every generation asked for level 3 is owed to the PFS. */
+    m = sample();
+    m.flags = CN_MF_PFS;
+    buf = encode(&m, &len);
+    assert_int_equal(cn_get_u32(buf + 260), CN_MF_PFS);
+    assert_int_equal(decode(buf, len, &out, &err), 0);
+    check_equal(&out, &m);
+    cn_manifest_free(&out);
+    free(buf);
+
+    /* Version 5: every label byte printable, zeros after it; seconds finite, >= 0. */
     m = sample();
     buf = encode(&m, &len);
     size_t at = 8 + 28 + 8 + 64 + 64 + 16;
@@ -297,6 +339,9 @@ static void test_manifest_versions(void **state)
     assert_int_equal(cn_manifest_encode(&m, &buf, &len, &err), CAIRN_EINVAL);
     m = sample();
     m.version = 2;
+    assert_int_equal(cn_manifest_encode(&m, &buf, &len, &err), CAIRN_EINVAL);
+    m = sample();
+    m.flags = 2;
     assert_int_equal(cn_manifest_encode(&m, &buf, &len, &err), CAIRN_EINVAL);
     assert_true(cn_label_ok("") && cn_label_ok("a b~!"));
     char longest[CAIRN_LABEL_MAX + 2];
