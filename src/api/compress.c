@@ -8,7 +8,8 @@
  * files are stored raw. A float/double variable with an error bound goes to
  * a lossy codec (its own, else lossy.mode's; "auto" samples both), unless
  * it names a lossless one; a relative bound becomes absolute against the
- * variable's value range at this checkpoint.
+ * variable's value range at this checkpoint. An fpzip variable of 2 or 3
+ * dimensions is given its shape.
  *
  * The way back is chain.c's.
  */
@@ -106,6 +107,11 @@ void api_codecs(cairn_ctx *ctx, lvl_src *src, size_t n, cz_opts *z)
             id = v->chosen;
         }
         src[i].codec = (uint8_t)id;
+        if (id == CZ_FPZIP && v->ndims >= 2) { /* fpzip predicts along every dimension */
+            src[i].shape = (cz_shape){.type = src[i].type, .ndims = (uint8_t)v->ndims};
+            for (int d = 0; d < v->ndims; d++)
+                src[i].shape.dims[d] = v->dims[d];
+        }
     }
 }
 

@@ -101,12 +101,13 @@ bool cz_codec_accepts(int id, uint8_t type);
 /* "none, zlib, zstd, ..." for messages and --help. */
 const char *cz_codec_list(void);
 
-/* The shape of an array stored lossily (see "lossy codecs" below). */
+/* The shape of an array stored lossily (see "lossy codecs" below), or by
+ * fpzip (bound unused). */
 typedef struct cz_shape {
     uint8_t type;          /* CAIRN_FLOAT or CAIRN_DOUBLE */
     uint8_t ndims;         /* 1..3 */
     uint64_t dims[CAIRN_MAX_DIMS]; /* slowest varying first; unused are 0 */
-    double bound;          /* absolute error bound, > 0 and finite */
+    double bound;          /* absolute error bound, > 0 and finite (lossy codecs) */
 } cz_shape;
 
 /* ---- frames ------------------------------------------------------------- */
@@ -144,6 +145,10 @@ typedef struct cz_frame {
 size_t cz_frame_encode(int id, uint8_t type, int level, const uint8_t *src, size_t n,
                        uint8_t *dst, uint8_t *scratch);
 size_t cz_frame_bound(size_t n);
+/* The same for an array of shape SH (type, ndims, dims; the bound is unused):
+ * fpzip is given its 2-D or 3-D shape; other codecs see bytes. */
+size_t cz_frame_encode_shaped(int id, const cz_shape *sh, int level, const uint8_t *src,
+                              size_t n, uint8_t *dst, uint8_t *scratch);
 /*
  * The same for a lossy codec ID over the array SRC (N bytes) of shape SH:
  * RECON (N bytes) receives what decoding will give (the frame's raw_sum is
@@ -269,7 +274,8 @@ typedef struct cz_item {
     uint32_t nspan;
     uint8_t type;
     uint8_t codec;
-    const cz_shape *shape; /* lossy codecs: the array's shape and bound */
+    const cz_shape *shape; /* lossy codecs: the array's shape and bound; fpzip (no spans,
+                            * NULL or 2-3 dims): its shape, frames of whole rows */
     /* filled by cz_write: */
     bool packed;          /* aggregated into the frames of the previous owner */
     double max_error;     /* lossy: the largest |x - x'| of any element */
@@ -303,7 +309,8 @@ typedef int (*cz_sink)(void *arg, uint32_t item, const void *buf, size_t len, cn
  * the sink straight from their memory (span by span); compressed ones are
  * cut into buf_size buffers (gathered across spans), and runs of small items
  * with the same codec are aggregated into shared buffers (the later ones
- * marked packed). A lossy item with spans must have a 1-D shape. The
+ * marked packed). A lossy item with spans must have a 1-D shape; an fpzip
+ * item with a shape is cut in whole rows like a lossy one, never packed. The
  * calling thread fills the compress queue and drains the write queue; the
  * pool compresses. STATS may be NULL.
  */
