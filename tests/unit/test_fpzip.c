@@ -107,7 +107,8 @@ static void test_shape_ratio(void **state)
     assert_non_null(f);
     for (int i = 0; i < R; i++)
         for (int j = 0; j < C; j++)
-            f[i * C + j] = (float)(40.0 * sin(i * 0.021) * cos(j * 0.013) + 5.0 * sin((i + j) * 0.07));
+            f[i * C + j] =
+                (float)(40.0 * sin(i * 0.021) * cos(j * 0.013) + 5.0 * sin((i + j) * 0.07));
     compare("synthetic", f, R, C);
     FILE *g = fopen(EGM96, "rb");
     if (g) { /* 40-byte header, then big-endian float32 rows */
