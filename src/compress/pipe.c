@@ -98,7 +98,7 @@ static bool is_small(const cz_item *it, uint32_t buf)
     return it->codec != CZ_RAW && !by_rows(it) && it->size > 0 && it->size <= buf / 2;
 }
 
-/* Bytes of one row of a lossy item's slowest dimension. */
+/* Bytes of one row of a lossy or shaped item's slowest dimension. */
 static uint64_t row_bytes(const cz_item *it)
 {
     uint64_t row = cairn_type_size((cairn_type)it->type);
