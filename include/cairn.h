@@ -204,13 +204,16 @@ CAIRN_EXPORT int cairn_protect_bound(cairn_ctx *ctx, const char *name, double ab
 CAIRN_EXPORT int cairn_protect_bound_rel(cairn_ctx *ctx, const char *name, double rel_bound);
 
 /*
- * Local. Store variable NAME with CODEC: "none" (raw), "auto" (sample the
- * data at each checkpoint's choice and pick the codec that makes the
- * checkpoint fastest), "zlib", "zstd", "lz4", "shuffle-zstd", "shuffle-lz4"
- * (byte shuffle by element size first), or "fpzip" (float and double only):
- * all lossless; or, for a variable with an error bound, "wavelet" or
- * "predict" (lossy within the bound). NULL returns to the configured default
- * (compress.codec, or lossy.mode for a variable with a bound).
+ * Local. Store variable NAME with CODEC: "none" (raw), "auto" (the codec
+ * that minimises a model of the checkpoint's work: ratios sampled from the
+ * data, fixed codec costs, the levels the job uses; no clock, so the same
+ * data and settings give the same pick, and one pick per variable name for
+ * all ranks), "zlib", "zstd", "lz4", "shuffle-zstd", "shuffle-lz4" (byte
+ * shuffle by element size first), or "fpzip" (float and double only; given
+ * the shape of a variable protected with 2 or 3 DIMS): all lossless; or, for
+ * a variable with an error bound, "wavelet" or "predict" (lossy within the
+ * bound). NULL returns to the configured default (compress.codec, or
+ * lossy.mode for a variable with a bound).
  */
 CAIRN_EXPORT int cairn_protect_codec(cairn_ctx *ctx, const char *name, const char *codec);
 

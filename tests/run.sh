@@ -6,7 +6,7 @@
 #
 #   CAIRN_TEST_ONLY="levels pfs" bash tests/run.sh   runs only those sections
 # (unit replay cli config install mpi ring levels lossy incr pfs user daemon owed hooks
-# nodes need query fortran python fti scr veloc slurm cluster drill demo); the rest
+# nodes need auto query fortran python fti scr veloc slurm cluster drill demo); the rest
 # are counted as skipped.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -127,6 +127,7 @@ section owed tests/mpi/run_owed.sh "nothing lost: flushes owed to the PFS resume
 section hooks tests/mpi/run_hooks.sh "scheduler hooks (plain environment): prolog, epilog, refusals"
 section nodes tests/mpi/run_nodes.sh "node names: one rule for library, cairnd, CLI and hooks; hosts by UTS namespace"
 section need tests/mpi/run_need.sh "when to checkpoint: cairn_need_checkpoint, intervals, Young/Daly, CAIRN_CONFIG_FILE"
+section auto tests/mpi/run_auto.sh "compress.codec auto: one pick per variable for the job, the same for the same data, levels weighed, fpzip's shape"
 section query tests/mpi/run_query.sh "restart query, one variable at a time, labels: what a restart would do, checked against it"
 section fortran tests/fortran/run_fortran.sh "the Fortran binding: module cairn; the Fortran heat crashed, nodes wiped, restarted"
 section python tests/python/run_python.sh "the Python binding: package cairn under mpirun; crash, restore bit-exact; refusals"

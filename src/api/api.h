@@ -16,7 +16,8 @@
  *   restart.c     choose, verify and restore a generation; the pass that
  *                 cairn_restart_var and cairn_var_query (restvar.c) share.
  *   query.c       cairn_restart_query: the same choice, nothing written.
- *   compress.c    codecs per variable (configured or sampled) on the way out.
+ *   compress.c    codecs per variable (configured or auto's pick) on the way out;
+ *   codec_vote.c  ... auto's pick, modelled per rank and agreed by the job.
  *   incr.c        incremental checkpoints on the way out: the parent, block
  *                 hashes, the diff, full or incremental (agreed), the tables.
  *   chain.c       the way back: a generation's chain verified, then applied
@@ -103,8 +104,9 @@ struct cairn_ctx {
     int io;                       /* resolved CN_IO_WRITE or CN_IO_PMEM */
     bool hash_thread;             /* a core to spare per rank: checksum in a thread */
     int cores_per_rank;           /* cores of the host / ranks on it, at least 1 */
-    double storage_bps;           /* measured level-1 write bandwidth (compress.bandwidth first) */
     long nckpt;                   /* checkpoints written by this context */
+    unsigned levels_seen;         /* bits 1 << L: the levels auto's last choice weighed
+                                   * (api_job_levels), 0 before the first */
     int nodefd;                   /* <base>/cairn-<uid>/<job>/<node> */
     int filesfd;                  /* <node>/files/rank-<r> (routed files) */
     char node_path[4400];
@@ -352,10 +354,29 @@ int api_daemon_hold(cairn_ctx *ctx);
 void api_daemon_release(cairn_ctx *ctx);
 
 /* Codecs (compress.c): resolve every source's codec (configured, per
- * variable, or picked by sampling) and the pipeline options. */
+ * variable, or the pick of api_codecs_choose) and the pipeline options. */
 void api_codecs(cairn_ctx *ctx, lvl_src *src, size_t n, cz_opts *z);
-/* After a level-1 write: learn the storage bandwidth from W. */
+/* After a level-1 write: count it (compress.resample). */
 void api_codecs_learn(cairn_ctx *ctx, const lvl_written *w);
+/* V's codec: a cz_id, or API_AUTO_LOSSLESS / API_AUTO_LOSSY ("auto", to be
+ * picked); SH gets its shape when it is lossy or a 2-3 D float/double array
+ * (else ndims 0), and the absolute bound (0 none) in every case. */
+#define API_AUTO_LOSSLESS (-2)
+#define API_AUTO_LOSSY (-3)
+int api_codec_of(const cairn_ctx *ctx, const api_var *v, cz_shape *sh);
+/* The levels (bits 1 << L) a checkpoint at LEVEL makes auto weigh: LEVEL,
+ * those of the choice before (ctx->levels_seen), ckpt.every_<L> (and
+ * fail.mtbf_<L> with ckpt.auto), 4 with pfs.every; only usable ones. */
+unsigned api_job_levels(const cairn_ctx *ctx, int level);
+/* The model's figures for this job at LEVELS (compress.c: bandwidth, threads,
+ * what a stored byte costs at levels 2-4, node-local space). */
+void api_codec_env(const cairn_ctx *ctx, unsigned levels, cz_env *env);
+/* Collective, before a checkpoint at LEVEL writes its rank files (codec_vote.c):
+ * when some rank has an "auto" variable to choose for (never chosen, chosen
+ * compress.resample checkpoints ago, or the levels changed), every rank
+ * models all its "auto" variables and the ranks agree a pick per variable
+ * name and kind (their modelled costs summed). Agreed (only MPI can fail). */
+int api_codecs_choose(cairn_ctx *ctx, int level);
 int api_threads(const cairn_ctx *ctx); /* compressor (and hashing) threads per rank */
 
 /*

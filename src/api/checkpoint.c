@@ -24,6 +24,8 @@
  * when it replaces an id (generations at or above it exist: the job went
  * back) and whenever it works synchronously, its node leaders hold the
  * daemons first (HOLD, daemon.c), until the checkpoint returns.
+ * Step 2 is preceded by auto's codec choice (codec_vote.c), one pick per
+ * variable for all ranks, when one is due.
  * With incr.mode on, step 2 is preceded by the plan (incr.c): the parent,
  * the block hashes, the diff, full or incremental, agreed by all ranks; and
  * the generation's hashes become the parent of later checkpoints at the end.
@@ -337,6 +339,8 @@ static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
 
     api_plan plan;
     rc = api_incr_plan(ctx, id, level, &plan); /* collective: parent, hashes, diff */
+    if (rc == 0)
+        rc = api_codecs_choose(ctx, level); /* collective: auto's picks, alike on every rank */
     int genfd = rc < 0 ? rc : cn_dir_open(ctx->nodefd, gen, false, &ctx->err);
     lvl_written w = {0};
     rc = genfd < 0 ? genfd : write_rank_file(ctx, id, level, genfd, gen_path, &plan, &w);

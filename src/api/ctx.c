@@ -374,7 +374,6 @@ CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **
         ctx->io = ctx->cfg.io != CN_IO_AUTO ? ctx->cfg.io : lvl_local_probe_io(ctx->node_path);
         ctx->cores_per_rank = cores_per_rank(ctx);
         ctx->hash_thread = ctx->cores_per_rank >= 2;
-        ctx->storage_bps = (double)ctx->cfg.z_bandwidth * (1 << 20);
         api_need_start(ctx);
         if (ctx->node_rank == 0)
             api_trash_empty(ctx, false); /* leftovers of a crashed job */

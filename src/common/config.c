@@ -151,10 +151,12 @@ static const key_def KEYS[] = {
      .doc = "size of the blocks that travel the encoding ring"},
     {.section = "compress", .name = "codec", .env = "CAIRN_CODEC", .kind = K_ENUM,
      .words = cn_codec_words, .def = "auto", FIELD(codec),
-     .doc = "codec of variables that do not name one (cairn_protect_codec): `auto` samples each "
-            "variable and picks the codec that minimises the checkpoint's time, `none` stores "
-            "raw; `shuffle-*` suit arrays of numbers; `fpzip` takes float/double only (other "
-            "variables get `zstd`)"},
+     .doc = "codec of variables that do not name one (cairn_protect_codec): `auto` picks, per "
+            "variable and for every rank alike, the codec that minimises a model of the "
+            "checkpoint's work (ratios sampled at fixed places, fixed codec costs, the levels "
+            "the job uses; no clock, so the same data and settings give the same pick), `none` "
+            "stores raw; `shuffle-*` suit arrays of numbers; `fpzip` takes float/double only "
+            "(other variables get `zstd`) and is given a variable's 2-D or 3-D shape"},
     {.section = "compress", .name = "buffer", .env = "CAIRN_COMPRESS_BUFFER", .kind = K_SIZE,
      .min = 1 << 10, .max = 64 << 20, .def = "1M", FIELD(z_buffer),
      .doc = "pipeline buffer: variables are compressed in pieces of this size, and smaller ones "
@@ -168,17 +170,19 @@ static const key_def KEYS[] = {
      .doc = "zlib/zstd level; 0 means each codec's default (zlib 6, zstd 1)"},
     {.section = "compress", .name = "bandwidth", .env = "CAIRN_COMPRESS_BANDWIDTH", .kind = K_INT,
      .min = 1, .max = 10000000, .def = "2048", FIELD(z_bandwidth),
-     .doc = "`auto`'s first estimate of a rank's level-1 write bandwidth in MiB/s; replaced by "
-            "the bandwidth measured at each checkpoint"},
+     .doc = "a rank's level-1 write bandwidth in MiB/s, as `auto`'s model takes it (fixed, not "
+            "measured: a measure would make the pick depend on the load of the moment); set it "
+            "to your node-local storage's bandwidth divided by the ranks per node"},
     {.section = "compress", .name = "resample", .env = "CAIRN_COMPRESS_RESAMPLE", .kind = K_INT,
      .min = 1, .max = 1000000, .def = "8", FIELD(z_resample),
-     .doc = "`auto` samples a variable again after this many checkpoints (and when it changes)"},
+     .doc = "`auto` samples a variable again after this many checkpoints (and when it changes, "
+            "or the job uses a level it had not)"},
     {.section = "lossy", .name = "mode", .env = "CAIRN_LOSSY", .kind = K_ENUM,
      .words = LOSSY_WORDS, .def = "auto", FIELD(lossy_mode),
      .doc = "how variables with an error bound (cairn_protect_bound) are stored unless they "
             "name a codec: `wavelet` (the Haar wavelet method with a guaranteed bound), `predict` "
-            "(Lorenzo or interpolation prediction, Huffman, zstd), `auto` (the faster checkpoint, "
-            "by sampling)"},
+            "(Lorenzo or interpolation prediction, Huffman, zstd), `auto` (the cheaper by "
+            "compress.codec auto's model, for every rank alike)"},
     {.section = "incr", .name = "mode", .env = "CAIRN_INCR", .kind = K_ENUM,
      .words = INCR_WORDS, .def = "off", FIELD(incr_mode),
      .doc = "incremental checkpoints: `on` stores only the blocks that changed since the "

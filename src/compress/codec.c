@@ -124,6 +124,20 @@ static void put_header(uint8_t *p, uint8_t codec, uint8_t type, uint32_t raw_len
     cn_put_u64(p + 16, raw_sum);
 }
 
+/* The frame of SRC[0..N-1] (checksum SUM) whose payload codec C wrote as
+ * STORED bytes at DST + CZ_FRAME_HDR; a raw frame when that did not shrink it. */
+static size_t finish(const cz_codec *c, uint8_t type, const uint8_t *src, size_t n,
+                     uint8_t *dst, size_t stored, uint64_t sum)
+{
+    if (!c || stored == 0 || stored >= n) {
+        memcpy(dst + CZ_FRAME_HDR, src, n);
+        put_header(dst, CZ_RAW, type, (uint32_t)n, (uint32_t)n, sum);
+        return CZ_FRAME_HDR + n;
+    }
+    put_header(dst, c->id, type, (uint32_t)n, (uint32_t)stored, sum);
+    return CZ_FRAME_HDR + stored;
+}
+
 /* Returns 0 (no frame) when N is 0, above CZ_MAX_BUF or not a whole number
  * of elements of TYPE: such buffers cannot be framed. */
 size_t cz_frame_encode(int id, uint8_t type, int level, const uint8_t *src, size_t n,
@@ -137,13 +151,21 @@ size_t cz_frame_encode(int id, uint8_t type, int level, const uint8_t *src, size
     size_t stored = 0;
     if (c && c->encode)
         stored = c->encode(type, level, src, n, dst + CZ_FRAME_HDR, c->bound(n), scratch);
-    if (stored == 0 || stored >= n) {
-        memcpy(dst + CZ_FRAME_HDR, src, n);
-        put_header(dst, CZ_RAW, type, (uint32_t)n, (uint32_t)n, sum);
-        return CZ_FRAME_HDR + n;
-    }
-    put_header(dst, c->id, type, (uint32_t)n, (uint32_t)stored, sum);
-    return CZ_FRAME_HDR + stored;
+    return finish(c, type, src, n, dst, stored, sum);
+}
+
+size_t cz_frame_encode_shaped(int id, const cz_shape *sh, int level, const uint8_t *src,
+                              size_t n, uint8_t *dst, uint8_t *scratch)
+{
+    if (id != CZ_FPZIP || sh->ndims < 2 || !cz_codec_accepts(id, sh->type))
+        return cz_frame_encode(id, sh->type, level, src, n, dst, scratch);
+    size_t es = cairn_type_size((cairn_type)sh->type);
+    if (n == 0 || n > CZ_MAX_BUF || es == 0 || n % es)
+        return 0;
+    const cz_codec *c = cz_codec_get(id);
+    size_t stored = cz_fpzip_encode_shape(sh->type, sh->ndims, sh->dims, src, n,
+                                          dst + CZ_FRAME_HDR, c->bound(n), scratch);
+    return finish(c, sh->type, src, n, dst, stored, cn_hash(src, n));
 }
 
 size_t cz_frame_encode_lossy(int id, const cz_shape *sh, const uint8_t *src, size_t n,

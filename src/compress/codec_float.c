@@ -10,7 +10,12 @@
  *
  * fpzip (float/double only): the payload is
  *     u64 XXH3-64 of the fpzip stream | fpzip stream (its own header first)
- * holding one 1-D array (nx = elements, ny = nz = nf = 1, full precision).
+ * holding one array at full precision, nf = 1: 1-D (nx = elements, ny = nz
+ * = 1), or the frame's 2-D or 3-D shape when the pipeline knows it
+ * (cz_fpzip_encode_shape: nx the fastest varying dimension), so that fpzip
+ * predicts each value from its neighbours in every dimension (EGM96's geoid,
+ * 721 x 1440 floats in 1 MiB frames: 1.77x against 1.57x as one row). The
+ * decoder takes any nx x ny x nz that makes the frame's element count.
  * Three guards, because libfpzip was written to read trusted data:
  *   - the hash is checked before libfpzip sees a byte, so damage never
  *     reaches its decoder, which trusts its input: fed crafted streams
@@ -20,7 +25,7 @@
  *   - the stream is read through fmemopen(): fpzip's memory reader has no
  *     end and would read past the payload, its FILE reader stops at EOF;
  *   - the stream's header must name exactly the frame's type and element
- *     count before fpzip_read may write into DST.
+ *     count (nx * ny * nz, each >= 1) before fpzip_read may write into DST.
  * Encoding decodes the stream again (into SCRATCH) and compares it with the
  * input; anything not bit-exact is stored raw (returns 0). fpzip predicts
  * with floating-point arithmetic, so both directions run under the default
@@ -200,8 +205,10 @@ static int fpz_read(const uint8_t *stream, size_t len, int ft, int count, uint8_
         return -1;
     FPZ *z = fpzip_read_from_file(f);
     int rc = -1;
-    if (z && fpzip_read_header(z) && z->type == ft && z->prec == 0 && z->nx == count &&
-        z->ny == 1 && z->nz == 1 && z->nf == 1 && fpzip_read(z, dst) != 0)
+    if (z && fpzip_read_header(z) && z->type == ft && z->prec == 0 && z->nx >= 1 &&
+        z->ny >= 1 && z->nz >= 1 && z->nf == 1 &&
+        (uint64_t)z->nx * (uint64_t)z->ny * (uint64_t)z->nz == (uint64_t)count &&
+        fpzip_read(z, dst) != 0)
         rc = 0;
     if (z)
         fpzip_read_close(z);
@@ -209,11 +216,13 @@ static int fpz_read(const uint8_t *stream, size_t len, int ft, int count, uint8_
     return rc;
 }
 
-size_t cz_fpzip_encode(uint8_t type, int level, const uint8_t *src, size_t n, uint8_t *dst,
-                       size_t cap, uint8_t *scratch)
+/* Encode with fpzip's NX (fastest) x NY x NZ = the element count of N. */
+static size_t fpz_encode(uint8_t type, int nx, int ny, int nz, const uint8_t *src, size_t n,
+                         uint8_t *dst, size_t cap, uint8_t *scratch)
 {
     int count, ft = fpz_shape(type, n, &count);
-    if (ft < 0)
+    if (ft < 0 || nx < 1 || ny < 1 || nz < 1 ||
+        (uint64_t)nx * (uint64_t)ny * (uint64_t)nz != (uint64_t)count)
         return 0;
     /* Only a payload smaller than N is worth keeping. */
     size_t room = cap < n ? cap : n;
@@ -227,8 +236,10 @@ size_t cz_fpzip_encode(uint8_t type, int level, const uint8_t *src, size_t n, ui
     if (z) {
         z->type = ft;
         z->prec = 0;
-        z->nx = count;
-        z->ny = z->nz = z->nf = 1;
+        z->nx = nx;
+        z->ny = ny;
+        z->nz = nz;
+        z->nf = 1;
         if (fpzip_write_header(z))
             len = fpzip_write(z, src);
         fpzip_write_close(z);
@@ -242,6 +253,30 @@ size_t cz_fpzip_encode(uint8_t type, int level, const uint8_t *src, size_t n, ui
         return 0;
     cn_put_u64(dst, cn_hash(dst + FPZ_SUM, len));
     return FPZ_SUM + len;
+}
+
+size_t cz_fpzip_encode(uint8_t type, int level, const uint8_t *src, size_t n, uint8_t *dst,
+                       size_t cap, uint8_t *scratch)
+{
+    (void)level;
+    int count;
+    if (fpz_shape(type, n, &count) < 0)
+        return 0;
+    return fpz_encode(type, count, 1, 1, src, n, dst, cap, scratch);
+}
+
+size_t cz_fpzip_encode_shape(uint8_t type, int ndims, const uint64_t *dims, const uint8_t *src,
+                             size_t n, uint8_t *dst, size_t cap, uint8_t *scratch)
+{
+    int d[3] = {1, 1, 1}; /* nx, ny, nz: fastest first */
+    if (ndims < 1 || ndims > 3)
+        return 0;
+    for (int i = 0; i < ndims; i++) {
+        if (dims[ndims - 1 - i] < 1 || dims[ndims - 1 - i] > INT_MAX)
+            return 0;
+        d[i] = (int)dims[ndims - 1 - i];
+    }
+    return fpz_encode(type, d[0], d[1], d[2], src, n, dst, cap, scratch);
 }
 
 int cz_fpzip_decode(uint8_t type, const uint8_t *src, size_t n, uint8_t *dst, size_t raw_len,

@@ -41,6 +41,10 @@ int cz_shuf_lz4_decode(uint8_t type, const uint8_t *src, size_t n, uint8_t *dst,
 size_t cz_fpzip_bound(size_t raw_len);
 size_t cz_fpzip_encode(uint8_t type, int level, const uint8_t *src, size_t n, uint8_t *dst,
                        size_t cap, uint8_t *scratch);
+/* fpzip over an array of NDIMS (1..3) DIMS, slowest varying first, whose
+ * product is the element count of N; 0 if it is not. */
+size_t cz_fpzip_encode_shape(uint8_t type, int ndims, const uint64_t *dims, const uint8_t *src,
+                             size_t n, uint8_t *dst, size_t cap, uint8_t *scratch);
 int cz_fpzip_decode(uint8_t type, const uint8_t *src, size_t n, uint8_t *dst, size_t raw_len,
                     uint8_t *scratch);
 

@@ -10,9 +10,10 @@
  *   codec_lz.c    general-purpose codecs: zlib (the papers' baseline), zstd, lz4.
  *   codec_float.c codecs for float/double arrays: byte shuffle (then zstd or
  *                 lz4) and fpzip's lossless floating-point predictor.
- *   choose.c      automatic choice: sample a variable, estimate the pipelined
- *                 checkpoint time per codec (the paper's equations 2-3), pick
- *                 the fastest; incompressible data is stored raw.
+ *   choose.c      automatic choice: sample a variable's ratio per codec, model
+ *                 the checkpoint's work (the paper's equations 2-3 with fixed
+ *                 codec speeds, plus what the job's levels do with a stored
+ *                 byte), pick the cheapest; incompressible data is stored raw.
  *   pipe.c        the write pipeline: cut into buffers, aggregate small
  *                 variables, compress queue served by a thread pool, write
  *                 queue drained in order.
@@ -101,12 +102,13 @@ bool cz_codec_accepts(int id, uint8_t type);
 /* "none, zlib, zstd, ..." for messages and --help. */
 const char *cz_codec_list(void);
 
-/* The shape of an array stored lossily (see "lossy codecs" below). */
+/* The shape of an array stored lossily (see "lossy codecs" below), or by
+ * fpzip (bound unused). */
 typedef struct cz_shape {
     uint8_t type;          /* CAIRN_FLOAT or CAIRN_DOUBLE */
     uint8_t ndims;         /* 1..3 */
     uint64_t dims[CAIRN_MAX_DIMS]; /* slowest varying first; unused are 0 */
-    double bound;          /* absolute error bound, > 0 and finite */
+    double bound;          /* absolute error bound, > 0 and finite (lossy codecs) */
 } cz_shape;
 
 /* ---- frames ------------------------------------------------------------- */
@@ -144,6 +146,10 @@ typedef struct cz_frame {
 size_t cz_frame_encode(int id, uint8_t type, int level, const uint8_t *src, size_t n,
                        uint8_t *dst, uint8_t *scratch);
 size_t cz_frame_bound(size_t n);
+/* The same for an array of shape SH (type, ndims, dims; the bound is unused):
+ * fpzip is given its 2-D or 3-D shape; other codecs see bytes. */
+size_t cz_frame_encode_shaped(int id, const cz_shape *sh, int level, const uint8_t *src,
+                              size_t n, uint8_t *dst, uint8_t *scratch);
 /*
  * The same for a lossy codec ID over the array SRC (N bytes) of shape SH:
  * RECON (N bytes) receives what decoding will give (the frame's raw_sum is
@@ -226,29 +232,56 @@ int cz_huff_decode(const uint8_t *src, size_t len, uint16_t *sym, size_t n);
 size_t cz_huff_bound(size_t n);
 
 /* ---- automatic choice (choose.c) ----------------------------------------- */
-
+/*
+ * A model of the work each candidate codec makes a checkpoint do: its ratio
+ * measured on samples at fixed places, its CPU work from fixed per-codec
+ * speeds, the job's storage and levels from ENV. No clock is read, so the
+ * same data and ENV always give the same choice. The model: choose.c.
+ */
 typedef struct cz_env {
-    double storage_bps;   /* bytes/s this rank writes to its level-1 store */
+    double storage_bps;   /* bytes/s a rank writes to its level-1 store (compress.bandwidth) */
     int threads;          /* compressor threads of the pipeline */
     int level;            /* codec level (zlib/zstd) */
     uint32_t buf_size;    /* pipeline buffer */
+    double byte_s;        /* seconds a stored byte costs beyond its level-1 write: its partner
+                           * copy, its parity (levels 2, 3), its read back for a flush (4) */
+    bool flush;           /* level 4: a flush decodes the variable again */
+    double max_ratio;     /* stored/raw above this does not fit in node-local space; 0: no limit */
 } cz_env;
 
-/*
- * Pick the codec for SIZE bytes of TYPE at P: sample a few buffers, time
- * each candidate codec on them, and return the id that minimises the
- * expected pipelined time max(compress / threads, stored / storage_bps),
- * CZ_RAW when nothing beats storing raw. *RATIO (may be NULL) receives the
- * sampled stored/raw ratio of the pick.
- */
-int cz_choose(const void *p, uint64_t size, uint8_t type, const cz_env *env, double *ratio);
+/* Per codec id: the model's seconds (INFINITY: not a candidate), CPU
+ * core-seconds, and stored bytes (0: not sampled, COST is a lower bound). */
+typedef struct cz_model {
+    double cost[CZ_NCODECS];
+    double cpu[CZ_NCODECS];
+    double stored[CZ_NCODECS];
+} cz_model;
 
+/* Model codec ID storing SIZE bytes of TYPE at stored/raw RATIO: seconds,
+ * and CPU core-seconds (compress, and decode for a flush). Both grow with
+ * RATIO. */
+double cz_model_cost(const cz_env *env, int id, uint8_t type, uint64_t size, double ratio);
+double cz_model_cpu(const cz_env *env, int id, uint8_t type, uint64_t size, double ratio);
 /*
- * For an array that allows loss (SH: shape and absolute bound): sample a
- * slab of rows from its middle with both lossy codecs and return the one
- * with the smaller expected time by the same model (CZ_WAVELET or
- * CZ_PREDICT). *RATIO (may be NULL) receives the pick's sampled stored/raw.
+ * Fill M for SIZE bytes of TYPE at P: raw and every lossless codec that takes
+ * TYPE. SH (may be NULL): the array's shape, which fpzip samples in whole
+ * rows. cz_model_lossy: the two lossy codecs on a slab from the middle of the
+ * array SH describes (shape and bound); raw is no candidate there.
  */
+void cz_model_lossless(const void *p, uint64_t size, uint8_t type, const cz_shape *sh,
+                       const cz_env *env, cz_model *m);
+void cz_model_lossy(const void *p, const cz_shape *sh, const cz_env *env, cz_model *m);
+/*
+ * The pick of M: the lowest cost; ties to the lower CPU work, then the fewer
+ * stored bytes, then the lower id, so a candidate both larger and slower than
+ * another is never the pick; raw (if a candidate) stays unless the pick costs
+ * 5% less. CZ_RAW if there is no candidate.
+ */
+int cz_pick(const cz_model *m);
+/* cz_model_lossless + cz_pick; *RATIO (may be NULL): the pick's sampled stored/raw. */
+int cz_choose(const void *p, uint64_t size, uint8_t type, const cz_shape *sh, const cz_env *env,
+              double *ratio);
+/* cz_model_lossy + cz_pick: CZ_WAVELET or CZ_PREDICT. */
 int cz_choose_lossy(const void *p, const cz_shape *sh, const cz_env *env, double *ratio);
 
 /* ---- pipelines (pipe.c) --------------------------------------------------- */
@@ -269,7 +302,8 @@ typedef struct cz_item {
     uint32_t nspan;
     uint8_t type;
     uint8_t codec;
-    const cz_shape *shape; /* lossy codecs: the array's shape and bound */
+    const cz_shape *shape; /* lossy codecs: the array's shape and bound; fpzip (no spans,
+                            * NULL or 2-3 dims): its shape, frames of whole rows */
     /* filled by cz_write: */
     bool packed;          /* aggregated into the frames of the previous owner */
     double max_error;     /* lossy: the largest |x - x'| of any element */
@@ -303,7 +337,8 @@ typedef int (*cz_sink)(void *arg, uint32_t item, const void *buf, size_t len, cn
  * the sink straight from their memory (span by span); compressed ones are
  * cut into buf_size buffers (gathered across spans), and runs of small items
  * with the same codec are aggregated into shared buffers (the later ones
- * marked packed). A lossy item with spans must have a 1-D shape. The
+ * marked packed). A lossy item with spans must have a 1-D shape; an fpzip
+ * item with a shape is cut in whole rows like a lossy one, never packed. The
  * calling thread fills the compress queue and drains the write queue; the
  * pool compresses. STATS may be NULL.
  */

@@ -12,7 +12,9 @@
  * stage (equation 3). Raw variables skip the pool: their slots are DONE as
  * soon as they are filled, and the sink reads the application's memory.
  * A lossy variable is cut into slabs of whole rows of its slowest dimension,
- * so each frame is itself a 1-3 D array (rows wider than a buffer: cut flat).
+ * so each frame is itself a 1-3 D array (rows wider than a buffer: cut flat);
+ * so is an fpzip variable with a 2-D or 3-D shape, which fpzip then predicts
+ * along every dimension (and which is never packed with others).
  *
  * Ownership: slots and threads live for one cz_write call.
  */
@@ -79,13 +81,24 @@ static bool typed(int codec)
     return codec == CZ_SHUF_ZSTD || codec == CZ_SHUF_LZ4 || codec == CZ_FPZIP;
 }
 
-static bool is_small(const cz_item *it, uint32_t buf)
+/* An fpzip item whose frames get their shape (whole rows, as a lossy one's). */
+static bool shaped(const cz_item *it)
 {
-    return it->codec != CZ_RAW && !cz_is_lossy(it->codec) && it->size > 0 &&
-           it->size <= buf / 2;
+    return it->codec == CZ_FPZIP && it->shape && !it->span && it->shape->ndims >= 2;
 }
 
-/* Bytes of one row of a lossy item's slowest dimension. */
+/* Cut in whole rows: lossy items and shaped fpzip ones. */
+static bool by_rows(const cz_item *it)
+{
+    return cz_is_lossy(it->codec) || shaped(it);
+}
+
+static bool is_small(const cz_item *it, uint32_t buf)
+{
+    return it->codec != CZ_RAW && !by_rows(it) && it->size > 0 && it->size <= buf / 2;
+}
+
+/* Bytes of one row of a lossy or shaped item's slowest dimension. */
 static uint64_t row_bytes(const cz_item *it)
 {
     uint64_t row = cairn_type_size((cairn_type)it->type);
@@ -95,13 +108,14 @@ static uint64_t row_bytes(const cz_item *it)
 }
 
 /* Bytes per task for IT (not packed): raw variables in big pieces, a lossy
- * one in whole rows (*FLAT when a row is wider than a buffer), others BUF. */
+ * or shaped one in whole rows (*FLAT when a row is wider than a buffer),
+ * others BUF. */
 static uint64_t piece_of(const cz_item *it, uint32_t buf, bool *flat)
 {
     *flat = false;
     if (it->codec == CZ_RAW)
         return RAW_PIECE;
-    if (!cz_is_lossy(it->codec))
+    if (!by_rows(it))
         return buf;
     uint64_t row = row_bytes(it);
     *flat = row > buf;
@@ -238,6 +252,11 @@ static void compress_slot(pipe_t *p, slot *s, const task *t)
         }
         s->out_len = cz_frame_encode_lossy(it->codec, &slab, s->src, s->len, s->frame, s->in,
                                            &s->max_error);
+    } else if (shaped(it) && !t->flat && !t->pack) {
+        cz_shape slab = *it->shape;
+        slab.dims[0] = s->len / row_bytes(it);
+        s->out_len = cz_frame_encode_shaped(it->codec, &slab, p->o->level, s->src, s->len,
+                                            s->frame, s->scratch);
     } else {
         s->out_len = cz_frame_encode(it->codec, t->type, p->o->level, s->src, s->len, s->frame,
                                      s->scratch);
@@ -382,6 +401,15 @@ int cz_write(cz_item *items, uint32_t n, const cz_opts *o, cz_sink sink, void *a
                         (items[i].span && items[i].shape->ndims != 1)),
                    err, CAIRN_EINVAL, "lossy codec %s without a shape and bound",
                    cz_codec_name(items[i].codec));
+        uint64_t cells = 1;
+        for (int d = 0; items[i].shape && d < items[i].shape->ndims && d < CAIRN_MAX_DIMS; d++)
+            cells *= items[i].shape->dims[d];
+        CN_FAIL_IF(shaped(&items[i]) &&
+                       (items[i].shape->type != items[i].type ||
+                        items[i].shape->ndims > CAIRN_MAX_DIMS ||
+                        cells * cairn_type_size((cairn_type)items[i].type) != items[i].size),
+                   err, CAIRN_EINVAL, "item %u: its shape does not hold its %llu bytes of %s", i,
+                   (unsigned long long)items[i].size, cn_type_name(items[i].type));
         uint64_t spanned = 0;
         for (uint32_t k = 0; items[i].span && k < items[i].nspan; k++)
             spanned += items[i].span[k].len;

@@ -33,7 +33,8 @@ typedef struct lvl_src {
     uint64_t count;                /* elements */
     double error_bound;
     uint8_t codec;                 /* enum cz_id: CZ_RAW or a codec (never CZ_AUTO) */
-    cz_shape shape;                /* lossy codecs: shape and the absolute bound */
+    cz_shape shape;                /* lossy codecs: shape and the absolute bound; fpzip:
+                                    * the shape if 2-D or 3-D (ndims 0: none) */
     const void *ptr;               /* the bytes (borrowed for the call) */
     uint64_t size;                 /* count * type size */
     /* Incremental chains (the header's incr_block is nonzero), borrowed: */

@@ -153,7 +153,9 @@ static int put_data_z(zw *w, const lvl_src *src, uint32_t n, const cz_opts *z, c
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         items[i] = (cz_item){.ptr = src[i].ptr, .size = src[i].size, .type = src[i].type,
                              .codec = src[i].codec,
-                             .shape = cz_is_lossy(src[i].codec) ? &src[i].shape : NULL};
+                             .shape = cz_is_lossy(src[i].codec) ||
+                                              (src[i].codec == CZ_FPZIP && src[i].shape.ndims >= 2)
+                                          ? &src[i].shape : NULL};
         if (src[i].flags & CN_ENTRY_DELTA)
             rc = delta_item(&src[i], w->h->incr_block, &items[i], &spans[i], &flat[i], err);
         w->slots[i] = w->e[i].nblocks;

@@ -370,13 +370,13 @@ static void test_choose(void **state)
         p[i] = (uint8_t)mix(i);
     cz_env env = {.storage_bps = 2e9, .threads = 1, .level = 0, .buf_size = 1 << 20};
     double ratio = 0;
-    assert_int_equal(cz_choose(p, N, CAIRN_UINT8, &env, &ratio), CZ_RAW);
+    assert_int_equal(cz_choose(p, N, CAIRN_UINT8, NULL, &env, &ratio), CZ_RAW);
     assert_true(ratio == 1.0);
     memset(p, 0, N);
-    int id = cz_choose(p, N, CAIRN_UINT8, &env, &ratio);
+    int id = cz_choose(p, N, CAIRN_UINT8, NULL, &env, &ratio);
     assert_int_not_equal(id, CZ_RAW);
     assert_true(ratio < 0.05);
-    assert_int_equal(cz_choose(p, 0, CAIRN_UINT8, &env, NULL), CZ_RAW);
+    assert_int_equal(cz_choose(p, 0, CAIRN_UINT8, NULL, &env, NULL), CZ_RAW);
     free(p);
 }
 
