@@ -115,7 +115,8 @@ JobCompType=jobcomp/none
 MpiDefault=none
 ReturnToService=2
 MailProg=/bin/true
-KillWait=10
+# SIGTERM to SIGKILL: the daemons drain to the PFS in between, slowly on a loaded machine
+KillWait=120
 Prolog=$T/hooks/prolog
 Epilog=$T/hooks/epilog
 PrologFlags=Alloc
