@@ -21,8 +21,17 @@
  * the slowest rank's (MPI_MAX; blocked per checkpoint). The barrier waits
  * are in neither compute nor blocked.
  *
+ * In ckpt mode, once the loop is done (before cairn_finalize, outside wall),
+ * cairn_generations says how far the levels behind level 1 have come: the
+ * newest generation at level 3 or above and the newest on the PFS, and how
+ * many generations and seconds (between the returns of their checkpoints;
+ * from the loop's start if there is none) each lags behind the newest one,
+ * at level 1: the work the daemons have not done yet, which they do later
+ * (for the drain) or never (a generation superseded before its turn).
+ *
  * Output, rank 0, for bench/run.sh (which prints the bench: lines):
  *   result compute=S blocked_median=S blocked_mean=S wall=S sum=HEX
+ *   lag newest_l1=G newest_l3=G newest_l4=G lag3_gens=N lag3_s=S lag4_gens=N lag4_s=S
  *   # blocked per checkpoint: S S ...
  * sum is the 64-bit sum of the arrays' bit patterns over all ranks: equal in
  * every mode, or a checkpoint disturbed the computation.
@@ -71,6 +80,16 @@ static void sweep(double *u, size_t n, long passes)
     }
 }
 
+/* The newest generation at LEVEL or above in INFO[0..N-1], or 0 (ids start at 1). */
+static long newest_at(const cairn_gen_info *info, int n, int level)
+{
+    long id = 0;
+    for (int i = 0; i < n; i++)
+        if (info[i].level >= level && info[i].id > id)
+            id = info[i].id;
+    return id;
+}
+
 static uint64_t bitsum(const double *u, size_t n)
 {
     uint64_t s = 0;
@@ -107,7 +126,9 @@ int main(int argc, char **argv)
     double *u = malloc(n * sizeof *u);
     double *blocked = calloc((size_t)iters, sizeof *blocked);
     double *worst = calloc((size_t)iters, sizeof *worst);
-    if (u == NULL || blocked == NULL || worst == NULL)
+    double *returned = calloc((size_t)iters, sizeof *returned); /* since start */
+    cairn_gen_info *info = calloc((size_t)iters, sizeof *info);
+    if (u == NULL || blocked == NULL || worst == NULL || returned == NULL || info == NULL)
         die("cannot allocate %ld MiB", mib);
     init(u, n, rank);
 
@@ -129,15 +150,26 @@ int main(int argc, char **argv)
             t0 = MPI_Wtime();
             int rc = cairn_checkpoint(ctx, it + 1, level);
             blocked[it] = MPI_Wtime() - t0;
+            returned[it] = t0 + blocked[it] - start;
             check_cairn(rc, ctx, "cairn_checkpoint");
         }
+    }
+    double query = 0; /* the look at the levels below, not the application's time */
+    int ngens = 0;
+    if (ckpt) {
+        double t0 = MPI_Wtime();
+        int rc = cairn_generations(ctx, info, (int)iters, &ngens);
+        check_cairn(rc, ctx, "cairn_generations");
+        query = MPI_Wtime() - t0;
+        if (ngens > iters)
+            ngens = (int)iters;
     }
     if (ckpt) {
         check_cairn(cairn_finalize(ctx), NULL, "cairn_finalize");
         ctx = NULL;
     }
     check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-    double wall = MPI_Wtime() - start;
+    double wall = MPI_Wtime() - start - query;
 
     double mine[2] = {compute, wall}, most[2] = {0, 0};
     uint64_t sum = bitsum(u, n), total = 0;
@@ -156,6 +188,12 @@ int main(int argc, char **argv)
                most[0], ckpt ? median(worst, (int)iters) : 0.0, ckpt ? mean : 0.0, most[1],
                (unsigned long long)total);
         if (ckpt) {
+            long l3 = newest_at(info, ngens, 3), l4 = newest_at(info, ngens, 4);
+            double last = returned[iters - 1];
+            printf("lag newest_l1=%ld newest_l3=%ld newest_l4=%ld lag3_gens=%ld lag3_s=%.4f "
+                   "lag4_gens=%ld lag4_s=%.4f\n",
+                   iters, l3, l4, iters - l3, last - (l3 ? returned[l3 - 1] : 0), iters - l4,
+                   last - (l4 ? returned[l4 - 1] : 0));
             printf("# blocked per checkpoint:");
             for (long i = 0; i < iters; i++)
                 printf(" %.4f", worst[i]);
@@ -164,6 +202,8 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
 
+    free(info);
+    free(returned);
     free(worst);
     free(blocked);
     free(u);

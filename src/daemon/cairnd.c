@@ -2,7 +2,8 @@
  * cairnd.c - the node daemon's main: one cairnd per node of a job, started
  * together by `cairn start` (through mpirun or srun), ended by `cairn stop`
  * once the queued work is done, or by SIGTERM/SIGINT once it and a drain of
- * the newest complete generation to the PFS are done.
+ * the newest complete generation to the PFS are done. Its work runs at idle
+ * priority unless someone waits for it (prio.c).
  *
  *   cairnd --job ID [--config FILE] [--emulated]
  *
@@ -92,18 +93,24 @@ int main(int argc, char **argv)
     pthread_mutex_init(&st.mu, NULL);
     snprintf(st.job, sizeof st.job, "%s", job);
     snprintf(st.node, sizeof st.node, "%s", node);
+    st.seen.id = -1;
     d_resume(&st, ctx);
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    int rc = api_agree(ctx, d_serve_start(&st, ctx->nodefd, &ctx->err));
+    int rc = api_agree(ctx, d_prio_init(&st, cfg.daemon_boost_after, ctx->size, &ctx->err));
+    if (rc == 0)
+        rc = api_agree(ctx, d_serve_start(&st, ctx->nodefd, &ctx->err));
     if (rc == 0)
         rc = api_agree(ctx, d_serve_go(&st, &ctx->err));
+    if (rc == 0)
+        d_prio_start(&st); /* the work at idle priority from here on, unless waited for */
     if (rc != 0) {
         char msg[sizeof ctx->msg];
         snprintf(msg, sizeof msg, "%s", ctx->msg);
         d_serve_stop(&st, ctx->nodefd);
+        d_prio_free(&st);
         api_ctx_free(ctx);
         return startup_error(rank, "socket", msg);
     }
@@ -118,6 +125,7 @@ int main(int argc, char **argv)
         close(st.drain_fds[i]);
     free(st.drain_fds);
     free(st.queue);
+    d_prio_free(&st);
     cn_info("stopped after generation %lld", (long long)st.done);
     api_ctx_free(ctx);
     MPI_Finalize();

@@ -12,10 +12,13 @@
  *             generations a dead daemon left behind, queued again.
  *   work.c    the main thread: every tick the daemons agree (a non-blocking
  *             MPI_Iallreduce, so an idle daemon sleeps) on the next thing to
- *             do, oldest generation first: raise it, flush it, prune; then
+ *             do, the oldest generation a newer full one does not make
+ *             wasted work: raise it, flush it, prune; then
  *             drains and flushes asked for by the CLI; then stop. While a
  *             client holds them (HOLD: the library is about to remove or
  *             rewrite generation directories) they all do nothing at all.
+ *   prio.c    the work at idle CPU and I/O priority unless someone waits for
+ *             it, on the cores the ranks of the host do not use.
  *
  * The state below is shared by the two threads under MU; only the main
  * thread calls MPI.
@@ -24,7 +27,9 @@
 #define CAIRN_DAEMON_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 #include "api/api.h"
@@ -33,7 +38,22 @@ typedef struct d_gen {
     int64_t id;
     int level;                   /* 1..3, or 4: the highest local level, and flush */
     int flush;
+    double queued;               /* d_now() when it was queued */
 } d_gen;
+
+typedef struct d_prio {          /* prio.c's, under its MU (boost_after, work_tid: fixed) */
+    pthread_mutex_t mu;
+    int boost_after;             /* daemon.boost_after, seconds */
+    pid_t work_tid;              /* the main thread */
+    pid_t *others;               /* threads left as they are (socket thread, MPI's) */
+    size_t nothers;
+    bool started, cpu_idle;      /* SCHED_IDLE usable: a thread can leave it again */
+    bool warned;
+    int idle;                    /* applied: 1 idle, 0 normal, -1 not yet */
+    double applied;              /* d_now() of the last application */
+    cpu_set_t cpus, pinned;      /* the CPUs the daemon may use; those the work is on */
+    int64_t *gather;             /* 2 per daemon, for d_prio_place */
+} d_prio;
 
 typedef struct d_state {
     pthread_mutex_t mu;
@@ -44,6 +64,7 @@ typedef struct d_state {
     int stop;                    /* 1 STOP: finish the queue, then exit; 2 SIGTERM/SIGINT:
                                   * the same, then drain to the PFS (if one is set) */
     int flush_asked;             /* FLUSH requests since the last flush */
+    double flush_since;          /* d_now() when the oldest of them came */
     int *drain_fds;              /* DRAIN clients waiting for DONE (dup'd, owned here) */
     size_t ndrain;
     int holds;                   /* connected clients that sent HOLD */
@@ -56,6 +77,9 @@ typedef struct d_state {
     int listen_fd, wake[2];
     pthread_t thread;
     bool serving;
+    d_gen seen;                  /* work.c's: the newest queued generation last looked at, */
+    bool seen_full;              /* and whether it is full */
+    d_prio prio;
 } d_state;
 
 extern volatile sig_atomic_t d_signalled;
@@ -88,5 +112,20 @@ void d_drain(d_state *st, cairn_ctx *ctx, size_t ndrain, int nflush);
  * level they were written for (newer than any raised one), and the newest
  * one owed to the PFS that is not there (unless a newer one is). */
 void d_resume(d_state *st, cairn_ctx *ctx);
+/* prio.c: monotonic seconds. */
+double d_now(void);
+/* prio.c: before the socket thread starts, on the main thread: what the
+ * host allows (SCHED_IDLE, CPUs), for NDAEMONS daemons; CAIRN_ENOMEM. */
+int d_prio_init(d_state *st, int boost_after, int ndaemons, cn_err *err);
+/* prio.c: once the socket thread runs: the threads there are now stay as
+ * they are; the work goes to the priority d_prio_update chooses. */
+void d_prio_start(d_state *st);
+/* prio.c, either thread, MU not held: idle priority unless someone waits for
+ * the work (drain, hold, stop, a queue or flush older than boost_after). */
+void d_prio_update(d_state *st);
+/* prio.c, collective over the daemons: the work to the CPUs the NLOCAL ranks
+ * of this node (-1 unknown) and those of the host's other nodes leave spare. */
+int d_prio_place(d_state *st, cairn_ctx *ctx, int nlocal);
+void d_prio_free(d_state *st);
 
 #endif /* CAIRN_DAEMON_H */

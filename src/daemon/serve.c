@@ -9,6 +9,9 @@
  * configuration first. GEN is answered OK only when the generation is queued
  * (or is being worked on): one at or below the newest generation the daemons
  * finished is refused, saying so, and the library raises it itself.
+ * This thread stays at normal priority (prio.c): it answers at once even
+ * while the work waits for a core; each request, and a timer once a second,
+ * lets it change the work's priority.
  */
 #include "daemon/daemon.h"
 
@@ -69,7 +72,7 @@ static int enqueue_locked(d_state *st, int64_t id, int level, int flush)
         st->queue = q, st->capqueue = cap;
     }
     memmove(&st->queue[i + 1], &st->queue[i], (st->nqueue - i) * sizeof *st->queue);
-    st->queue[i] = (d_gen){id, level, flush};
+    st->queue[i] = (d_gen){id, level, flush, d_now()};
     st->nqueue++;
     return 0;
 }
@@ -197,8 +200,8 @@ static bool handle(d_state *st, client *c)
     case CN_REQ_FLUSH:
     case CN_REQ_STOP:
         pthread_mutex_lock(&st->mu);
-        if (req.kind == CN_REQ_FLUSH)
-            st->flush_asked++;
+        if (req.kind == CN_REQ_FLUSH && !st->flush_asked++)
+            st->flush_since = d_now();
         else
             st->stop = 1;
         pthread_mutex_unlock(&st->mu);
@@ -233,7 +236,9 @@ static void *serve(void *arg)
         pf[1] = (struct pollfd){.fd = st->listen_fd, .events = n < MAX_CLIENTS ? POLLIN : 0};
         for (int i = 0; i < n; i++)
             pf[i + 2] = (struct pollfd){.fd = cl[i].fd, .events = POLLIN};
-        if (poll(pf, (nfds_t)n + 2, -1) < 0) {
+        int ready = poll(pf, (nfds_t)n + 2, 1000); /* at least once a second: */
+        d_prio_update(st); /* a request, or a queue grown old, may change the priority */
+        if (ready < 0) {
             if (errno == EINTR)
                 continue;
             cn_error("poll: %s", strerror(errno));

@@ -106,7 +106,7 @@ static int parent_ok(cairn_ctx *ctx, const cn_manifest *m, int level)
 static bool superseded(d_state *st, cairn_ctx *ctx, int64_t id, int level)
 {
     pthread_mutex_lock(&st->mu);
-    d_gen last = st->nqueue ? st->queue[st->nqueue - 1] : (d_gen){-1, 0, 0};
+    d_gen last = st->nqueue ? st->queue[st->nqueue - 1] : (d_gen){-1, 0, 0, 0};
     pthread_mutex_unlock(&st->mu);
     cn_manifest m;
     if (last.id <= id || api_local_level(ctx, last.level) < level ||
@@ -117,6 +117,53 @@ static bool superseded(d_state *st, cairn_ctx *ctx, int64_t id, int level)
     bool full = m.parent < 0;
     cn_manifest_free(&m);
     return full;
+}
+
+/* Is the newest queued generation G full (nothing newer queued can need an
+ * older one)? Its manifest is read once per hand-over (work thread only; a
+ * generation handed over again, rewritten, is queued anew at another time). */
+static bool newest_full(d_state *st, cairn_ctx *ctx, d_gen g)
+{
+    if (g.id == st->seen.id && g.queued == st->seen.queued)
+        return st->seen_full;
+    cn_manifest m;
+    if (d_read_manifest(ctx, g.id, &m) != 0) {
+        cn_err_clear(&ctx->err);
+        return false; /* not yet readable here: look again next tick */
+    }
+    st->seen = g;
+    st->seen_full = m.parent < 0;
+    cn_manifest_free(&m);
+    return st->seen_full;
+}
+
+/* What this daemon offers to work on next: the oldest queued generation
+ * unless the newest queued one is full and at its level or above, and it is
+ * owed no flush: then raising it is wasted work (it would be pruned once the
+ * newest is raised), so the newest generation goes first, and the older
+ * ones go with it (d_set_busy drops what is at or below the one done). A
+ * flush owed is never passed over: that generation is offered, and work_gen
+ * flushes it (its raise skipped when superseded). INT64_MAX: nothing. */
+static int64_t next_offer(d_state *st, cairn_ctx *ctx)
+{
+    pthread_mutex_lock(&st->mu);
+    d_gen last = st->nqueue ? st->queue[st->nqueue - 1] : (d_gen){INT64_MAX, 0, 0, 0};
+    int64_t oldest = st->nqueue ? st->queue[0].id : INT64_MAX;
+    bool several = st->nqueue > 1;
+    pthread_mutex_unlock(&st->mu);
+    if (!several || !newest_full(st, ctx, last))
+        return oldest;
+    pthread_mutex_lock(&st->mu);
+    int64_t offer = INT64_MAX;
+    for (size_t i = 0; i < st->nqueue && offer == INT64_MAX; i++) {
+        d_gen g = st->queue[i];
+        if (g.id > last.id)
+            break; /* queued since: the next tick looks again */
+        if (g.id == last.id || g.flush || g.level == CAIRN_LEVEL_PFS || g.level > last.level)
+            offer = g.id;
+    }
+    pthread_mutex_unlock(&st->mu);
+    return offer;
 }
 
 static void work_gen(d_state *st, cairn_ctx *ctx, int64_t id)
@@ -140,6 +187,11 @@ static void work_gen(d_state *st, cairn_ctx *ctx, int64_t id)
     cn_manifest m = {0};
     bool have = d_read_manifest(ctx, id, &m) == 0;
     int rc = api_dctx_layout(ctx, have ? &m : NULL);
+    int nlocal = rc == 0 ? 0 : -1;
+    for (int r = 0; rc == 0 && r < ctx->nranks; r++)
+        nlocal += (int)ctx->rank_node[r] == ctx->node;
+    if (d_prio_place(st, ctx, nlocal) != 0)
+        cn_warn("MPI failed while placing the work on CPUs");
     int64_t flushed = -1;
     if (rc == 0) {
         level = api_local_level(ctx, level);
@@ -191,11 +243,12 @@ void d_run(d_state *st, cairn_ctx *ctx)
         pthread_mutex_lock(&st->mu);
         if (d_signalled)
             st->stop = 2; /* SIGTERM: the scheduler ends the job; save what can be saved */
-        int64_t v[5] = {st->nqueue ? st->queue[0].id : INT64_MAX, -st->stop, -!!st->ndrain,
-                        -!!st->flush_asked, -!!st->holds};
+        int64_t v[5] = {INT64_MAX, -st->stop, -!!st->ndrain, -!!st->flush_asked, -!!st->holds};
         size_t ndrain = st->ndrain;
         int nflush = st->flush_asked;
         pthread_mutex_unlock(&st->mu);
+        v[0] = next_offer(st, ctx);
+        d_prio_update(st);
         if (d_agree_min(ctx, v, 5) != 0) {
             cn_error("MPI failed between the daemons; stopping");
             return;

@@ -208,8 +208,9 @@ check "a daemon of another configuration (erasure.m) is refused: synchronous, wi
 stop
 check "cairn drain and status without daemons: exit 3 with a message" \
   bash -c "'$C' drain 2>&1 | grep -q 'no cairnd serves'; test \${PIPESTATUS[0]} = 3"
+source tests/mpi/run_yield.sh
 logs=()
-for d in "${SCRATCH_DIRS[@]}"; do logs+=("$d"/cairn-*/t*-daemon*/cairnd.log); done
+for d in "${SCRATCH_DIRS[@]}"; do logs+=("$d"/cairn-*/t*-daemon*/cairnd.log "$d"/cairn-*/t*-yield*/cairnd.log); done
 check "no daemon log shows a sanitizer report" \
   bash -c "! cat ${logs[*]} 2>/dev/null | grep -E 'runtime error|Sanitizer'"
 unset T_CODECS CAIRN_PFS_DIR CAIRN_PFS_GROUP CAIRN_SET_SIZE CAIRN_EC_M CAIRN_DAEMON_LAUNCHER

@@ -1,0 +1,285 @@
+/*
+ * prio.c - cairnd yields to the application. Its work (the main thread, and
+ * the threads it starts: compressors, hashers) runs at the lowest CPU
+ * priority (SCHED_IDLE) and in the idle I/O class, so that the ranks of its
+ * node never wait for a core or a disk behind it; and it goes to the cores
+ * the ranks of its host do not use, where there are any.
+ *
+ * Idle work could starve beside busy ranks (or any CPU hog) for ever, so the
+ * work goes back to normal priority (SCHED_OTHER, the I/O class the nice
+ * value gives) whenever someone waits for it: a drain (cairn drain, the
+ * epilog), a HOLD (a checkpoint or a restart about to rewrite generation
+ * directories), a stop or SIGTERM; and when the oldest generation queued, or
+ * a FLUSH asked for, has waited daemon.boost_after seconds (0: always
+ * normal). Either thread may notice a change (the socket thread when a
+ * request comes, and once a second; the work thread each tick), so
+ * d_prio_update is called from both and the change itself is serialized by
+ * prio.mu. A thread's priority can be set from another thread, so a boost
+ * takes effect in the middle of a raise or a flush.
+ *
+ * Whose priority: every thread of the process except those that existed
+ * when d_prio_start ran, other than the main thread (the socket thread, the
+ * MPI library's own): they answer clients and carry MPI's progress, and stay
+ * as they are. Leaving SCHED_IDLE needs CAP_SYS_NICE or an RLIMIT_NICE of
+ * 20; without either (d_prio_init tries it on a thread of its own) the work
+ * keeps its CPU priority, with a warning, and only its I/O class changes.
+ * d_prio_init comes before the socket thread starts, d_prio_start after.
+ *
+ * Placement (d_prio_place, collective, at each generation: the layout may
+ * change): the daemons of a host add up the ranks of their nodes; if the
+ * CPUs the daemon may use outnumber them, the work goes to the highest
+ * numbered ones, as many as are spare (launchers bind ranks from the first
+ * core up), else anywhere it may run.
+ */
+#include "daemon/daemon.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* linux/ioprio.h, which not every libc installs */
+#define D_IOPRIO_WHO_PROCESS 1
+#define D_IOPRIO_CLASS_IDLE 3
+#define D_IOPRIO_CLASS_SHIFT 13
+#define D_IOPRIO_IDLE (D_IOPRIO_CLASS_IDLE << D_IOPRIO_CLASS_SHIFT)
+#define D_IOPRIO_NONE 0          /* the class and level the nice value gives */
+
+#define REAPPLY_S 1.0            /* threads started since the last change get it too */
+
+double d_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static pid_t tid_self(void)
+{
+    return (pid_t)syscall(SYS_gettid);
+}
+
+/* The threads of this process (ids into *TIDS, malloc'd); -errno. */
+static int list_tids(pid_t **tids, size_t *n)
+{
+    *tids = NULL, *n = 0;
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -errno;
+    size_t cap = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        long t = atol(e->d_name);
+        if (t <= 0)
+            continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            pid_t *v = realloc(*tids, cap * sizeof *v);
+            if (!v) {
+                closedir(d);
+                return -ENOMEM;
+            }
+            *tids = v;
+        }
+        (*tids)[(*n)++] = (pid_t)t;
+    }
+    closedir(d);
+    return 0;
+}
+
+static bool foreign(const d_state *st, pid_t tid)
+{
+    for (size_t i = 0; i < st->prio.nothers; i++)
+        if (st->prio.others[i] == tid)
+            return true;
+    return false;
+}
+
+/* Can a thread leave SCHED_IDLE again? Tried on a thread of its own. */
+static void *probe(void *arg)
+{
+    struct sched_param sp = {0};
+    *(bool *)arg = sched_setscheduler(0, SCHED_IDLE, &sp) == 0 &&
+                   sched_setscheduler(0, SCHED_OTHER, &sp) == 0;
+    return NULL;
+}
+
+/* Under prio.mu: every thread of ours to IDLE or normal priority. */
+static void apply(d_state *st, bool idle)
+{
+    pid_t *tids;
+    size_t n;
+    int rc = list_tids(&tids, &n);
+    if (rc < 0) { /* the work thread at least */
+        tids = NULL, n = 0;
+        if (!st->prio.warned)
+            cn_warn("cannot list this daemon's threads: %s", strerror(-rc));
+        st->prio.warned = true;
+    }
+    struct sched_param sp = {0};
+    for (size_t i = 0; i <= n; i++) {
+        pid_t t = i < n ? tids[i] : st->prio.work_tid;
+        if ((i < n && (t == st->prio.work_tid || foreign(st, t))))
+            continue;
+        int err = 0;
+        if (st->prio.cpu_idle &&
+            sched_setscheduler(t, idle ? SCHED_IDLE : SCHED_OTHER, &sp) != 0)
+            err = errno;
+        if (syscall(SYS_ioprio_set, D_IOPRIO_WHO_PROCESS, t,
+                    idle ? D_IOPRIO_IDLE : D_IOPRIO_NONE) != 0 && !err)
+            err = errno;
+        if (err && err != ESRCH && !st->prio.warned) { /* ESRCH: it ended meanwhile */
+            cn_warn("cannot set the priority of thread %d: %s", (int)t, strerror(err));
+            st->prio.warned = true;
+        }
+    }
+    free(tids);
+    st->prio.idle = idle ? 1 : 0;
+    st->prio.applied = d_now();
+}
+
+int d_prio_init(d_state *st, int boost_after, int ndaemons, cn_err *err)
+{
+    st->prio.gather = malloc(2 * (size_t)ndaemons * sizeof *st->prio.gather);
+    if (!st->prio.gather)
+        return cn_fail(err, CAIRN_ENOMEM, "out of memory");
+    pthread_mutex_init(&st->prio.mu, NULL);
+    st->prio.boost_after = boost_after;
+    st->prio.work_tid = tid_self();
+    st->prio.idle = -1;
+    CPU_ZERO(&st->prio.cpus);
+    if (sched_getaffinity(0, sizeof st->prio.cpus, &st->prio.cpus) != 0)
+        CPU_ZERO(&st->prio.cpus); /* unknown: never pinned */
+    st->prio.pinned = st->prio.cpus;
+    struct rlimit rl; /* RLIMIT_NICE 20 lets a thread back to nice 0 from SCHED_IDLE */
+    if (getrlimit(RLIMIT_NICE, &rl) == 0 && rl.rlim_cur < 20 && rl.rlim_max > rl.rlim_cur) {
+        rl.rlim_cur = rl.rlim_max < 20 ? rl.rlim_max : 20;
+        setrlimit(RLIMIT_NICE, &rl);
+    }
+    pthread_t t;
+    bool ok = false;
+    if (boost_after > 0 && pthread_create(&t, NULL, probe, &ok) == 0)
+        pthread_join(t, NULL);
+    st->prio.cpu_idle = ok;
+    if (boost_after > 0 && !ok)
+        cn_warn("the work cannot leave SCHED_IDLE again here (it needs CAP_SYS_NICE or "
+                "RLIMIT_NICE 20): it keeps normal CPU priority, and only its I/O class is idle");
+    return 0;
+}
+
+void d_prio_start(d_state *st)
+{
+    pid_t *tids;
+    size_t n;
+    pthread_mutex_lock(&st->prio.mu);
+    if (list_tids(&tids, &n) == 0) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (tids[i] != st->prio.work_tid)
+                tids[k++] = tids[i];
+        st->prio.others = tids, st->prio.nothers = k;
+    }
+    st->prio.started = true;
+    pthread_mutex_unlock(&st->prio.mu);
+    d_prio_update(st);
+}
+
+void d_prio_free(d_state *st)
+{
+    free(st->prio.gather);
+    free(st->prio.others);
+    st->prio.gather = NULL, st->prio.others = NULL, st->prio.nothers = 0;
+}
+
+/* Under MU: does someone wait for the work (or has it waited long enough)? */
+static bool waited_on(const d_state *st, double now)
+{
+    double after = st->prio.boost_after;
+    return after <= 0 || st->stop || d_signalled || st->ndrain || st->holds || st->nhold ||
+           (st->nqueue && now - st->queue[0].queued >= after) ||
+           (st->flush_asked && now - st->flush_since >= after);
+}
+
+void d_prio_update(d_state *st)
+{
+    double now = d_now();
+    pthread_mutex_lock(&st->mu);
+    bool idle = !waited_on(st, now);
+    pthread_mutex_unlock(&st->mu);
+    pthread_mutex_lock(&st->prio.mu);
+    bool changed = st->prio.started && st->prio.idle != (idle ? 1 : 0);
+    if (changed || (st->prio.started && now - st->prio.applied >= REAPPLY_S))
+        apply(st, idle);
+    pthread_mutex_unlock(&st->prio.mu);
+    if (changed)
+        cn_debug("work at %s priority", idle ? "idle" : "normal");
+}
+
+/* A 64-bit FNV-1a hash of this host's name: daemons on one host share it. */
+static int64_t host_hash(void)
+{
+    char name[256] = "";
+    gethostname(name, sizeof name - 1);
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    return (int64_t)(h >> 1);
+}
+
+int d_prio_place(d_state *st, cairn_ctx *ctx, int nlocal)
+{
+    int64_t mine[2] = {host_hash(), nlocal}, *all = st->prio.gather;
+    if (MPI_Allgather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, ctx->comm) != MPI_SUCCESS)
+        return CAIRN_EMPI;
+    int64_t ranks = 0;
+    bool known = true;
+    for (int d = 0; d < ctx->size; d++)
+        if (all[2 * d] == mine[0]) {
+            known = known && all[2 * d + 1] >= 0;
+            ranks += all[2 * d + 1];
+        }
+    int ncpu = CPU_COUNT(&st->prio.cpus);
+    if (!known || ncpu == 0)
+        return 0; /* a layout unknown here: leave the work where it is */
+    cpu_set_t want = st->prio.cpus;
+    int64_t spare = ncpu - ranks;
+    if (spare > 0) { /* the highest SPARE cpus of the set */
+        CPU_ZERO(&want);
+        for (int c = CPU_SETSIZE - 1; c >= 0 && spare > 0; c--)
+            if (CPU_ISSET(c, &st->prio.cpus))
+                CPU_SET(c, &want), spare--;
+    }
+    pthread_mutex_lock(&st->prio.mu);
+    bool same = CPU_EQUAL(&want, &st->prio.pinned);
+    if (!same) {
+        pid_t *tids;
+        size_t n;
+        if (list_tids(&tids, &n) != 0)
+            tids = NULL, n = 0;
+        for (size_t i = 0; i <= n; i++) {
+            pid_t t = i < n ? tids[i] : st->prio.work_tid;
+            if (i < n && (t == st->prio.work_tid || foreign(st, t)))
+                continue;
+            if (sched_setaffinity(t, sizeof want, &want) != 0 && i == n) /* the work thread */
+                cn_warn("cannot pin the work to CPUs: %s", strerror(errno));
+        }
+        free(tids);
+        st->prio.pinned = want;
+    }
+    pthread_mutex_unlock(&st->prio.mu);
+    if (!same) {
+        char list[256] = "";
+        size_t len = 0;
+        for (int c = 0; c < CPU_SETSIZE && len + 8 < sizeof list; c++)
+            if (CPU_ISSET(c, &want))
+                len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", len ? "," : "", c);
+        cn_info("work on CPU(s) %s: %lld rank(s) of this host's nodes, %d CPU(s)", list,
+                (long long)ranks, ncpu);
+    }
+    return 0;
+}

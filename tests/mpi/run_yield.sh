@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# run_yield.sh - daemons the application does not notice: cairnd's work
+# thread runs at idle priority (SCHED_IDLE, I/O class idle) while nothing
+# waits for it, at normal priority while a drain waits (and goes back after);
+# beside CPU hogs a drain still finishes, and with daemon.boost_after the
+# queue does too; pinned to the cores the ranks of its host do not use where
+# there are any. Sourced by run_daemon.sh (section daemon): uses its start,
+# stop, daemons_idle, level_of and mine, lib.sh's helpers and `check`.
+
+# y_pids: the job's daemons' pids (cairn status, second column).
+y_pids() { "$C" status | awk 'NR > 1 {print $2}'; }
+# y_policy PID: the scheduling policy of the main (work) thread of PID, as chrt names it.
+y_policy() { chrt -p "$1" | sed -n 's/.*current scheduling policy: *//p'; }
+# y_io PID: the I/O class of the main thread of PID, as ionice names it (idle, none, ...).
+y_io() { ionice -p "$1" | sed 's/:.*//'; }
+# y_all_at POLICY IOCLASS: every daemon's work thread is at them (and there are 4 daemons).
+y_all_at() {
+  local p n=0
+  for p in $(y_pids); do
+    [ "$(y_policy "$p")" = "$1" ] && [ "$(y_io "$p")" = "$2" ] || return 1
+    n=$((n + 1))
+  done
+  [ "$n" -eq "${Y_N:-4}" ]
+}
+# y_wait_at POLICY IOCLASS [WHILE_PID]: wait (at most 120 s) until y_all_at holds; with
+# WHILE_PID, fail if that process ends first (the state must be seen while it runs).
+y_wait_at() {
+  for _ in $(seq 1200); do
+    y_all_at "$1" "$2" && { [ -z "${3:-}" ] || kill -0 "$3" 2>/dev/null; } && return 0
+    [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null && { echo "process $3 ended first"; return 1; }
+    sleep 0.1
+  done
+  echo "not at $1/$2:"; for p in $(y_pids); do echo "  $p $(y_policy "$p") $(y_io "$p")"; done
+  return 1
+}
+# y_drain_boosts: start cairn drain, see every daemon at normal priority while it waits,
+# then the drain's exit status 0 and generation $1 on the PFS, then idle again.
+y_drain_boosts() {
+  "$C" drain --timeout 600 >"$CAIRN_BASE/drain.out" 2>&1 &
+  local d=$! rc=0
+  y_wait_at SCHED_OTHER none "$d" || rc=1
+  wait "$d" || { echo "cairn drain: exit $?"; cat "$CAIRN_BASE/drain.out"; rc=1; }
+  grep -q "generation $1 " "$CAIRN_BASE/drain.out" && test -e "$(pfs_gen "$1")/index" || rc=1
+  y_wait_at SCHED_IDLE idle || rc=1
+  return $rc
+}
+# y_hog N: start N CPU hogs of our own (busy shell loops); their pids in Y_HOGS.
+y_hog() { Y_HOGS=(); for _ in $(seq "$1"); do (while :; do :; done) & Y_HOGS+=($!); done; }
+y_unhog() { kill "${Y_HOGS[@]}" 2>/dev/null; wait "${Y_HOGS[@]}" 2>/dev/null; Y_HOGS=(); }
+export -f y_pids y_policy y_io y_all_at y_wait_at y_drain_boosts
+
+# Each generation held 10 s by the daemons (so the drain waits long enough
+# to be seen); boost_after far away, so only what waits raises their priority.
+fresh_pfs yield
+check "yield: 4 daemons start with their work thread at SCHED_IDLE and I/O class idle" \
+  bash -c "CAIRN_DAEMON_DELAY_MS=10000 CAIRN_DAEMON_BOOST_AFTER=3600 '$C' start --nodes 4 >/dev/null && y_all_at SCHED_IDLE idle"
+check "  ... 2 generations at level 4 handed over: the daemons work on them, still at idle priority" \
+  bash -c "scripts/mpirun.sh 8 $T save 2 4 && '$C' status | grep -q busy && y_all_at SCHED_IDLE idle"
+check "  ... cairn drain: normal priority while it waits, exit 0, generation 2 on the PFS, idle again after" \
+  y_drain_boosts 2
+check "  ... generation 2 reached level 3; cairn stop" bash -c "test \"\$(level_of 2)\" = 3 && '$C' stop >/dev/null"
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: generation 2 restored from the PFS, bit-exact" \
+  run_grep 'restoring generation 2 from the PFS' scripts/mpirun.sh 8 "$T" restore 2
+
+# Beside 4 CPU hogs: the daemons at idle priority would wait for a free core
+# forever; a drain boosts them, and so does a queue older than boost_after.
+fresh_pfs yield-hog
+y_hog 4
+check "yield beside 4 CPU hogs: 3 generations at level 4, then cairn drain finishes (exit 0, generation 3 on the PFS)" \
+  bash -c "'$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 3 4 && out=\$('$C' drain --timeout 600) && grep -q 'generation 3 ' <<<\"\$out\" && test -e '$(pfs_gen 3)/index'"
+check "  ... with daemon.boost_after 2 and no drain, the daemons still empty their queue: generation 4 at level 3" \
+  bash -c "'$C' stop >/dev/null && CAIRN_DAEMON_BOOST_AFTER=2 '$C' start --nodes 4 >/dev/null && T_FIRST=4 scripts/mpirun.sh 8 $T save 1 3 && daemons_idle && test \"\$(level_of 4)\" = 3"
+y_unhog
+wipe_nodes 1 2
+check "  ... 2 nodes wiped: generation 4 decoded, bit-exact" run_grep PASS scripts/mpirun.sh 8 "$T" restore-id 4
+stop
+
+# One rank on one node, on a host with more cores: the work thread goes to
+# the cores the rank does not use (the highest ones of the daemon's set).
+if [ "$(nproc)" -ge 2 ]; then
+  fresh_pfs yield-pin
+  cpus=$(nproc)
+  check "yield: 1 rank on this $cpus-core host: the daemon's work thread is pinned to the $((cpus - 1)) spare core(s)" \
+    bash -c "CAIRN_RANKS_PER_NODE=1 '$C' start --nodes 1 >/dev/null && CAIRN_RANKS_PER_NODE=1 scripts/mpirun.sh 1 $T save 1 4 && daemons_idle && p=\$(y_pids) && n=\$(taskset -pc \$p | sed 's/.*: //' | awk -F, '{for (i = 1; i <= NF; i++) {split(\$i, r, \"-\"); c += (r[2] == \"\" ? 1 : r[2] - r[1] + 1)}} END {print c}') && test \"\$n\" = $((cpus - 1))"
+  "$C" stop >/dev/null
+else
+  skip "yield: pinning to spare cores needs a host with 2 cores or more"
+fi
