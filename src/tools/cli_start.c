@@ -44,7 +44,10 @@ const char cli_start_usage[] =
     "machine that is not one of the job's nodes (a login node): it then learns that\n"
     "they serve from the launcher's output; status, drain and stop work on the nodes.\n"
     "The daemons log to <base>/cairn-<uid>/<job>/" LOG_NAME ". The job's ranks find\n"
-    "them at cairn_init or their next checkpoint and hand levels 2-4 over.\n";
+    "them at cairn_init or their next checkpoint and hand levels 2-4 over. The\n"
+    "daemons work at idle CPU and I/O priority (on the CPUs the ranks leave spare,\n"
+    "if any), and at normal priority while a drain, a hold or a stop waits, or once\n"
+    "a generation has waited daemon.boost_after seconds in their queue.\n";
 
 const char cli_stop_usage[] =
     "Usage: cairn stop [--job ID] [--config FILE] [--timeout SECONDS]\n"
