@@ -29,6 +29,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/types.h>
 #include <stdint.h>
 
@@ -49,7 +50,8 @@ typedef struct d_prio {          /* prio.c's, under its MU (boost_after, work_ti
     size_t nothers;
     bool started, cpu_idle;      /* SCHED_IDLE usable: a thread can leave it again */
     bool warned;
-    int idle;                    /* applied: 1 idle, 0 normal, -1 not yet */
+    atomic_int lent;             /* d_lock gave the work thread normal priority */
+    int idle;                    /* applied: 1 idle, 0 normal, -1 not yet (or lent) */
     double applied;              /* d_now() of the last application */
     cpu_set_t cpus, pinned;      /* the CPUs the daemon may use; those the work is on */
     int64_t *gather;             /* 2 per daemon, for d_prio_place */
@@ -120,9 +122,13 @@ int d_prio_init(d_state *st, int boost_after, int ndaemons, cn_err *err);
 /* prio.c: once the socket thread runs: the threads there are now stay as
  * they are; the work goes to the priority d_prio_update chooses. */
 void d_prio_start(d_state *st);
-/* prio.c, either thread, MU not held: idle priority unless someone waits for
- * the work (drain, hold, stop, a queue or flush older than boost_after). */
+/* prio.c, the socket thread (and d_prio_start), MU not held: idle priority
+ * unless someone waits for the work (drain, hold, stop, a queue or flush
+ * older than boost_after). */
 void d_prio_update(d_state *st);
+/* prio.c: take MU from the socket thread; if the work thread holds it, lend
+ * that normal priority first (it may be preempted at idle priority). */
+void d_lock(d_state *st);
 /* prio.c, collective over the daemons: the work to the CPUs the NLOCAL ranks
  * of this node (-1 unknown) and those of the host's other nodes leave spare. */
 int d_prio_place(d_state *st, cairn_ctx *ctx, int nlocal);

@@ -11,11 +11,13 @@
  * epilog), a HOLD (a checkpoint or a restart about to rewrite generation
  * directories), a stop or SIGTERM; and when the oldest generation queued, or
  * a FLUSH asked for, has waited daemon.boost_after seconds (0: always
- * normal). Either thread may notice a change (the socket thread when a
- * request comes, and once a second; the work thread each tick), so
- * d_prio_update is called from both and the change itself is serialized by
- * prio.mu. A thread's priority can be set from another thread, so a boost
- * takes effect in the middle of a raise or a flush.
+ * normal). The socket thread, at normal priority, decides: when a request
+ * comes, and once a second (d_prio_update). A thread's priority can be set
+ * from another thread, so a boost takes effect in the middle of a raise or a
+ * flush. The socket thread never waits for the work thread at idle priority:
+ * it takes prio.mu only if free (else it tries again a second later), and if
+ * it finds MU taken (d_lock) it lends the work thread normal priority until
+ * its next d_prio_update, so a preempted holder cannot delay an answer.
  *
  * Whose priority: every thread of the process except those that existed
  * when d_prio_start ran, other than the main thread (the socket thread, the
@@ -36,6 +38,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,13 +208,27 @@ static bool waited_on(const d_state *st, double now)
            (st->flush_asked && now - st->flush_since >= after);
 }
 
+void d_lock(d_state *st)
+{
+    if (pthread_mutex_trylock(&st->mu) == 0)
+        return;
+    if (st->prio.cpu_idle && !atomic_exchange(&st->prio.lent, 1)) {
+        struct sched_param sp = {0};
+        sched_setscheduler(st->prio.work_tid, SCHED_OTHER, &sp); /* d_prio_update takes it back */
+    }
+    pthread_mutex_lock(&st->mu);
+}
+
 void d_prio_update(d_state *st)
 {
     double now = d_now();
-    pthread_mutex_lock(&st->mu);
+    d_lock(st);
     bool idle = !waited_on(st, now);
     pthread_mutex_unlock(&st->mu);
-    pthread_mutex_lock(&st->prio.mu);
+    if (pthread_mutex_trylock(&st->prio.mu) != 0)
+        return; /* the work thread places itself: the next call (a second at most) sees to it */
+    if (atomic_exchange(&st->prio.lent, 0))
+        st->prio.idle = -1; /* d_lock lent the work normal priority */
     bool changed = st->prio.started && st->prio.idle != (idle ? 1 : 0);
     if (changed || (st->prio.started && now - st->prio.applied >= REAPPLY_S))
         apply(st, idle);

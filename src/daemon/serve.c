@@ -11,7 +11,8 @@
  * finished is refused, saying so, and the library raises it itself.
  * This thread stays at normal priority (prio.c): it answers at once even
  * while the work waits for a core; each request, and a timer once a second,
- * lets it change the work's priority.
+ * lets it change the work's priority. It takes MU with d_lock: the work
+ * thread may hold it, preempted at idle priority.
  */
 #include "daemon/daemon.h"
 
@@ -79,7 +80,7 @@ static int enqueue_locked(d_state *st, int64_t id, int level, int flush)
 
 void d_enqueue(d_state *st, int64_t id, int level, int flush)
 {
-    pthread_mutex_lock(&st->mu);
+    d_lock(st);
     if (enqueue_locked(st, id, level, flush) < 0)
         cn_error("out of memory: generation %lld not queued", (long long)id);
     pthread_mutex_unlock(&st->mu);
@@ -90,7 +91,7 @@ void d_enqueue(d_state *st, int64_t id, int level, int flush)
  * ones queued belong to the timeline it left, and are not worked on. */
 static void gen(d_state *st, client *c, const cn_req *req)
 {
-    pthread_mutex_lock(&st->mu);
+    d_lock(st);
     size_t before = st->nqueue;
     while (st->nqueue && st->queue[st->nqueue - 1].id > req->gen)
         st->nqueue--;
@@ -115,7 +116,7 @@ static void gen(d_state *st, client *c, const cn_req *req)
 static bool wait_main(d_state *st, client *c, int **fds, size_t *n, bool hold)
 {
     int fd = dup(c->fd);
-    pthread_mutex_lock(&st->mu);
+    d_lock(st);
     int *v = fd >= 0 ? realloc(*fds, (*n + 1) * sizeof *v) : NULL;
     if (v) {
         *fds = v, v[(*n)++] = fd;
@@ -135,7 +136,7 @@ static bool wait_main(d_state *st, client *c, int **fds, size_t *n, bool hold)
 static void drop(d_state *st, client *c)
 {
     if (c->held) {
-        pthread_mutex_lock(&st->mu);
+        d_lock(st);
         st->holds--;
         pthread_mutex_unlock(&st->mu);
     }
@@ -199,7 +200,7 @@ static bool handle(d_state *st, client *c)
         break;
     case CN_REQ_FLUSH:
     case CN_REQ_STOP:
-        pthread_mutex_lock(&st->mu);
+        d_lock(st);
         if (req.kind == CN_REQ_FLUSH && !st->flush_asked++)
             st->flush_since = d_now();
         else
@@ -214,7 +215,7 @@ static bool handle(d_state *st, client *c)
         wait_main(st, c, &st->hold_fds, &st->nhold, true);
         break;
     case CN_REQ_STATUS: {
-        pthread_mutex_lock(&st->mu);
+        d_lock(st);
         cn_rep rep = {.kind = CN_REP_STATUS, .pid = getpid(), .queued = (int64_t)st->nqueue,
                       .busy = st->busy, .done = st->done, .flushed = st->flushed};
         pthread_mutex_unlock(&st->mu);

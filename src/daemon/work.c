@@ -248,7 +248,6 @@ void d_run(d_state *st, cairn_ctx *ctx)
         int nflush = st->flush_asked;
         pthread_mutex_unlock(&st->mu);
         v[0] = next_offer(st, ctx);
-        d_prio_update(st);
         if (d_agree_min(ctx, v, 5) != 0) {
             cn_error("MPI failed between the daemons; stopping");
             return;

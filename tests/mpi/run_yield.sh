@@ -55,7 +55,7 @@ fresh_pfs yield
 check "yield: 4 daemons start with their work thread at SCHED_IDLE and I/O class idle" \
   bash -c "CAIRN_DAEMON_DELAY_MS=10000 CAIRN_DAEMON_BOOST_AFTER=3600 '$C' start --nodes 4 >/dev/null && y_all_at SCHED_IDLE idle"
 check "  ... 2 generations at level 4 handed over: the daemons work on them, still at idle priority" \
-  bash -c "scripts/mpirun.sh 8 $T save 2 4 && '$C' status | grep -q busy && y_all_at SCHED_IDLE idle"
+  bash -c "scripts/mpirun.sh 8 $T save 2 4 && daemons_busy && y_all_at SCHED_IDLE idle"
 check "  ... cairn drain: normal priority while it waits, exit 0, generation 2 on the PFS, idle again after" \
   y_drain_boosts 2
 check "  ... generation 2 reached level 3; cairn stop" bash -c "test \"\$(level_of 2)\" = 3 && '$C' stop >/dev/null"
