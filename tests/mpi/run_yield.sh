@@ -5,7 +5,7 @@
 # beside CPU hogs a drain still finishes, and with daemon.boost_after the
 # queue does too; pinned to the cores the ranks of its host do not use where
 # there are any. Sourced by run_daemon.sh (section daemon): uses its start,
-# stop, daemons_idle, level_of and mine, lib.sh's helpers and `check`.
+# stop, daemons_idle, daemons_busy and level_of, lib.sh's helpers and `check`.
 
 # y_pids: the job's daemons' pids (cairn status, second column).
 y_pids() { "$C" status | awk 'NR > 1 {print $2}'; }
