@@ -67,6 +67,7 @@ typedef struct d_state {
                                   * the same, then drain to the PFS (if one is set) */
     int flush_asked;             /* FLUSH requests since the last flush */
     double flush_since;          /* d_now() when the oldest of them came */
+    bool waited;                 /* a drain, stop or hold waits on some daemon (work.c agrees) */
     int *drain_fds;              /* DRAIN clients waiting for DONE (dup'd, owned here) */
     size_t ndrain;
     int holds;                   /* connected clients that sent HOLD */

@@ -11,10 +11,12 @@
  * epilog), a HOLD (a checkpoint or a restart about to rewrite generation
  * directories), a stop or SIGTERM; and when the oldest generation queued, or
  * a FLUSH asked for, has waited daemon.boost_after seconds (0: always
- * normal). The socket thread, at normal priority, decides: when a request
- * comes, and once a second (d_prio_update). A thread's priority can be set
- * from another thread, so a boost takes effect in the middle of a raise or a
- * flush. The socket thread never waits for the work thread at idle priority:
+ * normal). A drain is asked of one daemon, but all of them do it: each tick
+ * of work.c's agreement tells every daemon whether one of them is waited on
+ * (so the others follow from the next generation on). The socket thread, at
+ * normal priority, decides: when a request comes, and once a second
+ * (d_prio_update). A thread's priority can be set from another thread, so a
+ * boost takes effect in the middle of a raise or a flush. The socket thread never waits for the work thread at idle priority:
  * it takes prio.mu only if free (else it tries again a second later), and if
  * it finds MU taken (d_lock) it lends the work thread normal priority until
  * its next d_prio_update, so a preempted holder cannot delay an answer.
@@ -204,6 +206,7 @@ static bool waited_on(const d_state *st, double now)
 {
     double after = st->prio.boost_after;
     return after <= 0 || st->stop || d_signalled || st->ndrain || st->holds || st->nhold ||
+           st->waited ||
            (st->nqueue && now - st->queue[0].queued >= after) ||
            (st->flush_asked && now - st->flush_since >= after);
 }

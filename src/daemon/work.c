@@ -252,6 +252,9 @@ void d_run(d_state *st, cairn_ctx *ctx)
             cn_error("MPI failed between the daemons; stopping");
             return;
         }
+        pthread_mutex_lock(&st->mu); /* a drain, stop or hold that one daemon was asked */
+        st->waited = v[1] || v[2] || v[4]; /* for: all work at normal priority (prio.c) */
+        pthread_mutex_unlock(&st->mu);
         if (v[4]) { /* held: every daemon is between two pieces of work, and stays so */
             d_hold_answer(st);
             d_sleep_ms(TICK_MS);
