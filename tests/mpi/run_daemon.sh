@@ -98,7 +98,7 @@ stop
 # them. Behind, the daemons take the newest full generation first, passing
 # over 2, so they die as they take 3.
 fresh_pfs daemon-resume
-gone() { for _ in $(seq 300); do mine || return 0; sleep 0.1; done; return 1; }
+gone() { for _ in $(seq 1200); do mine || return 0; sleep 0.1; done; return 1; }
 export -f gone
 check "daemons killed with generations 2-3 queued (as they take 3, passing over 2): they stay at level 1" \
   bash -c "CAIRN_DAEMON_DELAY_MS=8000 CAIRN_FAULT=cairnd.gen:gen=3:rank=0 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 3 3 && gone && test \"\$(level_of 3)\" = 1 && test \"\$(level_of 2)\" = 1"
