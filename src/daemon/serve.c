@@ -201,10 +201,10 @@ static bool handle(d_state *st, client *c)
     case CN_REQ_FLUSH:
     case CN_REQ_STOP:
         d_lock(st);
-        if (req.kind == CN_REQ_FLUSH && !st->flush_asked++)
-            st->flush_since = d_now();
-        else
+        if (req.kind == CN_REQ_STOP)
             st->stop = 1;
+        else if (!st->flush_asked++) /* the first since the last flush: its wait starts */
+            st->flush_since = d_now();
         pthread_mutex_unlock(&st->mu);
         reply(c->fd, &ok);
         break;

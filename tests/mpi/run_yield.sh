@@ -47,7 +47,9 @@ y_drain_boosts() {
 # y_hog N: start N CPU hogs of our own (busy shell loops); their pids in Y_HOGS.
 y_hog() { Y_HOGS=(); for _ in $(seq "$1"); do (while :; do :; done) & Y_HOGS+=($!); done; }
 y_unhog() { kill "${Y_HOGS[@]}" 2>/dev/null; wait "${Y_HOGS[@]}" 2>/dev/null; Y_HOGS=(); }
-export -f y_pids y_policy y_io y_all_at y_wait_at y_drain_boosts
+# y_wait_file FILE: wait (at most 120 s) until FILE exists.
+y_wait_file() { for _ in $(seq 1200); do [ -e "$1" ] && return 0; sleep 0.1; done; return 1; }
+export -f y_pids y_policy y_io y_all_at y_wait_at y_drain_boosts y_wait_file
 
 # Each generation held 10 s by the daemons (so the drain waits long enough
 # to be seen); boost_after far away, so only what waits raises their priority.
@@ -87,3 +89,11 @@ if [ "$(nproc)" -ge 2 ]; then
 else
   skip "yield: pinning to spare cores needs a host with 2 cores or more"
 fi
+
+# cairn flush, twice before the daemons get to it (each generation held 5 s):
+# the second is a flush too (counted, its wait timed for boost_after), not a
+# stop.
+fresh_pfs yield-flush
+check "cairn flush twice while the daemons work: the newest generation reaches the PFS, the 4 daemons still serve" \
+  bash -c "CAIRN_DAEMON_DELAY_MS=5000 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 1 3 && '$C' flush >/dev/null && '$C' flush >/dev/null && y_wait_file '$(pfs_gen 1)/index' && daemons_idle && test \$('$C' status | grep -c idle) = 4"
+stop
