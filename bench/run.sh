@@ -325,7 +325,7 @@ bench_agg() {
 # the daemons (or a synchronous one did), if the daemons flushed fewer generations than the
 # run owed the PFS (every pfs.every-th: none may be lost), or a run's final array differs
 # from nockpt's. Waiting ranks yield their core (as in l3); the daemons' work runs at idle
-# priority unless the drain waits for it (daemon.boost_after, default 10 s).
+# priority unless the drain waits for it (daemon.boost_after, default 30 s).
 
 # median_of X...: the median of numbers.
 median_of() {

@@ -240,7 +240,7 @@ static const key_def KEYS[] = {
      .doc = "seconds the library waits for cairnd to answer before it falls back to "
             "synchronous checkpoints"},
     {.section = "daemon", .name = "boost_after", .env = "CAIRN_DAEMON_BOOST_AFTER",
-     .kind = K_INT, .min = 0, .max = 86400, .def = "10", FIELD(daemon_boost_after),
+     .kind = K_INT, .min = 0, .max = 86400, .def = "30", FIELD(daemon_boost_after),
      .doc = "cairnd works at idle priority (SCHED_IDLE, I/O class idle: it yields every core "
             "to the application) until the oldest generation queued to it, or a `cairn flush`, "
             "has waited this many seconds; then, and whenever a drain, a hold or a stop waits "
