@@ -54,8 +54,8 @@
  *   codec.SET.CODEC.{ratio x, comp MB/s, decomp MB/s}   vs zlib6,
  *   codec.egm96.fpzip.shape x (through cz_write with its 2-D shape) vs fpzip_1d,
  *   pipeline.time s vs slowest, pipeline.serial s vs serial,
- *   pipeline.buffer.best KiB vs 1MiB, codec.auto s vs best_fixed (per data
- *   set, the set named on the '#' line above, then summed over the sets).
+ *   pipeline.buffer.best KiB vs 1MiB, codec.auto.SET s vs best_fixed (per data
+ *   set), then codec.auto s vs best_fixed (summed over the sets).
  * Lines starting with '#' are details.
  */
 #include <errno.h>
@@ -694,8 +694,7 @@ static aresult auto_section(const dset *d)
            SLOW, slow_bps / 1e6, cz_codec_name(slow_pick), mod_slow[sp],
            cz_codec_name(id[mbest]), mod_slow[mbest], mod_slow[sp] / mod_slow[mbest],
            mod_slow[0]);
-    printf("# auto: %s\n", d->name);
-    printf("bench: codec.auto %.4f s ratio=%.2f vs best_fixed\n", med(t[am], reps),
+    printf("bench: codec.auto.%s %.4f s ratio=%.2f vs best_fixed\n", d->name, med(t[am], reps),
            med_ratio(t[am], t[best], reps));
     fflush(stdout);
     return (aresult){med(t[am], reps), med(t[best], reps)};

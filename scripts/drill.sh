@@ -21,7 +21,7 @@ heat=${HEAT:-$BUILD/examples/heat} cli=$BUILD/cairn
 [ -x "$heat" ] || heat=$here/heat   # installed: share/cairn/heat
 np=8 nx=${NX:-256} ny=${NY:-256} steps=400 every=50 crash_at=250 m=2
 args=(--nx "$nx" --ny "$ny" --steps "$steps" --ckpt-every "$every" --levels 1,4,3,4)
-SCENARIOS="rank-crash node-loss-1 node-loss-2 node-loss-3 flip-data truncate-data
+SCENARIOS="rank-crash node-loss-1 node-loss-2 node-loss-3 flip-data flip-data-loss-1 truncate-data
   manifest-data flip-parity truncate-parity manifest-parity flip-pfs truncate-pfs
   index-pfs crash-in-checkpoint daemon-crash disk-full"
 
@@ -64,6 +64,7 @@ inject() {
     node-loss-2) wipe 1 2 ;;
     node-loss-3) wipe 1 2 3 ;;                                   # m + 1: the PFS
     flip-data) flip "$node/gen-200/rank-0.ckpt" ;;
+    flip-data-loss-1) flip "$node/gen-200/rank-0.ckpt"; wipe 1 ;;  # damaged + lost = m: decode
     truncate-data) cut_half "$node/gen-200/rank-1.ckpt" ;;
     manifest-data) rm -f "$node/gen-200/manifest" ;;
     flip-parity) flip "$node/gen-200/parity.ec"; wipe 1 ;;        # a loss that needs parity

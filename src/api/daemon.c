@@ -157,6 +157,7 @@ int api_daemon_gen(cairn_ctx *ctx, long id, int level, bool flush)
     bool refused = false;
     if (ctx->node_rank == 0) {
         cn_req req = {.kind = CN_REQ_GEN, .gen = id, .level = level, .flush = flush};
+        cn_fault_point("daemon.gen", id, ctx->rank);
         rc = ask(ctx, &req);
         refused = rc < 0 && strncmp(ctx->err.msg, REFUSED, strlen(REFUSED)) == 0;
     }

@@ -337,11 +337,13 @@ bool cn_sock_peer_ok(int fd);
 /*
  * CAIRN_FAULT="POINT[:gen=N][:rank=R][:after_us=U]" makes the process kill
  * itself with SIGKILL when it reaches POINT (for the given generation and
- * rank, or any), or U microseconds after it. Used by tests and drills to
- * crash at a precise instant. Points: ckpt.begin (cairn_checkpoint entered),
+ * rank, or any), or U microseconds after it; with :until=PATH (last) it waits
+ * there until PATH exists instead. Used by tests and drills to crash at a
+ * precise instant, or to hold one process back. Points: ckpt.begin (cairn_checkpoint entered),
  * ckpt.write (half-way through a rank's data), ckpt.commit (rank file renamed,
  * before the ranks agree), ckpt.manifest (all committed, before this node's
- * manifest is written), cairnd.gen (a daemon about to work on a generation;
+ * manifest is written), daemon.gen (a node leader about to hand a generation
+ * to its cairnd), cairnd.gen (a daemon about to work on a generation;
  * rank = its node), pfs.index (a flush to the PFS whose files are written,
  * before the first node leader writes its index: in cairnd, or in the
  * application when it flushes itself).

@@ -6,6 +6,9 @@
  * checkpoint at a precise instant. With after_us the kill comes U
  * microseconds later from a detached thread, wherever the process then is:
  * the soak drills draw U uniformly over a checkpoint's measured duration.
+ * With :until=PATH (last in the spec) the process is not killed but waits at
+ * POINT until PATH exists, so a test can hold one process back until a
+ * condition it watches for is met.
  * With CAIRN_FAULT unset this is one getenv per call.
  */
 #include "common/common.h"
@@ -15,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static void *kill_later(void *arg)
 {
@@ -42,6 +46,14 @@ void cn_fault_point(const char *point, int64_t gen, int rank)
             return;
         if (strncmp(p, ":after_us=", 10) == 0)
             after_us = strtoll(p + 10, NULL, 10);
+        if (strncmp(p, ":until=", 7) == 0) {
+            cn_log(CN_LOG_WARN, "fault injection: waiting at %s (generation %lld) until %s exists",
+                   point, (long long)gen, p + 7);
+            struct timespec ts = {0, 10 * 1000000L};
+            while (access(p + 7, F_OK) != 0)
+                nanosleep(&ts, NULL);
+            return;
+        }
     }
     if (after_us > 0) {
         pthread_t t;

@@ -88,7 +88,7 @@ int main(int argc, char **argv)
     cairn_ctx *ctx = NULL;
     if (api_dctx_open(MPI_COMM_WORLD, &cfg, job, node, &ctx, &err) != 0)
         return startup_error(rank, "node directory", err.msg);
-    d_state st = {.done = -1, .flushed = -1, .listen_fd = -1, .wake = {-1, -1},
+    d_state st = {.done = -1, .flushed = -1, .listen_fd = -1, .dirfd = -1, .wake = {-1, -1},
                   .key = cn_config_daemon_key(&cfg)};
     pthread_mutex_init(&st.mu, NULL);
     snprintf(st.job, sizeof st.job, "%s", job);

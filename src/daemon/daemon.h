@@ -78,6 +78,7 @@ typedef struct d_state {
     uint64_t key;
     /* the socket thread */
     int listen_fd, wake[2];
+    int dirfd;                   /* the node directory, the socket thread's own */
     pthread_t thread;
     bool serving;
     d_gen seen;                  /* work.c's: the newest queued generation last looked at, */

@@ -7,9 +7,11 @@
  * (work.c) and held until its client disconnects. A peer of another user is
  * dropped unheard; GEN needs a HELLO that matched this daemon's job, node and
  * configuration first. GEN is answered OK only when the generation is queued
- * (or is being worked on): one at or below the newest generation the daemons
- * finished is refused, saying so, and the library raises it itself.
- * This thread stays at normal priority (prio.c): it answers at once even
+ * (or is being worked on), or is at the level asked for already: one at or
+ * below the newest generation the daemons finished is otherwise refused,
+ * saying so, and the library raises it itself. The socket thread reads
+ * manifests through a directory descriptor of its own (dirfd), never the main
+ * thread's. It stays at normal priority (prio.c): it answers at once even
  * while the work waits for a core; each request, and a timer once a second,
  * lets it change the work's priority. It takes MU with d_lock: the work
  * thread may hold it, preempted at idle priority.
@@ -86,6 +88,36 @@ void d_enqueue(d_state *st, int64_t id, int level, int flush)
     pthread_mutex_unlock(&st->mu);
 }
 
+/* A GEN at or below the newest generation worked on comes late (this node's
+ * ranks were slow: the daemons agreed on the generation from the other nodes'
+ * GENs and raised it already) or from a new timeline (a restart from an older
+ * generation wrote a new one of that id). Only the generation on disk tells
+ * them apart: it is done iff this node's manifest of it says it is at the
+ * level asked for. A flush asked for is not checked here: refused. */
+static bool at_level(const d_state *st, const cn_req *req)
+{
+    if (req->flush || req->level >= CAIRN_LEVEL_PFS || st->dirfd < 0)
+        return false;
+    char name[64];
+    cn_gen_dirname(name, sizeof name, req->gen);
+    cn_err err = {0};
+    int fd = cn_dir_open(st->dirfd, name, false, &err);
+    if (fd < 0)
+        return false;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    cn_manifest m;
+    bool ok = cn_read_small(fd, CN_MANIFEST_NAME, 64u << 20, &buf, &len, &err) == 0 &&
+              cn_manifest_decode(buf, len, &m, &err) == 0;
+    close(fd);
+    free(buf);
+    if (!ok)
+        return false;
+    ok = (int)m.level >= req->level && m.generation == req->gen && strcmp(m.job, st->job) == 0;
+    cn_manifest_free(&m);
+    return ok;
+}
+
 /* GEN: queue it, or say why not. A GEN below queued ones means the job went
  * back (a restart from an older generation, a new run of the job): the newer
  * ones queued belong to the timeline it left, and are not worked on. */
@@ -102,7 +134,9 @@ static void gen(d_state *st, client *c, const cn_req *req)
     if (dropped)
         cn_info("generation %lld handed over again: %zu newer queued generation(s) dropped",
                 (long long)req->gen, dropped);
-    if (rc > 0)
+    if (rc > 0 && at_level(st, req))
+        reply(c->fd, &(cn_rep){.kind = CN_REP_OK, .pid = -1});
+    else if (rc > 0)
         refuse(c->fd, "generation %lld is not above %lld, the newest one the daemons worked on: "
                "it is not queued", (long long)req->gen, (long long)done);
     else if (rc < 0)
@@ -274,6 +308,9 @@ int d_serve_start(d_state *st, int nodefd, cn_err *err)
 {
     if (pipe2(st->wake, O_CLOEXEC) != 0)
         return cn_fail_errno(err, errno, "pipe");
+    st->dirfd = openat(nodefd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (st->dirfd < 0)
+        return cn_fail_errno(err, errno, "node directory");
     st->listen_fd = cn_sock_listen(nodefd, CN_SOCK_NAME, err);
     return st->listen_fd < 0 ? st->listen_fd : 0;
 }
@@ -293,7 +330,9 @@ void d_serve_stop(d_state *st, int nodefd)
     if (!st->serving) {
         if (st->listen_fd >= 0)
             close(st->listen_fd);
-        st->listen_fd = -1;
+        if (st->dirfd >= 0)
+            close(st->dirfd);
+        st->listen_fd = st->dirfd = -1;
         return;
     }
     char c = 0;
@@ -305,7 +344,9 @@ void d_serve_stop(d_state *st, int nodefd)
     free(st->hold_fds);
     st->hold_fds = NULL, st->nhold = 0;
     close(st->listen_fd);
+    close(st->dirfd);
     close(st->wake[0]);
     close(st->wake[1]);
+    st->listen_fd = st->dirfd = -1;
     st->serving = false;
 }

@@ -123,8 +123,33 @@ static int job_dir(const opts *o, bool create, cn_config *cfg, int *fd)
     return *fd < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK;
 }
 
-/* How many daemons of the job in JOBFD answer; quiet. With STOP, ask them to stop. */
-static size_t answering(int jobfd, bool stop)
+/* Is NAME in NAMES? */
+static bool named(const cli_names *names, const char *name)
+{
+    for (size_t i = 0; i < names->n; i++)
+        if (strcmp(names->v[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Add a copy of NAME to NAMES. */
+static void name_add(cli_names *names, const char *name)
+{
+    char **v = cli_alloc((names->n + 1) * sizeof *v);
+    if (names->n)
+        memcpy(v, names->v, names->n * sizeof *v);
+    v[names->n] = cli_alloc(strlen(name) + 1);
+    strcpy(v[names->n], name);
+    free(names->v);
+    names->v = v;
+    names->n++;
+}
+
+/* Ask the daemon of every node directory of the job (STOP or STATUS) and
+ * count those that answer. With SEEN, a node counts once over repeated calls:
+ * SEEN keeps the names of those that answered (the caller frees it with
+ * cli_names_free); a slow daemon asked again is not counted twice. */
+static size_t answering(int jobfd, bool stop, cli_names *seen)
 {
     cli_names names;
     cn_err err = {0};
@@ -136,8 +161,11 @@ static size_t answering(int jobfd, bool stop)
         cn_req req = {.kind = stop ? CN_REQ_STOP : CN_REQ_STATUS};
         cn_rep rep;
         if (fd >= 0 && cli_daemon_ask(fd, &req, &rep, 5000, &err) == 0 &&
-            rep.kind == (stop ? CN_REP_OK : CN_REP_STATUS))
+            rep.kind == (stop ? CN_REP_OK : CN_REP_STATUS) && !(seen && named(seen, names.v[i]))) {
             alive++;
+            if (seen)
+                name_add(seen, names.v[i]);
+        }
         if (fd >= 0)
             close(fd);
     }
@@ -244,7 +272,7 @@ int cli_start(int argc, char **argv)
     cn_config cfg;
     if ((rc = job_dir(&o, true, &cfg, &jobfd)) != CLI_EXIT_OK)
         return rc;
-    size_t alive = answering(jobfd, false);
+    size_t alive = answering(jobfd, false, NULL);
     if (alive) {
         cli_error(o.verb, "%zu daemon(s) already serve job %s; 'cairn stop' them first", alive,
                   o.job);
@@ -288,7 +316,7 @@ int cli_start(int argc, char **argv)
     /* The daemons open their sockets together (they agree on it), so one that
      * answers means all do; on a cluster only this node's is visible here, and
      * on a machine serving none, only their ready line in the log. */
-    while ((alive = answering(jobfd, false)) == 0 &&
+    while ((alive = answering(jobfd, false, NULL)) == 0 &&
            (ready = ready_in_log(jobfd, &log_from)) == 0 && now() < until &&
            waitpid(pid, &status, WNOHANG) == 0)
         usleep(50000);
@@ -381,10 +409,12 @@ int cli_stop(int argc, char **argv)
         return rc < 0 ? CLI_EXIT_OK : rc;
     cn_config cfg;
     rc = job_dir(&o, false, &cfg, &jobfd);
-    size_t asked = rc == CLI_EXIT_OK ? answering(jobfd, true) : 0;
+    cli_names seen = {0};
+    size_t asked = rc == CLI_EXIT_OK ? answering(jobfd, true, &seen) : 0;
     if (rc == CLI_EXIT_MISSING ||
         (rc == CLI_EXIT_OK && !asked && !connectable(jobfd) && !local_daemons(o.job))) {
         printf("no cairnd serves job %s\n", o.job);
+        cli_names_free(&seen);
         if (jobfd >= 0)
             close(jobfd);
         return CLI_EXIT_OK;
@@ -408,8 +438,7 @@ int cli_stop(int argc, char **argv)
     double until = now() + o.timeout;
     bool gone = false;
     while (!gone && now() < until) {
-        size_t again = connectable(jobfd) ? answering(jobfd, true) : 0;
-        asked = again > asked ? again : asked;
+        asked += connectable(jobfd) ? answering(jobfd, true, &seen) : 0;
         gone = connectable(jobfd) == 0 && local_daemons(o.job) == 0 &&
                (pid <= 0 || kill((pid_t)pid, 0) != 0);
         if (!gone)
@@ -417,11 +446,13 @@ int cli_stop(int argc, char **argv)
     }
     if (!gone) {
         cli_error(o.verb, "the daemons of job %s did not stop within %d s", o.job, o.timeout);
+        cli_names_free(&seen);
         close(jobfd);
         return CLI_EXIT_ERROR;
     }
     unlinkat(jobfd, PID_NAME, 0);
     printf("stopped %zu daemon(s) of job %s\n", asked, o.job);
+    cli_names_free(&seen);
     close(jobfd);
     return CLI_EXIT_OK;
 }

@@ -11,8 +11,8 @@ expect_row() { # expect_row SCENARIO LEVEL GENERATION
 export -f expect_row; export drill_out
 check "  ... node losses: 1-2 decoded (level 3), 3 = m + 1 from the PFS (level 4), generation 200" \
   bash -c "expect_row node-loss-1 3 200 && expect_row node-loss-2 3 200 && expect_row node-loss-3 4 200"
-check "  ... damaged data or parity: decoded; damaged PFS generation: the older one (100)" \
-  bash -c "expect_row flip-data 3 200 && expect_row flip-parity 3 200 && expect_row manifest-parity 3 200 && expect_row flip-pfs 4 100 && expect_row index-pfs 4 100"
+check "  ... damaged data or parity: decoded, also a damaged file beside a lost node (m = 2 in all); damaged PFS generation: the older one (100)" \
+  bash -c "expect_row flip-data 3 200 && expect_row flip-data-loss-1 3 200 && expect_row flip-parity 3 200 && expect_row manifest-parity 3 200 && expect_row flip-pfs 4 100 && expect_row index-pfs 4 100"
 check "  ... a crash inside checkpoint 200 restores 150; a daemon crash loses nothing" \
   bash -c "expect_row crash-in-checkpoint 1 150 && expect_row daemon-crash 1 200"
 # A disk that fills at level 4 after a generation reached the PFS: every node is

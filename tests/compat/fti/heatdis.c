@@ -18,6 +18,7 @@
  * iteration, before FTI_Finalize, until that file exists: a test that kills
  * the run from outside then always finds it running, however fast it was.
  */
+#define _DEFAULT_SOURCE /* usleep */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
