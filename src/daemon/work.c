@@ -2,12 +2,15 @@
  * work.c - cairnd's main thread: the daemons agree on what to do, then do it
  * together.
  *
- * Every tick each daemon offers what it has (the oldest queued generation,
- * a drain or flush asked for, a stop) in one non-blocking MPI_Iallreduce
- * (MIN), polled with short sleeps so that idle daemons leave the cores to
- * the application. The agreed oldest generation goes first, on every daemon
- * at once, whether or not its own GEN has arrived yet: the library sends GEN
- * only once the generation is complete at level 1 on every node. For it:
+ * Every tick each daemon offers what it has (the oldest queued generation
+ * worth working on: behind, the newest full one comes before older ones it
+ * supersedes, which are passed over unless owed a flush; a drain or flush
+ * asked for, a stop) in one non-blocking MPI_Iallreduce (MIN), polled with
+ * short sleeps so that idle daemons leave the cores to the application (the
+ * work itself runs at idle priority: prio.c). The agreed generation goes
+ * first, on every daemon at once, whether or not its own GEN has arrived
+ * yet: the library sends GEN only once the generation is complete at level 1
+ * on every node. For it:
  *   1. the node's manifest gives the job layout (api_dctx_layout);
  *   2. raise to its level (raise.c), unless its parent in an incremental
  *      chain is below that level (then it stays at level 1, with a warning)
@@ -143,7 +146,12 @@ static bool newest_full(d_state *st, cairn_ctx *ctx, d_gen g)
  * newest is raised), so the newest generation goes first, and the older
  * ones go with it (d_set_busy drops what is at or below the one done). A
  * flush owed is never passed over: that generation is offered, and work_gen
- * flushes it (its raise skipped when superseded). INT64_MAX: nothing. */
+ * flushes it (its raise skipped when superseded). INT64_MAX: nothing.
+ * The daemons agree on the MIN of their offers, so a generation is passed
+ * over only where every daemon that holds it passes it over; and one that a
+ * daemon has not been handed yet cannot be: its node leader hands over G
+ * before checkpoint G returns, so a daemon holds G + 1 only once every other
+ * holds G (or is done with it), and offers G or less. */
 static int64_t next_offer(d_state *st, cairn_ctx *ctx)
 {
     pthread_mutex_lock(&st->mu);
