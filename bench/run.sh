@@ -31,10 +31,31 @@
 #   ASYNC_NP=4 (ranks = emulated nodes = daemons, one encoding set, m = 1)  ASYNC_SIZE=32 (MiB
 #   per rank)  ASYNC_ITERS=12  ASYNC_PASSES=48 (stencil passes per iteration)  ASYNC_PFS_EVERY=4
 #   ASYNC_REPS=3
+#
+# QUICK=1 (make bench-quick): every section, so every headline figure, from
+# smaller data and fewer repetitions (a knob set in the environment still wins);
+# the figures are noisier, the names and baselines the same.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 SECTIONS=(l1 ec ring l3 z lossy incr agg async)
+if [ "${QUICK:-0}" = 1 ]; then
+  : "${L1_RANKS:=2}" "${L1_SIZES:=64}" "${L1_IOS:=write}" "${L1_REPS:=3}"
+  : "${EC_REPS:=5}" "${EC_KS:=8}" "${EC_MS:=2}"
+  : "${RING_SIZE:=16}" "${RING_MEMBERS:=2,4,8}" "${RING_REPS:=3}"
+  : "${L3_SIZE:=8}" "${L3_REPS:=3}"
+  : "${Z_SIZE:=16}" "${Z_REPS:=3}" "${Z_HEAT_STEPS:=400}" "${Z_SCALE_SIZE:=8}"
+  : "${LOSSY_REPS:=1}" "${LOSSY_PAPER:=none}"
+  : "${INCR_REPS:=3}" "${INCR_MAT_N:=1200}" "${INCR_LU_N:=48}" "${INCR_BLOCKS:=4,64,1024}"
+  : "${INCR_SWEEP_REPS:=1}" "${INCR_HASH_MIB:=64}" "${INCR_HASH_REPS:=3}" "${INCR_XDELTA_REPS:=1}"
+  : "${AGG_HEAT_N:=768}" "${AGG_HEAT_STEPS:=200}" "${AGG_MAT_N:=256}" "${AGG_GROUPS:=1,8,32}"
+  : "${AGG_REPS:=1}"
+  : "${ASYNC_ITERS:=8}" "${ASYNC_REPS:=3}"
+  export L1_RANKS L1_SIZES L1_IOS L1_REPS EC_REPS EC_KS EC_MS RING_SIZE RING_MEMBERS RING_REPS \
+    L3_SIZE L3_REPS Z_SIZE Z_REPS Z_HEAT_STEPS Z_SCALE_SIZE LOSSY_REPS LOSSY_PAPER INCR_REPS \
+    INCR_MAT_N INCR_LU_N INCR_BLOCKS INCR_SWEEP_REPS INCR_HASH_MIB INCR_HASH_REPS \
+    INCR_XDELTA_REPS AGG_HEAT_N AGG_HEAT_STEPS AGG_MAT_N AGG_GROUPS AGG_REPS ASYNC_ITERS ASYNC_REPS
+fi
 
 tmp=$(mktemp -d /dev/shm/cairn-bench.XXXXXX) || { echo "run.sh: mktemp failed" >&2; exit 1; }
 trap 'rm -rf "$tmp"' EXIT
