@@ -374,9 +374,10 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level);
  * (same node names), else the PFS copy (level 4, job.restart_from honoured),
  * whichever holds the newer generation; lost nodes are not rebuilt first
  * (run `cairn rebuild` on the old layout for that). Pieces travel over MPI
- * in rounds of one stored rank file per reading rank: a rank holds at most
+ * in rounds of one stored rank file per reading rank, straight from the
+ * decoded stored block to the new block's scratch copy: a rank holds at most
  * one stored rank's state (a PFS aggregated file's ranks when reading the
- * PFS), its own block once more as scratch, and the pieces of one round.
+ * PFS) and its own blocks once more as scratch.
  * The same promises hold: every checksum verified and every frame decoded
  * before protected memory is written, on every rank, agreed; on error
  * protected memory is unchanged. A remap restores no routed files (the

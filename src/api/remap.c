@@ -9,16 +9,18 @@
  *            stored rank's file listed by the manifest of a node directory of
  *            this run), or the PFS copy when it is newer or the only one;
  *   readers  each stored rank is read by one rank of this run: node-local by
- *            a rank of the node whose directory holds it (the node's ranks in
- *            turn), the PFS by rank (file % size) for each aggregated file;
+ *            a rank of the node whose directory holds it (the node's stored
+ *            ranks spread over its ranks in order), the PFS by rank
+ *            (file % size) for each aggregated file;
  *   rounds   in round t every reader decodes its t-th stored rank (verified:
  *            remap_read.c), checks its stored blocks against the protected
  *            variables, and all ranks learn every reader's blocks
  *            (MPI_Allgather); each reader cuts the overlap of each stored block
- *            with each rank's new block and the pieces travel in one
- *            MPI_Alltoallv; receivers copy them into scratch copies of their
- *            blocks, marking every element received (twice: the stored blocks
- *            overlap).
+ *            with each rank's new block, and the pieces travel in one
+ *            MPI_Alltoallw whose datatypes are those overlaps (subarrays), from
+ *            the decoded stored block straight into the receivers' scratch
+ *            copies of their blocks (no packing); receivers mark every element
+ *            received (twice: the stored blocks overlap).
  * Only when every round succeeded on every rank and every element of every
  * block was received exactly once are the scratch copies copied into
  * protected memory: a failed remap leaves it unchanged. A replicated variable
@@ -26,7 +28,7 @@
  * every new rank asks for whole.
  *
  * Memory per rank: one stored rank's remapped variables (a PFS file's ranks'
- * when reading the PFS), its own blocks once more, and one round's pieces.
+ * when reading the PFS), its own blocks once more (and a bit per element).
  * Ownership: all buffers are this file's and freed before it returns.
  */
 #include "api/remap_impl.h"
@@ -47,8 +49,6 @@ typedef struct box {
 
 /* ---- boxes ----------------------------------------------------------------- */
 
-static uint64_t box_volume(const box *b) { return b->c[0] * b->c[1] * b->c[2]; }
-
 static bool overlap(const box *a, const box *b, box *o)
 {
     for (int d = 0; d < 3; d++) {
@@ -65,18 +65,6 @@ static bool overlap(const box *a, const box *b, box *o)
 static uint64_t offset_in(const box *b, uint64_t p0, uint64_t p1, uint64_t p2)
 {
     return ((p0 - b->s[0]) * b->c[1] + (p1 - b->s[1])) * b->c[2] + (p2 - b->s[2]);
-}
-
-/* Copy the elements of O (within both) from SRC holding SB to DST holding DB. */
-static void copy_box(uint8_t *dst, const box *db, const uint8_t *src, const box *sb,
-                     const box *o, size_t es)
-{
-    for (uint64_t i = 0; i < o->c[0]; i++)
-        for (uint64_t j = 0; j < o->c[1]; j++) {
-            uint64_t p0 = o->s[0] + i, p1 = o->s[1] + j;
-            memcpy(dst + offset_in(db, p0, p1, o->s[2]) * es,
-                   src + offset_in(sb, p0, p1, o->s[2]) * es, o->c[2] * es);
-        }
 }
 
 /* Mark O's elements received in SEEN (bits over box B); false if one was already. */
@@ -193,8 +181,12 @@ static int local_plan(cairn_ctx *ctx, long gen, rm_source *src, int **owner)
     if (rc == 0) {
         for (uint32_t r = 0; r < all[0]; r++)
             own[r] = INT_MAX;
-        for (uint32_t k = 0; k < nmine; k++) /* the node's stored ranks, its ranks in turn */
-            if (mine[k] < all[0] && (int)(k % (uint32_t)ctx->node_size) == ctx->node_rank)
+        /* the node's stored ranks (ascending) spread over its ranks in order: the
+         * k-th of n to node rank k * size / n, so that with blocks in rank order
+         * much of what a rank reads is its own */
+        for (uint32_t k = 0; k < nmine; k++)
+            if (mine[k] < all[0] &&
+                (int)((uint64_t)k * (uint64_t)ctx->node_size / nmine) == ctx->node_rank)
                 own[mine[k]] = ctx->rank;
         if (MPI_Allreduce(MPI_IN_PLACE, own, (int)all[0], MPI_INT, MPI_MIN, ctx->comm) !=
             MPI_SUCCESS)
@@ -259,7 +251,11 @@ typedef struct remap {
     uint8_t **seen;               /* per variable: elements received */
     int64_t *recs;                /* a round's blocks of every reader */
     int64_t *me;                  /* ... this rank's */
-    int *cnt;                     /* a round's Alltoallv counts and displacements */
+    int *cnt;                     /* a round's Alltoallw counts and (zero) displacements */
+    MPI_Datatype *types;          /* ... its send and receive types */
+    MPI_Datatype *pt;             /* per variable: a piece's subarray, */
+    MPI_Aint *pd;                 /* ... address */
+    int *pl;                      /* ... and count (1) */
     char was[96], now[96];
 } remap;
 
@@ -328,16 +324,57 @@ static box rec_box(const int64_t *b)
     return x;
 }
 
-/* Bytes of the overlaps of the stored blocks REC with new blocks of rank Q. */
-static uint64_t piece_bytes(const remap *p, const int64_t *rec, int q)
+/*
+ * The datatype of what moves between a stored rank (boxes REC) and new rank
+ * Q's blocks: for each variable, the overlap of the two as a subarray of the
+ * buffer it lives in (BUFS[i] holding the stored box when SEND, else this
+ * rank's block), all in one struct of absolute addresses (MPI_BOTTOM), so
+ * pieces go straight from the decoded stored block into the scratch copy of
+ * the new one, with no packing. *COUNT 0 (and MPI_BYTE) when nothing overlaps.
+ */
+static int piece_type(const remap *p, const int64_t *rec, int q, bool send, void *const *bufs,
+                      MPI_Datatype *out, int *count)
 {
-    uint64_t n = 0;
-    for (size_t i = 0; i < p->vars.n; i++) {
+    size_t nv = p->vars.n;
+    int k = 0, rc = 0;
+    *out = MPI_BYTE, *count = 0;
+    for (size_t i = 0; i < nv && rc == 0; i++) {
         box sb = rec_box(rec + REC_VAR * i), o;
-        if (overlap(&sb, &p->nb[(size_t)q * p->vars.n + i], &o))
-            n += box_volume(&o) * p->es[i];
+        const box *nb = &p->nb[(size_t)q * nv + i];
+        if (!overlap(&sb, nb, &o))
+            continue;
+        const box *in = send ? &sb : nb;
+        int sizes[3], sub[3], starts[3];
+        for (int d = 0; d < 3; d++) {
+            if (in->c[d] > INT_MAX)
+                return cn_fail(&p->ctx->err, CAIRN_ENOTSUP, "remap: '%s': a block of more "
+                               "than %d elements in a dimension", p->vars.v[i]->name, INT_MAX);
+            sizes[d] = (int)in->c[d], sub[d] = (int)o.c[d], starts[d] = (int)(o.s[d] - in->s[d]);
+        }
+        MPI_Datatype el, box_t;
+        MPI_Aint at;
+        if (MPI_Type_contiguous((int)p->es[i], MPI_BYTE, &el) != MPI_SUCCESS)
+            return cn_fail(&p->ctx->err, CAIRN_EMPI, "MPI_Type_contiguous failed");
+        if (MPI_Type_create_subarray(3, sizes, sub, starts, MPI_ORDER_C, el, &box_t) !=
+                MPI_SUCCESS ||
+            MPI_Get_address(bufs[i], &at) != MPI_SUCCESS)
+            rc = cn_fail(&p->ctx->err, CAIRN_EMPI, "MPI_Type_create_subarray failed");
+        MPI_Type_free(&el);
+        if (rc < 0)
+            break;
+        p->pt[k] = box_t, p->pd[k] = at, p->pl[k] = 1;
+        k++;
     }
-    return n;
+    if (rc == 0 && k > 0) {
+        if (MPI_Type_create_struct(k, p->pl, p->pd, p->pt, out) != MPI_SUCCESS ||
+            MPI_Type_commit(out) != MPI_SUCCESS)
+            rc = cn_fail(&p->ctx->err, CAIRN_EMPI, "MPI_Type_create_struct failed");
+        else
+            *count = 1;
+    }
+    for (int x = 0; x < k; x++)
+        MPI_Type_free(&p->pt[x]);
+    return rc;
 }
 
 /* One round: this rank reads stored rank R (-1: none) with RD. Agreed. */
@@ -348,7 +385,6 @@ static int round_once(remap *p, rm_reader *rd, long r)
     int size = ctx->size;
     int64_t *me = p->me;
     rm_rank rk = {0};
-    uint8_t *sbuf = NULL, *rbuf = NULL;
     memset(me, 0, sizeof *me * stride);
     int rc = 0;
     if (r >= 0)
@@ -361,56 +397,42 @@ static int round_once(remap *p, rm_reader *rd, long r)
         rc = rc ? rc : cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allgather failed");
     if ((rc = api_agree(ctx, rc)) < 0)
         goto out;
-    int *sc = p->cnt, *sd = sc + size, *rcv = sc + 2 * size, *rd_ = sc + 3 * size;
-    uint64_t stot = 0, rtot = 0;
-    for (int q = 0; rc == 0 && q < size; q++) { /* every count fits an int: one Alltoallv */
-        uint64_t s = r >= 0 ? piece_bytes(p, me + REC_HEAD, q) : 0;
+    int *sc = p->cnt, *rcv = sc + size, *zero = sc + 2 * size;
+    MPI_Datatype *st = p->types, *rt = p->types + size;
+    for (int q = 0; q < size; q++)
+        st[q] = rt[q] = MPI_BYTE, sc[q] = rcv[q] = zero[q] = 0;
+    for (int q = 0; rc == 0 && q < size; q++) {
         const int64_t *rec = p->recs + (size_t)q * stride;
-        uint64_t in = rec[1] >= 0 ? piece_bytes(p, rec + REC_HEAD, ctx->rank) : 0;
-        if (stot + s > INT_MAX || rtot + in > INT_MAX)
-            rc = cn_fail(&ctx->err, CAIRN_ENOTSUP, "remap: a round's pieces exceed %d bytes on "
-                         "one rank (stored blocks of over 2 GiB)", INT_MAX);
-        sc[q] = (int)s, sd[q] = (int)stot, rcv[q] = (int)in, rd_[q] = (int)rtot;
-        stot += s, rtot += in;
+        if (r >= 0)
+            rc = piece_type(p, me + REC_HEAD, q, true, rk.data, &st[q], &sc[q]);
+        if (rc == 0 && rec[1] >= 0)
+            rc = piece_type(p, rec + REC_HEAD, ctx->rank, false, (void *const *)p->stage,
+                            &rt[q], &rcv[q]);
     }
-    if (rc == 0 && (!(sbuf = malloc(stot ? stot : 1)) || !(rbuf = malloc(rtot ? rtot : 1))))
-        rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory for a round of %llu + %llu bytes",
-                     (unsigned long long)stot, (unsigned long long)rtot);
-    if ((rc = api_agree(ctx, rc)) < 0)
-        goto out;
-    for (int q = 0; r >= 0 && q < size; q++) { /* pack */
-        uint8_t *at = sbuf + sd[q];
-        for (size_t i = 0; i < nv; i++) {
-            box sb = rec_box(me + REC_HEAD + REC_VAR * i), o;
-            if (!overlap(&sb, &p->nb[(size_t)q * nv + i], &o))
-                continue;
-            copy_box(at, &o, rk.data[i], &sb, &o, p->es[i]);
-            at += box_volume(&o) * p->es[i];
-        }
+    if ((rc = api_agree(ctx, rc)) == 0 &&
+        MPI_Alltoallw(MPI_BOTTOM, sc, zero, st, MPI_BOTTOM, rcv, zero, rt, ctx->comm) !=
+            MPI_SUCCESS)
+        rc = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Alltoallw failed");
+    for (int q = 0; q < size; q++) {
+        if (sc[q])
+            MPI_Type_free(&st[q]);
+        if (rcv[q])
+            MPI_Type_free(&rt[q]);
     }
-    if (MPI_Alltoallv(sbuf, sc, sd, MPI_BYTE, rbuf, rcv, rd_, MPI_BYTE, ctx->comm) !=
-        MPI_SUCCESS)
-        rc = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Alltoallv failed");
-    for (int q = 0; rc == 0 && q < size; q++) { /* unpack */
+    for (int q = 0; rc == 0 && q < size; q++) { /* every element received once */
         const int64_t *rec = p->recs + (size_t)q * stride;
-        const uint8_t *at = rbuf + rd_[q];
         for (size_t i = 0; rec[1] >= 0 && i < nv && rc == 0; i++) {
             box sb = rec_box(rec + REC_HEAD + REC_VAR * i), o;
             const box *mb = &p->nb[(size_t)ctx->rank * nv + i];
-            if (!overlap(&sb, mb, &o))
-                continue;
-            if (!mark_box(p->seen[i], mb, &o))
+            if (overlap(&sb, mb, &o) && !mark_box(p->seen[i], mb, &o))
                 rc = cn_fail(&ctx->err, CAIRN_EMISMATCH, "variable '%s': the stored blocks of "
                              "generation %ld overlap (stored rank %lld's and another's)",
                              p->vars.v[i]->name, p->src->gen, (long long)rec[1]);
-            copy_box(p->stage[i], mb, at, &o, &o, p->es[i]);
-            at += box_volume(&o) * p->es[i];
         }
     }
     rc = api_agree(ctx, rc);
 out:
     rm_rank_free(&rk, nv);
-    free(sbuf), free(rbuf);
     return rc;
 }
 
@@ -470,8 +492,13 @@ static int gather_vars(remap *p)
     p->seen = calloc(nv, sizeof *p->seen);
     p->recs = calloc((size_t)ctx->size * (REC_HEAD + REC_VAR * nv), sizeof *p->recs);
     p->me = calloc(REC_HEAD + REC_VAR * nv, sizeof *p->me);
-    p->cnt = calloc(4 * (size_t)ctx->size, sizeof *p->cnt);
-    rc = p->es && p->gshape && p->nb && p->stage && p->seen && p->recs && p->me && p->cnt
+    p->cnt = calloc(3 * (size_t)ctx->size, sizeof *p->cnt);
+    p->types = calloc(2 * (size_t)ctx->size, sizeof *p->types);
+    p->pt = calloc(nv ? nv : 1, sizeof *p->pt);
+    p->pd = calloc(nv ? nv : 1, sizeof *p->pd);
+    p->pl = calloc(nv ? nv : 1, sizeof *p->pl);
+    rc = p->es && p->gshape && p->nb && p->stage && p->seen && p->recs && p->me && p->cnt &&
+                 p->types && p->pt && p->pd && p->pl
              ? 0 : cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
     box *mine = calloc(nv ? nv : 1, sizeof *mine);
     if (rc == 0 && !mine)
@@ -502,7 +529,8 @@ static void remap_free(remap *p)
             free(p->seen[i]);
     }
     free(p->vars.v), free(p->es), free(p->gshape), free(p->nb), free(p->stage), free(p->seen);
-    free(p->recs), free(p->me), free(p->cnt);
+    free(p->recs), free(p->me), free(p->cnt), free(p->types), free(p->pt), free(p->pd);
+    free(p->pl);
 }
 
 /* Collective: restore from SRC, stored rank r read by rank OWNER[r]. */
