@@ -25,6 +25,8 @@ check "  ... 8 -> 4 ranks (one per node): every element of every new block, the 
   run_grep 'PASS restore' rmp T_DIMS=1 T_CONTINUE=1  4 1 restore 2
 check "  ... generation 3, written by the 4 ranks, restores on 4 ranks as usual" \
   run_grep 'PASS restore' rmp T_DIMS=1  4 1 restore 3
+check "  ... a variable generation 3 lacks: CAIRN_EMISMATCH naming it, not a remap of the 8 ranks' older generation 2" \
+  run_grep "variable 'w' is not in generation 3" rmp T_DIMS=1 T_EXTRA=1 4 1 restore 3 CAIRN_EMISMATCH
 
 fresh remap-grow
 check "remap, level 1, 2-D: 4 ranks on 2 nodes save 2 generations" \

@@ -17,7 +17,8 @@
  * dimension weighted i + 1; "k", int32, a 1-D global array in blocks
  * weighted P - i; "step", int64, replicated (rank r stores 10 G + r, a
  * remap gives everyone 10 G). T_LOSSY: "u" lossy within 0.01. T_NONDIST:
- * also "x", an int32 array neither distributed nor replicated. Values are a
+ * also "x", an int32 array neither distributed nor replicated. T_EXTRA: also
+ * "w", replicated doubles that no generation holds. Values are a
  * function of the global index and the generation, a few elements changing
  * per generation (so incremental chains store deltas). Ranks agree on
  * pass/fail; rank 0 prints "PASS mode" or "FAIL mode: why".
@@ -135,6 +136,11 @@ static void protect(cairn_ctx *ctx)
         rc = cairn_protect_replicated(ctx, "step");
     if (rc == 0 && lossy)
         rc = cairn_protect_bound(ctx, "u", 0.01);
+    static double w[5];
+    if (rc == 0 && getenv("T_EXTRA")) /* replicated, in no generation */
+        rc = cairn_protect(ctx, "w", w, CAIRN_DOUBLE, 5, 0, NULL);
+    if (rc == 0 && getenv("T_EXTRA"))
+        rc = cairn_protect_replicated(ctx, "w");
     if (rc == 0 && getenv("T_NONDIST"))
         rc = cairn_protect(ctx, "x", x, CAIRN_INT32, 10, 0, NULL);
     if (rc)
