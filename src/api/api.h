@@ -15,8 +15,9 @@
  *   manifest.c    node manifests: read, write, raise the level, match the job.
  *   layout.c      distributed and replicated variables: declared, and stored
  *                 with each checkpoint as the record API_LAYOUT_NAME.
- *   remap.c       restart onto another rank count or node layout: where the
- *                 stored ranks are read, the rounds of pieces over MPI;
+ *   remap.c       restart onto another rank count or node layout: the rounds
+ *                 of pieces over MPI;
+ *   remap_plan.c  ... where the stored ranks are read, and by whom;
  *   remap_read.c  ... one stored rank's variables decoded, node-local or PFS.
  *   restart.c     choose, verify and restore a generation; the pass that
  *                 cairn_restart_var and cairn_var_query (restvar.c) share.

@@ -1,7 +1,8 @@
 /*
- * remap_impl.h - shared by remap.c (the plan and the rounds) and
- * remap_read.c (one stored rank's variables decoded): a remapping restart's
- * source and what a reader hands over of one stored rank.
+ * remap_impl.h - shared by remap.c (the rounds), remap_plan.c (where the
+ * stored generation is read, and by whom) and remap_read.c (one stored
+ * rank's variables decoded): a remapping restart's source and what a reader
+ * hands over of one stored rank.
  */
 #ifndef CAIRN_API_REMAP_IMPL_H
 #define CAIRN_API_REMAP_IMPL_H
@@ -38,6 +39,17 @@ typedef struct rm_rank {
     size_t layout_len;
 } rm_rank;
 void rm_rank_free(rm_rank *r, size_t n);
+
+/* Where to read (remap_plan.c). rm_local_newest: node leaders, local: the
+ * newest generation <= BOUND of another layout in this node's directory, or
+ * -1. rm_local_plan: collective: generation GEN's layout and which rank of
+ * this run reads each stored rank (*OWNER, by stored rank; -1: no node of
+ * this run holds it), agreed. rm_pfs_plan: collective: the newest PFS
+ * generation <= BOUND of another rank count (this job's, else
+ * job.restart_from's); SRC->gen -1 if none. */
+long rm_local_newest(cairn_ctx *ctx, long bound);
+int rm_local_plan(cairn_ctx *ctx, long gen, rm_source *src, int **owner);
+int rm_pfs_plan(cairn_ctx *ctx, long bound, rm_source *src);
 
 /* A reader of SRC's stored ranks (remap_read.c); rm_read: stored rank R,
  * fully verified (checksums of every link of its chain, or of the PFS file,
