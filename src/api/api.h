@@ -78,8 +78,8 @@ typedef struct api_var {
     size_t global[CAIRN_MAX_DIMS], start[CAIRN_MAX_DIMS], bcount[CAIRN_MAX_DIMS];
 } api_var;
 #define API_DIST_NONE 0
-#define API_DIST_BLOCK 1
-#define API_DIST_REPLICATED 2
+#define API_DIST_BLOCK CN_DIST_BLOCK
+#define API_DIST_REPLICATED CN_DIST_REPLICATED
 
 /* When to checkpoint (interval.c): the clock of each level L = 1..4 ([0]
  * unused), restarted by a checkpoint complete at level L or above. Rank 0's
@@ -465,17 +465,12 @@ int api_chain_restore(cairn_ctx *ctx, const api_chain *ch, int level, const char
  * no application may protect or route. api_layout_encode: that record for
  * the context's variables in a malloc'd *OUT (*LEN bytes), or *OUT NULL when
  * none is distributed or replicated. api_layout_find: in a record of LEN
- * bytes at P, variable NAME's description (ndims 1..3; a replicated one is
- * given as 1-D, its element count); 0, CAIRN_ENOENT if absent, or
- * CAIRN_ECORRUPT if the record does not parse.
+ * bytes at P, variable NAME's description (cn_layout_find, src/common; ndims
+ * 1..3; a replicated one is given as 1-D, its element count); 0, CAIRN_ENOENT
+ * if absent, or CAIRN_ECORRUPT if the record does not parse.
  */
-#define API_LAYOUT_NAME ".cairn.layout"
-typedef struct api_block {
-    int dist;                     /* API_DIST_BLOCK or API_DIST_REPLICATED */
-    int type;                     /* cairn_type */
-    int ndims;
-    uint64_t global[CAIRN_MAX_DIMS], start[CAIRN_MAX_DIMS], count[CAIRN_MAX_DIMS];
-} api_block;
+#define API_LAYOUT_NAME CN_LAYOUT_NAME
+typedef cn_block api_block;
 int api_layout_encode(const cairn_ctx *ctx, uint8_t **out, size_t *len);
 int api_layout_find(const uint8_t *p, size_t len, const char *name, api_block *b);
 /* Does the context restore by remapping when the layout differs: at least

@@ -10,12 +10,8 @@
  * does not know it restores the generation as before (stored variables that
  * are not protected are ignored). Read back only by a remapping restart.
  *
- * The record, little-endian:
- *   u32 version (1), u32 nvars, then per variable:
- *   u16 name length, the name (no NUL), u8 dist (1 block, 2 replicated),
- *   u8 type, u8 ndims (1..3), u8 0, u64 global[3], u64 start[3], u64 count[3]
- * (unused dimensions 0; a replicated variable: ndims 1, global = count =
- * its element count, start 0).
+ * The record's format and parser are src/common/layout.c (fuzzed by
+ * tests/fuzz/fuzz_layout.c); this file fills it from the variable table.
  *
  * Ownership: api_layout_encode's buffer is the caller's to free.
  */
@@ -24,8 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define REC_FIXED (4 + 9 * 8)
 
 static int set_msg(cairn_ctx *ctx, int rc)
 {
@@ -114,79 +108,40 @@ bool api_remap_applies(const cairn_ctx *ctx)
 
 int api_layout_encode(const cairn_ctx *ctx, uint8_t **out, size_t *len)
 {
-    size_t size = 8, n = 0;
     *out = NULL;
     *len = 0;
-    for (size_t i = 0; i < ctx->nvars; i++) {
-        const api_var *v = &ctx->vars[i];
-        if (v->kind == CN_KIND_VAR && v->dist != API_DIST_NONE) {
-            size += 2 + strlen(v->name) + REC_FIXED;
-            n++;
-        }
-    }
+    size_t n = 0;
+    for (size_t i = 0; i < ctx->nvars; i++)
+        n += ctx->vars[i].kind == CN_KIND_VAR && ctx->vars[i].dist != API_DIST_NONE;
     if (n == 0)
         return 0;
-    uint8_t *p = calloc(1, size);
-    if (!p)
-        return CAIRN_ENOMEM;
-    cn_put_u32(p, 1);
-    cn_put_u32(p + 4, (uint32_t)n);
-    uint8_t *q = p + 8;
-    for (size_t i = 0; i < ctx->nvars; i++) {
+    const char **names = calloc(n, sizeof *names);
+    cn_block *b = calloc(n, sizeof *b);
+    int rc = names && b ? 0 : CAIRN_ENOMEM;
+    for (size_t i = 0, k = 0; rc == 0 && i < ctx->nvars; i++) {
         const api_var *v = &ctx->vars[i];
         if (v->kind != CN_KIND_VAR || v->dist == API_DIST_NONE)
             continue;
-        size_t nl = strlen(v->name);
-        cn_put_u16(q, (uint16_t)nl);
-        memcpy(q + 2, v->name, nl);
-        q += 2 + nl;
         bool block = v->dist == API_DIST_BLOCK;
-        q[0] = (uint8_t)v->dist;
-        q[1] = (uint8_t)v->type;
-        q[2] = (uint8_t)(block ? v->bdims : 1);
-        q[3] = 0;
-        for (int d = 0; d < CAIRN_MAX_DIMS; d++) {
-            cn_put_u64(q + 4 + 8 * d, block ? v->global[d] : d == 0 ? v->count : 0);
-            cn_put_u64(q + 28 + 8 * d, block ? v->start[d] : 0);
-            cn_put_u64(q + 52 + 8 * d, block ? v->bcount[d] : d == 0 ? v->count : 0);
+        names[k] = v->name;
+        b[k] = (cn_block){.dist = v->dist, .type = v->type, .ndims = block ? v->bdims : 1};
+        for (int d = 0; d < CN_LAYOUT_DIMS; d++) {
+            b[k].global[d] = block ? v->global[d] : d == 0 ? v->count : 0;
+            b[k].start[d] = block ? v->start[d] : 0;
+            b[k].count[d] = block ? v->bcount[d] : d == 0 ? v->count : 0;
         }
-        q += REC_FIXED;
+        k++;
     }
-    *out = p;
-    *len = size;
-    return 0;
+    cn_err err = {0};
+    if (rc == 0)
+        rc = cn_layout_encode(names, b, n, out, len, &err);
+    free(names);
+    free(b);
+    return rc;
 }
 
 int api_layout_find(const uint8_t *p, size_t len, const char *name, api_block *b)
 {
-    if (len < 8 || cn_get_u32(p) != 1)
-        return CAIRN_ECORRUPT;
-    uint32_t n = cn_get_u32(p + 4);
-    size_t at = 8, want = strlen(name);
-    for (uint32_t i = 0; i < n; i++) {
-        if (len - at < 2)
-            return CAIRN_ECORRUPT;
-        size_t nl = cn_get_u16(p + at);
-        if (nl == 0 || nl > CAIRN_NAME_MAX || len - at - 2 < nl + REC_FIXED)
-            return CAIRN_ECORRUPT;
-        const uint8_t *nm = p + at + 2, *q = nm + nl;
-        at += 2 + nl + REC_FIXED;
-        if (q[0] < API_DIST_BLOCK || q[0] > API_DIST_REPLICATED || q[2] < 1 ||
-            q[2] > CAIRN_MAX_DIMS)
-            return CAIRN_ECORRUPT;
-        if (nl != want || memcmp(nm, name, nl) != 0)
-            continue;
-        memset(b, 0, sizeof *b);
-        b->dist = q[0], b->type = q[1], b->ndims = q[2];
-        for (int d = 0; d < CAIRN_MAX_DIMS; d++) {
-            b->global[d] = cn_get_u64(q + 4 + 8 * d);
-            b->start[d] = cn_get_u64(q + 28 + 8 * d);
-            b->count[d] = cn_get_u64(q + 52 + 8 * d);
-            if (d < b->ndims && (b->start[d] > b->global[d] ||
-                                 b->count[d] > b->global[d] - b->start[d]))
-                return CAIRN_ECORRUPT;
-        }
-        return 0;
-    }
-    return CAIRN_ENOENT;
+    cn_err err = {0};
+    return cn_layout_find(p, len, name, b, &err);
 }
