@@ -6,6 +6,7 @@
 #   make test-cluster  4 nodes as Linux namespaces, MPI across them (root; part of `test`)
 #   make demo       the main job: heat stencil on 8 ranks / 4 emulated nodes with daemons, crash, restart
 #   make bench      benchmarks; every figure is a `bench:` line with a ratio
+#   make bench-quick  every headline figure of make bench from smaller runs
 #   make asan       the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz       libFuzzer targets (clang), run briefly over the corpus
 #   make install    PREFIX=/usr/local (DESTDIR honoured); make uninstall the same
@@ -66,7 +67,7 @@ EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all lib test check check-mpich test-cluster test-cluster-mpich demo bench asan fuzz install clean deps
+.PHONY: all lib test check check-mpich test-cluster test-cluster-mpich demo bench bench-quick asan fuzz install clean deps
 all: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/tests/mktree $(BUILD)/tests/mkcorpus $(BUILD)/tests/fielddiff $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN)
 lib: $(LIBA) $(LIBSO)
 
@@ -216,6 +217,11 @@ demo: deps
 bench: deps
 	$(MAKE) all
 	BUILD=$(BUILD) bash bench/run.sh
+
+# Every headline figure of make bench, from smaller runs (bench/run.sh QUICK=1).
+bench-quick: deps
+	$(MAKE) all
+	BUILD=$(BUILD) QUICK=1 bash bench/run.sh
 
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -DCAIRN_NO_MPI -O1 -g -Iinclude -Isrc -fsanitize=fuzzer,address,undefined
 fuzz: deps

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh: run the benchmarks (built by `make`; this script builds nothing).
 #   BUILD=build bash bench/run.sh [SECTION...]     SECTION: all (default), l1, ec, ring, l3, z, lossy,
-#                                                  incr, agg, async
+#                                                  incr, agg, async, remap
 # Every figure is printed as a line
 #   bench: NAME VALUE UNIT ratio=R vs BASELINE
 # with the baseline measured in the same run; lines starting with '#' are
@@ -31,10 +31,33 @@
 #   ASYNC_NP=4 (ranks = emulated nodes = daemons, one encoding set, m = 1)  ASYNC_SIZE=32 (MiB
 #   per rank)  ASYNC_ITERS=12  ASYNC_PASSES=48 (stencil passes per iteration)  ASYNC_PFS_EVERY=4
 #   ASYNC_REPS=3
+#   REMAP_SIZE=16 (MiB per saving rank)  REMAP_REPS=5
+#
+# QUICK=1 (make bench-quick): every section, so every headline figure, from
+# smaller data and fewer repetitions (a knob set in the environment still wins);
+# the figures are noisier, the names and baselines the same.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-SECTIONS=(l1 ec ring l3 z lossy incr agg async)
+SECTIONS=(l1 ec ring l3 z lossy incr agg async remap)
+if [ "${QUICK:-0}" = 1 ]; then
+  : "${L1_RANKS:=2}" "${L1_SIZES:=64}" "${L1_IOS:=write}" "${L1_REPS:=3}"
+  : "${EC_REPS:=5}" "${EC_KS:=8}" "${EC_MS:=2}"
+  : "${RING_SIZE:=16}" "${RING_MEMBERS:=2,4,8}" "${RING_REPS:=3}"
+  : "${L3_SIZE:=8}" "${L3_REPS:=3}"
+  : "${Z_SIZE:=16}" "${Z_REPS:=3}" "${Z_HEAT_STEPS:=400}" "${Z_SCALE_SIZE:=8}"
+  : "${LOSSY_REPS:=1}" "${LOSSY_PAPER:=none}"
+  : "${INCR_REPS:=3}" "${INCR_MAT_N:=1200}" "${INCR_LU_N:=48}" "${INCR_BLOCKS:=4,64,1024}"
+  : "${INCR_SWEEP_REPS:=1}" "${INCR_HASH_MIB:=64}" "${INCR_HASH_REPS:=3}" "${INCR_XDELTA_REPS:=1}"
+  : "${AGG_HEAT_N:=768}" "${AGG_HEAT_STEPS:=200}" "${AGG_MAT_N:=256}" "${AGG_GROUPS:=1,8,32}"
+  : "${AGG_REPS:=1}"
+  : "${ASYNC_ITERS:=8}" "${ASYNC_REPS:=3}" "${REMAP_SIZE:=8}" "${REMAP_REPS:=3}"
+  export L1_RANKS L1_SIZES L1_IOS L1_REPS EC_REPS EC_KS EC_MS RING_SIZE RING_MEMBERS RING_REPS \
+    L3_SIZE L3_REPS Z_SIZE Z_REPS Z_HEAT_STEPS Z_SCALE_SIZE LOSSY_REPS LOSSY_PAPER INCR_REPS \
+    INCR_MAT_N INCR_LU_N INCR_BLOCKS INCR_SWEEP_REPS INCR_HASH_MIB INCR_HASH_REPS \
+    INCR_XDELTA_REPS AGG_HEAT_N AGG_HEAT_STEPS AGG_MAT_N AGG_GROUPS AGG_REPS ASYNC_ITERS ASYNC_REPS \
+    REMAP_SIZE REMAP_REPS
+fi
 
 tmp=$(mktemp -d /dev/shm/cairn-bench.XXXXXX) || { echo "run.sh: mktemp failed" >&2; exit 1; }
 trap 'rm -rf "$tmp"' EXIT
@@ -299,6 +322,50 @@ bench_agg() {
     echo "# FAILED (exit $rc): agg"
     failed=1
   fi
+}
+
+# ---- remap: restart onto another rank count vs onto the same one ----
+# 8 ranks save one generation (REMAP_SIZE MiB each, a 2-D array in blocks of
+# rows and a replicated step) at level 1 on one emulated node; then, in
+# turn, REMAP_REPS restarts onto 8 ranks (the same layout: the plain
+# restart) and onto 6 (the remap, every element moved to another rank's
+# block), each timed by cairn_restart on the slowest rank. ratio: the
+# median 8 -> 6 restart over the median 8 -> 8 one (target: at most 2).
+bench_remap() {
+  local bin=$BUILD/bench/remap_bench size=${REMAP_SIZE:-16} reps=${REMAP_REPS:-5}
+  if [ ! -x "$bin" ]; then
+    echo "# FAILED: $bin not built (run make first)"
+    failed=1
+    return
+  fi
+  if ! mem_ok $((size * 8 * 4)) $((size * 8 * 2)); then
+    echo "# skipped: remap: not enough free memory for 8 x $size MiB"
+    return
+  fi
+  local job="bench-$$-remap" same=() remap=() t
+  if ! CAIRN_JOB=$job CAIRN_RANKS_PER_NODE=8 bash scripts/mpirun.sh 8 "$bin" save "$size" 8; then
+    echo "# FAILED: remap: save on 8 ranks"
+    failed=1
+    return
+  fi
+  for ((i = 1; i <= reps; i++)); do
+    for np in 8 6; do
+      t=$(CAIRN_JOB=$job CAIRN_RANKS_PER_NODE=$np bash scripts/mpirun.sh $np "$bin" restore "$size" 8 |
+          sed -n 's/^result restart=//p')
+      if [ -z "$t" ]; then
+        echo "# FAILED: remap: restore on $np ranks, repetition $i"
+        failed=1
+        rm -rf "${tmp:?}"/* 2>/dev/null
+        return
+      fi
+      if [ $np = 8 ]; then same+=("$t"); else remap+=("$t"); fi
+    done
+    echo "# rep $i: restart 8 -> 8 ${same[-1]} s, 8 -> 6 ${remap[-1]} s"
+  done
+  rm -rf "${tmp:?}"/* 2>/dev/null
+  local m6 m8
+  m6=$(median_of "${remap[@]}") m8=$(median_of "${same[@]}")
+  printf 'bench: remap.8to6 %.4f s ratio=%.2f vs same\n' "$m6" "$(div "$m6" "$m8")"
 }
 
 # ---- async: time blocked per checkpoint and compute slowdown, node daemons (cairnd) vs none ----

@@ -20,6 +20,12 @@
  * value range (cairn_protect_bound_rel); --snap K writes the whole field to
  * OUT.<step> every K steps and right after a restart (to follow the error a
  * lossy restart brings in against an uninterrupted run).
+ * The field is declared distributed (cairn_protect_block: this rank's rows of
+ * the NY x NX grid), the step and the grid's shape replicated, so
+ * --restart-ranks restarts on any rank count or node layout: cairn remaps
+ * the rows onto the new ranks; the layout array and stats.txt (one rank's
+ * own) are then not checked. The stencil gives every cell the same value
+ * whatever the decomposition, so the final field is the same bit for bit.
  */
 #include <math.h>
 #include <cairn.h>
@@ -37,7 +43,7 @@
 struct opts {
     long nx, ny, steps, ckpt_every, crash_at, crash_rank, l3_every, snap;
     double bound;
-    int restart;
+    int restart, restart_ranks;
     const char *out;
     int levels[16], nlevels;      /* --levels: the checkpoints' levels in turn */
 };
@@ -48,7 +54,8 @@ struct run {
     long rows, row0;          /* this rank's rows of the global grid */
     double *u, *v;            /* (rows + 2) x nx: halo row, rows, halo row; u is current */
     int64_t step, first_step; /* step is protected; first_step: where this run began */
-    int32_t meta[META_N];     /* protected */
+    int32_t meta[META_N];     /* protected (not with --restart-ranks) */
+    int32_t shape[3];         /* protected, replicated: version, nx, ny */
     cairn_ctx *ctx;
     int ckpts;
     double t_compute, t_ckpt;
@@ -92,6 +99,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         char *end = NULL;
         if (!strcmp(a, "--restart"))
             o->restart = 1;
+        else if (!strcmp(a, "--restart-ranks"))
+            o->restart = o->restart_ranks = 1;
         else if (!strcmp(a, "--bound") && i + 1 < argc) {
             o->bound = strtod(argv[++i], &end);
             if (*end || !(o->bound >= 0 && o->bound < 1))
@@ -161,6 +170,7 @@ static int setup_grid(struct run *r)
                 r->u[i * o->nx + j] = r->v[i * o->nx + j] = val;
     memcpy(r->meta, (int32_t[META_N]){1, r->rank, r->nranks, (int32_t)o->nx, (int32_t)o->ny,
                                       (int32_t)r->row0, (int32_t)r->rows}, sizeof r->meta);
+    memcpy(r->shape, (int32_t[3]){1, (int32_t)o->nx, (int32_t)o->ny}, sizeof r->shape);
     return 1;
 }
 
@@ -173,11 +183,18 @@ static int protect_field(struct run *r)
 
 static int protect_all(struct run *r)
 {
+    size_t global[2] = {(size_t)r->o.ny, (size_t)r->o.nx}, start[2] = {(size_t)r->row0, 0};
+    size_t count[2] = {(size_t)r->rows, (size_t)r->o.nx};
     int rc = protect_field(r);
+    rc = rc ? rc : cairn_protect_block(r->ctx, "field", 2, global, start, count);
     if (!rc && r->o.bound > 0)
         rc = cairn_protect_bound_rel(r->ctx, "field", r->o.bound);
     rc = rc ? rc : cairn_protect(r->ctx, "step", &r->step, CAIRN_INT64, 1, 0, NULL);
-    rc = rc ? rc : cairn_protect(r->ctx, "meta", r->meta, CAIRN_INT32, META_N, 0, NULL);
+    rc = rc ? rc : cairn_protect_replicated(r->ctx, "step");
+    rc = rc ? rc : cairn_protect(r->ctx, "shape", r->shape, CAIRN_INT32, 3, 0, NULL);
+    rc = rc ? rc : cairn_protect_replicated(r->ctx, "shape");
+    if (!r->o.restart_ranks) /* a layout of its own: restores only on the same layout */
+        rc = rc ? rc : cairn_protect(r->ctx, "meta", r->meta, CAIRN_INT32, META_N, 0, NULL);
     return all_ok(cairn_ok(r, 0, "cairn_protect", rc));
 }
 
@@ -264,20 +281,22 @@ static int check_stats(const struct run *r, const char *path)
 
 static int restore(struct run *r)
 {
-    int32_t want[META_N];
+    int32_t want[META_N], want_shape[3];
     long id = -1;
     char path[4096];
     memcpy(want, r->meta, sizeof want);
+    memcpy(want_shape, r->shape, sizeof want_shape);
     if (!cairn_ok(r, 1, "cairn_restart", cairn_restart(r->ctx, CAIRN_LATEST, &id)))
         return 0;
     int ok = cairn_ok(r, 0, "cairn_route_file",
                       cairn_route_file(r->ctx, "stats.txt", path, sizeof path));
-    if (ok && (id != r->step || memcmp(want, r->meta, sizeof want) != 0)) {
+    if (ok && (id != r->step || memcmp(want, r->meta, sizeof want) != 0 ||
+               memcmp(want_shape, r->shape, sizeof want_shape) != 0)) {
         fprintf(stderr, "heat: rank %d: generation %ld (step %" PRId64 ") is from another "
                 "layout or another program\n", r->rank, id, r->step);
         ok = 0;
     }
-    if (!all_ok(ok && check_stats(r, path)))
+    if (!all_ok(ok && (r->o.restart_ranks || check_stats(r, path))))
         return 0;
     r->first_step = r->step;
     if (r->rank == 0)
@@ -380,7 +399,7 @@ int main(int argc, char **argv)
     if (!parse_args(argc, argv, &r.o)) {
         if (r.rank == 0)
             fprintf(stderr, "usage: heat [--nx N] [--ny N] [--steps N] [--ckpt-every N] "
-                            "[--l3-every K | --levels L1,L2,...] [--restart] "
+                            "[--l3-every K | --levels L1,L2,...] [--restart | --restart-ranks] "
                             "[--crash-at STEP --crash-rank R] "
                             "[--out FILE] [--bound REL] [--snap K]\n");
     } else if (setup_grid(&r)) {

@@ -229,6 +229,35 @@ CAIRN_EXPORT int cairn_protect_codec(cairn_ctx *ctx, const char *name, const cha
 CAIRN_EXPORT int cairn_protect_hint(cairn_ctx *ctx, const char *name, int what);
 
 /*
+ * Local. Declare the protected variable NAME distributed: its memory holds
+ * this rank's block of a global array of NDIMS (1..CAIRN_MAX_DIMS)
+ * dimensions GLOBAL[0..NDIMS-1] (GLOBAL[0] slowest varying): in each
+ * dimension d the elements START[d] .. START[d] + COUNT[d] - 1, stored in C
+ * order (COUNT[0] slowest varying). The product of COUNT must be NAME's
+ * element count, START[d] + COUNT[d] <= GLOBAL[d], and COUNT[d] may be 0
+ * only if the element count is 0. Every rank gives the same GLOBAL; the
+ * blocks of all ranks must not overlap and must cover the global array
+ * (checked when a restart remaps). NDIMS 0 (the arrays may be NULL) makes
+ * NAME not distributed again. The declaration is stored with every
+ * checkpoint; it is what lets cairn_restart put the data back on another
+ * rank count or node layout (see cairn_restart). A later cairn_protect of
+ * NAME keeps it while the element count stays, and drops it otherwise.
+ * CAIRN_EINVAL (NAME not a protected variable, bad shape) changes nothing.
+ */
+CAIRN_EXPORT int cairn_protect_block(cairn_ctx *ctx, const char *name, int ndims,
+                                     const size_t *global, const size_t *start,
+                                     const size_t *count);
+
+/*
+ * Local. Declare the protected variable NAME replicated: every rank holds the
+ * same value (a step counter, a time, parameters). When cairn_restart remaps
+ * onto another rank count or node layout, every rank receives the copy that
+ * rank 0 stored (of the same type and element count). cairn_protect_block
+ * with NDIMS 0 undoes it. CAIRN_EINVAL if NAME is not a protected variable.
+ */
+CAIRN_EXPORT int cairn_protect_replicated(cairn_ctx *ctx, const char *name);
+
+/*
  * Local. Route the file NAME for the next checkpoint and put into PATH
  * (PATH_LEN bytes) its node-local path, <node>/files/rank-<r>/NAME, where the
  * application writes it whole. Semantics of SCR_Route_file:
@@ -329,6 +358,37 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level);
  *                   on the PFS): the only code that means "start fresh".
  * A restore from node-local storage also reads back the newest PFS generation
  * and warns, naming the file, if it is damaged.
+ *
+ * Restart on another rank count or node layout (a remap). When no generation
+ * of this run's layout can be restored (CAIRN_EMISMATCH above), at least one
+ * variable is protected, and every protected variable is distributed
+ * (cairn_protect_block) or replicated (cairn_protect_replicated), restart
+ * remaps the newest generation of another layout (or generation ID) instead
+ * of refusing: each rank receives exactly the elements of the global array
+ * that fall in its declared block, assembled from the stored blocks (every
+ * stored rank's block of that name, same type and global shape), bit-exact
+ * (a lossy variable within its stored bound), and each replicated variable
+ * gets stored rank 0's copy. Each stored rank file is read by one rank of
+ * this run that can see it: node-local storage (levels 1-3, incremental
+ * chains applied) when every stored rank's files are on nodes of this run
+ * (same node names), else the PFS copy (level 4, job.restart_from honoured),
+ * whichever holds the newer generation; lost nodes are not rebuilt first
+ * (run `cairn rebuild` on the old layout for that). Pieces travel over MPI
+ * in rounds of one stored rank file per reading rank, straight from the
+ * decoded stored block to the new block's scratch copy: a rank holds at most
+ * one stored rank's state (a PFS aggregated file's ranks when reading the
+ * PFS) and its own blocks once more as scratch.
+ * The same promises hold: every checksum verified and every frame decoded
+ * before protected memory is written, on every rank, agreed; on error
+ * protected memory is unchanged. A remap restores no routed files (the
+ * directory files/rank-<r>/ is emptied); the next checkpoint id must exceed
+ * the restored one. CAIRN_EMISMATCH, naming the variable and both layouts,
+ * when a generation of another layout exists but cannot be remapped: a
+ * protected variable neither distributed nor replicated, a stored rank
+ * without that variable or its block, another type or global shape, or
+ * stored blocks that do not tile the global array. cairn_restart_var,
+ * cairn_var_query and cairn_restart_query do not remap: they keep answering
+ * CAIRN_EMISMATCH (the query: CAIRN_RESTART_UNUSABLE) for such a generation.
  */
 CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id);
 

@@ -6,7 +6,7 @@
 #
 #   CAIRN_TEST_ONLY="levels pfs" bash tests/run.sh   runs only those sections
 # (unit replay cli config install mpi ring levels lossy incr pfs user daemon owed hooks
-# nodes need auto query fortran python fti scr veloc slurm cluster drill demo); the rest
+# nodes need auto query remap fortran python fti scr veloc slurm cluster drill demo); the rest
 # are counted as skipped.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -129,6 +129,7 @@ section nodes tests/mpi/run_nodes.sh "node names: one rule for library, cairnd, 
 section need tests/mpi/run_need.sh "when to checkpoint: cairn_need_checkpoint, intervals, Young/Daly, CAIRN_CONFIG_FILE"
 section auto tests/mpi/run_auto.sh "compress.codec auto: one pick per variable for the job, the same for the same data, levels weighed, fpzip's shape"
 section query tests/mpi/run_query.sh "restart query, one variable at a time, labels: what a restart would do, checked against it"
+section remap tests/mpi/run_remap.sh "restart on another rank count and node layout: distributed and replicated variables remapped"
 section fortran tests/fortran/run_fortran.sh "the Fortran binding: module cairn; the Fortran heat crashed, nodes wiped, restarted"
 section python tests/python/run_python.sh "the Python binding: package cairn under mpirun; crash, restore bit-exact; refusals"
 section fti tests/compat/fti/run_fti.sh "the FTI layer: FTI programs (fti.h + MPI only) crash and restart at levels 1-4, bit-exact"

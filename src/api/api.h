@@ -13,6 +13,12 @@
  *   prune.c       which generations a node keeps (chains, levels, store.keep).
  *   inventory.c   which generations exist and are complete on every rank.
  *   manifest.c    node manifests: read, write, raise the level, match the job.
+ *   layout.c      distributed and replicated variables: declared, and stored
+ *                 with each checkpoint as the record API_LAYOUT_NAME.
+ *   remap.c       restart onto another rank count or node layout: the rounds
+ *                 of pieces over MPI;
+ *   remap_plan.c  ... where the stored ranks are read, and by whom;
+ *   remap_read.c  ... one stored rank's variables decoded, node-local or PFS.
  *   restart.c     choose, verify and restore a generation; the pass that
  *                 cairn_restart_var and cairn_var_query (restvar.c) share.
  *   query.c       cairn_restart_query: the same choice, nothing written.
@@ -66,7 +72,14 @@ typedef struct api_var {
     long chosen_at;               /* checkpoint count at that pick */
     double chosen_ratio;          /* sampled stored/raw of the pick */
     int hint;                     /* cairn_protect_hint for the next checkpoint, -1 none */
+    int dist;                     /* API_DIST_NONE, _BLOCK (cairn_protect_block) or
+                                   * _REPLICATED (cairn_protect_replicated) */
+    int bdims;                    /* _BLOCK: dimensions of the global array, 1..3 */
+    size_t global[CAIRN_MAX_DIMS], start[CAIRN_MAX_DIMS], bcount[CAIRN_MAX_DIMS];
 } api_var;
+#define API_DIST_NONE 0
+#define API_DIST_BLOCK CN_DIST_BLOCK
+#define API_DIST_REPLICATED CN_DIST_REPLICATED
 
 /* When to checkpoint (interval.c): the clock of each level L = 1..4 ([0]
  * unused), restarted by a checkpoint complete at level L or above. Rank 0's
@@ -444,6 +457,30 @@ int api_chain_apply(cairn_ctx *ctx, const api_chain *ch, void *const *ptrs);
  * files from its newest link first, agreed), then rebuild ctx->incr for a
  * generation at LEVEL. With ONLY, only that protected variable (no files). */
 int api_chain_restore(cairn_ctx *ctx, const api_chain *ch, int level, const char *only);
+
+/*
+ * Distributed and replicated variables (layout.c, remap*.c). Every rank file
+ * of a context with such variables holds one more raw entry, API_LAYOUT_NAME
+ * (bytes, never compressed nor stored as a delta), describing them; a name
+ * no application may protect or route. api_layout_encode: that record for
+ * the context's variables in a malloc'd *OUT (*LEN bytes), or *OUT NULL when
+ * none is distributed or replicated. api_layout_find: in a record of LEN
+ * bytes at P, variable NAME's description (cn_layout_find, src/common; ndims
+ * 1..3; a replicated one is given as 1-D, its element count); 0, CAIRN_ENOENT
+ * if absent, or CAIRN_ECORRUPT if the record does not parse.
+ */
+#define API_LAYOUT_NAME CN_LAYOUT_NAME
+typedef cn_block api_block;
+int api_layout_encode(const cairn_ctx *ctx, uint8_t **out, size_t *len);
+int api_layout_find(const uint8_t *p, size_t len, const char *name, api_block *b);
+/* Does the context restore by remapping when the layout differs: at least
+ * one variable protected, and every one distributed or replicated? */
+bool api_remap_applies(const cairn_ctx *ctx);
+/* Collective (remap.c): restore generation ID (CAIRN_LATEST: the newest) of
+ * another rank count or node layout into this run's blocks. Returns 1 when
+ * no generation of another layout exists (the caller keeps its own error),
+ * else 0 with *GOT, or an agreed error. */
+int api_remap(cairn_ctx *ctx, long id, long *got);
 
 /* Find a protected name; NULL if absent. Append a zeroed entry NAME; NULL
  * when out of memory. */

@@ -158,9 +158,13 @@ static int collect_sources(cairn_ctx *ctx, long id, lvl_src *src, size_t *maplen
 static int write_rank_file(cairn_ctx *ctx, long id, int level, int genfd, const char *gen_path,
                            const api_plan *plan, lvl_written *out)
 {
-    lvl_src *src = calloc(ctx->nvars ? ctx->nvars : 1, sizeof *src);
+    lvl_src *src = calloc(ctx->nvars + 1, sizeof *src);
     size_t *maplen = calloc(ctx->nvars ? ctx->nvars : 1, sizeof *maplen);
+    uint8_t *layout = NULL; /* the record of distributed and replicated variables (layout.c) */
+    size_t layout_len = 0;
     int rc = (!src || !maplen) ? cn_fail(&ctx->err, CAIRN_ENOMEM, "out of memory") : 0;
+    if (rc == 0 && api_layout_encode(ctx, &layout, &layout_len) < 0)
+        rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "out of memory");
     if (rc == 0)
         rc = collect_sources(ctx, id, src, maplen);
     if (rc == 0) {
@@ -176,8 +180,13 @@ static int write_rank_file(cairn_ctx *ctx, long id, int level, int genfd, const 
         cz_opts z;
         api_codecs(ctx, src, ctx->nvars, &z);
         api_incr_mark(plan, src, ctx->nvars);
-        rc = lvl_local_write(genfd, gen_path, name, &proto, src, (uint32_t)ctx->nvars, io, &z,
-                             out, &ctx->err);
+        size_t n = ctx->nvars;
+        if (layout) /* raw and whole in every generation, full or incremental */
+            src[n++] = (lvl_src){.name = API_LAYOUT_NAME, .kind = CN_KIND_VAR,
+                                 .type = CAIRN_UINT8, .count = layout_len, .codec = CZ_RAW,
+                                 .ptr = layout, .size = layout_len};
+        rc = lvl_local_write(genfd, gen_path, name, &proto, src, (uint32_t)n, io, &z, out,
+                             &ctx->err);
         if (rc == 0)
             api_codecs_learn(ctx, out);
     }
@@ -186,6 +195,7 @@ static int write_rank_file(cairn_ctx *ctx, long id, int level, int genfd, const 
             munmap((void *)src[i].ptr, maplen[i]);
     free(src);
     free(maplen);
+    free(layout);
     return rc;
 }
 

@@ -52,9 +52,9 @@ CAIRN_EXPORT int cairn_protect(cairn_ctx *ctx, const char *name, void *ptr, cair
         return CAIRN_EINVAL;
     cn_err *err = &ctx->err;
     api_enter(ctx);
-    if (!cn_name_ok(name))
-        return set_msg(ctx, cn_fail(err, CAIRN_EINVAL, "protect: bad name (1..%d bytes, no '/')",
-                                    CAIRN_NAME_MAX));
+    if (!cn_name_ok(name) || strcmp(name, API_LAYOUT_NAME) == 0)
+        return set_msg(ctx, cn_fail(err, CAIRN_EINVAL, "protect: bad name (1..%d bytes, no '/', "
+                                    "not %s)", CAIRN_NAME_MAX, API_LAYOUT_NAME));
     if (cairn_type_size(type) == 0 || (int)type < 0)
         return set_msg(ctx, cn_fail(err, CAIRN_EINVAL, "protect '%s': unknown type %d", name,
                                     (int)type));
@@ -85,6 +85,8 @@ CAIRN_EXPORT int cairn_protect(cairn_ctx *ctx, const char *name, void *ptr, cair
                    ? -1 /* the new type cannot keep it */
                    : codec;
     v->chosen = -1;
+    if (v->count != count)
+        v->dist = API_DIST_NONE; /* a block no longer its size (cairn_protect_block) */
     v->kind = CN_KIND_VAR;
     v->type = type;
     v->ptr = ptr;

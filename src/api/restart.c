@@ -273,7 +273,26 @@ CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id)
     CN_TRY(api_agree(ctx, rc));
     long got = -1;
     const api_want all = {API_WANT_ALL, NULL, NULL};
-    CN_TRY(api_restart_pass(ctx, id, &all, &got));
+    rc = api_restart_pass(ctx, id, &all, &got);
+    /* Refused for another layout's generation (not for a variable that does not
+     * match one of this layout: the notes are what why_none reported), with
+     * every variable distributed or replicated on every rank: remap. */
+    bool note = (ctx->layout_note[0] && strstr(ctx->msg, ctx->layout_note)) ||
+                (ctx->pfs_note[0] && strstr(ctx->msg, ctx->pfs_note));
+    int remap[2] = {api_remap_applies(ctx), -(int)note};
+    if (rc == CAIRN_EMISMATCH && MPI_Allreduce(MPI_IN_PLACE, remap, 2, MPI_INT, MPI_MIN,
+                                               ctx->comm) == MPI_SUCCESS &&
+        remap[0] && remap[1] < 0) {
+        /* another layout's generation, every variable distributed or replicated */
+        char refusal[sizeof ctx->msg];
+        memcpy(refusal, ctx->msg, sizeof refusal);
+        int mrc = api_remap(ctx, id, &got);
+        if (mrc == 1) /* nothing of another layout after all: the refusal stands */
+            memcpy(ctx->msg, refusal, sizeof refusal);
+        else
+            rc = mrc;
+    }
+    CN_TRY(rc);
     if (restored_id)
         *restored_id = got;
     if (ctx->rank == 0) /* one line per job; each rank's at debug */

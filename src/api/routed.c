@@ -44,6 +44,9 @@ static int bad_name(cairn_ctx *ctx, const char *what, const char *name)
     if (strchr(name, '/'))
         return cn_fail(err, CAIRN_EINVAL, "%s: routed file names are flat: '%s' contains '/'",
                        what, name);
+    if (strcmp(name, API_LAYOUT_NAME) == 0)
+        return cn_fail(err, CAIRN_EINVAL, "%s: '%s' is a name cairn keeps for itself", what,
+                       name);
     return 0;
 }
 

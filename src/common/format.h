@@ -319,6 +319,30 @@ int cn_ckpt_verify(const cn_ckpt *c, const char *path_for_msg, cn_err *err);
 void cn_ckpt_close(cn_ckpt *c);
 const cn_entry *cn_ckpt_find(const cn_ckpt *c, const char *name);
 
+/*
+ * The layout record (layout.c): one raw entry CN_LAYOUT_NAME of every rank
+ * file of a job with distributed or replicated variables, each variable's
+ * block of its global array. cn_layout_encode: N variables (NAMES, B) into a
+ * malloc'd *OUT of *LEN bytes. cn_layout_find: parse the whole record at P
+ * (LEN bytes) and give variable NAME's description in *B: 0, CAIRN_ENOENT if
+ * absent, CAIRN_ECORRUPT (saying why) if the record does not parse; with NAME
+ * NULL only check it.
+ */
+#define CN_LAYOUT_NAME ".cairn.layout"
+#define CN_LAYOUT_DIMS 3
+#define CN_DIST_BLOCK 1
+#define CN_DIST_REPLICATED 2
+typedef struct cn_block {
+    int dist;                     /* CN_DIST_BLOCK or CN_DIST_REPLICATED */
+    int type;                     /* cairn_type */
+    int ndims;                    /* 1..3; a replicated variable 1 (its element count) */
+    uint64_t global[CN_LAYOUT_DIMS], start[CN_LAYOUT_DIMS], count[CN_LAYOUT_DIMS];
+} cn_block;
+size_t cn_layout_size(const char *const *names, size_t n);
+int cn_layout_encode(const char *const *names, const cn_block *b, size_t n, uint8_t **out,
+                     size_t *len, cn_err *err);
+int cn_layout_find(const uint8_t *p, size_t len, const char *name, cn_block *b, cn_err *err);
+
 /* Read a whole small file NAME under DIRFD into a malloc'd buffer (max MAX bytes). */
 int cn_read_small(int dirfd, const char *name, size_t max, uint8_t **out, size_t *len,
                   cn_err *err);

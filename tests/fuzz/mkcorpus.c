@@ -2,7 +2,7 @@
  * mkcorpus.c - regenerate the seeds of the format fuzz targets for the
  * current CN_FORMAT_VERSION (tests/fuzz/corpus/<target>/):
  *
- *   mkcorpus DIR       writes DIR/fuzz_ckpt, fuzz_manifest, fuzz_parity, fuzz_pindex
+ *   mkcorpus DIR       writes DIR/fuzz_ckpt, fuzz_manifest, fuzz_parity, fuzz_pindex, fuzz_layout
  *   mkcorpus --previous FILE...   rewrites each node manifest or PFS index
  *                      FILE in the oldest format version that this build
  *                      still reads (manifest 3, PFS index 1: cairn 0.2.0),
@@ -466,6 +466,50 @@ static void parity_seeds(void)
     free(a), free(b);
 }
 
+/* ---- layout records (a restart onto another rank count) ------------------- */
+
+static void layout_seeds(void)
+{
+    const char *names[2] = {"field", "step"};
+    cn_block b[2] = {
+        {.dist = CN_DIST_BLOCK, .type = CAIRN_DOUBLE, .ndims = 2,
+         .global = {720, 1440}, .start = {180, 0}, .count = {180, 1440}},
+        {.dist = CN_DIST_REPLICATED, .type = CAIRN_INT64, .ndims = 1,
+         .global = {1}, .count = {1}},
+    };
+    cn_err err = {0};
+    uint8_t *a = NULL;
+    size_t len = 0;
+    if (cn_layout_encode(names, b, 2, &a, &len, &err) != 0)
+        die("layout", &err);
+    put("fuzz_layout", "valid-block-and-replicated", a, len);
+    uint8_t *c = malloc(len + 1);
+    if (!c)
+        die("layout: out of memory", NULL);
+    size_t q = 8 + 2 + strlen(names[0]); /* field's fixed part */
+#define MUTATE(NAME, AT, VALUE)                                                                   \
+    do {                                                                                           \
+        memcpy(c, a, len);                                                                         \
+        c[AT] = (VALUE);                                                                           \
+        put("fuzz_layout", NAME, c, len);                                                          \
+    } while (0)
+    MUTATE("bad-version", 0, 2);
+    MUTATE("bad-dist", q, 3);
+    MUTATE("bad-dims", q + 2, 4);
+    MUTATE("bad-dims--nonzero-pad", q + 3, 1);
+    MUTATE("bad-name-length", 8, 0);
+    MUTATE("bad-name--nul", 10, 0);
+    MUTATE("bad-extent-dimension", q + 35, 0x01); /* start[0] past the global extent */
+#undef MUTATE
+    put("fuzz_layout", "bad-truncated", a, len - 1);
+    memcpy(c, a, len);
+    c[len] = 0;
+    put("fuzz_layout", "bad-trailing-garbage", c, len + 1);
+    put("fuzz_layout", "bad-truncated-header", a, 5);
+    free(c);
+    free(a);
+}
+
 /* ---- PFS indexes ---------------------------------------------------------- */
 
 static void pindex_seeds(void)
@@ -564,6 +608,7 @@ int main(int argc, char **argv)
     manifest_seeds();
     parity_seeds();
     pindex_seeds();
+    layout_seeds();
     printf("mkcorpus: seeds for checkpoint format %d, manifest %d, PFS index %d written under "
            "%s\n", CN_FORMAT_VERSION, CN_MANIFEST_VERSION, CN_PINDEX_VERSION, outdir);
     return 0;
