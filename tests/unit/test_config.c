@@ -56,6 +56,7 @@ static const char *const KEYS[][2] = {
     {"pfs.bandwidth", "CAIRN_PFS_BANDWIDTH"},
     {"daemon.use", "CAIRN_DAEMON_USE"},
     {"daemon.timeout", "CAIRN_DAEMON_TIMEOUT"},
+    {"daemon.boost_after", "CAIRN_DAEMON_BOOST_AFTER"},
     {"log.level", "CAIRN_LOG_LEVEL"},
     {"ckpt.every_1", "CAIRN_CKPT_EVERY_1"},
     {"ckpt.every_2", "CAIRN_CKPT_EVERY_2"},
