@@ -471,6 +471,9 @@ int api_chain_restore(cairn_ctx *ctx, const api_chain *ch, int level, const char
  */
 #define API_LAYOUT_NAME CN_LAYOUT_NAME
 typedef cn_block api_block;
+/* protect.c: the protected variable NAME for call WHAT (api_enter first), or
+ * NULL with the error (CAIRN_EINVAL) set in ctx. */
+api_var *api_var_for(cairn_ctx *ctx, const char *name, const char *what);
 int api_layout_encode(const cairn_ctx *ctx, uint8_t **out, size_t *len);
 int api_layout_find(const uint8_t *p, size_t len, const char *name, api_block *b);
 /* Does the context restore by remapping when the layout differs: at least

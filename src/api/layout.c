@@ -27,25 +27,13 @@ static int set_msg(cairn_ctx *ctx, int rc)
     return rc;
 }
 
-static api_var *var_of(cairn_ctx *ctx, const char *name, const char *what)
-{
-    api_var *v = name ? api_var_find(ctx, name) : NULL;
-    if (!v || v->kind != CN_KIND_VAR) {
-        set_msg(ctx, cn_fail(&ctx->err, CAIRN_EINVAL, "%s: '%s' is not a protected variable",
-                             what, name ? name : "(null)"));
-        return NULL;
-    }
-    return v;
-}
-
 CAIRN_EXPORT int cairn_protect_block(cairn_ctx *ctx, const char *name, int ndims,
                                      const size_t *global, const size_t *start,
                                      const size_t *count)
 {
     if (!ctx)
         return CAIRN_EINVAL;
-    api_enter(ctx);
-    api_var *v = var_of(ctx, name, "protect_block");
+    api_var *v = api_var_for(ctx, name, "protect_block");
     if (!v)
         return CAIRN_EINVAL;
     if (ndims == 0) {
@@ -84,8 +72,7 @@ CAIRN_EXPORT int cairn_protect_replicated(cairn_ctx *ctx, const char *name)
 {
     if (!ctx)
         return CAIRN_EINVAL;
-    api_enter(ctx);
-    api_var *v = var_of(ctx, name, "protect_replicated");
+    api_var *v = api_var_for(ctx, name, "protect_replicated");
     if (!v)
         return CAIRN_EINVAL;
     v->dist = API_DIST_REPLICATED;

@@ -116,8 +116,7 @@ CAIRN_EXPORT int cairn_unprotect(cairn_ctx *ctx, const char *name)
     return 0;
 }
 
-/* The protected variable NAME for call WHAT, or NULL with the error set. */
-static api_var *var_for(cairn_ctx *ctx, const char *name, const char *what)
+api_var *api_var_for(cairn_ctx *ctx, const char *name, const char *what)
 {
     api_enter(ctx);
     api_var *v = name ? api_var_find(ctx, name) : NULL;
@@ -134,7 +133,7 @@ static int set_bound(cairn_ctx *ctx, const char *name, double bound, bool rel)
 {
     if (!ctx)
         return CAIRN_EINVAL;
-    api_var *v = var_for(ctx, name, "protect_bound");
+    api_var *v = api_var_for(ctx, name, "protect_bound");
     if (!v)
         return CAIRN_EINVAL;
     if (v->type != CAIRN_FLOAT && v->type != CAIRN_DOUBLE)
@@ -167,7 +166,7 @@ CAIRN_EXPORT int cairn_protect_codec(cairn_ctx *ctx, const char *name, const cha
 {
     if (!ctx)
         return CAIRN_EINVAL;
-    api_var *v = var_for(ctx, name, "protect_codec");
+    api_var *v = api_var_for(ctx, name, "protect_codec");
     if (!v)
         return CAIRN_EINVAL;
     int id = codec ? cz_codec_parse(codec) : -1;
@@ -193,7 +192,7 @@ CAIRN_EXPORT int cairn_protect_hint(cairn_ctx *ctx, const char *name, int what)
 {
     if (!ctx)
         return CAIRN_EINVAL;
-    api_var *v = var_for(ctx, name, "protect_hint");
+    api_var *v = api_var_for(ctx, name, "protect_hint");
     if (!v)
         return CAIRN_EINVAL;
     if (what != CAIRN_UNCHANGED && what != CAIRN_CHANGED)
