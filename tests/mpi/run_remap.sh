@@ -49,8 +49,9 @@ check "  ... 8 ranks on 4 nodes -> 4 ranks on 2 nodes: from the PFS, bit-exact" 
   run_grep 'PASS restore' rmp T_DIMS=2  4 2 restore 2
 wipe_nodes 0 1 2 3
 check "  ... every node wiped, 3-D, 8 -> 3 ranks: from the PFS, bit-exact" \
-  bash -c "rmp T_DIMS=3 CAIRN_JOB='$CAIRN_JOB-3d' 8 2 save 1 4 >/dev/null && rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB-3d' &&
-           rmp T_DIMS=3 CAIRN_JOB='$CAIRN_JOB-3d' 3 1 restore 1 | grep -q 'PASS restore'"
+  bash -c "run_grep 'PASS save' rmp T_DIMS=3 CAIRN_JOB='$CAIRN_JOB-3d' 8 2 save 1 4 &&
+           rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB-3d' &&
+           run_grep 'PASS restore' rmp T_DIMS=3 CAIRN_JOB='$CAIRN_JOB-3d' 3 1 restore 1"
 
 fresh remap-l3
 check "remap, level 3, 3-D: 8 ranks on 4 nodes (one set, m = 1) save 2 generations" \
