@@ -21,6 +21,8 @@ unset CAIRN_FAULT CAIRN_INCR CAIRN_PFS_DIR T_LOSSY T_NONDIST T_CONTINUE T_DIMS
 fresh remap-l1
 check "remap, level 1, 1-D: 8 ranks on 4 nodes save 2 generations" \
   run_grep 'PASS save' rmp T_DIMS=1  8 2 save 2 1
+check "  ... cairn inspect shows the layout record as kind layout, not a variable" \
+  run_grep '^\.cairn\.layout +layout ' "$BUILD/cairn" inspect "$(gen_dir 0 2)/rank-0.ckpt"
 check "  ... 8 -> 4 ranks (one per node): every element of every new block, the replicated step rank 0's; then generation 3 on 4 ranks" \
   run_grep 'PASS restore' rmp T_DIMS=1 T_CONTINUE=1  4 1 restore 2
 check "  ... generation 3, written by the 4 ranks, restores on 4 ranks as usual" \
