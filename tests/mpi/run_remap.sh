@@ -93,6 +93,18 @@ printf '\x5a' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") - 100)) conv=notrunc 
 check "  ... a damaged stored rank file: CAIRN_ECORRUPT naming it, memory unchanged on every rank" \
   run_grep 'rank-0*3' rmp 4 1 restore 1 CAIRN_ECORRUPT
 
+fresh remap-overlap
+check "refusal: stored blocks that overlap (8 ranks declare k's blocks 20 elements early)" \
+  run_grep 'PASS save' rmp T_KBAD=overlap  8 2 save 1 1
+check "  ... on 4 ranks: CAIRN_EMISMATCH, the stored blocks overlap, memory unchanged" \
+  run_grep "variable 'k': the stored blocks of generation 1 overlap" rmp  4 1 restore 1 CAIRN_EMISMATCH
+fresh remap-gap
+check "refusal: stored blocks that leave a gap (k's global array one longer than its blocks)" \
+  run_grep 'PASS save' rmp T_KBAD=gap  8 2 save 1 1
+check "  ... on 4 ranks, the last asking for the missing element: CAIRN_EMISMATCH naming the count, memory unchanged" \
+  run_grep "variable 'k': the stored blocks of generation 1 cover [0-9]+ of the [0-9]+ elements" \
+  rmp T_KBAD=gap  4 1 restore 1 CAIRN_EMISMATCH
+
 # The demo's heat solver: crashed on 4 ranks (2 nodes), continued on 3 ranks
 # (3 nodes) with --restart-ranks; the stencil is decomposition-independent,
 # so the final field must equal an uninterrupted 3-rank run's, byte for byte.
