@@ -21,7 +21,7 @@
 #   Z_SCALE_SIZE=16 (MiB of heat for the buffer/thread table)  Z_EGM96=/usr/share/proj/egm96_15.gtx
 #   LOSSY_REPS=3  LOSSY_WARMUP=1  LOSSY_HEAT3D_STEPS=400  LOSSY_HEAT2D_STEPS=400
 #   LOSSY_PAPER=heat3d,egm96,heat2d (data sets of the paper's tables, or none)
-#   LOSSY_EGM96=/usr/share/proj/egm96_15.gtx
+#   LOSSY_EGM96=/usr/share/proj/egm96_15.gtx  LOSSY_CKPT_REPS=5 (lossy.ckpt: checkpoints per bound)
 #   INCR_NP=8 (ranks = emulated nodes, one encoding set, m = 2)  INCR_REPS=5 (intervals per
 #   series)  INCR_MAT_N=2400  INCR_MAT_ROWS=3 (rows of C per interval)  INCR_LU_N=72 (points per
 #   rank per edge)  INCR_LU_ITERS=1  INCR_LU_MAX_CHANGED=100  INCR_BLOCKS=1,2,4,8,16,64,256,1024
@@ -46,14 +46,14 @@ if [ "${QUICK:-0}" = 1 ]; then
   : "${RING_SIZE:=16}" "${RING_MEMBERS:=2,4,8}" "${RING_REPS:=3}"
   : "${L3_SIZE:=8}" "${L3_REPS:=3}"
   : "${Z_SIZE:=16}" "${Z_REPS:=3}" "${Z_HEAT_STEPS:=400}" "${Z_SCALE_SIZE:=8}"
-  : "${LOSSY_REPS:=1}" "${LOSSY_PAPER:=none}"
+  : "${LOSSY_REPS:=1}" "${LOSSY_PAPER:=none}" "${LOSSY_CKPT_REPS:=3}"
   : "${INCR_REPS:=3}" "${INCR_MAT_N:=1200}" "${INCR_LU_N:=48}" "${INCR_BLOCKS:=4,64,1024}"
   : "${INCR_SWEEP_REPS:=1}" "${INCR_HASH_MIB:=64}" "${INCR_HASH_REPS:=3}" "${INCR_XDELTA_REPS:=1}"
   : "${AGG_HEAT_N:=768}" "${AGG_HEAT_STEPS:=200}" "${AGG_MAT_N:=256}" "${AGG_GROUPS:=1,8,32}"
   : "${AGG_REPS:=1}"
   : "${ASYNC_ITERS:=8}" "${ASYNC_REPS:=3}" "${REMAP_SIZE:=8}" "${REMAP_REPS:=3}"
   export L1_RANKS L1_SIZES L1_IOS L1_REPS EC_REPS EC_KS EC_MS RING_SIZE RING_MEMBERS RING_REPS \
-    L3_SIZE L3_REPS Z_SIZE Z_REPS Z_HEAT_STEPS Z_SCALE_SIZE LOSSY_REPS LOSSY_PAPER INCR_REPS \
+    L3_SIZE L3_REPS Z_SIZE Z_REPS Z_HEAT_STEPS Z_SCALE_SIZE LOSSY_REPS LOSSY_PAPER LOSSY_CKPT_REPS INCR_REPS \
     INCR_MAT_N INCR_LU_N INCR_BLOCKS INCR_SWEEP_REPS INCR_HASH_MIB INCR_HASH_REPS \
     INCR_XDELTA_REPS AGG_HEAT_N AGG_HEAT_STEPS AGG_MAT_N AGG_GROUPS AGG_REPS ASYNC_ITERS ASYNC_REPS \
     REMAP_SIZE REMAP_REPS
@@ -241,6 +241,16 @@ bench_lossy() {
   run_mpi 1 "$bin" --reps "${LOSSY_REPS:-3}" --warmup "${LOSSY_WARMUP:-1}" \
     --heat3d-steps "${LOSSY_HEAT3D_STEPS:-400}" --heat2d-steps "${LOSSY_HEAT2D_STEPS:-400}" \
     --paper "${LOSSY_PAPER:-heat3d,egm96,heat2d}" --egm96 "${LOSSY_EGM96:-/usr/share/proj/egm96_15.gtx}"
+  # At the checkpoint: EGM96 through a real level-1 cairn_checkpoint into /dev/shm, every byte
+  # of the generation's files counted, and restarted (every element checked), against ZFP.
+  local ckbin=$BUILD/bench/lossy_ckpt_bench
+  if [ ! -x "$ckbin" ]; then
+    echo "# FAILED: $ckbin not built (run make first)"
+    failed=1
+    return
+  fi
+  run_mpi 1 "$ckbin" --reps "${LOSSY_CKPT_REPS:-5}" --warmup "${LOSSY_WARMUP:-1}" --dir "$tmp" \
+    --egm96 "${LOSSY_EGM96:-/usr/share/proj/egm96_15.gtx}"
 }
 
 # ---- incr: incremental vs full checkpoints (the paper's Tables 3, 4), block size, xdelta3 ----
