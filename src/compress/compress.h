@@ -56,7 +56,7 @@ enum cz_id {
     CZ_SHUF_LZ4 = 5,     /* byte shuffle by element size, then lz4 */
     CZ_FPZIP = 6,        /* fpzip, lossless (float/double only) */
     CZ_WAVELET = 7,      /* lossy within a bound: the wavelet method (float/double) */
-    CZ_PREDICT = 8,      /* lossy within a bound: prediction + Huffman + zstd */
+    CZ_PREDICT = 8,      /* lossy within a bound: prediction + range coder */
     CZ_NCODECS = 9
 };
 _Static_assert((int)CZ_NCODECS == (int)CN_CODEC_COUNT && (int)CZ_WAVELET == (int)CN_CODEC_LOSSY,
@@ -214,7 +214,7 @@ size_t cz_wavelet_bound(size_t raw_len);
  * Predictive mode (SZ-style): each value predicted from already decoded
  * neighbours (Lorenzo, or SZ3-style multilevel interpolation, whichever
  * compresses a centre sample better; 1-3 D), the prediction error quantized in steps of
- * 2 * bound, codes Huffman-coded and then zstd'd; values whose code would
+ * 2 * bound, codes range-coded (codes_rc.c); values whose code would
  * fall outside the quantizer's range are stored exactly. Same contract as
  * the wavelet functions.
  */
@@ -222,6 +222,13 @@ size_t cz_predict_encode(const cz_shape *sh, const void *src, uint8_t *dst, size
                          void *recon, double *max_err);
 int cz_predict_decode(uint8_t type, const uint8_t *src, size_t n, void *dst, size_t raw_len);
 size_t cz_predict_bound(size_t raw_len);
+
+/* The adaptive range coder of quantization codes (codes_rc.c), used by
+ * predict.c: cz_rc_encode codes CODES[0..N) into DST (CAP bytes) and returns
+ * the bytes written, or 0 if they do not fit; cz_rc_decode fills CODES[0..N)
+ * from exactly LEN bytes at SRC: 0, or -1 for a stream that cannot be one. */
+size_t cz_rc_encode(const uint16_t *codes, size_t n, uint8_t *dst, size_t cap);
+int cz_rc_decode(const uint8_t *src, size_t len, uint16_t *codes, size_t n);
 
 /* Canonical Huffman coding of 16-bit symbols (huffman.c), used by predict.c.
  * Encode N symbols into DST (CAP bytes): a self-describing code table, then

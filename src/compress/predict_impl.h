@@ -4,7 +4,7 @@
  * element, used by every predictor in both directions, so that encoder and
  * decoder run the same arithmetic by construction.
  *
- *   predict.c          payload format, sections (Huffman, zstd), entry points,
+ *   predict.c          payload format, sections (range coder; Huffman, zstd), entry points,
  *                      and the Lorenzo predictor (memory order)
  *   predict_interp.c   the multilevel interpolation predictor (SZ3 order)
  *

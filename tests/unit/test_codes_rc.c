@@ -1,0 +1,263 @@
+/*
+ * test_codes_rc.c - the range coder of quantization codes
+ * (src/compress/codes_rc.c) and the predictive payload versions around it
+ * (predict.c):
+ *
+ *   - round trips: n = 0 and 1, all zero residuals, every code 0..65535,
+ *     exceptions, the extremes 1 and 65535, skewed random residuals, runs;
+ *     the output is exactly what the encoder wrote and the decoder reads it
+ *     all: one byte less, one more or a changed length -> -1;
+ *   - a CAP too small: 0 (never a write past CAP);
+ *   - a long run of zero residuals costs under 1/500 of a bit each;
+ *   - random damage never crashes and gives 0 or -1;
+ *   - version 1 payloads (Huffman codes, what cairn wrote before) still
+ *     decode, to the same values as the version 2 payload they were built
+ *     from; version 1 with the range-coder flag, and both coder flags, -1.
+ * Buffers have exactly their size, so the sanitizers see any overrun.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compress/compress.h"
+#include "compress/predict_impl.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static uint8_t *copy_exact(const uint8_t *p, size_t n)
+{
+    uint8_t *q = malloc(n ? n : 1);
+    assert_non_null(q);
+    if (n)
+        memcpy(q, p, n);
+    return q;
+}
+
+/* Encode SYM[0..N) and decode it back; returns the stream length and checks
+ * the decode, plus the length checks around it. */
+static size_t round_trip(const uint16_t *sym, size_t n)
+{
+    size_t cap = 16 * n + 64;
+    uint8_t *buf = malloc(cap);
+    assert_non_null(buf);
+    size_t len = cz_rc_encode(sym, n, buf, cap);
+    assert_true(len > 0);
+    uint8_t *s = copy_exact(buf, len);
+    uint16_t *out = malloc((n ? n : 1) * sizeof *out);
+    assert_non_null(out);
+    assert_int_equal(cz_rc_decode(s, len, out, n), 0);
+    if (n)
+        assert_memory_equal(out, sym, n * sizeof *sym);
+    /* one byte short, one byte more: the decoder must notice */
+    uint8_t *shorter = copy_exact(buf, len - 1);
+    assert_int_equal(cz_rc_decode(shorter, len - 1, out, n), -1);
+    uint8_t *longer = malloc(len + 1);
+    assert_non_null(longer);
+    memcpy(longer, buf, len);
+    longer[len] = 0;
+    assert_int_equal(cz_rc_decode(longer, len + 1, out, n), -1);
+    /* too small a CAP: 0, and nothing written past it */
+    if (len > 1) {
+        uint8_t *small = malloc(len - 1);
+        assert_non_null(small);
+        assert_int_equal(cz_rc_encode(sym, n, small, len - 1), 0);
+        free(small);
+    }
+    free(shorter);
+    free(longer);
+    free(out);
+    free(s);
+    free(buf);
+    return len;
+}
+
+static void test_round_trips(void **state)
+{
+    (void)state;
+    uint16_t one = PZ_RADIUS;
+    round_trip(&one, 0);
+    round_trip(&one, 1);
+    one = 0;
+    round_trip(&one, 1);
+
+    size_t n = 65536;
+    uint16_t *s = malloc(n * sizeof *s);
+    assert_non_null(s);
+    for (size_t i = 0; i < n; i++)
+        s[i] = (uint16_t)i; /* every code, the exception and both extremes */
+    round_trip(s, n);
+    for (size_t i = 0; i < n; i++)
+        s[i] = i % 2 ? 1 : 65535;
+    round_trip(s, n);
+
+    for (size_t i = 0; i < n; i++) { /* skewed residuals, a few exceptions, runs */
+        uint64_t r = rnd();
+        int q = r % 4 ? 0 : (int)((r >> 8) % 7) - 3;
+        if (r % 1000 == 1)
+            q = (int)((r >> 20) % 60000) - 30000;
+        s[i] = r % 997 == 3 ? 0 : (uint16_t)(q + PZ_RADIUS);
+        if ((i / 4096) % 3 == 1)
+            s[i] = PZ_RADIUS;
+    }
+    round_trip(s, n);
+    free(s);
+}
+
+/* A long run of zero residuals is nearly free. */
+static void test_zero_run(void **state)
+{
+    (void)state;
+    size_t n = 1 << 20;
+    uint16_t *s = malloc(n * sizeof *s);
+    assert_non_null(s);
+    for (size_t i = 0; i < n; i++)
+        s[i] = PZ_RADIUS;
+    size_t len = round_trip(s, n);
+    print_message("2^20 zero residuals: %zu bytes\n", len);
+    assert_true(len * 8 < n / 500);
+    free(s);
+}
+
+static void test_damage(void **state)
+{
+    (void)state;
+    size_t n = 5000;
+    uint16_t *s = malloc(n * sizeof *s), *out = malloc(n * sizeof *out);
+    assert_non_null(s);
+    assert_non_null(out);
+    for (size_t i = 0; i < n; i++)
+        s[i] = (uint16_t)(PZ_RADIUS + (int)(rnd() % 9) - 4);
+    uint8_t buf[4 * 5000 + 64];
+    size_t len = cz_rc_encode(s, n, buf, sizeof buf);
+    assert_true(len > 0);
+    uint8_t *p = copy_exact(buf, len);
+    for (int k = 0; k < 5000; k++) {
+        size_t i = rnd() % len;
+        uint8_t m = (uint8_t)(1 + rnd() % 255);
+        p[i] ^= m;
+        int rc = cz_rc_decode(p, len, out, n);
+        assert_true(rc == 0 || rc == -1);
+        p[i] ^= m;
+    }
+    for (size_t cut = 0; cut < len; cut++) {
+        uint8_t *q = copy_exact(p, cut);
+        assert_int_equal(cz_rc_decode(q, cut, out, n), -1);
+        free(q);
+    }
+    assert_int_equal(cz_rc_decode(p, len, out, n), 0);
+    assert_memory_equal(out, s, n * sizeof *s);
+    free(p);
+    free(s);
+    free(out);
+}
+
+/* ---- payload versions ----------------------------------------------------- */
+
+/* A smooth 2-D float field, with one NaN (an exception). */
+static float *field(size_t r, size_t c)
+{
+    float *x = malloc(r * c * sizeof *x);
+    assert_non_null(x);
+    for (size_t i = 0; i < r; i++)
+        for (size_t j = 0; j < c; j++)
+            x[i * c + j] = (float)(sin(0.05 * (double)i) * cos(0.07 * (double)j) * 10);
+    x[r * c / 3] = NAN;
+    return x;
+}
+
+static void test_version1(void **state)
+{
+    (void)state;
+    const size_t r = 61, c = 87, n = r * c, raw = n * 4, hdr = 56 + 16;
+    float *x = field(r, c);
+    cz_shape sh = {.type = CAIRN_FLOAT, .ndims = 2, .dims = {r, c}, .bound = 1e-3};
+    size_t cap = cz_predict_bound(raw);
+    uint8_t *dst = malloc(cap), *rec = malloc(raw);
+    assert_non_null(dst);
+    assert_non_null(rec);
+    double me;
+    size_t len = cz_predict_encode(&sh, x, dst, cap, rec, &me);
+    assert_true(len > hdr);
+    assert_int_equal(dst[1], 2);       /* version 2 */
+    assert_int_equal(dst[5] & 5, 4);   /* codes range-coded, not zstd'd */
+    uint64_t nexc = cn_get_u64(dst + hdr - 32), hs = cn_get_u64(dst + hdr - 16),
+             xs = cn_get_u64(dst + hdr - 8);
+    assert_int_equal(nexc, 1);
+    assert_int_equal(hdr + hs + xs, len);
+    float *v2 = malloc(raw);
+    assert_non_null(v2);
+    assert_int_equal(cz_predict_decode(CAIRN_FLOAT, dst, len, v2, raw), 0);
+    assert_memory_equal(v2, rec, raw);
+
+    /* the same codes, Huffman-coded, as version 1 wrote them */
+    uint16_t *codes = malloc(n * sizeof *codes);
+    assert_non_null(codes);
+    assert_int_equal(cz_rc_decode(dst + hdr, (size_t)hs, codes, n), 0);
+    size_t hcap = cz_huff_bound(n);
+    uint8_t *huff = malloc(hcap);
+    assert_non_null(huff);
+    size_t hl = cz_huff_encode(codes, n, huff, hcap);
+    assert_true(hl > 0);
+    size_t len1 = hdr + hl + (size_t)xs;
+    uint8_t *p1 = malloc(len1);
+    assert_non_null(p1);
+    memcpy(p1, dst, hdr);
+    p1[1] = 1;
+    p1[5] = (uint8_t)(dst[5] & 2);
+    cn_put_u64(p1 + hdr - 24, hl);
+    cn_put_u64(p1 + hdr - 16, hl);
+    memcpy(p1 + hdr, huff, hl);
+    memcpy(p1 + hdr + hl, dst + hdr + hs, (size_t)xs);
+    float *v1 = malloc(raw);
+    assert_non_null(v1);
+    assert_int_equal(cz_predict_decode(CAIRN_FLOAT, p1, len1, v1, raw), 0);
+    assert_memory_equal(v1, rec, raw);
+
+    /* version 2 with the Huffman section decodes too (the encoder's fallback) */
+    p1[1] = 2;
+    assert_int_equal(cz_predict_decode(CAIRN_FLOAT, p1, len1, v1, raw), 0);
+    assert_memory_equal(v1, rec, raw);
+    /* version 1 knows no range coder; zstd'd and range-coded at once is no flag set */
+    p1[1] = 1;
+    p1[5] |= 4;
+    assert_int_equal(cz_predict_decode(CAIRN_FLOAT, p1, len1, v1, raw), -1);
+    dst[5] |= 1;
+    assert_int_equal(cz_predict_decode(CAIRN_FLOAT, dst, len, v2, raw), -1);
+    dst[5] &= (uint8_t)~1;
+    dst[1] = 3;
+    assert_int_equal(cz_predict_decode(CAIRN_FLOAT, dst, len, v2, raw), -1);
+
+    free(p1);
+    free(v1);
+    free(v2);
+    free(huff);
+    free(codes);
+    free(dst);
+    free(rec);
+    free(x);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trips),
+        cmocka_unit_test(test_zero_run),
+        cmocka_unit_test(test_damage),
+        cmocka_unit_test(test_version1),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
