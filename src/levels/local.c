@@ -86,7 +86,7 @@ int lvl_plan_layout(cn_header *h, const lvl_src *src, uint32_t n, cn_entry **out
     }
     h->nentries = n;
     h->table_size = cn_table_size(e, n);
-    h->data_offset = cn_align_up(CN_HEADER_SIZE + h->table_size, CN_DATA_ALIGN);
+    h->data_offset = cn_align_up(CN_HEADER_SIZE + h->table_size, CN_ENTRY_ALIGN);
     uint64_t off = h->data_offset;
     for (uint32_t i = 0; i < n; i++) {
         off = cn_align_up(off, CN_ENTRY_ALIGN);

@@ -1,6 +1,6 @@
 /*
  * mkcorpus.c - regenerate the seeds of the format fuzz targets for the
- * current CN_FORMAT_VERSION (tests/fuzz/corpus/<target>/):
+ * current format versions (tests/fuzz/corpus/<target>/):
  *
  *   mkcorpus DIR       writes DIR/fuzz_ckpt, fuzz_manifest, fuzz_parity, fuzz_pindex, fuzz_layout
  *   mkcorpus --previous FILE...   rewrites each node manifest or PFS index
@@ -18,7 +18,9 @@
  * until then. Old seeds of other names are left alone: valid-v3-* and
  * valid-v4-* manifests and valid-v1-* PFS indexes are what earlier versions
  * wrote (kept from their corpus): they must still decode, and re-encode to
- * the same bytes.
+ * the same bytes; valid-v3-* rank files are version 3 checkpoint files
+ * (data at a 4 KiB page; valid-v3-lossy's predict frames are payload
+ * version 1, Huffman-coded), which must still parse.
  */
 #include "common/common.h"
 #include "compress/compress.h"
@@ -257,9 +259,16 @@ static void ckpt_seeds(void)
     cn_put_u64(b + CN_HEADER_SIZE - 8, cn_hash(b, CN_HEADER_SIZE - 8));
     put("fuzz_ckpt", "bad-format-version", b, rawlen);
     memcpy(b, rawbuf, rawlen);
-    cn_put_u32(b + 8, CN_FORMAT_VERSION - 1);
+    cn_put_u32(b + 8, CN_FORMAT_VERSION_OLD - 1);
     cn_put_u64(b + CN_HEADER_SIZE - 8, cn_hash(b, CN_HEADER_SIZE - 8));
     put("fuzz_ckpt", "bad-format-version--older", b, rawlen);
+    /* version 3 is read, but with its data at a page, which this file's is not */
+    memcpy(b, rawbuf, rawlen);
+    if (cn_get_u64(b + 64) % CN_DATA_ALIGN == 0)
+        die("valid-raw: data at a page; bad-layout--v3 would be valid", NULL);
+    cn_put_u32(b + 8, CN_FORMAT_VERSION_OLD);
+    cn_put_u64(b + CN_HEADER_SIZE - 8, cn_hash(b, CN_HEADER_SIZE - 8));
+    put("fuzz_ckpt", "bad-layout--v3-data-not-at-a-page", b, rawlen);
     free(b);
     poke("bad-header-checksum", rawbuf, rawlen, 100, 0x01, false);
     poke("bad-table-checksum", rawbuf, rawlen, CN_HEADER_SIZE + 10, 0x01, false);
@@ -449,7 +458,7 @@ static void parity_seeds(void)
     b = malloc(len);
     memcpy(b, a, len), b[2] ^= 0x20;
     put("fuzz_parity", "bad-magic", b, len);
-    memcpy(b, a, len), cn_put_u32(b + 8, CN_FORMAT_VERSION + 1), reseal_tail(b, meta);
+    memcpy(b, a, len), cn_put_u32(b + 8, CN_PARITY_VERSION + 1), reseal_tail(b, meta);
     put("fuzz_parity", "bad-format-version", b, len);
     memcpy(b, a, len), b[meta / 2] ^= 0x01;
     put("fuzz_parity", "bad-metadata-checksum", b, len);
