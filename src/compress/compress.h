@@ -224,11 +224,21 @@ int cz_predict_decode(uint8_t type, const uint8_t *src, size_t n, void *dst, siz
 size_t cz_predict_bound(size_t raw_len);
 
 /* The adaptive range coder of quantization codes (codes_rc.c), used by
- * predict.c: cz_rc_encode codes CODES[0..N) into DST (CAP bytes) and returns
- * the bytes written, or 0 if they do not fit; cz_rc_decode fills CODES[0..N)
- * from exactly LEN bytes at SRC: 0, or -1 for a stream that cannot be one. */
-size_t cz_rc_encode(const uint16_t *codes, size_t n, uint8_t *dst, size_t cap);
-int cz_rc_decode(const uint8_t *src, size_t len, uint16_t *codes, size_t n);
+ * predict.c. The codes come in NROWS runs, ROWS[i].count codes laid out in
+ * rows of ROWS[i].width (> 0) codes, as the predictor visits its array: a
+ * code's neighbour one row up in its run is part of its context (both sides
+ * must give the same runs; their counts add up to N). cz_rc_encode codes
+ * CODES[0..N) into DST (CAP bytes) and returns the bytes written, or 0 if
+ * they do not fit; cz_rc_decode fills CODES[0..N) from exactly LEN bytes at
+ * SRC: 0, or -1 for a stream that cannot be one (or runs that do not add
+ * up to N). */
+typedef struct cz_rows {
+    uint64_t count, width;
+} cz_rows;
+size_t cz_rc_encode(const uint16_t *codes, size_t n, const cz_rows *rows, size_t nrows,
+                    uint8_t *dst, size_t cap);
+int cz_rc_decode(const uint8_t *src, size_t len, uint16_t *codes, size_t n, const cz_rows *rows,
+                 size_t nrows);
 
 /* Canonical Huffman coding of 16-bit symbols (huffman.c), used by predict.c.
  * Encode N symbols into DST (CAP bytes): a self-describing code table, then

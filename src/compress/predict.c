@@ -161,6 +161,15 @@ typedef struct pz_body {
     bool rc;               /* codes range-coded (else Huffman) */
 } pz_body;
 
+/* The runs of rows in which predictor PRED visits C's elements. */
+static size_t pred_rows(const pz_ctx *c, int pred, cz_rows *rows)
+{
+    if (pred == PZ_INTERP)
+        return pz_interp_rows(c, rows);
+    rows[0] = (cz_rows){c->count, c->n2}; /* Lorenzo: memory order */
+    return 1;
+}
+
 /* Code C (codes, exc and out allocated for c->count elements) with predictor
  * PRED and store both sections at DST (CAP bytes). Returns their size, or
  * SIZE_MAX if they do not fit or memory ran out. */
@@ -174,7 +183,9 @@ static size_t encode_body(pz_ctx *c, int pred, uint8_t *dst, size_t cap, pz_body
     uint8_t *huff = NULL;
     b->zh = false;
     size_t hcap = cz_huff_bound((size_t)c->count); /* the codes section's limit */
-    b->hlen = cz_rc_encode(c->codes, (size_t)c->count, dst, cap < hcap ? cap : hcap);
+    cz_rows rows[PZ_MAX_ROWS];
+    size_t nrows = pred_rows(c, pred, rows);
+    b->hlen = cz_rc_encode(c->codes, (size_t)c->count, rows, nrows, dst, cap < hcap ? cap : hcap);
     b->rc = b->hlen != 0;
     b->hs = b->hlen;
     if (!b->rc) { /* does not fit: Huffman, which is bounded */
@@ -361,7 +372,10 @@ int cz_predict_decode(uint8_t type, const uint8_t *src, size_t n, void *dst, siz
     c.exc = get_section(src + rd.off + hs, xs, nexc * c.es, flags & 2);
     if (!c.codes || (!rc_codes && !huff) || !c.exc)
         goto done;
-    if (rc_codes ? cz_rc_decode(src + rd.off, (size_t)hs, c.codes, (size_t)c.count) != 0
+    cz_rows rows[PZ_MAX_ROWS];
+    size_t nrows = pred_rows(&c, pred, rows);
+    if (rc_codes ? cz_rc_decode(src + rd.off, (size_t)hs, c.codes, (size_t)c.count, rows,
+                                nrows) != 0
                  : cz_huff_decode(huff, (size_t)hlen, c.codes, (size_t)c.count) != 0)
         goto done;
     if ((pred == PZ_INTERP ? pz_interp(&c, false) : pz_lorenzo(&c, false)) == 0 &&

@@ -152,4 +152,9 @@ __attribute__((always_inline)) static inline double pz_step(pz_ctx *c, size_t id
 int pz_lorenzo(pz_ctx *c, bool enc);
 int pz_interp(pz_ctx *c, bool enc);
 
+/* The runs of rows in which pz_interp visits C's elements (the range
+ * coder's context; see cz_rows) into ROWS (PZ_MAX_ROWS); returns how many. */
+#define PZ_MAX_ROWS (1 + 3 * 64)
+size_t pz_interp_rows(const pz_ctx *c, cz_rows *rows);
+
 #endif /* CAIRN_PREDICT_IMPL_H */

@@ -85,6 +85,36 @@ static inline __attribute__((always_inline)) int pass(pz_ctx *cc, double *w, int
     return rc;
 }
 
+/* Points along a dimension of N from START in steps of INC. */
+static uint64_t span(uint64_t n, uint64_t start, uint64_t inc)
+{
+    return n > start ? (n - start + inc - 1) / inc : 0;
+}
+
+size_t pz_interp_rows(const pz_ctx *c, cz_rows *rows)
+{
+    const uint64_t n[3] = {c->n0, c->n1, c->n2};
+    uint64_t most = n[0] > n[1] ? n[0] : n[1];
+    most = most > n[2] ? most : n[2];
+    uint64_t top = 1;
+    while (2 * top < most)
+        top *= 2;
+    size_t k = 0;
+    rows[k++] = (cz_rows){1, 1}; /* the first element */
+    for (uint64_t h = top; h >= 1; h /= 2)
+        for (int dim = 0; dim < 3; dim++) {
+            if (n[dim] <= h)
+                continue;
+            uint64_t cnt[3];
+            for (int e = 0; e < 3; e++)
+                cnt[e] = span(n[e], e == dim ? h : 0, e < dim ? h : 2 * h);
+            uint64_t count = cnt[0] * cnt[1] * cnt[2];
+            if (count)
+                rows[k++] = (cz_rows){count, cnt[2]};
+        }
+    return k;
+}
+
 static inline __attribute__((always_inline)) int run(pz_ctx *c, double *w, bool enc)
 {
     size_t most = c->n0 > c->n1 ? c->n0 : c->n1;
