@@ -17,12 +17,11 @@
  *                                   code one row up (cz_rows; 0 in a run's
  *                                   first row), and whether the code before
  *                                   the previous one was a zero residual
- *   bit  c == 0 (exception)         one context
+ *   k = floor(log2(|q|)) (0..14): k ones then a zero, contexts per position
+ *        and whether the previous q was zero; 15 ones and no zero: an
+ *        exception (c = 0), nothing follows;
  *   bit  q < 0                      context: sign of the previous q (-, 0, +)
- *   m = |q| - 1, k = floor(log2(m + 1)) (0..14):
- *        k ones then a zero (no zero after 15 ones: invalid), contexts per
- *        position and whether the previous q was zero;
- *        the low k bits of m + 1, most significant first: the first with a
+ *   the low k bits of |q|, most significant first: the first with a
  *        context per k, the rest at probability one half.
  * Probabilities are 16-bit, each the mean of a fast and a slow estimate
  * (updated by 1/16 and 1/256 of the distance): the fast one follows the
@@ -38,7 +37,7 @@
  * Stream: the coder's bytes, nothing else (the count of codes is the
  * caller's); the decoder reads exactly the bytes the encoder wrote. A
  * damaged stream decodes to other codes, or fails when the decoder would
- * read past the end or stop short of it, or a unary prefix runs out; the frame
+ * read past the end or stop short of it; the frame
  * checksum over the reconstruction catches the rest.
  *
  * Ownership: the caller owns every buffer; nothing is allocated.
@@ -59,7 +58,6 @@ typedef struct rc_prob {
 
 typedef struct rc_model {
     rc_prob zero[32];           /* c != PZ_RADIUS: previous and up classes, zero before */
-    rc_prob exc;                /* c == 0 */
     rc_prob sign[3];            /* by the previous sign */
     rc_prob pre[2][RC_KMAX];    /* unary prefix, by previous-zero and position */
     rc_prob top[RC_KMAX];       /* first mantissa bit, by k */
@@ -119,36 +117,24 @@ static inline uint8_t get_byte(rc_coder *r)
     return 0;
 }
 
-/* Code (ENC) or decode bit B with probability *P (of a zero) and adapt. */
+/* Code (ENC) or decode bit B with probability *P (of a zero) and adapt.
+ * Without branches on the bit (it is data: a branch would mispredict). */
 __attribute__((always_inline)) static inline unsigned rc_bit(rc_coder *r, rc_prob *p,
                                                              unsigned b, bool enc)
 {
     uint32_t p16 = ((p->fast >> 16) + (p->slow >> 16)) >> 1;
     uint32_t bound = (r->range >> RC_BITS) * (p16 ? p16 : 1); /* 1..RC_ONE - 1 */
-    if (enc) {
-        if (b == 0) {
-            r->range = bound;
-        } else {
-            r->low += bound;
-            r->range -= bound;
-        }
-    } else {
-        if (r->code < bound) {
-            r->range = bound;
-            b = 0;
-        } else {
-            r->code -= bound;
-            r->range -= bound;
-            b = 1;
-        }
-    }
-    if (b == 0) {
-        p->fast += (UINT32_MAX - p->fast) >> RC_FAST;
-        p->slow += (UINT32_MAX - p->slow) >> RC_SLOW;
-    } else {
-        p->fast -= p->fast >> RC_FAST;
-        p->slow -= p->slow >> RC_SLOW;
-    }
+    if (!enc)
+        b = r->code >= bound;
+    uint32_t mask = 0u - (uint32_t)b; /* all ones for a one */
+    if (enc)
+        r->low += bound & mask;
+    else
+        r->code -= bound & mask;
+    r->range = b ? r->range - bound : bound;
+    uint32_t f = b ? 0 : UINT32_MAX, s = f; /* the estimates move toward F */
+    p->fast = b ? p->fast - (p->fast >> RC_FAST) : p->fast + ((f - p->fast) >> RC_FAST);
+    p->slow = b ? p->slow - (p->slow >> RC_SLOW) : p->slow + ((s - p->slow) >> RC_SLOW);
     while (r->range < RC_TOP) {
         r->range <<= 8;
         if (enc)
@@ -195,8 +181,7 @@ static inline int q_of(uint16_t c)
 }
 
 /* Code (ENC) code C, or decode one, given the previous q Q1, the one before
- * Q2 and the code one row up UP (q values); returns the code, or -1 if the
- * decoder met an invalid prefix. */
+ * Q2 and the code one row up UP (q values); returns the code. */
 __attribute__((always_inline)) static inline int code_one(rc_coder *r, rc_model *m, unsigned c,
                                                           int q1, int q2, int up, bool enc)
 {
@@ -204,23 +189,22 @@ __attribute__((always_inline)) static inline int code_one(rc_coder *r, rc_model 
     rc_prob *pz = &m->zero[mag_class(q1) * 4 + mag_class(up) + 16 * (q2 != 0)];
     if (!rc_bit(r, pz, enc ? c != PZ_RADIUS : 0, enc))
         return PZ_RADIUS;
-    if (rc_bit(r, &m->exc, enc ? c == 0 : 0, enc))
-        return 0;
-    unsigned neg = rc_bit(r, &m->sign[q1 < 0 ? 0 : q1 == 0 ? 1 : 2], enc ? q < 0 : 0, enc);
-    uint32_t v = enc ? (uint32_t)(q < 0 ? -q : q) : 0; /* m + 1 = |q| >= 1 */
+    uint32_t v = enc ? (uint32_t)(q < 0 ? -q : q) : 0; /* |q| >= 1 */
     int k = 0;
     rc_prob *pre = m->pre[q1 == 0];
     if (enc) {
-        while ((v >> (k + 1)) != 0)
-            k++;
+        k = c == 0 ? RC_KMAX : 31 - __builtin_clz(v); /* an exception: all ones */
         for (int j = 0; j < k; j++)
             rc_bit(r, &pre[j], 1, true);
+        if (k == RC_KMAX)
+            return 0;
         rc_bit(r, &pre[k], 0, true);
     } else {
         while (rc_bit(r, &pre[k], 0, false))
             if (++k == RC_KMAX)
-                return -1;
+                return 0;
     }
+    unsigned neg = rc_bit(r, &m->sign[q1 < 0 ? 0 : q1 == 0 ? 1 : 2], enc ? q < 0 : 0, enc);
     uint32_t got = 1;
     for (int j = k - 1; j >= 0; j--) {
         unsigned bit = enc ? (v >> j) & 1 : 0;
@@ -231,8 +215,7 @@ __attribute__((always_inline)) static inline int code_one(rc_coder *r, rc_model 
 }
 
 /* The model run over CODES[0..N) in runs ROWS[0..NROWS): coded into R (ENC)
- * or decoded from it. Returns 0, or -1 if the decoder met an invalid prefix
- * or the runs do not add up to N. */
+ * or decoded from it. Returns 0, or -1 if the runs do not add up to N. */
 __attribute__((always_inline)) static inline int run(rc_coder *r, uint16_t *codes, size_t n,
                                                      const cz_rows *rows, size_t nrows, bool enc)
 {
@@ -248,8 +231,6 @@ __attribute__((always_inline)) static inline int run(rc_coder *r, uint16_t *code
         for (; i < end; i++) {
             int up = i >= first_up ? q_of(codes[i - w]) : 0;
             int c = code_one(r, &m, enc ? codes[i] : 0, q1, q2, up, enc);
-            if (c < 0)
-                return -1;
             if (!enc)
                 codes[i] = (uint16_t)c;
             q2 = q1;
