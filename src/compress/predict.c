@@ -31,8 +31,9 @@
  *   zstd), u64 huff_stored, u64 exc_stored (as stored), then the codes
  *   section (cz_rc_encode or cz_huff_encode of the codes) and the
  *   exceptions section. A Huffman section and the exceptions are zstd'd
- *   only when that makes them smaller. Version 1 is version 2 without
- *   bit 2 (what cairn wrote before the range coder).
+ *   only when that makes them smaller. Version 1 (what cairn wrote before
+ *   the range coder) is version 2 without bit 2, and its interpolation
+ *   used the variable's bound at every level (predict_interp.c).
  *
  * Ownership: the caller owns every buffer; work memory is allocated and
  * freed within a call: 10 bytes an element for interpolation (codes and
@@ -275,6 +276,7 @@ size_t cz_predict_encode(const cz_shape *sh, const void *src, uint8_t *dst, size
         return 0;
     const size_t hdr = PZ_FIXED + 8 * (size_t)sh->ndims;
     c.bound = sh->bound;
+    c.level_bounds = true;
     c.step = pz_step_of(sh->bound);
     c.inv_step = 1 / c.step;
     c.src = src;
@@ -364,6 +366,7 @@ int cz_predict_decode(uint8_t type, const uint8_t *src, size_t n, void *dst, siz
         (rc_codes && hs != hlen))
         return -1;
     c.step = pz_step_of(c.bound);
+    c.level_bounds = version > PZ_VERSION_OLD;
     c.out = dst;
     c.exc_cap = (size_t)nexc;
     int rc = -1;

@@ -45,6 +45,8 @@ typedef struct pz_ctx {
     size_t es;
     bool fl;                      /* CAIRN_FLOAT */
     double bound, step, inv_step; /* step = pz_step_of(bound); inv_step (encoder) 1 / step */
+    bool level_bounds;            /* interpolation: tighter bounds at coarse levels
+                                   * (payload version 2; predict_interp.c) */
     /* encoder: SRC in, OUT (the reconstruction) and CODES out, EXC appended,
      * ERR the largest error; decoder: CODES and EXC in, OUT written */
     const uint8_t *src;

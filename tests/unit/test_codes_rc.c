@@ -12,9 +12,10 @@
  *   - a CAP too small: 0 (never a write past CAP);
  *   - a long run of zero residuals costs under 1/2000 of a bit each (34 bytes for 2^20);
  *   - random damage never crashes and gives 0 or -1;
- *   - version 1 payloads (Huffman codes, what cairn wrote before) still
- *     decode, to the same values as the version 2 payload they were built
- *     from; version 1 with the range-coder flag, and both coder flags, -1.
+ *   - version 1 payloads (Huffman codes, the bound at every interpolation
+ *     level: what cairn wrote before) still decode, to what their encoder
+ *     reconstructed, within the bound; version 1 with the range-coder flag,
+ *     both coder flags, versions 0 and 3 -> -1.
  * Buffers have exactly their size, so the sanitizers see any overrun.
  */
 #include <stdarg.h>
@@ -215,6 +216,49 @@ static float *field(size_t r, size_t c)
     return x;
 }
 
+/* A version 1 payload of X (R x C floats, interpolation): its codes coded
+ * with the bound at every level, Huffman-coded, as cairn wrote them before
+ * the range coder and the per-level bounds; *LEN its size, RECON what it
+ * decodes to. */
+static uint8_t *version1(const float *x, size_t r, size_t c, double bound, size_t *len,
+                         float *recon)
+{
+    const size_t n = r * c, hdr = 56 + 16;
+    pz_ctx pc = {.n0 = 1, .n1 = r, .n2 = c, .count = n, .es = 4, .fl = true, .bound = bound,
+                 .step = pz_step_of(bound), .src = (const uint8_t *)x, .out = (uint8_t *)recon};
+    pc.inv_step = 1 / pc.step;
+    pc.codes = malloc(n * sizeof *pc.codes);
+    pc.exc = malloc(n * 4);
+    assert_non_null(pc.codes);
+    assert_non_null(pc.exc);
+    assert_int_equal(pz_interp(&pc, true), 0);
+    size_t hcap = cz_huff_bound(n);
+    uint8_t *huff = malloc(hcap);
+    assert_non_null(huff);
+    size_t hl = cz_huff_encode(pc.codes, n, huff, hcap);
+    assert_true(hl > 0);
+    *len = hdr + hl + pc.nexc * 4;
+    uint8_t *p = calloc(1, *len);
+    assert_non_null(p);
+    uint64_t bbits;
+    memcpy(&bbits, &bound, 8);
+    p[0] = 'P', p[1] = 1, p[2] = CAIRN_FLOAT, p[3] = 2, p[4] = PZ_INTERP, p[5] = 0;
+    cn_put_u64(p + 8, bbits);
+    cn_put_u32(p + 16, PZ_RADIUS);
+    cn_put_u64(p + 24, r);
+    cn_put_u64(p + 32, c);
+    cn_put_u64(p + 40, pc.nexc);
+    cn_put_u64(p + 48, hl);
+    cn_put_u64(p + 56, hl);
+    cn_put_u64(p + 64, pc.nexc * 4);
+    memcpy(p + hdr, huff, hl);
+    memcpy(p + hdr + hl, pc.exc, pc.nexc * 4);
+    free(huff);
+    free(pc.codes);
+    free(pc.exc);
+    return p;
+}
+
 static void test_version1(void **state)
 {
     (void)state;
@@ -229,6 +273,7 @@ static void test_version1(void **state)
     size_t len = cz_predict_encode(&sh, x, dst, cap, rec, &me);
     assert_true(len > hdr);
     assert_int_equal(dst[1], 2);       /* version 2 */
+    assert_int_equal(dst[4], PZ_INTERP);
     assert_int_equal(dst[5] & 5, 4);   /* codes range-coded, not zstd'd */
     uint64_t nexc = cn_get_u64(dst + hdr - 32), hs = cn_get_u64(dst + hdr - 16),
              xs = cn_get_u64(dst + hdr - 8);
@@ -239,40 +284,19 @@ static void test_version1(void **state)
     assert_int_equal(cz_predict_decode(CAIRN_FLOAT, dst, len, v2, raw), 0);
     assert_memory_equal(v2, rec, raw);
 
-    /* the same codes, Huffman-coded, as version 1 wrote them */
-    uint16_t *codes = malloc(n * sizeof *codes);
-    assert_non_null(codes);
-    pz_ctx pc = {.n0 = 1, .n1 = r, .n2 = c, .count = n};
-    cz_rows rows[PZ_MAX_ROWS];
-    assert_int_equal(dst[4], PZ_INTERP);
-    size_t nrows = pz_interp_rows(&pc, rows);
-    assert_int_equal(cz_rc_decode(dst + hdr, (size_t)hs, codes, n, rows, nrows), 0);
-    size_t hcap = cz_huff_bound(n);
-    uint8_t *huff = malloc(hcap);
-    assert_non_null(huff);
-    size_t hl = cz_huff_encode(codes, n, huff, hcap);
-    assert_true(hl > 0);
-    size_t len1 = hdr + hl + (size_t)xs;
-    uint8_t *p1 = malloc(len1);
-    assert_non_null(p1);
-    memcpy(p1, dst, hdr);
-    p1[1] = 1;
-    p1[5] = (uint8_t)(dst[5] & 2);
-    cn_put_u64(p1 + hdr - 24, hl);
-    cn_put_u64(p1 + hdr - 16, hl);
-    memcpy(p1 + hdr, huff, hl);
-    memcpy(p1 + hdr + hl, dst + hdr + hs, (size_t)xs);
-    float *v1 = malloc(raw);
+    /* version 1: the bound at every level, Huffman; decoded as it was coded */
+    size_t len1;
+    float *rec1 = malloc(raw), *v1 = malloc(raw);
+    assert_non_null(rec1);
     assert_non_null(v1);
+    uint8_t *p1 = version1(x, r, c, sh.bound, &len1, rec1);
     assert_int_equal(cz_predict_decode(CAIRN_FLOAT, p1, len1, v1, raw), 0);
-    assert_memory_equal(v1, rec, raw);
+    assert_memory_equal(v1, rec1, raw);
+    assert_true(memcmp(rec1, rec, raw) != 0); /* the per-level bounds make a difference */
+    for (size_t i = 0; i < n; i++)
+        assert_true(isnan(x[i]) ? isnan(v1[i]) : fabs((double)x[i] - v1[i]) <= sh.bound);
 
-    /* version 2 with the Huffman section decodes too (the encoder's fallback) */
-    p1[1] = 2;
-    assert_int_equal(cz_predict_decode(CAIRN_FLOAT, p1, len1, v1, raw), 0);
-    assert_memory_equal(v1, rec, raw);
     /* version 1 knows no range coder; zstd'd and range-coded at once is no flag set */
-    p1[1] = 1;
     p1[5] |= 4;
     assert_int_equal(cz_predict_decode(CAIRN_FLOAT, p1, len1, v1, raw), -1);
     dst[5] |= 1;
@@ -280,12 +304,13 @@ static void test_version1(void **state)
     dst[5] &= (uint8_t)~1;
     dst[1] = 3;
     assert_int_equal(cz_predict_decode(CAIRN_FLOAT, dst, len, v2, raw), -1);
+    dst[1] = 0;
+    assert_int_equal(cz_predict_decode(CAIRN_FLOAT, dst, len, v2, raw), -1);
 
     free(p1);
     free(v1);
+    free(rec1);
     free(v2);
-    free(huff);
-    free(codes);
     free(dst);
     free(rec);
     free(x);
