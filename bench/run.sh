@@ -225,7 +225,11 @@ bench_z() {
 # (skipped with a note if absent). The paper's tables (n = 1..128, both
 # quantizers, with and without encoding) against gzip alone; then wavelet and
 # predict at bounds 1e-2..1e-4 of each field's range against ZFP's fixed-
-# accuracy mode at the same tolerance. Every decoded array is checked.
+# accuracy mode at the same tolerance (payloads alone: '#' lines). Then the
+# headline, at the checkpoint (lossy_ckpt_bench): EGM96 through a real level-1
+# checkpoint and restart, every byte of the generation's files counted,
+# `bench: lossy.ckpt.{ratio,comp,decomp}.E.egm96` against ZFP in the same run.
+# Every decoded array is checked.
 bench_lossy() {
   local bin=$BUILD/bench/lossy_bench
   if [ ! -x "$bin" ]; then
