@@ -21,7 +21,8 @@
  * stored size) is encoded and decoded from memory, checked the same way.
  *
  * Output (medians of --reps after --warmup; ratios of per-repetition
- * figures for speeds):
+ * figures for speeds; the same speeds by the process's CPU time, which other
+ * load on the machine disturbs less, on '#' lines):
  *   bench: lossy.ckpt.ratio.E.egm96   raw / generation bytes   vs zfp ratio
  *   bench: lossy.ckpt.comp.E.egm96    MB/s of the checkpoint    vs zfp compress
  *   bench: lossy.ckpt.decomp.E.egm96  MB/s of the restart       vs zfp decompress
@@ -55,8 +56,18 @@ enum { NB = 3 };
 typedef struct res {
     double ratio[MAX_REPS], comp[MAX_REPS], decomp[MAX_REPS];
     double zratio[MAX_REPS], zcomp[MAX_REPS], zdecomp[MAX_REPS];
+    double ccomp[MAX_REPS], cdecomp[MAX_REPS], zccomp[MAX_REPS], zcdecomp[MAX_REPS]; /* CPU */
     uint64_t bytes, rank_bytes, files;
 } res;
+
+/* CPU seconds of the process so far (every thread): less disturbed than the
+ * wall clock by other work on the machine. */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* ---- files ---------------------------------------------------------------- */
 
@@ -157,9 +168,9 @@ static void cairn_once(const char *base, const char *job, float *v, float *back,
     check_cairn(cairn_protect(ctx, NAME, v, CAIRN_FLOAT, n, 2, sd), ctx, "cairn_protect");
     check_cairn(cairn_protect_bound_rel(ctx, NAME, rel), ctx, "cairn_protect_bound_rel");
     check_cairn(cairn_protect_codec(ctx, NAME, "predict"), ctx, "cairn_protect_codec");
-    double t0 = now();
+    double t0 = now(), c0 = cpu_now();
     check_cairn(cairn_checkpoint(ctx, 1, 1), ctx, "cairn_checkpoint");
-    double tc = now() - t0;
+    double tc = now() - t0, cc = cpu_now() - c0;
     check_cairn(cairn_finalize(ctx), NULL, "cairn_finalize");
 
     char gd[4096];
@@ -173,9 +184,9 @@ static void cairn_once(const char *base, const char *job, float *v, float *back,
     check_cairn(cairn_protect(ctx, NAME, back, CAIRN_FLOAT, n, 2, sd), ctx, "cairn_protect");
     check_cairn(cairn_protect_bound_rel(ctx, NAME, rel), ctx, "cairn_protect_bound_rel");
     long got = -1;
-    t0 = now();
+    t0 = now(), c0 = cpu_now();
     check_cairn(cairn_restart(ctx, CAIRN_LATEST, &got), ctx, "cairn_restart");
-    double td = now() - t0;
+    double td = now() - t0, cd = cpu_now() - c0;
     check_cairn(cairn_finalize(ctx), NULL, "cairn_finalize (restart)");
     if (got != 1)
         die("cairn_restart restored generation %ld, not 1", got);
@@ -185,6 +196,8 @@ static void cairn_once(const char *base, const char *job, float *v, float *back,
         r->ratio[rep] = (double)raw / (double)bytes;
         r->comp[rep] = (double)raw / 1e6 / tc;
         r->decomp[rep] = (double)raw / 1e6 / td;
+        r->ccomp[rep] = (double)raw / 1e6 / cc;
+        r->cdecomp[rep] = (double)raw / 1e6 / cd;
         r->bytes = bytes;
         r->rank_bytes = rank_bytes;
         r->files = files;
@@ -194,7 +207,7 @@ static void cairn_once(const char *base, const char *job, float *v, float *back,
 /* ---- ZFP, fixed accuracy, from memory -------------------------------------- */
 
 static size_t zfp_run(float *v, float *back, const uint64_t dims[2], double tol, uint8_t *buf,
-                      size_t cap, double *tc, double *td)
+                      size_t cap, double *tc, double *td, double *cc, double *cd)
 {
     zfp_field *f = zfp_field_2d(v, zfp_type_float, dims[1], dims[0]);
     zfp_stream *zs = zfp_stream_open(NULL);
@@ -204,17 +217,17 @@ static size_t zfp_run(float *v, float *back, const uint64_t dims[2], double tol,
     zfp_stream_set_accuracy(zs, tol);
     zfp_stream_set_bit_stream(zs, bs);
     zfp_stream_rewind(zs);
-    double t0 = now();
+    double t0 = now(), c0 = cpu_now();
     size_t len = zfp_compress(zs, f);
-    *tc = now() - t0;
+    *tc = now() - t0, *cc = cpu_now() - c0;
     if (len == 0)
         die("zfp_compress failed (tolerance %g)", tol);
     zfp_field_set_pointer(f, back);
     zfp_stream_rewind(zs);
-    t0 = now();
+    t0 = now(), c0 = cpu_now();
     if (zfp_decompress(zs, f) == 0)
         die("zfp_decompress failed (tolerance %g)", tol);
-    *td = now() - t0;
+    *td = now() - t0, *cd = cpu_now() - c0;
     zfp_stream_close(zs);
     stream_close(bs);
     zfp_field_free(f);
@@ -299,14 +312,16 @@ int main(int argc, char **argv)
             char jd[4200];
             snprintf(jd, sizeof jd, "%s/cairn-%u/%s", base, (unsigned)getuid(), job);
             remove_tree(jd);
-            double tc, td;
+            double tc, td, cc, cd;
             memset(back, 0, raw);
-            size_t zlen = zfp_run(v, back, dims, bound, zbuf, cap, &tc, &td);
+            size_t zlen = zfp_run(v, back, dims, bound, zbuf, cap, &tc, &td, &cc, &cd);
             check_bound(v, back, n, bound * (1 + 1e-6), "zfp");
             if (slot >= 0) {
                 r[bi].zratio[slot] = (double)raw / (double)zlen;
                 r[bi].zcomp[slot] = (double)raw / 1e6 / tc;
                 r[bi].zdecomp[slot] = (double)raw / 1e6 / td;
+                r[bi].zccomp[slot] = (double)raw / 1e6 / cc;
+                r[bi].zcdecomp[slot] = (double)raw / 1e6 / cd;
             }
         }
     remove_tree(base);
@@ -321,6 +336,11 @@ int main(int argc, char **argv)
                rel_names[bi], (unsigned long long)x->bytes, (unsigned long long)x->files,
                (unsigned long long)x->rank_bytes, zr, median(x->comp, nr),
                median(x->decomp, nr), median(x->zcomp, nr), median(x->zdecomp, nr));
+        printf("# %s: by CPU time (every thread of the process; less disturbed by other load): "
+               "cairn %.1f / %.1f MB/s, zfp %.1f / %.1f MB/s, ratio %.2f / %.2f vs zfp\n",
+               rel_names[bi], median(x->ccomp, nr), median(x->cdecomp, nr),
+               median(x->zccomp, nr), median(x->zcdecomp, nr), med_ratio(x->ccomp, x->zccomp, nr),
+               med_ratio(x->cdecomp, x->zcdecomp, nr));
         printf("# SZ3 3.x (issue 18, published, not measured here): ratio %.1f, compress %.0f "
                "MB/s, one thread\n",
                sz3_ratio[bi], sz3_comp[bi]);
