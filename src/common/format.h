@@ -93,8 +93,9 @@ typedef struct cn_header {
     uint32_t block_size;   /* power of two in [CN_MIN_BLOCK, CN_MAX_BLOCK] */
     uint32_t nentries;
     uint64_t table_size;   /* bytes of the entry table */
-    uint64_t data_offset;  /* first data byte: page aligned, after the table (and the
-                            * table space reserved for a compressed write) */
+    uint64_t data_offset;  /* first data byte, after the table (and the table space
+                            * reserved for a compressed write): CN_ENTRY_ALIGN-aligned,
+                            * page-aligned in version 3 */
     uint64_t file_size;
     uint64_t table_sum;    /* XXH3-64 of the table bytes */
     uint64_t header_sum;   /* XXH3-64 of header bytes [0, CN_HEADER_SIZE - 8) */

@@ -1,7 +1,8 @@
 /*
  * local.c - level 1: write one rank's checkpoint file to node-local storage.
  *
- * Layout (common.h): header, entry table, page-aligned data. Data goes out
+ * Layout (common.h): header, entry table, data from the next 64-byte boundary
+ * (format 4; format 3 files, read elsewhere, had it at a page). Data goes out
  * first, one checksum block at a time: each block is hashed and then copied
  * while it is still in cache, so checksumming costs no extra pass over
  * memory. The table and header, which hold those checksums, go last, at the
