@@ -21,6 +21,7 @@
  * Output (V = file bytes / stored bytes over every group of every program;
  * R against agnostic; times are medians of --reps runs over all groups):
  *   bench: agg.h5.aware.gN V x ratio=R vs agnostic
+ *   bench: agg.h5.auto.gN V x ratio=R vs agnostic          (pfs.scheme's default)
  *   bench: agg.h5.APP.aware.gN V x ratio=R vs agnostic
  *   bench: agg.h5.ckpt_time.gN V s ratio=R vs agnostic     (split + aggregate)
  *   bench: agg.h5.restart_time.gN V s ratio=R vs agnostic  (parse, decode, rebuild, check)
@@ -165,22 +166,22 @@ typedef struct cost {
     double ckpt, restart;
 } cost;
 
-/* FS through SCHEME (aware: split first) into ST and back, rebuilt and compared. */
-static cost one_way(const files *fs, bool aware, stage *st)
+/* FS through SCHEME (with SPLIT: by dataset first) into ST and back, rebuilt and compared. */
+static cost one_way(const files *fs, int scheme, bool split, stage *st)
 {
     cost c = {0};
     cn_err err = {0};
     cz_h5_split sp = {0};
-    cz_agg_opts o = {.scheme = aware ? CZ_AGG_AWARE : CZ_AGG_AGNOSTIC};
+    cz_agg_opts o = {.scheme = scheme};
     cz_agg_stats s;
     st->len = 0;
     double t0 = now();
-    if (aware && cz_h5_split_vars(fs->v, fs->n, &sp, &err))
+    if (split && cz_h5_split_vars(fs->v, fs->n, &sp, &err))
         die("split: %s", err.msg);
-    if (cz_agg_write(aware ? sp.v : fs->v, aware ? sp.n : fs->n, &o, stage_sink, st, &s, &err))
+    if (cz_agg_write(split ? sp.v : fs->v, split ? sp.n : fs->n, &o, stage_sink, st, &s, &err))
         die("cz_agg_write: %s", err.msg);
     c.ckpt = now() - t0;
-    if (aware && sp.files != fs->n)
+    if (split && sp.files != fs->n)
         die("only %u of %u files split as HDF5", sp.files, fs->n);
     cz_h5_split_free(&sp);
     c.stored = st->len;
@@ -190,7 +191,7 @@ static cost one_way(const files *fs, bool aware, stage *st)
     if (!b.ps || cz_agg_open(st->p, st->len, &f, &err) || cz_agg_read(f, got_var, &b, &err))
         die("read back: %s", err.msg);
     cz_agg_close(f);
-    if (aware) {
+    if (split) {
         if (b.whole)
             die("%u files came back whole", b.whole);
         for (uint32_t i = 0; i < fs->n; i++) {
@@ -210,11 +211,13 @@ static int analyze(const char *base, uint32_t group, int reps)
 {
     load_apps(base);
     stage st = {0};
-    uint64_t tot_bytes = 0, tot[2] = {0, 0};
+    /* agnostic on the whole files; aware and auto (cairn's default) on the split files */
+    static const int scheme[3] = {CZ_AGG_AGNOSTIC, CZ_AGG_AWARE, CZ_AGG_AUTO};
+    uint64_t tot_bytes = 0, tot[3] = {0, 0, 0};
     double ckpt[2][64] = {{0}}, restart[2][64] = {{0}};
     for (int k = 0; k < napps; k++) {
         const app *a = apps[k];
-        uint64_t bytes = 0, stored[2] = {0, 0};
+        uint64_t bytes = 0, stored[3] = {0, 0, 0};
         size_t skel = 0;
         for (uint32_t g0 = 0; g0 < a->nranks; g0 += group) {
             files fs = {.v = calloc(group, sizeof(cz_agg_var))};
@@ -235,10 +238,12 @@ static int analyze(const char *base, uint32_t group, int reps)
             skel += sp.skel;
             cz_h5_split_free(&sp);
             for (int rep = 0; rep < reps; rep++)
-                for (int w = 0; w < 2; w++) {
-                    cost c = one_way(&fs, w == 1, &st);
-                    ckpt[w][rep] += c.ckpt;
-                    restart[w][rep] += c.restart;
+                for (int w = 0; w < (rep ? 2 : 3); w++) {
+                    cost c = one_way(&fs, scheme[w], w > 0, &st);
+                    if (w < 2) {
+                        ckpt[w][rep] += c.ckpt;
+                        restart[w][rep] += c.restart;
+                    }
                     if (rep == 0)
                         stored[w] += c.stored;
                 }
@@ -248,18 +253,22 @@ static int analyze(const char *base, uint32_t group, int reps)
             free(fs.v);
         }
         double agn = (double)bytes / stored[0], aw = (double)bytes / stored[1];
-        printf("# %s: %.1f MB of HDF5 files (%.1f%% skeleton), agnostic %.3f x, aware %.3f x\n",
-               a->job, bytes / 1e6, 100.0 * skel / bytes, agn, aw);
+        printf("# %s: %.1f MB of HDF5 files (%.1f%% skeleton), agnostic %.3f x, aware %.3f x, "
+               "auto %.3f x\n", a->job, bytes / 1e6, 100.0 * skel / bytes, agn, aw,
+               (double)bytes / stored[2]);
         printf("bench: agg.h5.%s.aware.g%u %.3f x ratio=%.3f vs agnostic\n", a->job, group, aw,
                aw / agn);
         tot_bytes += bytes;
         tot[0] += stored[0];
         tot[1] += stored[1];
+        tot[2] += stored[2];
     }
     double agn = (double)tot_bytes / tot[0], aw = (double)tot_bytes / tot[1];
     printf("# all: %.1f MB of HDF5 files -> agnostic %.1f MB, aware %.1f MB\n", tot_bytes / 1e6,
            tot[0] / 1e6, tot[1] / 1e6);
     printf("bench: agg.h5.aware.g%u %.3f x ratio=%.3f vs agnostic\n", group, aw, aw / agn);
+    double au = (double)tot_bytes / tot[2];
+    printf("bench: agg.h5.auto.g%u %.3f x ratio=%.3f vs agnostic\n", group, au, au / agn);
     double ca = median(ckpt[0], reps), cw = median(ckpt[1], reps);
     double ra = median(restart[0], reps), rw = median(restart[1], reps);
     printf("bench: agg.h5.ckpt_time.g%u %.4f s ratio=%.3f vs agnostic\n", group, cw, cw / ca);
