@@ -32,12 +32,10 @@ CMOCKA := $(call pc,cmocka,-lcmocka)
 USE_HDF5 ?= auto
 HDF5_FLAGS :=
 HDF5_LIBS :=
-HDF5_PC :=
 ifneq ($(USE_HDF5),no)
   ifeq ($(shell pkg-config --exists hdf5 2>/dev/null && echo y),y)
     HDF5_FLAGS := -DCAIRN_HAVE_HDF5 $(shell pkg-config --cflags hdf5)
     HDF5_LIBS := $(shell pkg-config --libs hdf5)
-    HDF5_PC := hdf5
   else ifneq ($(wildcard /usr/include/hdf5/serial/hdf5.h),)
     HDF5_FLAGS := -DCAIRN_HAVE_HDF5 -I/usr/include/hdf5/serial
     HDF5_LIBS := -lhdf5_serial
@@ -274,7 +272,7 @@ install: install-check lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/exam
 	ln -sfn libcairn.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libcairn.so
 	install -m 755 $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(DESTDIR)$(PREFIX)/bin/
 	for t in $(PC_IN); do m=$$(basename $$t .in); \
-	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@HDF5@|$(HDF5_PC)|g' $$t > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$m && \
+	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@HDF5_LIBS@|$(HDF5_LIBS)|g' $$t > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$m && \
 	  chmod 644 $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$m || exit 1; done
 	install -m 644 man/cairn.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -d $(DESTDIR)$(PREFIX)/share/cairn
