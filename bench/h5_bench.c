@@ -302,6 +302,7 @@ int main(int argc, char **argv)
 #ifdef CAIRN_HAVE_HDF5
     return analyze(base, (uint32_t)group, (int)reps);
 #else
+    (void)group, (void)reps;
     printf("# skipped: agg.h5: this build has no libhdf5 (Debian libhdf5-dev; USE_HDF5)\n");
     return 0;
 #endif

@@ -213,7 +213,8 @@ int cz_h5_scan(const uint8_t *p, size_t len, cz_h5_dset **out, size_t *n, cn_err
         cz_h5_dsets_free(s.d, s.n);
         return cn_fail(err, CAIRN_ENOMEM, "no memory to list the datasets of an HDF5 file");
     }
-    qsort(s.d, s.n, sizeof *s.d, by_offset);
+    if (s.n)
+        qsort(s.d, s.n, sizeof *s.d, by_offset);
     size_t k = 0; /* contiguous storage never overlaps; if it did, keep the first */
     for (size_t i = 0; i < s.n; i++) {
         if (k && s.d[i].offset < s.d[k - 1].offset + s.d[k - 1].size) {
