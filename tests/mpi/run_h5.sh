@@ -19,26 +19,29 @@ h5_ref() { local d; d=$(mktemp -d /dev/shm/cairn-h5ref.XXXXXX); SCRATCH_DIRS+=("
 same_files() {
   local n=0 f
   for f in "$1"/*; do cmp "$f" "$2/$(basename "$f")" || return 1; n=$((n + 1)); done
-  [ "$n" -eq 18 ] || { echo "same_files: $n files compared, expected 18 (6 ranks x 3)"; return 1; }
+  [ "$n" -eq 24 ] || { echo "same_files: $n files compared, expected 24 (6 ranks x 4)"; return 1; }
 }
 export -f same_files
 wipe_all() { rm -rf "$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB"; }
 
 fresh_pfs h5
 ref=$(h5_ref) out=$(h5_ref)
-check "HDF5 routed files: 6 ranks on 3 nodes write state.h5 (groups, float/double/int/string/compound, contiguous, chunked, deflated, attributes), aux.h5 and notes.txt, checkpoint at level 4" \
-  run_grep 'PASS save' env CAIRN_PFS_SCHEME=aware T_REF="$ref" scripts/mpirun.sh 6 "$H5" save 1
-check "  ... the aggregated file holds the datasets by path and type (/fields/T double 48x40, /fields/rho float, /fields/sub/ids int32, /meta/particles bytes), skeletons and maps; notes.txt whole" \
+log=$(h5_ref)/save.log
+check "HDF5 routed files: 6 ranks on 3 nodes write state.h5 (groups, float/double/int/string/compound, contiguous, chunked, deflated, attributes), aux.h5, notes.txt and fake.h5 (signature, then text), checkpoint at level 4" \
+  bash -c "env CAIRN_PFS_SCHEME=aware T_REF='$ref' scripts/mpirun.sh 6 '$H5' save 1 >'$log' 2>&1; rc=\$?; cat '$log'; [ \$rc -eq 0 ] && grep -q 'PASS save' '$log'"
+check "  ... fake.h5, which libhdf5 cannot open, cost no message (no HDF5-DIAG error stack, no warning)" \
+  bash -c "! grep -Ei 'HDF5-DIAG|error|warn' '$log'"
+check "  ... the aggregated file holds the datasets by path and type (/fields/T double 48x40, /fields/rho float, /fields/sub/ids int32, /meta/particles bytes), skeletons and maps; notes.txt and fake.h5 whole" \
   bash -c "o=\$('$BUILD/cairn' inspect '$(pfs_gen 1)/agg-000000.cz') &&
     grep -Eq '^ *0 +/fields/T +h5data +double +48x40 ' <<<\"\$o\" &&
     grep -Eq '^ *3 +/fields/rho +h5data +float ' <<<\"\$o\" &&
     grep -Eq '^ *2 +/fields/sub/ids +h5data +int32 ' <<<\"\$o\" &&
     grep -Eq '^ *1 +/meta/particles +h5data +byte ' <<<\"\$o\" &&
     grep -Eq '^ *1 +skeleton +h5skel ' <<<\"\$o\" && grep -Eq '^ *1 +map +h5map ' <<<\"\$o\" &&
-    grep -Eq '^ *1 +notes.txt +file ' <<<\"\$o\" &&
+    grep -Eq '^ *1 +notes.txt +file ' <<<\"\$o\" && grep -Eq '^ *2 +fake.h5 +file ' <<<\"\$o\" &&
     ! grep -Eq '/fields/chunked|/fields/deflated|/meta/tiny|^ *[0-9]+ +state.h5 ' <<<\"\$o\""
 wipe_all
-check "  ... every node-local directory wiped: restart from level 4 rebuilds the 18 files byte-identical (cmp against the copies kept aside)" \
+check "  ... every node-local directory wiped: restart from level 4 rebuilds the 24 files byte-identical (cmp against the copies kept aside)" \
   bash -c "run_grep 'PASS restore' env T_REF='$ref' T_OUT='$out' scripts/mpirun.sh 6 '$H5' restore 1 && same_files '$ref' '$out'"
 check "  ... cairn verify reads the level-4 copy whole (every frame decoded)" \
   "$BUILD/cairn" verify "$(pfs_gen 1)/agg-000000.cz"

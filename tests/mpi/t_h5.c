@@ -4,7 +4,8 @@
  * restart is a new job that names the old one's directory (CAIRN_JOB).
  *
  *   save GEN      each rank writes two HDF5 checkpoints, state.h5 and aux.h5
- *                 (below), and a text file notes.txt, routes all three and
+ *                 (below), a text file notes.txt and fake.h5 (the HDF5
+ *                 signature, then text: libhdf5 cannot open it), routes all and
  *                 checkpoints GEN at level 4. With T_REF set, a copy of each
  *                 file goes to T_REF/<name>.rank-<r> first.
  *   restore GEN   restart, expect GEN; each routed file must be back at its
@@ -31,6 +32,7 @@
 #include "cairn.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,8 +46,8 @@
 
 static int rank;
 static char why[2048];
-static const char *const names[] = {"state.h5", "aux.h5", "notes.txt"};
-#define NFILES 3
+static const char *const names[] = {"state.h5", "aux.h5", "notes.txt", "fake.h5"};
+#define NFILES 4
 
 static int fail(const char *fmt, const char *a, const char *b)
 {
@@ -206,11 +208,13 @@ static int write_aux(const char *path, long gen)
 }
 #endif
 
-static int write_notes(const char *path, long gen)
+static int write_notes(const char *path, long gen, bool fake)
 {
     FILE *f = fopen(path, "w");
     if (!f)
         return fail("cannot write %s%s", path, "");
+    if (fake)
+        fwrite("\x89HDF\r\n\x1a\n", 1, 8, f);
     for (int i = 0; i < 200; i++)
         fprintf(f, "rank %d generation %ld line %d: not an HDF5 file\n", rank, gen, i);
     return fclose(f) == 0 ? 1 : fail("cannot write %s%s", path, "");
@@ -260,9 +264,9 @@ static int save(cairn_ctx *ctx, long gen)
             return fail("route_file %s: %s", names[i], cairn_errmsg(ctx));
 #ifdef CAIRN_HAVE_HDF5
         ok &= i == 0 ? write_state(path, gen) : i == 1 ? write_aux(path, gen)
-                                                        : write_notes(path, gen);
+                                                        : write_notes(path, gen, i == 3);
 #else
-        ok &= write_notes(path, gen);
+        ok &= write_notes(path, gen, i == 3);
 #endif
         ok &= copy_to("T_REF", path, names[i]);
     }
