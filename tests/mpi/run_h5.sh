@@ -43,7 +43,7 @@ check "  ... the aggregated file holds the datasets by path and type (/fields/T 
 wipe_all
 check "  ... every node-local directory wiped: restart from level 4 rebuilds the 24 files byte-identical (cmp against the copies kept aside)" \
   bash -c "run_grep 'PASS restore' env T_REF='$ref' T_OUT='$out' scripts/mpirun.sh 6 '$H5' restore 1 && same_files '$ref' '$out'"
-check "  ... cairn verify reads the level-4 copy whole (every frame decoded)" \
+check "  ... cairn verify reads the level-4 copy whole (every frame decoded, every split file rebuilt)" \
   "$BUILD/cairn" verify "$(pfs_gen 1)/agg-000000.cz"
 
 for s in agnostic agnostic-block aware-block auto; do
@@ -72,6 +72,9 @@ check "  ... forged: a dataset byte of rank 2 (/fields/T) changed, every contain
 check "  ... restart fails CAIRN_ECORRUPT: rank 2's state.h5 rebuilt does not match its checksum; no routed file written on any rank" \
   run_grep "refused: .*rank 2, split routed file 0: routed file 'state.h5' rebuilt .* does not match the checksum taken at checkpoint" \
   scripts/mpirun.sh 6 "$H5" expect-fail CAIRN_ECORRUPT 3
+check "  ... cairn verify rebuilds the split files too: agg-000000.cz CORRUPT naming rank 2's state.h5 (exit 4)" \
+  run_grep_rc 4 "CORRUPT .*agg-000000.cz: rank 2, split routed file 0: routed file 'state.h5' rebuilt" \
+  "$BUILD/cairn" verify "$(pfs_gen 3)/agg-000000.cz"
 cp -a "$keep/." "$(pfs_gen 3)/"; wipe_all
 check "  ... forged: a skeleton byte of rank 5 (in agg-000001.cz) changed, every container checksum resealed" \
   run_grep 'forged h5skel skeleton of rank 5' "$H5FORGE" "$(pfs_gen 3)" 1 5 h5skel
