@@ -13,9 +13,10 @@
  * Any other file is passed on whole, as before.
  *
  * Back (cz_h5_parts_*): the parts are copied as cz_agg_read delivers them;
- * then for one rank every map is parsed, its skeleton and datasets looked up
- * by (file, name), the file rebuilt and its whole-file checksum checked
- * (cz_h5_join). A part no map claims is an error, as is a part missing.
+ * then for one rank its parts are sorted by (kind, file, name), every map is
+ * parsed, its skeleton and datasets found by binary search, the file rebuilt
+ * and its whole-file checksum checked (cz_h5_join). A part no map claims is
+ * an error, as is a part missing.
  *
  * Ownership: a cz_h5_split owns the variable array, skeletons, maps and
  * dataset lists it made; a cz_h5_parts owns the copies it keeps; the files
@@ -187,25 +188,52 @@ int cz_h5_parts_keep(cz_h5_parts *ps, const cz_agg_var *v, cn_err *err)
     return 0;
 }
 
-static part *find(cz_h5_parts *ps, uint32_t rank, uint8_t kind, uint32_t file, const char *name)
+/* One rank's parts, sorted by (kind, file, name) for lookups. */
+typedef struct rank_index {
+    part *p;
+    size_t *idx, n;
+} rank_index;
+
+static int part_cmp(const part *a, uint8_t kind, uint32_t file, const char *name)
 {
-    for (size_t i = 0; i < ps->n; i++) {
-        part *x = &ps->p[i];
-        if (x->rank == rank && x->kind == kind && x->file == file && !x->used &&
-            (!name || strcmp(x->name, name) == 0))
-            return x;
+    if (a->kind != kind)
+        return a->kind < kind ? -1 : 1;
+    if (a->file != file)
+        return a->file < file ? -1 : 1;
+    return strcmp(a->name, name);
+}
+
+static int cmp_parts(const void *ctx, size_t a, size_t b)
+{
+    const part *p = ctx;
+    return part_cmp(&p[a], p[b].kind, p[b].file, p[b].name);
+}
+
+/* The unused part (KIND, FILE, NAME) of the rank, or NULL. */
+static part *find(const rank_index *ri, uint8_t kind, uint32_t file, const char *name)
+{
+    size_t lo = 0, hi = ri->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = part_cmp(&ri->p[ri->idx[mid]], kind, file, name);
+        if (c == 0)
+            return ri->p[ri->idx[mid]].used ? NULL : &ri->p[ri->idx[mid]];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return NULL;
 }
 
 /* Rebuild the file of map part MP (rank RANK) and hand it to CB. */
-static int join_one(cz_h5_parts *ps, uint32_t rank, part *mp,
+static int join_one(const rank_index *ri, part *mp,
                     int (*cb)(void *, const char *, uint8_t *, uint64_t), void *arg,
                     cn_err *err)
 {
     cz_h5map *m = NULL;
     CN_TRY(cz_h5map_parse(mp->data, (size_t)mp->size, &m, err));
-    part *sk = find(ps, rank, CZ_KIND_H5SKEL, mp->file, NULL);
+    part *sk = find(ri, CZ_KIND_H5SKEL, mp->file, "skeleton");
     const uint8_t **data = calloc(m->n + 1, sizeof *data);
     uint64_t *len = calloc(m->n + 1, sizeof *len);
     uint8_t *out = malloc(m->size ? m->size : 1);
@@ -213,7 +241,7 @@ static int join_one(cz_h5_parts *ps, uint32_t rank, part *mp,
                                               "(%llu bytes)", m->file,
                                               (unsigned long long)m->size);
     for (uint32_t i = 0; rc == 0 && i < m->n; i++) {
-        part *d = find(ps, rank, CZ_KIND_H5DATA, mp->file, m->d[i].name);
+        part *d = find(ri, CZ_KIND_H5DATA, mp->file, m->d[i].name);
         if (d) {
             d->used = true;
             data[i] = d->data, len[i] = d->size;
@@ -238,21 +266,29 @@ int cz_h5_parts_join(cz_h5_parts *ps, uint32_t rank,
                      int (*cb)(void *arg, const char *name, uint8_t *data, uint64_t size),
                      void *arg, cn_err *err)
 {
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < ps->n; i++) {
-        part *x = &ps->p[i];
-        if (x->rank != rank || x->kind != CZ_KIND_H5MAP || x->used)
+    rank_index ri = {.p = ps->p, .idx = malloc((ps->n ? ps->n : 1) * sizeof *ri.idx)};
+    CN_FAIL_IF(!ri.idx, err, CAIRN_ENOMEM, "no memory to index %zu parts", ps->n);
+    for (size_t i = 0; i < ps->n; i++)
+        if (ps->p[i].rank == rank)
+            ri.idx[ri.n++] = i;
+    int rc = cz_agg_sort(ri.idx, ri.n, cmp_parts, ps->p) ? cn_fail(err, CAIRN_ENOMEM, "no memory")
+                                                         : 0;
+    for (size_t i = 0; rc == 0 && i < ri.n; i++) {
+        part *x = &ps->p[ri.idx[i]];
+        if (x->kind != CZ_KIND_H5MAP || x->used)
             continue;
         x->used = true;
-        rc = join_one(ps, rank, x, cb, arg, err);
+        rc = join_one(&ri, x, cb, arg, err);
         if (rc)
             cn_err_prefix(err, "rank %u, split routed file %u: ", rank, x->file);
     }
-    for (size_t i = 0; rc == 0 && i < ps->n; i++) {
-        const part *x = &ps->p[i];
-        CN_FAIL_IF(x->rank == rank && !x->used, err, CAIRN_ECORRUPT,
-                   "rank %u: %s '%s' of split routed file %u belongs to no map", rank,
-                   cz_agg_kind_name(x->kind), x->name, x->file);
+    for (size_t i = 0; rc == 0 && i < ri.n; i++) {
+        const part *x = &ps->p[ri.idx[i]];
+        if (!x->used)
+            rc = cn_fail(err, CAIRN_ECORRUPT,
+                         "rank %u: %s '%s' of split routed file %u belongs to no map", rank,
+                         cz_agg_kind_name(x->kind), x->name, x->file);
     }
+    free(ri.idx);
     return rc;
 }
