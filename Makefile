@@ -339,7 +339,7 @@ FLIBSO := $(BUILD)/libcairn-fortran.so
 F_VER := $(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)
 F_SOMAJOR := $(shell sed -n 's/^#define CAIRN_VERSION_MAJOR \([0-9]*\)/\1/p' include/cairn.h)
 F_FLAGS := -std=f2018 -Wall -Wextra $(OPT) $(SAN)
-F_PROGS := $(BUILD)/examples/fortran/heat $(addprefix $(BUILD)/tests/fortran/,t_api t_layout t_f08)
+F_PROGS := $(BUILD)/examples/fortran/heat $(addprefix $(BUILD)/tests/fortran/,t_api t_layout t_f08 t_remap)
 .PHONY: bindings install-bindings
 all: bindings $(F_PROGS)
 bindings: $(FLIBA) $(FLIBSO) $(BUILD)/bindings/python/cairn/_consts.py

@@ -170,7 +170,7 @@ section drill tests/mpi/run_drill.sh "failure drills: cairn drill --all"
 if want demo; then
   MARK=$SECONDS
   echo "# the demo (small grid): crash, restart, verify against an uninterrupted run"
-  check "demo: heat stencil, 8 ranks on 4 nodes with daemons, levels 1-4, crash + drain + 2 nodes lost, rebuilt, bit-exact" env NX=256 NY=256 bash scripts/demo.sh
+  check "demo: heat stencil, 8 ranks on 4 nodes with daemons, levels 1-4, crash + drain + 2 nodes lost, rebuilt, bit-exact; then on 6 ranks (remapped), bit-exact" env NX=256 NY=256 bash scripts/demo.sh
   took demo
 fi
 

@@ -414,7 +414,9 @@ static void print_agg(const char *path, const cz_agg_file *f, size_t len)
                           (unsigned long long)v.dims[d]);
         cli_table_add(&t, "%u", v.rank);
         cli_table_add(&t, "%s", v.name);
-        cli_table_add(&t, "%s", cz_agg_kind_name(v.kind));
+        cli_table_add(&t, "%s", v.kind == CN_KIND_VAR && !strcmp(v.name, CN_LAYOUT_NAME)
+                                    ? "layout" /* cairn's own */
+                                    : cz_agg_kind_name(v.kind));
         cli_table_add(&t, "%s", cli_type_name(v.type));
         cli_table_add(&t, "%s", dims);
         cli_table_add(&t, "%llu", (unsigned long long)v.count);
