@@ -14,7 +14,9 @@ H5FORGE=$BUILD/tests/t_h5forge
 # 6 ranks on 3 nodes, groups of 4: agg-000000.cz holds ranks 0-3 (nodes 0
 # and 1), agg-000001.cz ranks 4-5.
 export CAIRN_RANKS_PER_NODE=2 CAIRN_PFS_GROUP=4 CAIRN_SET_SIZE=3 CAIRN_EC_M=1
-h5_ref() { local d; d=$(mktemp -d /dev/shm/cairn-h5ref.XXXXXX); SCRATCH_DIRS+=("$d"); echo "$d"; }
+# new_dir VAR...: a fresh scratch directory in each VAR, removed when the suite ends (made in
+# this shell: a $(...) subshell could not add it to SCRATCH_DIRS).
+new_dir() { local v d; for v; do d=$(mktemp -d /dev/shm/cairn-h5ref.XXXXXX); SCRATCH_DIRS+=("$d"); printf -v "$v" %s "$d"; done; }
 # same_files REF OUT: every file REF holds is in OUT, byte-identical (cmp).
 same_files() {
   local n=0 f
@@ -25,8 +27,8 @@ export -f same_files
 wipe_all() { rm -rf "$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB"; }
 
 fresh_pfs h5
-ref=$(h5_ref) out=$(h5_ref)
-log=$(h5_ref)/save.log
+new_dir ref out logdir
+log=$logdir/save.log
 check "HDF5 routed files: 6 ranks on 3 nodes write state.h5 (groups, float/double/int/string/compound, contiguous, chunked, deflated, attributes), aux.h5, notes.txt and fake.h5 (signature, then text), checkpoint at level 4" \
   bash -c "env CAIRN_PFS_SCHEME=aware T_REF='$ref' scripts/mpirun.sh 6 '$H5' save 1 >'$log' 2>&1; rc=\$?; cat '$log'; [ \$rc -eq 0 ] && grep -q 'PASS save' '$log'"
 check "  ... fake.h5, which libhdf5 cannot open, cost no message (no HDF5-DIAG error stack, no warning)" \
@@ -48,7 +50,7 @@ check "  ... cairn verify reads the level-4 copy whole (every frame decoded, eve
 
 for s in agnostic agnostic-block aware-block auto; do
   fresh_pfs "h5-$s"
-  ref=$(h5_ref) out=$(h5_ref)
+  new_dir ref out
   check "HDF5 routed files, scheme $s: save at level 4, wipe every node, restore byte-identical (cmp)" \
     bash -c "CAIRN_PFS_SCHEME=$s T_REF='$ref' scripts/mpirun.sh 6 '$H5' save 2 >/dev/null && rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' &&
              run_grep 'PASS restore' env T_REF='$ref' T_OUT='$out' scripts/mpirun.sh 6 '$H5' restore 2 && same_files '$ref' '$out'"
@@ -57,10 +59,10 @@ done
 # Damage under every container checksum: the index's, then (forged, every
 # container checksum resealed) only the rebuilt file's own checksum.
 fresh_pfs h5-corrupt
-ref=$(h5_ref)
+new_dir ref keep out
 check "HDF5 damage: save generation 3 at level 4 (scheme aware)" \
   run_grep 'PASS save' env CAIRN_PFS_SCHEME=aware T_REF="$ref" scripts/mpirun.sh 6 "$H5" save 3
-keep=$(h5_ref); cp -a "$(pfs_gen 3)/." "$keep/"
+cp -a "$(pfs_gen 3)/." "$keep/"
 wipe_all
 f=$(pfs_gen 3)/agg-000000.cz
 printf '\x5a' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") / 3)) conv=notrunc status=none
@@ -86,7 +88,6 @@ check "  ... forged: rank 4's map changed: its record fails its own checksum (CA
   bash -c "run_grep 'forged h5map map of rank 4' '$H5FORGE' '$(pfs_gen 3)' 1 4 h5map &&
            run_grep 'refused: .*rank 4, split routed file 0: HDF5 map: checksum mismatch' scripts/mpirun.sh 6 '$H5' expect-fail CAIRN_ECORRUPT 3"
 cp -a "$keep/." "$(pfs_gen 3)/"; wipe_all
-out=$(h5_ref)
 check "  ... the intact copy put back: restored byte-identical (cmp)" \
   bash -c "run_grep 'PASS restore' env T_REF='$ref' T_OUT='$out' scripts/mpirun.sh 6 '$H5' restore 3 && same_files '$ref' '$out'"
 unset CAIRN_PFS_GROUP CAIRN_SET_SIZE CAIRN_EC_M
