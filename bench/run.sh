@@ -28,6 +28,7 @@
 #   (KiB)  INCR_SWEEP_REPS=3  INCR_HASH_MIB=256  INCR_HASH_REPS=5  INCR_XDELTA_REPS=3  INCR_AUTO=1
 #   AGG_NP=32 (ranks = emulated nodes)  AGG_HEAT_N=1536  AGG_HEAT_STEPS=600  AGG_MAT_N=512
 #   AGG_LU_N=20  AGG_GROUPS=1,2,4,8,16,32  AGG_REPS=3  AGG_BLOCK=0 (the library's default)
+#   AGG_H5_GROUP=32 (ranks per aggregated file of HDF5 checkpoints)
 #   ASYNC_NP=4 (ranks = emulated nodes = daemons, one encoding set, m = 1)  ASYNC_SIZE=32 (MiB
 #   per rank)  ASYNC_ITERS=12  ASYNC_PASSES=48 (stencil passes per iteration)  ASYNC_PFS_EVERY=4
 #   ASYNC_REPS=3
@@ -305,9 +306,13 @@ bench_incr() {
 # groups of N consecutive ranks with every scheme (mcrEngine's agnostic, agnostic-block, aware,
 # aware-block, and auto), reading every file back bit-exact; ratios are raw/stored summed over
 # the groups and the programs, times the median of AGG_REPS flushes of all groups of 8.
+# Then h5_bench writes each rank's state as that rank's HDF5 checkpoint (a contiguous dataset
+# per variable) and aggregates groups of AGG_H5_GROUP (32) ranks' files both ways: aware (split
+# by dataset, merged by path and type) against agnostic (the files' bytes concatenated), every
+# file rebuilt byte for byte: agg.h5.aware.g32, agg.h5.ckpt_time.g32, agg.h5.restart_time.g32.
 bench_agg() {
   local bin=$BUILD/bench/agg_bench heat=$BUILD/examples/heat
-  if [ ! -x "$bin" ] || [ ! -x "$heat" ]; then
+  if [ ! -x "$bin" ] || [ ! -x "$heat" ] || [ ! -x "$BUILD/bench/h5_bench" ]; then
     echo "# FAILED: $bin or $heat not built (run make first)"
     failed=1
     return
@@ -330,6 +335,11 @@ bench_agg() {
   if [ "$rc" -eq 0 ]; then
     "$bin" --analyze "$base" --groups "${AGG_GROUPS:-1,2,4,8,16,32}" --reps "${AGG_REPS:-3}" \
       --block "${AGG_BLOCK:-0}" || rc=$?
+  fi
+  # The same ranks' state as per-rank HDF5 checkpoints (routed files): aware against agnostic.
+  if [ "$rc" -eq 0 ]; then
+    "$BUILD/bench/h5_bench" --analyze "$base" --group "${AGG_H5_GROUP:-32}" \
+      --reps "${AGG_REPS:-3}" || rc=$?
   fi
   rm -rf "$base"
   if [ "$rc" -ne 0 ]; then

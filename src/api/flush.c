@@ -9,7 +9,9 @@
  *      verified and applied (chain.c) into one buffer, a "state" (below);
  *   2. states travel to their aggregators (sizes first, then the bytes);
  *   3. each aggregator merges its groups' variables (src/compress agg: the
- *      pfs.scheme) and writes them through the throttle (levels/pfs.c);
+ *      pfs.scheme) and writes them through the throttle (levels/pfs.c); a
+ *      routed file that is HDF5 goes in as its datasets, skeleton and map
+ *      (src/compress/h5agg.c), so equal datasets of the ranks merge;
  *   4. sizes and checksums are summed to the first leader, which writes the
  *      index last (the generation is complete from then on) and prunes the
  *      PFS to pfs.keep generations (of this rank count, none newer than
@@ -80,7 +82,7 @@ static int materialize(cairn_ctx *ctx, int rank, long id, state *out)
         cn_put_u64(p + 40, e->raw_size);
         memcpy(p + REC_HDR, e->name, nl);
         p += REC_HDR + pad8(nl + 1);
-        if (e->kind == CN_KIND_FILE) /* routed files are stored raw, whole */
+        if (e->kind == CN_KIND_FILE) /* routed files whole (split if HDF5 in write_file) */
             memcpy(p, c->map + e->offset, e->raw_size);
         else
             ptrs[i] = p;
@@ -200,6 +202,9 @@ static int write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *
         rc = parse_state(ctx, &st[r], v, cap, &n);
     char name[64];
     cn_agg_filename(name, sizeof name, (uint32_t)f);
+    cz_h5_split h5 = {0}; /* routed HDF5 files: by dataset (src/compress/h5agg.c) */
+    if (rc == 0)
+        rc = cz_h5_split_vars(v, n, &h5, &ctx->err);
     lvl_pfs_file *file = NULL;
     if (rc == 0)
         rc = lvl_pfs_create(genfd, name, ctx->cfg.pfs_bandwidth, &file, &ctx->err);
@@ -207,7 +212,7 @@ static int write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *
                      .level = ctx->cfg.z_level, .threads = api_threads(ctx)};
     cz_agg_stats s = {0};
     if (rc == 0)
-        rc = cz_agg_write(v, n, &o, lvl_pfs_append, file, &s, &ctx->err);
+        rc = cz_agg_write(h5.v, h5.n, &o, lvl_pfs_append, file, &s, &ctx->err);
     cn_pfile pf = {0};
     if (rc == 0) {
         rc = lvl_pfs_commit(file, genfd, &pf, &ctx->err);
@@ -216,10 +221,13 @@ static int write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *
     }
     if (rc == 0) {
         out[0] = pf.size, out[1] = pf.sum, out[2] = s.raw;
-        cn_debug("%s: ranks %d..%d, %llu -> %llu bytes (%s)", name, lo, hi - 1,
+        cn_debug("%s: ranks %d..%d, %llu -> %llu bytes (%s; %u HDF5 files split into %u "
+                 "datasets and %llu skeleton bytes)", name, lo, hi - 1,
                  (unsigned long long)s.raw, (unsigned long long)pf.size,
-                 cz_agg_scheme_name(s.scheme));
+                 cz_agg_scheme_name(s.scheme), h5.files, h5.datasets,
+                 (unsigned long long)h5.skel);
     }
+    cz_h5_split_free(&h5);
     free(v);
     return rc < 0 ? (cn_err_prefix(&ctx->err, "PFS %s: ", name), rc) : 0;
 }

@@ -519,8 +519,13 @@ int api_remap(cairn_ctx *ctx, long id, long *got)
     char was[96], now[96];
     api_layout_str(was, sizeof was, (int)loc.nranks, (int)loc.nnodes);
     api_layout_str(now, sizeof now, ctx->nranks, ctx->nnodes);
+    char hint[160] = "";
+    if (loc.level >= CAIRN_LEVEL_PARTNER) /* copies or parity: lost nodes can be rebuilt */
+        snprintf(hint, sizeof hint, " (level %d: rebuild lost nodes first with cairn rebuild "
+                 "--np %u under the layout that wrote it)", loc.level, loc.nranks);
     rc = cn_fail(&ctx->err, CAIRN_ELOST, "generation %ld was written by %s; this run has %s: "
-                 "%u stored ranks (rank %u the first) are on nodes not in this run, and the PFS "
-                 "holds no copy to remap", g, was, now, missing, first);
+                 "%u stored ranks (rank %u the first) are on nodes not in this run or lost from "
+                 "their node's storage, and the PFS holds no copy to remap%s", g, was, now,
+                 missing, first, hint);
     return api_agree(ctx, rc);
 }

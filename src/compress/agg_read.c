@@ -35,6 +35,7 @@ struct cz_agg_file {
     const uint8_t *p;
     size_t len;
     int scheme;
+    uint32_t version;
     uint32_t block, chunk;
     uint32_t ngroups;
     size_t nvars;
@@ -51,9 +52,10 @@ static int parse_ends(cz_agg_file *f, uint64_t *raw, uint64_t *data_size, uint64
     const uint8_t *h = f->p, *t = f->p + f->len - AGG_TRAILER;
     BAD(memcmp(h, cz_agg_magic, 8) != 0, "no CAIRNAGG magic: not an aggregated file");
     BAD(cn_get_u64(h + 56) != cn_hash(h, 56), "header checksum mismatch");
-    CN_FAIL_IF(cn_get_u32(h + 8) != AGG_VERSION, err, CAIRN_EFORMAT,
-               "aggregated file: version %u, this build reads %u", cn_get_u32(h + 8),
-               AGG_VERSION);
+    f->version = cn_get_u32(h + 8);
+    CN_FAIL_IF(f->version != AGG_VERSION && f->version != AGG_VERSION_PLAIN, err, CAIRN_EFORMAT,
+               "aggregated file: version %u, this build reads %u and %u", f->version,
+               AGG_VERSION_PLAIN, AGG_VERSION);
     BAD(h[13] || cn_get_u16(h + 14) || cn_get_u64(h + 40) || cn_get_u64(h + 48),
         "header has nonzero reserved fields");
     BAD(h[12] > CZ_AGG_AWARE_BLOCK, "unknown scheme %u", h[12]);
@@ -77,7 +79,7 @@ static int parse_ends(cz_agg_file *f, uint64_t *raw, uint64_t *data_size, uint64
 
     BAD(memcmp(t, cz_agg_tmagic, 8) != 0, "trailer magic missing (truncated?)");
     BAD(cn_get_u64(t + 56) != cn_hash(t, 56), "trailer checksum mismatch");
-    BAD(cn_get_u32(t + 8) != AGG_VERSION || cn_get_u32(t + 12) != f->nvars ||
+    BAD(cn_get_u32(t + 8) != f->version || cn_get_u32(t + 12) != f->nvars ||
             cn_get_u32(t + 16) != f->ngroups || cn_get_u32(t + 20) != 0,
         "trailer disagrees with the header");
     BAD(cn_get_u64(t + 48) != f->len, "file is %zu bytes, its trailer says %llu", f->len,
@@ -140,8 +142,10 @@ static int parse_vars(cz_agg_file *f, cn_rd *r, cn_err *err)
                           .count = cn_get_u64(p + 40), .size = cn_get_u64(p + 48)};
         for (int d = 0; d < CAIRN_MAX_DIMS; d++)
             v->dims[d] = cn_get_u64(p + 16 + 8 * d);
-        BAD(p[7] || cn_get_u16(p + 10) || cn_get_u32(p + 12), "variable %zu: reserved bytes set",
-            i);
+        v->file = cn_get_u32(p + 12);
+        BAD(p[7] || cn_get_u16(p + 10), "variable %zu: reserved bytes set", i);
+        BAD(f->version == AGG_VERSION_PLAIN && (v->file || v->kind > CN_KIND_FILE),
+            "variable %zu: an HDF5 part in a version %u file", i, f->version);
         BAD(nl == 0 || nl > CAIRN_NAME_MAX, "variable %zu: name of %u bytes", i, nl);
         const uint8_t *name = cn_rd_take(r, nl);
         BAD(!name, "table truncated in the name of variable %zu", i);
@@ -170,7 +174,7 @@ static int check_groups(cz_agg_file *f, uint64_t raw, cn_err *err)
             if (aware) {
                 BAD(cz_agg_key_cmp(v->kind, v->name, v->type, h->kind, h->name, g->type) != 0,
                     "group %u: '%s' (rank %u) is not of the group's key", i, v->name, v->rank);
-                BAD(j > g->first && v->rank <= f->v[j - 1].rank,
+                BAD(j > g->first && cz_agg_member_cmp(v, &f->v[j - 1]) <= 0,
                     "group %u: ranks out of order at '%s' (rank %u)", i, v->name, v->rank);
             } else {
                 BAD(j > g->first && v->rank < f->v[j - 1].rank,

@@ -59,6 +59,8 @@ fresh remap-l3
 check "remap, level 3, 3-D: 8 ranks on 4 nodes (one set, m = 1) save 2 generations" \
   run_grep 'PASS save' rmp T_DIMS=3 CAIRN_SET_SIZE=4 CAIRN_EC_M=1  8 2 save 2 3
 wipe_nodes 1
+check "  ... node 1 lost, 8 -> 4 ranks before any rebuild: CAIRN_ELOST saying how to rebuild, memory unchanged" \
+  run_grep 'lost from their node.s storage, .*cairn rebuild --np 8' rmp T_DIMS=3  4 1 restore 2 CAIRN_ELOST
 # Launched through scripts/mpirun.sh, as a user of this tree would: CAIRN_LAUNCHER
 # naming that script once made it exec itself forever (a hang, cut at 300 s here).
 check "  ... node 1 lost: cairn rebuild (CAIRN_LAUNCHER=scripts/mpirun.sh) on the old layout decodes it back" \
