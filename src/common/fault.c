@@ -8,7 +8,8 @@
  * the soak drills draw U uniformly over a checkpoint's measured duration.
  * With :until=PATH (last in the spec) the process is not killed but waits at
  * POINT until PATH exists, so a test can hold one process back until a
- * condition it watches for is met.
+ * condition it watches for is met. Several specs, separated by ';', are
+ * tried in turn (a hold at one generation, a crash at another).
  * With CAIRN_FAULT unset this is one getenv per call.
  */
 #include "common/common.h"
@@ -30,45 +31,68 @@ static void *kill_later(void *arg)
     return NULL;
 }
 
-void cn_fault_point(const char *point, int64_t gen, int rank)
+/* One spec SPEC (LEN bytes, no ';'): does it fire at POINT for GEN and RANK?
+ * Returns 0 (no), 1 (kill now), 2 (kill after *AFTER_US) or 3 (held until
+ * the path, copied to UNTIL, existed: done). */
+static int one_spec(const char *spec, size_t len, const char *point, int64_t gen, int rank,
+                    long long *after_us)
 {
-    const char *spec = getenv("CAIRN_FAULT");
-    if (!spec || !*spec)
-        return;
+    char s[4096];
+    if (len >= sizeof s)
+        return 0;
+    memcpy(s, spec, len);
+    s[len] = '\0';
     size_t plen = strlen(point);
-    if (strncmp(spec, point, plen) != 0 || (spec[plen] != '\0' && spec[plen] != ':'))
-        return;
-    long long after_us = -1;
-    for (const char *p = strchr(spec, ':'); p; p = strchr(p + 1, ':')) {
+    if (strncmp(s, point, plen) != 0 || (s[plen] != '\0' && s[plen] != ':'))
+        return 0;
+    *after_us = -1;
+    for (const char *p = strchr(s, ':'); p; p = strchr(p + 1, ':')) {
         if (strncmp(p, ":gen=", 5) == 0 && strtoll(p + 5, NULL, 10) != gen)
-            return;
+            return 0;
         if (strncmp(p, ":rank=", 6) == 0 && strtol(p + 6, NULL, 10) != rank)
-            return;
+            return 0;
         if (strncmp(p, ":after_us=", 10) == 0)
-            after_us = strtoll(p + 10, NULL, 10);
+            *after_us = strtoll(p + 10, NULL, 10);
         if (strncmp(p, ":until=", 7) == 0) {
             cn_log(CN_LOG_WARN, "fault injection: waiting at %s (generation %lld) until %s exists",
                    point, (long long)gen, p + 7);
             struct timespec ts = {0, 10 * 1000000L};
             while (access(p + 7, F_OK) != 0)
                 nanosleep(&ts, NULL);
-            return;
+            return 3;
         }
     }
-    if (after_us > 0) {
-        pthread_t t;
-        pthread_attr_t a;
-        pthread_attr_init(&a);
-        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-        int rc = pthread_create(&t, &a, kill_later, (void *)(intptr_t)after_us);
-        pthread_attr_destroy(&a);
-        if (rc == 0) {
-            cn_log(CN_LOG_WARN, "fault injection: killing the process %lld us after %s "
-                   "(generation %lld)", after_us, point, (long long)gen);
-            return;
+    return *after_us > 0 ? 2 : 1;
+}
+
+void cn_fault_point(const char *point, int64_t gen, int rank)
+{
+    const char *spec = getenv("CAIRN_FAULT");
+    if (!spec || !*spec)
+        return;
+    for (const char *p = spec; *p;) { /* SPEC[;SPEC...]: each in turn */
+        size_t len = strcspn(p, ";");
+        long long after_us = -1;
+        int what = one_spec(p, len, point, gen, rank, &after_us);
+        if (what == 2) {
+            pthread_t t;
+            pthread_attr_t a;
+            pthread_attr_init(&a);
+            pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+            int rc = pthread_create(&t, &a, kill_later, (void *)(intptr_t)after_us);
+            pthread_attr_destroy(&a);
+            if (rc == 0) {
+                cn_log(CN_LOG_WARN, "fault injection: killing the process %lld us after %s "
+                       "(generation %lld)", after_us, point, (long long)gen);
+                return;
+            }
+            what = 1;
         }
+        if (what == 1) {
+            cn_log(CN_LOG_WARN, "fault injection: killing the process at %s (generation %lld)",
+                   point, (long long)gen);
+            raise(SIGKILL);
+        }
+        p += len + (p[len] == ';');
     }
-    cn_log(CN_LOG_WARN, "fault injection: killing the process at %s (generation %lld)", point,
-           (long long)gen);
-    raise(SIGKILL);
 }

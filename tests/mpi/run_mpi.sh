@@ -72,6 +72,11 @@ for point in ckpt.write:gen=3:rank=1 ckpt.commit:gen=3:rank=3 ckpt.manifest:gen=
   check "  ... restart restores generation 2" mpi restore 2
 done
 
+fresh kill-two
+check "CAIRN_FAULT with two specs (;): the second, which matches, kills the job at generation 2" \
+  crash "ckpt.begin:gen=9;ckpt.begin:gen=2:rank=1" save 3
+check "  ... restart restores generation 1" mpi restore 1
+
 fresh flip
 mpi save 3 >/dev/null
 check "cairn verify: every file of a real job is OK (exit 0)" \
