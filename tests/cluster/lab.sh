@@ -153,7 +153,18 @@ wipe() {
   local name
   for name in "$@"; do
     [ "$name" != head ] || die "the head has no node-local storage to wipe"
-    in_ns "$name" umount /dev/shm || die "cannot unmount $name's /dev/shm (a process still uses it?)"
+    # A lost node's processes die with it: the crashed job's ranks and proxies
+    # may still be exiting (MPICH's keep /dev/shm segments mapped), so wait for
+    # the tmpfs to come free; what still holds it after that is killed (the
+    # namespace's holder excepted), as a replaced node comes back empty.
+    if ! poll 30 in_ns "$name" umount /dev/shm 2>/dev/null; then
+      local holder procs
+      holder=$(pid_of "$name")
+      procs=$(lab_procs "$(readlink "/proc/$holder/ns/net")" | grep -vx "$holder" | xargs) || true
+      [ -z "$procs" ] || kill -KILL $procs 2>/dev/null || true
+      poll 30 in_ns "$name" umount /dev/shm 2>/dev/null ||
+        die "cannot unmount $name's /dev/shm (a process still uses it: $(in_ns "$name" fuser -m /dev/shm 2>&1 | xargs))"
+    fi
     in_ns "$name" mount -t tmpfs -o "size=$SHM_SIZE,mode=1777" "lab-shm-$name" /dev/shm
   done
 }
