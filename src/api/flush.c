@@ -185,6 +185,16 @@ static int exchange(cairn_ctx *ctx, int group, state *st)
     return rc;
 }
 
+/* The bytes/s an aggregator writes to the PFS, as the codec model takes it:
+ * pfs.bandwidth (its throttle), or when unthrottled compress.bandwidth (the
+ * PFS taken as fast as level-1 storage); fixed, never measured, so the same
+ * data and settings always store the same bytes. */
+static double pfs_bps(const cairn_ctx *ctx)
+{
+    int mib = ctx->cfg.pfs_bandwidth > 0 ? ctx->cfg.pfs_bandwidth : ctx->cfg.z_bandwidth;
+    return (double)mib * 1048576.0;
+}
+
 /* Step 3: aggregate file F (ranks [F * group, ...)) from the states ST. */
 static int write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *st,
                       uint64_t *out /* size, sum, raw */)
@@ -204,7 +214,8 @@ static int write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *
     if (rc == 0)
         rc = lvl_pfs_create(genfd, name, ctx->cfg.pfs_bandwidth, &file, &ctx->err);
     cz_agg_opts o = {.scheme = ctx->cfg.pfs_scheme, .block = ctx->cfg.pfs_block,
-                     .level = ctx->cfg.z_level, .threads = api_threads(ctx)};
+                     .level = ctx->cfg.z_level, .threads = api_threads(ctx),
+                     .bps = pfs_bps(ctx)};
     cz_agg_stats s = {0};
     if (rc == 0)
         rc = cz_agg_write(v, n, &o, lvl_pfs_append, file, &s, &ctx->err);

@@ -15,8 +15,15 @@
  *   aware-block     aware groups with their variables interleaved in blocks.
  *   auto            all four run over a sample (a prefix of every variable,
  *                   about 1/16 of the data, 1..16 MiB); the smallest wins.
+ *                   With a time model (opts.bps) only when the trials can
+ *                   pay for themselves (sampling_pays); else aware.
  * A group's stream is cut into chunks of at most AGG_CHUNK raw bytes; each
- * chunk becomes one frame (compress.h) of the group's codec. The codec is
+ * chunk becomes one frame (compress.h) of the group's codec. With opts.bps
+ * (the file's write bandwidth) the codec, raw included, is the one of least
+ * modelled time on the group's first chunk (choose.c's model: compression
+ * CPU on opts.threads against the stored bytes' write; raw unless a codec
+ * saves 5%), and the second pass is taken only when the write time it saves
+ * exceeds its CPU time. Without opts.bps, the codec is
  * picked on the first AGG_SAMPLE bytes of the group among the candidates for
  * its type (float and double: shuffle-zstd, zstd, fpzip; wider integers:
  * shuffle-zstd, zstd; bytes and the agnostic schemes: zstd), the smallest
@@ -28,7 +35,7 @@
  *
  * Layout (every integer little-endian; offsets implicit, checked on open):
  *   header, 64 bytes:
- *     0 "CAIRNAGG"  8 u32 version (1)  12 u8 scheme (0..3), u8 0, u16 0
+ *     0 "CAIRNAGG"  8 u32 version (2; 1 is read too: no raw groups)  12 u8 scheme (0..3), u8 0, u16 0
  *    16 u32 block (block schemes: the unit, a multiple of 8; else 0)
  *    20 u32 nvars  24 u32 ngroups  28 u32 chunk (largest raw bytes of a frame)
  *    32 u64 raw (all variables' bytes)  40 u64 0  48 u64 0
@@ -38,7 +45,7 @@
  *   table: ngroups group records, then nvars variable records, in table
  *     order (group by group; within a group member by member: aware by rank,
  *     agnostic rank after rank, variables in the order given):
- *     group, 48 bytes: 0 u8 codec, u8 type (byte for agnostic), u8 flags
+ *     group, 48 bytes: 0 u8 codec (0: raw frames, version 2 on), u8 type (byte for agnostic), u8 flags
  *       (PASS2), u8 0, 4 u32 nvars, 8 u64 raw, 16 u64 stored, 24 u64 units,
  *       32 u64 XXH3-64 of the group's stored bytes, 40 u64 0
  *     variable, 56 bytes + name: 0 u32 rank, 4 u8 kind, u8 type, u8 ndims,
@@ -77,6 +84,8 @@ typedef struct writer {
     int scheme;
     uint64_t block;       /* 0 unless a block scheme */
     int level;
+    int threads;
+    double bps;           /* the time model's write bandwidth; 0: by size alone */
     uint32_t chunk;
     cz_agg_sink sink;
     void *arg;
@@ -200,9 +209,26 @@ static int candidates(const writer *w, uint8_t type, uint8_t out[3])
     return 3;
 }
 
-/* The candidate whose frame of the first SAMPLE bytes of the chunk is smallest. */
+/* The model of the work of writing bytes of TYPE to a file at w->bps. */
+static cz_env model_env(const writer *w)
+{
+    return (cz_env){.storage_bps = w->bps, .threads = w->threads > 0 ? w->threads : 1,
+                    .level = w->level, .buf_size = w->chunk};
+}
+
+/* With a time model (w->bps): the codec, raw included, of least modelled time
+ * (choose.c: compression CPU on the aggregator's threads against the stored
+ * bytes' write, fixed per-codec costs, ratios sampled at fixed places of the
+ * chunk; no clock). Without: the candidate whose frame of the first SAMPLE
+ * bytes of the chunk is smallest. */
 static uint8_t pick_codec(writer *w, uint8_t type, size_t fill)
 {
+    if (w->bps > 0) {
+        cz_env env = model_env(w);
+        cz_model m;
+        cz_model_lossless(w->raw, fill, type, NULL, &env, &m);
+        return (uint8_t)cz_pick(&m);
+    }
     uint8_t cand[3];
     int ncand = candidates(w, type, cand);
     size_t n = fill < AGG_SAMPLE ? fill : AGG_SAMPLE, best = 0;
@@ -215,6 +241,17 @@ static uint8_t pick_codec(writer *w, uint8_t type, size_t fill)
         }
     }
     return pick;
+}
+
+/* Does a second zstd pass that makes ILEN bytes OLEN save more write time
+ * than its CPU work costs (by the model; always, without one)? */
+static bool pass2_pays(const writer *w, size_t ilen, size_t olen)
+{
+    if (w->bps <= 0)
+        return true;
+    cz_env env = model_env(w);
+    double cpu = cz_model_cpu(&env, CZ_ZSTD, CAIRN_BYTE, ilen, (double)olen / (double)ilen);
+    return cpu / env.threads < (double)(ilen - olen) / w->bps;
 }
 
 static int write_group(writer *w, wgroup *g, cn_err *err)
@@ -249,10 +286,10 @@ static int write_group(writer *w, wgroup *g, cn_err *err)
             return cn_fail(err, CAIRN_EINVAL, "aggregated file: cannot frame %zu bytes", fill);
         const uint8_t *unit = w->inner;
         size_t ulen = ilen;
-        if (first || (g->flags & AGG_PASS2)) {
+        if ((first && g->codec != CZ_RAW) || (g->flags & AGG_PASS2)) {
             size_t olen = cz_frame_encode(CZ_ZSTD, CAIRN_BYTE, w->level, w->inner, ilen,
                                           w->outer, w->scratch);
-            if (first && olen < ilen)
+            if (first && olen < ilen && pass2_pays(w, ilen, olen))
                 g->flags |= AGG_PASS2;
             if (g->flags & AGG_PASS2) {
                 unit = w->outer;
@@ -385,13 +422,54 @@ static int count_sink(void *arg, const void *buf, size_t len, cn_err *err)
     return 0;
 }
 
-/* Try every scheme on a prefix of each variable; the smallest file wins. */
+/*
+ * With a time model: is sampling the four schemes worth its work? Each
+ * variable is modelled on its own (its codec by choose.c, as the aware scheme
+ * would store it). The four trials compress the sample (PER bytes of each
+ * variable at most) four times with those codecs; a better merge can at most
+ * halve the stored bytes (mcrEngine's schemes differ by 1.3-2.2x in ratio),
+ * saving at most half their write time. Sample only when that bound is
+ * larger than the trials' CPU time; never when every variable stores raw
+ * (then the schemes store the same bytes, up to the table).
+ */
+static bool sampling_pays(const writer *w, uint64_t per)
+{
+    if (w->bps <= 0)
+        return true;
+    cz_env env = {.storage_bps = w->bps, .threads = w->threads > 0 ? w->threads : 1,
+                  .level = w->level, .buf_size = AGG_CHUNK};
+    double stored = 0, cpu = 0;
+    bool packs = false;
+    for (size_t i = 0; i < w->n; i++) {
+        const cz_agg_var *x = &w->v[i];
+        if (!x->size)
+            continue;
+        cz_model m;
+        cz_model_lossless(x->data, x->size, x->type, NULL, &env, &m);
+        int id = cz_pick(&m);
+        double ratio = m.stored[id] > 0 ? m.stored[id] / (double)x->size : 1.0;
+        uint64_t s = x->size < per ? x->size : per;
+        stored += ratio * (double)x->size;
+        cpu += 4 * cz_model_cpu(&env, id, x->type, s, ratio);
+        packs |= id != CZ_RAW;
+    }
+    return packs && cpu / env.threads < 0.5 * stored / w->bps;
+}
+
+/* Try every scheme on a prefix of each variable; the smallest file wins.
+ * With a time model and a sample that cannot pay (sampling_pays), the
+ * aware scheme without trials (*SAMPLED 0). */
 static int pick_scheme(writer *w, uint64_t raw, uint64_t *sampled, cn_err *err)
 {
     uint64_t budget = raw / 16;
     budget = budget < (1u << 20) ? (1u << 20) : budget > (16u << 20) ? (16u << 20) : budget;
     uint64_t per = w->n ? budget / w->n : 0;
     per = per < 64 ? 64 : per & ~(uint64_t)7;
+    *sampled = 0;
+    if (!sampling_pays(w, per)) {
+        w->scheme = CZ_AGG_AWARE;
+        return 0;
+    }
     cz_agg_var *s = malloc((w->n ? w->n : 1) * sizeof *s);
     if (!s)
         return cn_fail(err, CAIRN_ENOMEM, "no memory to sample %zu variables", w->n);
@@ -453,7 +531,9 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
         CN_FAIL_IF(__builtin_add_overflow(raw, v[i].size, &raw), err, CAIRN_EINVAL,
                    "aggregation: variables too large in total");
     }
-    writer w = {.v = v, .n = n, .level = o->level, .sink = sink, .arg = arg};
+    CN_FAIL_IF(!(o->bps >= 0), err, CAIRN_EINVAL, "aggregation: bandwidth %g", o->bps);
+    writer w = {.v = v, .n = n, .level = o->level, .threads = o->threads, .bps = o->bps,
+                .sink = sink, .arg = arg};
     w.order = malloc((n ? n : 1) * sizeof *w.order);
     w.g = malloc((n ? n : 1) * sizeof *w.g);
     w.m = malloc((n ? n : 1) * sizeof *w.m);

@@ -9,7 +9,8 @@
 
 #include "compress/compress.h"
 
-#define AGG_VERSION 1
+#define AGG_VERSION 2               /* 2: a group may be stored raw (codec 0) */
+#define AGG_OLDEST 1                /* the oldest version read */
 #define AGG_HDR 64                 /* header bytes */
 #define AGG_TRAILER 64             /* trailer bytes */
 #define AGG_GROUP_REC 48           /* one group record in the table */

@@ -35,6 +35,7 @@ struct cz_agg_file {
     const uint8_t *p;
     size_t len;
     int scheme;
+    uint32_t version;
     uint32_t block, chunk;
     uint32_t ngroups;
     size_t nvars;
@@ -51,8 +52,9 @@ static int parse_ends(cz_agg_file *f, uint64_t *raw, uint64_t *data_size, uint64
     const uint8_t *h = f->p, *t = f->p + f->len - AGG_TRAILER;
     BAD(memcmp(h, cz_agg_magic, 8) != 0, "no CAIRNAGG magic: not an aggregated file");
     BAD(cn_get_u64(h + 56) != cn_hash(h, 56), "header checksum mismatch");
-    CN_FAIL_IF(cn_get_u32(h + 8) != AGG_VERSION, err, CAIRN_EFORMAT,
-               "aggregated file: version %u, this build reads %u", cn_get_u32(h + 8),
+    f->version = cn_get_u32(h + 8);
+    CN_FAIL_IF(f->version < AGG_OLDEST || f->version > AGG_VERSION, err, CAIRN_EFORMAT,
+               "aggregated file: version %u, this build reads %u..%u", f->version, AGG_OLDEST,
                AGG_VERSION);
     BAD(h[13] || cn_get_u16(h + 14) || cn_get_u64(h + 40) || cn_get_u64(h + 48),
         "header has nonzero reserved fields");
@@ -77,7 +79,7 @@ static int parse_ends(cz_agg_file *f, uint64_t *raw, uint64_t *data_size, uint64
 
     BAD(memcmp(t, cz_agg_tmagic, 8) != 0, "trailer magic missing (truncated?)");
     BAD(cn_get_u64(t + 56) != cn_hash(t, 56), "trailer checksum mismatch");
-    BAD(cn_get_u32(t + 8) != AGG_VERSION || cn_get_u32(t + 12) != f->nvars ||
+    BAD(cn_get_u32(t + 8) != f->version || cn_get_u32(t + 12) != f->nvars ||
             cn_get_u32(t + 16) != f->ngroups || cn_get_u32(t + 20) != 0,
         "trailer disagrees with the header");
     BAD(cn_get_u64(t + 48) != f->len, "file is %zu bytes, its trailer says %llu", f->len,
@@ -106,8 +108,10 @@ static int parse_groups(cz_agg_file *f, cn_rd *r, uint64_t data_size, cn_err *er
                       .raw = cn_get_u64(p + 8), .stored = cn_get_u64(p + 16),
                         .nunits = cn_get_u64(p + 24), .sum = cn_get_u64(p + 32), .first = (size_t)vars, .off = off};
         const cz_codec *c = cz_codec_get(g->codec);
-        BAD(!c || c->lossy || !cz_codec_accepts(g->codec, g->type), "group %u: codec %u for type %s",
-            i, g->codec, cn_type_name(g->type));
+        bool raw_ok = g->codec == CZ_RAW && f->version >= 2; /* stored raw: version 2 on */
+        BAD(!(raw_ok || (c && !c->lossy)) || !cz_codec_accepts(g->codec, g->type),
+            "group %u: codec %u for type %s (version %u)", i, g->codec, cn_type_name(g->type),
+            f->version);
         BAD(!cz_agg_is_aware(f->scheme) && g->type != CAIRN_BYTE, "group %u: agnostic, type %s",
             i, cn_type_name(g->type));
         BAD((g->flags & ~AGG_PASS2) || p[3] || cn_get_u64(p + 40), "group %u: bad flags", i);

@@ -416,6 +416,9 @@ typedef struct cz_agg_opts {
                                   * multiple of 8 (0 = 4096, the paper's best sizes were 1-8 KiB) */
     int level;                   /* codec level for zstd/zlib (0 = codec default) */
     int threads;                 /* compressor threads, 0 = calling thread (unused: one thread) */
+    double bps;                  /* bytes/s the file is written at: the codec (raw included), the
+                                  * second pass and AUTO's sampling are chosen by choose.c's time
+                                  * model against it; 0: the smallest frame wins, whatever its time */
 } cz_agg_opts;
 typedef struct cz_agg_stats {
     uint64_t raw, stored;        /* variable bytes in, file bytes out */

@@ -12,6 +12,9 @@
  *     open but fails cz_agg_read;
  *   - scheme names parse and print; bad ones are refused;
  *   - aware stores a similar-variables workload smaller than agnostic;
+ *   - with a write bandwidth the time model picks: raw groups (version 2)
+ *     and no AUTO sampling on a fast file system, compression on a slow one,
+ *     the same bytes for the same input;
  *   - bad input (duplicate names, size against count), sink errors and a
  *     callback's stop are returned; an empty set is a valid file.
  * With CAIRN_AGG_CORPUS=DIR set, also writes seed files for fuzz_agg there.
@@ -475,6 +478,57 @@ static void test_aware_beats_agnostic(void **state)
     free(s);
 }
 
+/* Write S with O twice: the same bytes (no clock decides), read back whole. */
+static buf twice(const set *s, const cz_agg_opts *o, cz_agg_stats *st)
+{
+    buf a = round_trip(s, o, st), b = round_trip(s, o, st);
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.p, b.p, a.len);
+    free(b.p);
+    return a;
+}
+
+/* With a write bandwidth (opts.bps) the codec is picked by the time model:
+ * on a fast file system everything is stored raw (version 2's raw groups)
+ * and AUTO does not sample; on a slow one the data is compressed and AUTO
+ * samples; the same input gives the same bytes. */
+static void test_time_model(void **state)
+{
+    (void)state;
+    set *s = malloc(sizeof *s);
+    assert_non_null(s);
+    similar_set(s, 8);
+    cz_agg_stats st;
+    cz_agg_opts fast = {.scheme = CZ_AGG_AUTO, .bps = 1e12};
+    buf b = twice(s, &fast, &st);
+    assert_int_equal(st.sampled, 0);
+    assert_int_equal(st.scheme, CZ_AGG_AWARE);
+    assert_int_equal(st.npass2, 0);
+    assert_true(st.stored > st.raw); /* raw frames, headers and table */
+    free(b.p);
+    cz_agg_opts slow = {.scheme = CZ_AGG_AUTO, .bps = 1e6};
+    b = twice(s, &slow, &st);
+    assert_true(st.sampled > 0);
+    assert_true(2 * st.stored < st.raw);
+    free(b.p);
+    for (int sc = CZ_AGG_AGNOSTIC; sc <= CZ_AGG_AWARE_BLOCK; sc++) {
+        fast.scheme = slow.scheme = sc;
+        cz_agg_stats sf, ss;
+        buf x = twice(s, &fast, &sf), y = twice(s, &slow, &ss);
+        assert_true(sf.stored > sf.raw);
+        assert_true(ss.stored < sf.stored);
+        free(x.p);
+        free(y.p);
+    }
+    cz_agg_opts bad = {.scheme = CZ_AGG_AWARE, .bps = -1};
+    cn_err err = {0};
+    b = (buf){0};
+    assert_int_equal(cz_agg_write(s->v, s->n, &bad, sink, &b, &st, &err), CAIRN_EINVAL);
+    assert_int_equal(b.len, 0);
+    set_free(s);
+    free(s);
+}
+
 static int stop_cb(void *arg, const cz_agg_var *v)
 {
     (void)v;
@@ -549,6 +603,7 @@ static void write_seed(const char *dir, const char *name, const buf *b)
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *fp = fopen(path, "wb");
     assert_non_null(fp);
+    assert_int_equal(fputc(0, fp), 0); /* fuzz_agg's selector: the file as it is */
     assert_int_equal(fwrite(b->p, 1, b->len, fp), b->len);
     fclose(fp);
 }
@@ -578,6 +633,11 @@ static void test_corpus(void **state)
     write_seed(dir, "valid-auto-similar", &b);
     free(b.p);
     b = (buf){0};
+    cz_agg_opts raw = {.scheme = CZ_AGG_AUTO, .bps = 1e12}; /* version 2: raw groups */
+    assert_int_equal(cz_agg_write(s->v, 4, &raw, sink, &b, &st, &err), 0);
+    write_seed(dir, "valid-raw", &b);
+    free(b.p);
+    b = (buf){0};
     assert_int_equal(cz_agg_write(NULL, 0, &o, sink, &b, &st, &err), 0);
     write_seed(dir, "valid-empty", &b);
     free(b.p);
@@ -594,6 +654,7 @@ int main(void)
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_aware_beats_agnostic),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_time_model),
         cmocka_unit_test(test_corpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
