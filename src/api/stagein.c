@@ -6,7 +6,8 @@
  * and names this job) and tells everyone. Then each node leader reads the
  * aggregated files that hold its ranks (size and checksum checked against
  * the index, then every group verified by the aggregated format before
- * anything is decoded), writes each of its ranks a full rank file (raw, no
+ * anything is decoded; only the units that hold its ranks' bytes are
+ * decoded), writes each of its ranks a full rank file (raw, no
  * chain: a PFS generation is full) into a fresh gen-<G>/, and writes the node
  * manifest (level 1, target 4). A generation can come back to a job of the
  * same rank count on any node layout. Nothing node-local is touched before
@@ -39,6 +40,13 @@ typedef struct collect {
     rank_vars *local;             /* by application rank; only this node's are used */
     int rc;
 } collect;
+
+/* cz_agg_read_some filter: a variable of this node's ranks? */
+static bool on_node(void *arg, const cz_agg_var *v)
+{
+    const cairn_ctx *ctx = ((collect *)arg)->ctx;
+    return v->rank < (uint32_t)ctx->nranks && (int)ctx->rank_node[v->rank] == ctx->node;
+}
 
 /* cz_agg_read callback: keep a copy of the variables of this node's ranks. */
 static int keep_var(void *arg, const cz_agg_var *v)
@@ -105,7 +113,8 @@ static int read_files(cairn_ctx *ctx, int jobfd, const cn_pindex *x, collect *c)
         if (rc == 0)
             rc = cz_agg_open(map, x->files[f].size, &af, &ctx->err);
         if (rc == 0)
-            rc = cz_agg_read(af, keep_var, c, &ctx->err);
+            rc = cz_agg_read_some(af, on_node, keep_var, c, &ctx->err); /* others' units
+                                                                          * are not decoded */
         if (rc != 0 && c->rc < 0)
             rc = c->rc;
         cz_agg_close(af);

@@ -58,7 +58,12 @@
  * Every byte is under a checksum (header, each group's data, table,
  * trailer), and every frame carries the XXH3-64 of its raw bytes.
  *
- * Memory: one chunk and its frames at a time (about 4 x AGG_CHUNK); the
+ * Pipeline: the final write hands each unit to a thread of its own
+ * (agg_pipe.c), which writes it through the sink while the next chunk is
+ * gathered and compressed into a second buffer set; header and table are
+ * written after every unit before them. The sink is called by one thread at
+ * a time, in file order.
+ * Memory: one chunk and two sets of its frames (about 6 x AGG_CHUNK); the
  * table is kept until the end. Ownership: the caller's variables are only
  * read, during the call.
  */
@@ -90,7 +95,11 @@ typedef struct writer {
     cz_agg_sink sink;
     void *arg;
     uint64_t stored;      /* bytes passed to the sink */
-    uint8_t *raw, *inner, *trial, *outer, *scratch;
+    uint8_t *raw, *trial, *scratch;
+    uint8_t *inners[2], *outers[2]; /* two sets while a unit is written (pipe) */
+    uint8_t *inner, *outer;         /* the set being filled */
+    int cur;
+    cz_agg_pipe *pipe;    /* the write stage's thread; NULL: the sink is called here */
     wgroup *g;
     uint32_t ngroups, npass2;
     cz_agg_member *m;     /* members of the group being written */
@@ -107,6 +116,8 @@ static int emit(writer *w, const void *p, size_t len, cn_err *err)
 {
     if (!len)
         return 0;
+    if (w->pipe) /* in order: after every unit posted */
+        CN_TRY(cz_agg_pipe_drain(w->pipe, err));
     int rc = w->sink(w->arg, p, len, err);
     if (rc) {
         rc = rc < 0 ? rc : CAIRN_EIO;
@@ -115,6 +126,21 @@ static int emit(writer *w, const void *p, size_t len, cn_err *err)
         return rc;
     }
     w->stored += len;
+    return 0;
+}
+
+/* A unit (in w->inner or w->outer) on its way: to the pipe's thread, which
+ * writes it while the next chunk is gathered and compressed into the other
+ * buffer set; without a pipe, written here. */
+static int emit_unit(writer *w, const uint8_t *p, size_t len, cn_err *err)
+{
+    if (!w->pipe)
+        return emit(w, p, len, err);
+    CN_TRY(cz_agg_pipe_post(w->pipe, p, len, err));
+    w->stored += len;
+    w->cur ^= 1;
+    w->inner = w->inners[w->cur];
+    w->outer = w->outers[w->cur];
     return 0;
 }
 
@@ -297,7 +323,7 @@ static int write_group(writer *w, wgroup *g, cn_err *err)
             }
         }
         XXH3_64bits_update(&hs, unit, ulen);
-        CN_TRY(emit(w, unit, ulen, err));
+        CN_TRY(emit_unit(w, unit, ulen, err));
         g->stored += ulen;
         g->nunits++;
     }
@@ -387,12 +413,19 @@ static int write_scheme(writer *w, uint64_t raw, cn_err *err)
                                 : AGG_CHUNK;
     size_t cap_in = cz_frame_bound(w->chunk), cap_out = cz_frame_bound(w->chunk + CZ_FRAME_HDR);
     w->raw = malloc(w->chunk);
-    w->inner = malloc(cap_in);
     w->trial = malloc(cap_in);
-    w->outer = malloc(cap_out);
     w->scratch = malloc(w->chunk + CZ_FRAME_HDR);
+    int sets = w->pipe ? 2 : 1;
+    for (int i = 0; i < 2; i++) {
+        w->inners[i] = i < sets ? malloc(cap_in) : w->inners[0];
+        w->outers[i] = i < sets ? malloc(cap_out) : w->outers[0];
+    }
+    w->cur = 0;
+    w->inner = w->inners[0];
+    w->outer = w->outers[0];
     int rc = 0;
-    if (!w->raw || !w->inner || !w->trial || !w->outer || !w->scratch)
+    if (!w->raw || !w->inners[0] || !w->inners[1] || !w->trial || !w->outers[0] ||
+        !w->outers[1] || !w->scratch)
         rc = cn_fail(err, CAIRN_ENOMEM, "no memory for aggregation buffers of %u bytes",
                      w->chunk);
     uint8_t h[AGG_HDR];
@@ -404,11 +437,17 @@ static int write_scheme(writer *w, uint64_t raw, cn_err *err)
         rc = write_group(w, &w->g[i], err);
     if (!rc)
         rc = write_table(w, w->stored - AGG_HDR, err);
+    if (w->pipe) { /* no unit in flight when the buffers go */
+        int drained = cz_agg_pipe_drain(w->pipe, rc ? NULL : err);
+        rc = rc ? rc : drained;
+    }
     free(w->raw);
-    free(w->inner);
     free(w->trial);
-    free(w->outer);
     free(w->scratch);
+    for (int i = 0; i < sets; i++) {
+        free(w->inners[i]);
+        free(w->outers[i]);
+    }
     return rc;
 }
 
@@ -554,7 +593,9 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
         w.block = cz_agg_is_block(w.scheme) ? block : 0;
         w.sink = sink;
         w.arg = arg;
+        w.pipe = raw ? cz_agg_pipe_start(sink, arg) : NULL; /* NULL: written here */
         rc = write_scheme(&w, raw, err);
+        cz_agg_pipe_stop(w.pipe);
     }
     if (!rc && st)
         *st = (cz_agg_stats){.raw = raw, .stored = w.stored, .scheme = w.scheme,

@@ -306,10 +306,14 @@ typedef struct reader {
     uint8_t **buf;         /* per variable of the group, allocated on its first byte */
     uint64_t *fill;
     size_t next;           /* next variable (of the group) to deliver */
+    bool *wanted;          /* per variable of the group: delivered (else only passed over) */
+    bool (*want)(void *arg, const cz_agg_var *v); /* NULL: every variable */
     int (*cb)(void *arg, const cz_agg_var *v);
     void *arg;
 } reader;
 
+/* The next K bytes of the group's stream, from SRC, to the variables that
+ * are wanted; passed over for the others, and all of them with SRC NULL. */
 static int scatter(reader *rd, const uint8_t *src, size_t k, cn_err *err)
 {
     while (k) {
@@ -328,14 +332,17 @@ static int scatter(reader *rd, const uint8_t *src, size_t k, cn_err *err)
                 m->cur_off = 0;
                 continue;
             }
-            if (!rd->buf[j] && !(rd->buf[j] = malloc((size_t)size)))
+            bool copy = src && rd->wanted[j];
+            if (copy && !rd->buf[j] && !(rd->buf[j] = malloc((size_t)size)))
                 return cn_fail(err, CAIRN_ENOMEM, "no memory for a variable of %llu bytes",
                                (unsigned long long)size);
             size_t c = left < take ? (size_t)left : take;
-            memcpy(rd->buf[j] + m->cur_off, src, c);
+            if (copy)
+                memcpy(rd->buf[j] + m->cur_off, src, c);
             m->cur_off += c;
             rd->fill[j] += c;
-            src += c;
+            if (src)
+                src += c;
             take -= c;
         }
     }
@@ -349,7 +356,7 @@ static int deliver(reader *rd)
            rd->fill[rd->next] == rd->f->v[rd->g->first + rd->next].size) {
         cz_agg_var v = rd->f->v[rd->g->first + rd->next];
         v.data = rd->buf[rd->next] ? rd->buf[rd->next] : empty;
-        int rc = rd->cb(rd->arg, &v);
+        int rc = rd->wanted[rd->next] ? rd->cb(rd->arg, &v) : 0;
         free(rd->buf[rd->next]);
         rd->buf[rd->next++] = NULL;
         if (rc)
@@ -358,7 +365,44 @@ static int deliver(reader *rd)
     return 0;
 }
 
-/* Decode group RD->g unit by unit into IBUF (OBUF for the second pass). */
+/* Would the next K bytes of the group's stream reach a wanted variable? The
+ * walk is tried on copies: RD is left as it was. */
+static bool touches(const reader *rd, size_t nm, uint64_t k)
+{
+    cz_agg_walk wk = rd->wk;
+    cz_agg_member m[nm ? nm : 1];
+    memcpy(m, rd->m, nm * sizeof *m);
+    wk.m = m;
+    while (k) {
+        size_t mi;
+        uint64_t piece = cz_agg_walk_piece(&wk, &mi);
+        if (!piece)
+            return false;
+        uint64_t take = piece < k ? piece : k;
+        cz_agg_walk_take(&wk, take);
+        k -= take;
+        while (take) {
+            size_t j = m[mi].first + m[mi].cur - rd->g->first;
+            uint64_t left = rd->f->v[rd->g->first + j].size - m[mi].cur_off;
+            if (!left) {
+                m[mi].cur++;
+                m[mi].cur_off = 0;
+                continue;
+            }
+            if (rd->wanted[j])
+                return true;
+            uint64_t c = left < take ? left : take;
+            m[mi].cur_off += c;
+            take -= c;
+        }
+    }
+    return false;
+}
+
+/* Decode group RD->g unit by unit into IBUF (OBUF for the second pass). A
+ * unit that holds nothing wanted is not decoded (the group's checksum, over
+ * its stored bytes, was verified by cz_agg_open): with one frame per unit its
+ * raw length is in its header; second-pass units are always decoded. */
 static int read_group(reader *rd, uint8_t *obuf, uint8_t *ibuf, uint8_t *scratch, cn_err *err)
 {
     const rgroup *g = rd->g;
@@ -371,6 +415,13 @@ static int read_group(reader *rd, uint8_t *obuf, uint8_t *ibuf, uint8_t *scratch
         rd->m[nm - 1].size += rd->f->v[j].size;
     }
     cz_agg_walk_init(&rd->wk, rd->m, nm, cz_agg_is_block(rd->f->scheme) ? rd->f->block : 0);
+    bool any = false;
+    for (size_t j = 0; j < g->nvar; j++) {
+        cz_agg_var v = rd->f->v[g->first + j];
+        any |= rd->wanted[j] = !rd->want || rd->want(rd->arg, &v);
+    }
+    if (!any)
+        return 0;
     int rc = deliver(rd); /* the callback's nonzero return, as is */
     if (rc)
         return rc;
@@ -391,8 +442,12 @@ static int read_group(reader *rd, uint8_t *obuf, uint8_t *ibuf, uint8_t *scratch
         } else {
             in = fr;
         }
-        CN_TRY(cz_frame_decode(&in, ibuf, scratch, err));
-        CN_TRY(scatter(rd, ibuf, in.raw_len, err));
+        if (!pass2 && rd->want && !touches(rd, nm, in.raw_len)) {
+            CN_TRY(scatter(rd, NULL, in.raw_len, err));
+        } else {
+            CN_TRY(cz_frame_decode(&in, ibuf, scratch, err));
+            CN_TRY(scatter(rd, ibuf, in.raw_len, err));
+        }
         if ((rc = deliver(rd)) != 0)
             return rc;
         q += used;
@@ -407,19 +462,26 @@ static int read_group(reader *rd, uint8_t *obuf, uint8_t *ibuf, uint8_t *scratch
 int cz_agg_read(const cz_agg_file *f, int (*cb)(void *arg, const cz_agg_var *v), void *arg,
                 cn_err *err)
 {
+    return cz_agg_read_some(f, NULL, cb, arg, err);
+}
+
+int cz_agg_read_some(const cz_agg_file *f, bool (*want)(void *arg, const cz_agg_var *v),
+                     int (*cb)(void *arg, const cz_agg_var *v), void *arg, cn_err *err)
+{
     CN_FAIL_IF(!f || !cb, err, CAIRN_EINVAL, "cz_agg_read: missing argument");
     size_t most = 0;
     for (uint32_t i = 0; i < f->ngroups; i++)
         if (f->g[i].nvar > most)
             most = f->g[i].nvar;
-    reader rd = {.f = f, .cb = cb, .arg = arg};
+    reader rd = {.f = f, .want = want, .cb = cb, .arg = arg};
+    rd.wanted = malloc((most ? most : 1) * sizeof *rd.wanted);
     rd.m = malloc((most ? most : 1) * sizeof *rd.m);
     rd.buf = calloc(most ? most : 1, sizeof *rd.buf);
     rd.fill = malloc((most ? most : 1) * sizeof *rd.fill);
     uint8_t *obuf = malloc(f->chunk + CZ_FRAME_HDR), *ibuf = malloc(f->chunk),
             *scratch = malloc(f->chunk + CZ_FRAME_HDR);
     int rc = 0;
-    if (!rd.m || !rd.buf || !rd.fill || !obuf || !ibuf || !scratch)
+    if (!rd.m || !rd.buf || !rd.fill || !rd.wanted || !obuf || !ibuf || !scratch)
         rc = cn_fail(err, CAIRN_ENOMEM, "no memory to read an aggregated file");
     for (uint32_t i = 0; !rc && i < f->ngroups; i++) {
         rd.g = &f->g[i];
@@ -432,6 +494,7 @@ int cz_agg_read(const cz_agg_file *f, int (*cb)(void *arg, const cz_agg_var *v),
         }
     }
     free(rd.m);
+    free(rd.wanted);
     free(rd.buf);
     free(rd.fill);
     free(obuf);

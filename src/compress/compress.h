@@ -26,6 +26,7 @@
  *                 scheme picked by sampling (AUTO); the file layout is there.
  *   agg_read.c    the aggregated file parsed and verified whole, then decoded
  *                 group by group back into variables.
+ *   agg_pipe.c    the aggregated file's write stage, on a thread of its own.
  *   agg_group.c   what both share: scheme names, similarity keys, metadata
  *                 checks, the walk that orders (or interleaves) a group's bytes.
  *
@@ -448,6 +449,11 @@ int cz_agg_scheme_of(const cz_agg_file *f);
  * (whose members are interleaved). */
 int cz_agg_read(const cz_agg_file *f, int (*cb)(void *arg, const cz_agg_var *v), void *arg,
                 cn_err *err);
+/* As cz_agg_read, delivering only the variables WANT (with ARG; given metadata, data NULL)
+ * says yes to (WANT NULL: all); a unit holding none of them is not decoded, and the
+ * others' bytes are not copied (a restore reads only its node's ranks). */
+int cz_agg_read_some(const cz_agg_file *f, bool (*want)(void *arg, const cz_agg_var *v),
+                     int (*cb)(void *arg, const cz_agg_var *v), void *arg, cn_err *err);
 void cz_agg_close(cz_agg_file *f);              /* accepts NULL */
 const char *cz_agg_scheme_name(int scheme);   /* "agnostic", "agnostic-block", "aware", "aware-block", "auto" */
 int cz_agg_scheme_parse(const char *name);    /* -1 if unknown */

@@ -15,6 +15,7 @@
  *   - with a write bandwidth the time model picks: raw groups (version 2)
  *     and no AUTO sampling on a fast file system, compression on a slow one,
  *     the same bytes for the same input;
+ *   - cz_agg_read_some delivers exactly the variables wanted, bit for bit;
  *   - bad input (duplicate names, size against count), sink errors and a
  *     callback's stop are returned; an empty set is a valid file.
  * With CAIRN_AGG_CORPUS=DIR set, also writes seed files for fuzz_agg there.
@@ -529,6 +530,62 @@ static void test_time_model(void **state)
     free(s);
 }
 
+static bool want_third(void *arg, const cz_agg_var *v)
+{
+    (void)arg;
+    assert_null(v->data);
+    return v->rank % 3 == 1;
+}
+
+static int some_cb(void *arg, const cz_agg_var *v)
+{
+    check *c = arg;
+    assert_int_equal(v->rank % 3, 1);
+    size_t i = find(c->s, v);
+    assert_false(c->seen[i]);
+    c->seen[i] = true;
+    same_meta(&c->s->v[i], v);
+    if (v->size)
+        assert_memory_equal(v->data, c->s->v[i].data, v->size);
+    c->calls++;
+    return 0;
+}
+
+/* cz_agg_read_some delivers exactly the variables wanted, bit for bit, from
+ * raw and compressed files (second pass included) of every scheme. */
+static void test_read_some(void **state)
+{
+    (void)state;
+    set *s = malloc(sizeof *s);
+    assert_non_null(s);
+    big_set(s);
+    size_t want = 0;
+    for (size_t i = 0; i < s->n; i++)
+        want += s->v[i].rank % 3 == 1;
+    assert_true(want > 0 && want < s->n);
+    for (int sc = CZ_AGG_AGNOSTIC; sc <= CZ_AGG_AWARE_BLOCK; sc++) {
+        for (int k = 0; k < 2; k++) {
+            cz_agg_opts o = {.scheme = sc, .bps = k ? 1e12 : 0};
+            buf b = {0};
+            cn_err err = {0};
+            cz_agg_stats st;
+            assert_int_equal(cz_agg_write(s->v, s->n, &o, sink, &b, &st, &err), 0);
+            cz_agg_file *f = NULL;
+            assert_int_equal(cz_agg_open(b.p, b.len, &f, &err), 0);
+            check c = {.s = s, .f = f, .seen = calloc(s->n + 1, 1)};
+            assert_int_equal(cz_agg_read_some(f, want_third, some_cb, &c, &err), 0);
+            assert_int_equal(c.calls, want);
+            for (size_t i = 0; i < s->n; i++)
+                assert_int_equal(c.seen[i], s->v[i].rank % 3 == 1);
+            free(c.seen);
+            cz_agg_close(f);
+            free(b.p);
+        }
+    }
+    set_free(s);
+    free(s);
+}
+
 static int stop_cb(void *arg, const cz_agg_var *v)
 {
     (void)v;
@@ -655,6 +712,7 @@ int main(void)
         cmocka_unit_test(test_aware_beats_agnostic),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_time_model),
+        cmocka_unit_test(test_read_some),
         cmocka_unit_test(test_corpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
