@@ -100,6 +100,8 @@ typedef struct writer {
     uint8_t *inner, *outer;         /* the set being filled */
     int cur;
     cz_agg_pipe *pipe;    /* the write stage's thread; NULL: the sink is called here */
+    int (*ready)(void *arg, const void *p, size_t len); /* opts.ready */
+    void *ready_arg;
     wgroup *g;
     uint32_t ngroups, npass2;
     cz_agg_member *m;     /* members of the group being written */
@@ -202,8 +204,17 @@ static size_t members(writer *w, const wgroup *g)
 
 /* ---- one group ---------------------------------------------------------- */
 
+/* Bytes [P, P + LEN) of a variable's data, there to be read (opts.ready). */
+static int ready(const writer *w, const void *p, uint64_t len, cn_err *err)
+{
+    int rc = w->ready && len ? w->ready(w->ready_arg, p, (size_t)len) : 0;
+    if (rc && err && !err->msg[0])
+        cn_fail(err, rc < 0 ? rc : CAIRN_EIO, "aggregation: the data did not arrive");
+    return rc ? (rc < 0 ? rc : CAIRN_EIO) : 0;
+}
+
 /* Copy the next K bytes of member M's stream to DST. */
-static void gather(const writer *w, cz_agg_member *m, uint8_t *dst, uint64_t k)
+static int gather(const writer *w, cz_agg_member *m, uint8_t *dst, uint64_t k, cn_err *err)
 {
     while (k) {
         const cz_agg_var *x = &w->v[w->order[m->first + m->cur]];
@@ -214,11 +225,13 @@ static void gather(const writer *w, cz_agg_member *m, uint8_t *dst, uint64_t k)
             continue;
         }
         uint64_t t = left < k ? left : k;
+        CN_TRY(ready(w, (const uint8_t *)x->data + m->cur_off, t, err));
         memcpy(dst, (const uint8_t *)x->data + m->cur_off, (size_t)t);
         dst += t;
         k -= t;
         m->cur_off += t;
     }
+    return 0;
 }
 
 static int candidates(const writer *w, uint8_t type, uint8_t out[3])
@@ -298,7 +311,7 @@ static int write_group(writer *w, wgroup *g, cn_err *err)
             if (!piece)
                 break;
             uint64_t take = piece < w->chunk - fill ? piece : w->chunk - fill;
-            gather(w, &w->m[mi], w->raw + fill, take);
+            CN_TRY(gather(w, &w->m[mi], w->raw + fill, take, err));
             cz_agg_walk_take(&wk, take);
             fill += (size_t)take;
         }
@@ -463,18 +476,19 @@ static int count_sink(void *arg, const void *buf, size_t len, cn_err *err)
 
 /*
  * With a time model: is sampling the four schemes worth its work? Each
- * variable is modelled on its own (its codec by choose.c, as the aware scheme
- * would store it). The four trials compress the sample (PER bytes of each
+ * variable is modelled on its own (its codec by choose.c on the prefix the
+ * trials would take, as the aware scheme would store it). The four trials compress the sample (PER bytes of each
  * variable at most) four times with those codecs; a better merge can at most
  * halve the stored bytes (mcrEngine's schemes differ by 1.3-2.2x in ratio),
  * saving at most half their write time. Sample only when that bound is
  * larger than the trials' CPU time; never when every variable stores raw
  * (then the schemes store the same bytes, up to the table).
  */
-static bool sampling_pays(const writer *w, uint64_t per)
+static int sampling_pays(const writer *w, uint64_t per, bool *pays, cn_err *err)
 {
+    *pays = true;
     if (w->bps <= 0)
-        return true;
+        return 0;
     cz_env env = {.storage_bps = w->bps, .threads = w->threads > 0 ? w->threads : 1,
                   .level = w->level, .buf_size = AGG_CHUNK};
     double stored = 0, cpu = 0;
@@ -483,16 +497,21 @@ static bool sampling_pays(const writer *w, uint64_t per)
         const cz_agg_var *x = &w->v[i];
         if (!x->size)
             continue;
+        uint64_t s = x->size < per ? x->size : per; /* the prefix the trials would take */
+        s -= s % cairn_type_size((cairn_type)x->type);
+        if (!s)
+            continue;
+        CN_TRY(ready(w, x->data, s, err));
         cz_model m;
-        cz_model_lossless(x->data, x->size, x->type, NULL, &env, &m);
+        cz_model_lossless(x->data, s, x->type, NULL, &env, &m);
         int id = cz_pick(&m);
-        double ratio = m.stored[id] > 0 ? m.stored[id] / (double)x->size : 1.0;
-        uint64_t s = x->size < per ? x->size : per;
+        double ratio = m.stored[id] > 0 ? m.stored[id] / (double)s : 1.0;
         stored += ratio * (double)x->size;
         cpu += 4 * cz_model_cpu(&env, id, x->type, s, ratio);
         packs |= id != CZ_RAW;
     }
-    return packs && cpu / env.threads < 0.5 * stored / w->bps;
+    *pays = packs && cpu / env.threads < 0.5 * stored / w->bps;
+    return 0;
 }
 
 /* Try every scheme on a prefix of each variable; the smallest file wins.
@@ -505,7 +524,9 @@ static int pick_scheme(writer *w, uint64_t raw, uint64_t *sampled, cn_err *err)
     uint64_t per = w->n ? budget / w->n : 0;
     per = per < 64 ? 64 : per & ~(uint64_t)7;
     *sampled = 0;
-    if (!sampling_pays(w, per)) {
+    bool pays = true;
+    CN_TRY(sampling_pays(w, per, &pays, err));
+    if (!pays) {
         w->scheme = CZ_AGG_AWARE;
         return 0;
     }
@@ -572,7 +593,7 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
     }
     CN_FAIL_IF(!(o->bps >= 0), err, CAIRN_EINVAL, "aggregation: bandwidth %g", o->bps);
     writer w = {.v = v, .n = n, .level = o->level, .threads = o->threads, .bps = o->bps,
-                .sink = sink, .arg = arg};
+                .sink = sink, .arg = arg, .ready = o->ready, .ready_arg = o->ready_arg};
     w.order = malloc((n ? n : 1) * sizeof *w.order);
     w.g = malloc((n ? n : 1) * sizeof *w.g);
     w.m = malloc((n ? n : 1) * sizeof *w.m);

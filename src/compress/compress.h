@@ -420,6 +420,11 @@ typedef struct cz_agg_opts {
     double bps;                  /* bytes/s the file is written at: the codec (raw included), the
                                   * second pass and AUTO's sampling are chosen by choose.c's time
                                   * model against it; 0: the smallest frame wins, whatever its time */
+    int (*ready)(void *arg, const void *p, size_t len); /* may be NULL: data still arriving.
+                                  * Called before bytes [P, P + LEN) of a variable's data are
+                                  * read; returns once they are there (nonzero: the write fails
+                                  * with it), so fetching overlaps writing */
+    void *ready_arg;
 } cz_agg_opts;
 typedef struct cz_agg_stats {
     uint64_t raw, stored;        /* variable bytes in, file bytes out */

@@ -59,12 +59,18 @@ static int touch(void *arg, const cz_agg_var *v)
     return 0;
 }
 
+/* A partial read: touch's sum first, then which ranks are wanted. */
+typedef struct part {
+    uint64_t acc;
+    unsigned even;
+} part;
+
 /* cz_agg_read_some's filter: the odd ranks (the selector's bit 1: the even). */
 static bool odd_rank(void *arg, const cz_agg_var *v)
 {
     if (v->data)
         abort();
-    return (v->rank & 1) != *(const unsigned *)arg;
+    return (v->rank & 1) != ((const part *)arg)->even;
 }
 
 static int drop(void *arg, const cz_agg_var *v)
@@ -124,9 +130,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rc = cz_agg_read(f, touch, &acc, &err);
     if (rc != 0 && ((rc != CAIRN_ECORRUPT && rc != CAIRN_ENOMEM) || !err.msg[0]))
         abort();
-    unsigned even = (data[0] >> 1) & 1; /* a restore reads only its node's ranks */
+    part pt = {.even = (data[0] >> 1) & 1}; /* a restore reads only its node's ranks */
     err = (cn_err){0};
-    rc = cz_agg_read_some(f, odd_rank, touch, &even, &err);
+    rc = cz_agg_read_some(f, odd_rank, touch, &pt, &err);
     if (rc != 0 && ((rc != CAIRN_ECORRUPT && rc != CAIRN_ENOMEM) || !err.msg[0]))
         abort();
     cz_agg_close(f);
