@@ -58,6 +58,8 @@
  * Every byte is under a checksum (header, each group's data, table,
  * trailer), and every frame carries the XXH3-64 of its raw bytes.
  *
+ * A raw group's units after the first (whose bytes the codec was picked on)
+ * are written from the variables' memory, without a copy (raw_unit).
  * Pipeline: the final write hands each unit to a thread of its own
  * (agg_pipe.c), which writes it through the sink while the next chunk is
  * gathered and compressed into a second buffer set; header and table are
@@ -105,6 +107,9 @@ typedef struct writer {
     wgroup *g;
     uint32_t ngroups, npass2;
     cz_agg_member *m;     /* members of the group being written */
+    cz_span *spans;       /* a raw unit's pieces, in the variables' memory */
+    size_t nspans, spans_cap;
+    uint8_t hdr[CZ_FRAME_HDR]; /* a raw unit's frame header */
 } writer;
 
 static double now_s(void)
@@ -131,6 +136,16 @@ static int emit(writer *w, const void *p, size_t len, cn_err *err)
     return 0;
 }
 
+/* LEN bytes at P (to stay untouched until the next post) to the file. */
+static int post(writer *w, const void *p, size_t len, cn_err *err)
+{
+    if (!w->pipe)
+        return emit(w, p, len, err);
+    CN_TRY(cz_agg_pipe_post(w->pipe, p, len, err));
+    w->stored += len;
+    return 0;
+}
+
 /* A unit (in w->inner or w->outer) on its way: to the pipe's thread, which
  * writes it while the next chunk is gathered and compressed into the other
  * buffer set; without a pipe, written here. */
@@ -138,8 +153,7 @@ static int emit_unit(writer *w, const uint8_t *p, size_t len, cn_err *err)
 {
     if (!w->pipe)
         return emit(w, p, len, err);
-    CN_TRY(cz_agg_pipe_post(w->pipe, p, len, err));
-    w->stored += len;
+    CN_TRY(post(w, p, len, err));
     w->cur ^= 1;
     w->inner = w->inners[w->cur];
     w->outer = w->outers[w->cur];
@@ -234,6 +248,76 @@ static int gather(const writer *w, cz_agg_member *m, uint8_t *dst, uint64_t k, c
     return 0;
 }
 
+/* The next K bytes of member M's stream as pieces of the variables' memory,
+ * appended to w->spans. */
+static int spans_of(writer *w, cz_agg_member *m, uint64_t k, cn_err *err)
+{
+    while (k) {
+        const cz_agg_var *x = &w->v[w->order[m->first + m->cur]];
+        uint64_t left = x->size - m->cur_off;
+        if (!left) {
+            m->cur++;
+            m->cur_off = 0;
+            continue;
+        }
+        uint64_t t = left < k ? left : k;
+        const uint8_t *p = (const uint8_t *)x->data + m->cur_off;
+        CN_TRY(ready(w, p, t, err));
+        cz_span *last = w->nspans ? &w->spans[w->nspans - 1] : NULL;
+        if (last && (const uint8_t *)last->ptr + last->len == p) {
+            last->len += t;
+        } else {
+            if (w->nspans == w->spans_cap) {
+                size_t cap = w->spans_cap ? 2 * w->spans_cap : 64;
+                cz_span *s = realloc(w->spans, cap * sizeof *s);
+                if (!s)
+                    return cn_fail(err, CAIRN_ENOMEM, "no memory for %zu pieces", cap);
+                w->spans = s, w->spans_cap = cap;
+            }
+            w->spans[w->nspans++] = (cz_span){p, t};
+        }
+        k -= t;
+        m->cur_off += t;
+    }
+    return 0;
+}
+
+/* The next chunk of raw group G written straight from the variables' memory,
+ * no copy: the frame header (checksum over the pieces), then the pieces.
+ * *FILL: its raw bytes (0: the group's stream is over). */
+static int raw_unit(writer *w, wgroup *g, cz_agg_walk *wk, XXH3_state_t *hs, size_t *fill,
+                    cn_err *err)
+{
+    w->nspans = 0;
+    *fill = 0;
+    while (*fill < w->chunk) {
+        size_t mi;
+        uint64_t piece = cz_agg_walk_piece(wk, &mi);
+        if (!piece)
+            break;
+        uint64_t take = piece < w->chunk - *fill ? piece : w->chunk - *fill;
+        CN_TRY(spans_of(w, &w->m[mi], take, err));
+        cz_agg_walk_take(wk, take);
+        *fill += (size_t)take;
+    }
+    if (!*fill)
+        return 0;
+    XXH3_state_t fs;
+    XXH3_64bits_reset(&fs);
+    for (size_t i = 0; i < w->nspans; i++)
+        XXH3_64bits_update(&fs, w->spans[i].ptr, (size_t)w->spans[i].len);
+    cz_frame_raw_header(w->hdr, g->type, (uint32_t)*fill, XXH3_64bits_digest(&fs));
+    XXH3_64bits_update(hs, w->hdr, CZ_FRAME_HDR);
+    CN_TRY(post(w, w->hdr, CZ_FRAME_HDR, err));
+    for (size_t i = 0; i < w->nspans; i++) {
+        XXH3_64bits_update(hs, w->spans[i].ptr, (size_t)w->spans[i].len);
+        CN_TRY(post(w, w->spans[i].ptr, (size_t)w->spans[i].len, err));
+    }
+    g->stored += CZ_FRAME_HDR + *fill;
+    g->nunits++;
+    return 0;
+}
+
 static int candidates(const writer *w, uint8_t type, uint8_t out[3])
 {
     if (!cz_agg_is_aware(w->scheme) || cairn_type_size((cairn_type)type) == 1) {
@@ -305,6 +389,12 @@ static int write_group(writer *w, wgroup *g, cn_err *err)
     g->codec = cand[0]; /* an empty group keeps the first candidate */
     for (bool first = true;; first = false) {
         size_t fill = 0;
+        if (!first && g->codec == CZ_RAW && !(g->flags & AGG_PASS2)) {
+            CN_TRY(raw_unit(w, g, &wk, &hs, &fill, err));
+            if (!fill)
+                break;
+            continue;
+        }
         while (fill < w->chunk) {
             size_t mi;
             uint64_t piece = cz_agg_walk_piece(&wk, &mi);
@@ -564,6 +654,7 @@ static int pick_scheme(writer *w, uint64_t raw, uint64_t *sampled, cn_err *err)
         }
     }
     free(s);
+    free(t.spans);
     *sampled = total;
     return rc;
 }
@@ -625,5 +716,6 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
     free(w.order);
     free(w.g);
     free(w.m);
+    free(w.spans);
     return rc;
 }

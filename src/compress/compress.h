@@ -144,6 +144,10 @@ typedef struct cz_frame {
  * payload would not be smaller). SCRATCH holds N bytes. Returns the frame's
  * size (header + payload).
  */
+/* The header of a raw frame of N bytes of TYPE whose XXH3-64 is SUM, into DST
+ * (CZ_FRAME_HDR bytes); its payload, the N bytes, follows it wherever they
+ * are (the aggregated writer sends them from the caller's memory). */
+void cz_frame_raw_header(uint8_t *dst, uint8_t type, uint32_t n, uint64_t sum);
 size_t cz_frame_encode(int id, uint8_t type, int level, const uint8_t *src, size_t n,
                        uint8_t *dst, uint8_t *scratch);
 size_t cz_frame_bound(size_t n);
