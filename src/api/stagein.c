@@ -4,10 +4,11 @@
  *
  * The first rank finds the newest complete PFS generation (its index decodes
  * and names this job) and tells everyone. Then each node leader reads the
- * aggregated files that hold its ranks (size and checksum checked against
- * the index, then every group verified by the aggregated format before
- * anything is decoded; only the units that hold its ranks' bytes are
- * decoded), writes each of its ranks a full rank file (raw, no
+ * aggregated files that hold its ranks (size checked against the index,
+ * header, table and trailer by their checksums, every compressed group by
+ * its checksum before anything of it is decoded; only the units that hold
+ * its ranks' bytes are decoded, a raw unit verified by its frame checksum:
+ * a node reads only its share of a file), writes each of its ranks a full rank file (raw, no
  * chain: a PFS generation is full) into a fresh gen-<G>/, and writes the node
  * manifest (level 1, target 4). A generation can come back to a job of the
  * same rank count on any node layout. Nothing node-local is touched before
@@ -109,9 +110,9 @@ static int read_files(cairn_ctx *ctx, int jobfd, const cn_pindex *x, collect *c)
         cn_agg_filename(name, sizeof name, f);
         const uint8_t *map = NULL;
         cz_agg_file *af = NULL;
-        rc = lvl_pfs_map(genfd, name, &x->files[f], &map, &ctx->err);
-        if (rc == 0)
-            rc = cz_agg_open(map, x->files[f].size, &af, &ctx->err);
+        rc = lvl_pfs_map_part(genfd, name, &x->files[f], &map, &ctx->err);
+        if (rc == 0) /* only what this node decodes is verified, by its own checksums */
+            rc = cz_agg_open_flags(map, x->files[f].size, CZ_AGG_LAZY, &af, &ctx->err);
         if (rc == 0)
             rc = cz_agg_read_some(af, on_node, keep_var, c, &ctx->err); /* others' units
                                                                           * are not decoded */

@@ -203,15 +203,16 @@ static int check_groups(cz_agg_file *f, uint64_t raw, cn_err *err)
     return rc;
 }
 
-/* Group G's checksum, then its frames' headers: units counted, inside the
- * group, of the expected codec and type, raw bytes adding up. */
-static int check_data(const cz_agg_file *f, uint32_t i, cn_err *err)
+/* Group G's checksum (LAZY: not for a raw group, whose units' frame checksums
+ * are verified as they are decoded), then its frames' headers: units counted,
+ * inside the group, of the expected codec and type, raw bytes adding up. */
+static int check_data(const cz_agg_file *f, uint32_t i, bool lazy, cn_err *err)
 {
     const rgroup *g = &f->g[i];
     const uint8_t *q = f->p + g->off;
-    BAD(XXH3_64bits(q, (size_t)g->stored) != g->sum, "group %u: checksum mismatch in its %llu bytes",
-        i, (unsigned long long)g->stored);
     bool pass2 = g->flags & AGG_PASS2;
+    BAD(!(lazy && g->codec == CZ_RAW && !pass2) && XXH3_64bits(q, (size_t)g->stored) != g->sum,
+        "group %u: checksum mismatch in its %llu bytes", i, (unsigned long long)g->stored);
     uint64_t left = g->stored, units = 0, raw = 0;
     while (left) {
         cz_frame fr;
@@ -239,7 +240,14 @@ static int check_data(const cz_agg_file *f, uint32_t i, cn_err *err)
 
 int cz_agg_open(const uint8_t *p, size_t len, cz_agg_file **out, cn_err *err)
 {
+    return cz_agg_open_flags(p, len, 0, out, err);
+}
+
+int cz_agg_open_flags(const uint8_t *p, size_t len, unsigned flags, cz_agg_file **out,
+                      cn_err *err)
+{
     *out = NULL;
+    CN_FAIL_IF(flags & ~CZ_AGG_LAZY, err, CAIRN_EINVAL, "cz_agg_open: flags %#x", flags);
     CN_FAIL_IF(!p && len, err, CAIRN_EINVAL, "cz_agg_open: no buffer");
     BAD(len < AGG_HDR + AGG_TRAILER, "%zu bytes, shorter than header and trailer", len);
     cz_agg_file *f = calloc(1, sizeof *f);
@@ -264,7 +272,7 @@ int cz_agg_open(const uint8_t *p, size_t len, cz_agg_file **out, cn_err *err)
     rc = rc ? rc : parse_vars(f, &r, err);
     rc = rc ? rc : check_groups(f, raw, err);
     for (uint32_t i = 0; !rc && i < f->ngroups; i++)
-        rc = check_data(f, i, err);
+        rc = check_data(f, i, flags & CZ_AGG_LAZY, err);
     if (rc) {
         cz_agg_close(f);
         return rc;

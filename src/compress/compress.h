@@ -449,6 +449,13 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
 typedef struct cz_agg_file cz_agg_file;
 extern const uint8_t cz_agg_magic[8];  /* "CAIRNAGG": an aggregated file's first bytes */
 int cz_agg_open(const uint8_t *p, size_t len, cz_agg_file **out, cn_err *err);
+/* As cz_agg_open; with CZ_AGG_LAZY a raw group's bytes are not hashed here: each of its
+ * units is verified by its frame's checksum when cz_agg_read(_some) decodes it, so a
+ * reader of part of a file touches only that part (compressed groups are still verified
+ * whole: no decoder sees unverified bytes). Everything else is checked as by cz_agg_open. */
+#define CZ_AGG_LAZY 1u
+int cz_agg_open_flags(const uint8_t *p, size_t len, unsigned flags, cz_agg_file **out,
+                      cn_err *err);
 size_t cz_agg_count(const cz_agg_file *f);                 /* variables */
 int cz_agg_info(const cz_agg_file *f, size_t i, cz_agg_var *v); /* metadata, data NULL */
 int cz_agg_scheme_of(const cz_agg_file *f);

@@ -3,8 +3,10 @@
  * cz_agg_info, cz_agg_read; src/compress/agg*.c).
  *
  * Input: one selector byte, then the file. Every byte of a file is under a
- * checksum, so mutations alone stop at the first check; with bit 0 of the
- * selector set the target first reseals the file (recomputes the header,
+ * checksum, so mutations alone stop at the first check; with bit 2 of the
+ * selector set the file is opened as a restore opens it (CZ_AGG_LAZY: a raw
+ * group's units verified as they are decoded); with bit 0 set the target first
+ * reseals the file (recomputes the header,
  * group, table and trailer checksums where the layout allows, see agg.c), so
  * the parser's other checks and the decoder behind them are reached.
  * A refusal must be CAIRN_ECORRUPT or CAIRN_EFORMAT with a message; a file
@@ -92,7 +94,7 @@ int fuzz_parse(const uint8_t *data, size_t size, cn_err *err)
     if (data[0] & 1)
         reseal(p, len);
     cz_agg_file *f = NULL;
-    int rc = cz_agg_open(p, len, &f, err);
+    int rc = cz_agg_open_flags(p, len, data[0] & 4 ? CZ_AGG_LAZY : 0, &f, err);
     if (rc == 0)
         rc = cz_agg_read(f, drop, NULL, err);
     cz_agg_close(f);
@@ -113,7 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         reseal(p, len);
     cz_agg_file *f = NULL;
     cn_err err = {0};
-    int rc = cz_agg_open(p, len, &f, &err);
+    int rc = cz_agg_open_flags(p, len, data[0] & 4 ? CZ_AGG_LAZY : 0, &f, &err);
     if (rc != 0) {
         if ((rc != CAIRN_ECORRUPT && rc != CAIRN_EFORMAT && rc != CAIRN_ENOMEM) || !err.msg[0] ||
             f)
