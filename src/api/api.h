@@ -320,6 +320,10 @@ typedef struct api_state {
     uint8_t *buf;
     uint64_t len, meta;
 } api_state;
+/* A state's LEN bytes, zeroed (fetch.c); freed by api_state_free (S->buf of
+ * S->len bytes; NULL accepted, set to NULL). */
+void *api_state_alloc(uint64_t len);
+void api_state_free(api_state *s);
 /* The states' way to their aggregators, overlapped with writing (fetch.c).
  * Start: collective over the leaders; ST[r] set for this node's ranks on
  * entry, and for the ranks of the groups it aggregates on return, their

@@ -63,7 +63,7 @@ static int materialize(cairn_ctx *ctx, int rank, long id, state *out)
         len += pad8(c->e[i].raw_size);
     }
     len += meta;
-    uint8_t *buf = c ? calloc(1, len) : NULL;
+    uint8_t *buf = c ? api_state_alloc(len) : NULL;
     void **ptrs = c ? calloc(c->h.nentries + 1, sizeof *ptrs) : NULL;
     if (rc == 0 && (!buf || !ptrs))
         rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory to materialize rank %d (%llu bytes)",
@@ -97,7 +97,7 @@ static int materialize(cairn_ctx *ctx, int rank, long id, state *out)
     free(ptrs);
     free(g);
     if (rc < 0) {
-        free(buf);
+        api_state_free(&(state){buf, len, meta});
         return rc;
     }
     *out = (state){buf, len, meta};
@@ -320,7 +320,7 @@ static int flush_leader(cairn_ctx *ctx, long id)
     int ended = api_fetch_end(fetch); /* every transfer done before the states go */
     rc = rc < 0 ? rc : ended;
     for (int r = 0; st && r < ctx->nranks; r++)
-        free(st[r].buf);
+        api_state_free(&st[r]);
     free(st);
     rc = leaders_agree(ctx, rc, "writing to the PFS");
     if (rc == 0 && MPI_Reduce(sum, total, 3 * nfiles, MPI_UINT64_T, MPI_SUM, 0, ctx->leaders) !=
