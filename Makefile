@@ -27,9 +27,26 @@ DEP_LIBS := $(call pc,libxxhash,-lxxhash) $(call pc,inih,-linih) $(call pc,libpm
             -lJerasure -lgf_complete $(call pc,libisal,-lisal) \
             $(call pc,zlib,-lz) $(call pc,libzstd,-lzstd) $(call pc,liblz4,-llz4) -lfpzip -lpthread -lm
 CMOCKA := $(call pc,cmocka,-lcmocka)
+# HDF5 (serial is enough): routed HDF5 files are split by dataset at level 4
+# (src/compress/h5split.c). USE_HDF5=auto|yes|no; without it such files are stored whole.
+USE_HDF5 ?= auto
+HDF5_FLAGS :=
+HDF5_LIBS :=
+ifneq ($(USE_HDF5),no)
+  ifeq ($(shell pkg-config --exists hdf5 2>/dev/null && echo y),y)
+    HDF5_FLAGS := -DCAIRN_HAVE_HDF5 $(shell pkg-config --cflags hdf5)
+    HDF5_LIBS := $(shell pkg-config --libs hdf5)
+  else ifneq ($(wildcard /usr/include/hdf5/serial/hdf5.h),)
+    HDF5_FLAGS := -DCAIRN_HAVE_HDF5 -I/usr/include/hdf5/serial
+    HDF5_LIBS := -lhdf5_serial
+  else ifeq ($(USE_HDF5),yes)
+    $(error USE_HDF5=yes, but no libhdf5 was found (Debian: libhdf5-dev))
+  endif
+endif
+DEP_LIBS += $(HDF5_LIBS)
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) $(WARN) -Iinclude -I/usr/include/jerasure -MMD -MP
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) $(WARN) -Iinclude -I/usr/include/jerasure $(HDF5_FLAGS) -MMD -MP
 LIB_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden
 LDFLAGS_ALL := $(SAN)
 
@@ -223,7 +240,7 @@ bench-quick: deps
 	$(MAKE) all
 	BUILD=$(BUILD) QUICK=1 bash bench/run.sh
 
-FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -DCAIRN_NO_MPI -O1 -g -Iinclude -Isrc -fsanitize=fuzzer,address,undefined
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -DCAIRN_NO_MPI -O1 -g -Iinclude -Isrc $(HDF5_FLAGS) -fsanitize=fuzzer,address,undefined
 fuzz: deps
 	@mkdir -p $(BUILD)/fuzz
 	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
@@ -255,7 +272,7 @@ install: install-check lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/exam
 	ln -sfn libcairn.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libcairn.so
 	install -m 755 $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(DESTDIR)$(PREFIX)/bin/
 	for t in $(PC_IN); do m=$$(basename $$t .in); \
-	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $$t > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$m && \
+	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@HDF5_LIBS@|$(HDF5_LIBS)|g' $$t > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$m && \
 	  chmod 644 $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$m || exit 1; done
 	install -m 644 man/cairn.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -d $(DESTDIR)$(PREFIX)/share/cairn
@@ -322,7 +339,7 @@ FLIBSO := $(BUILD)/libcairn-fortran.so
 F_VER := $(shell sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)
 F_SOMAJOR := $(shell sed -n 's/^#define CAIRN_VERSION_MAJOR \([0-9]*\)/\1/p' include/cairn.h)
 F_FLAGS := -std=f2018 -Wall -Wextra $(OPT) $(SAN)
-F_PROGS := $(BUILD)/examples/fortran/heat $(addprefix $(BUILD)/tests/fortran/,t_api t_layout t_f08)
+F_PROGS := $(BUILD)/examples/fortran/heat $(addprefix $(BUILD)/tests/fortran/,t_api t_layout t_f08 t_remap)
 .PHONY: bindings install-bindings
 all: bindings $(F_PROGS)
 bindings: $(FLIBA) $(FLIBSO) $(BUILD)/bindings/python/cairn/_consts.py

@@ -21,13 +21,14 @@
 #   Z_SCALE_SIZE=16 (MiB of heat for the buffer/thread table)  Z_EGM96=/usr/share/proj/egm96_15.gtx
 #   LOSSY_REPS=3  LOSSY_WARMUP=1  LOSSY_HEAT3D_STEPS=400  LOSSY_HEAT2D_STEPS=400
 #   LOSSY_PAPER=heat3d,egm96,heat2d (data sets of the paper's tables, or none)
-#   LOSSY_EGM96=/usr/share/proj/egm96_15.gtx
+#   LOSSY_EGM96=/usr/share/proj/egm96_15.gtx  LOSSY_CKPT_REPS=5 (lossy.ckpt: checkpoints per bound)
 #   INCR_NP=8 (ranks = emulated nodes, one encoding set, m = 2)  INCR_REPS=5 (intervals per
 #   series)  INCR_MAT_N=2400  INCR_MAT_ROWS=3 (rows of C per interval)  INCR_LU_N=72 (points per
 #   rank per edge)  INCR_LU_ITERS=1  INCR_LU_MAX_CHANGED=100  INCR_BLOCKS=1,2,4,8,16,64,256,1024
 #   (KiB)  INCR_SWEEP_REPS=3  INCR_HASH_MIB=256  INCR_HASH_REPS=5  INCR_XDELTA_REPS=3  INCR_AUTO=1
 #   AGG_NP=32 (ranks = emulated nodes)  AGG_HEAT_N=1536  AGG_HEAT_STEPS=600  AGG_MAT_N=512
 #   AGG_LU_N=20  AGG_GROUPS=1,2,4,8,16,32  AGG_REPS=3  AGG_BLOCK=0 (the library's default)
+#   AGG_H5_GROUP=32 (ranks per aggregated file of HDF5 checkpoints)
 #   L4_NP=4 (ranks = emulated nodes)  L4_SIZE=64 (MiB of doubles per rank)  L4_REPS=5
 #   ASYNC_NP=4 (ranks = emulated nodes = daemons, one encoding set, m = 1)  ASYNC_SIZE=32 (MiB
 #   per rank)  ASYNC_ITERS=12  ASYNC_PASSES=48 (stencil passes per iteration)  ASYNC_PFS_EVERY=4
@@ -47,14 +48,14 @@ if [ "${QUICK:-0}" = 1 ]; then
   : "${RING_SIZE:=16}" "${RING_MEMBERS:=2,4,8}" "${RING_REPS:=3}"
   : "${L3_SIZE:=8}" "${L3_REPS:=3}"
   : "${Z_SIZE:=16}" "${Z_REPS:=3}" "${Z_HEAT_STEPS:=400}" "${Z_SCALE_SIZE:=8}"
-  : "${LOSSY_REPS:=1}" "${LOSSY_PAPER:=none}"
+  : "${LOSSY_REPS:=1}" "${LOSSY_PAPER:=none}" "${LOSSY_CKPT_REPS:=3}"
   : "${INCR_REPS:=3}" "${INCR_MAT_N:=1200}" "${INCR_LU_N:=48}" "${INCR_BLOCKS:=4,64,1024}"
   : "${INCR_SWEEP_REPS:=1}" "${INCR_HASH_MIB:=64}" "${INCR_HASH_REPS:=3}" "${INCR_XDELTA_REPS:=1}"
   : "${AGG_HEAT_N:=768}" "${AGG_HEAT_STEPS:=200}" "${AGG_MAT_N:=256}" "${AGG_GROUPS:=1,8,32}"
   : "${AGG_REPS:=1}" "${L4_SIZE:=16}" "${L4_REPS:=3}"
   : "${ASYNC_ITERS:=8}" "${ASYNC_REPS:=3}" "${REMAP_SIZE:=8}" "${REMAP_REPS:=3}"
   export L1_RANKS L1_SIZES L1_IOS L1_REPS EC_REPS EC_KS EC_MS RING_SIZE RING_MEMBERS RING_REPS \
-    L3_SIZE L3_REPS Z_SIZE Z_REPS Z_HEAT_STEPS Z_SCALE_SIZE LOSSY_REPS LOSSY_PAPER INCR_REPS \
+    L3_SIZE L3_REPS Z_SIZE Z_REPS Z_HEAT_STEPS Z_SCALE_SIZE LOSSY_REPS LOSSY_PAPER LOSSY_CKPT_REPS INCR_REPS \
     INCR_MAT_N INCR_LU_N INCR_BLOCKS INCR_SWEEP_REPS INCR_HASH_MIB INCR_HASH_REPS \
     INCR_XDELTA_REPS AGG_HEAT_N AGG_HEAT_STEPS AGG_MAT_N AGG_GROUPS AGG_REPS L4_SIZE L4_REPS ASYNC_ITERS ASYNC_REPS \
     REMAP_SIZE REMAP_REPS
@@ -226,7 +227,11 @@ bench_z() {
 # (skipped with a note if absent). The paper's tables (n = 1..128, both
 # quantizers, with and without encoding) against gzip alone; then wavelet and
 # predict at bounds 1e-2..1e-4 of each field's range against ZFP's fixed-
-# accuracy mode at the same tolerance. Every decoded array is checked.
+# accuracy mode at the same tolerance (payloads alone: '#' lines). Then the
+# headline, at the checkpoint (lossy_ckpt_bench): EGM96 through a real level-1
+# checkpoint and restart, every byte of the generation's files counted,
+# `bench: lossy.ckpt.{ratio,comp,decomp}.E.egm96` against ZFP in the same run.
+# Every decoded array is checked.
 bench_lossy() {
   local bin=$BUILD/bench/lossy_bench
   if [ ! -x "$bin" ]; then
@@ -242,6 +247,16 @@ bench_lossy() {
   run_mpi 1 "$bin" --reps "${LOSSY_REPS:-3}" --warmup "${LOSSY_WARMUP:-1}" \
     --heat3d-steps "${LOSSY_HEAT3D_STEPS:-400}" --heat2d-steps "${LOSSY_HEAT2D_STEPS:-400}" \
     --paper "${LOSSY_PAPER:-heat3d,egm96,heat2d}" --egm96 "${LOSSY_EGM96:-/usr/share/proj/egm96_15.gtx}"
+  # At the checkpoint: EGM96 through a real level-1 cairn_checkpoint into /dev/shm, every byte
+  # of the generation's files counted, and restarted (every element checked), against ZFP.
+  local ckbin=$BUILD/bench/lossy_ckpt_bench
+  if [ ! -x "$ckbin" ]; then
+    echo "# FAILED: $ckbin not built (run make first)"
+    failed=1
+    return
+  fi
+  run_mpi 1 "$ckbin" --reps "${LOSSY_CKPT_REPS:-5}" --warmup "${LOSSY_WARMUP:-1}" --dir "$tmp" \
+    --egm96 "${LOSSY_EGM96:-/usr/share/proj/egm96_15.gtx}"
 }
 
 # ---- incr: incremental vs full checkpoints (the paper's Tables 3, 4), block size, xdelta3 ----
@@ -292,9 +307,13 @@ bench_incr() {
 # groups of N consecutive ranks with every scheme (mcrEngine's agnostic, agnostic-block, aware,
 # aware-block, and auto), reading every file back bit-exact; ratios are raw/stored summed over
 # the groups and the programs, times the median of AGG_REPS flushes of all groups of 8.
+# Then h5_bench writes each rank's state as that rank's HDF5 checkpoint (a contiguous dataset
+# per variable) and aggregates groups of AGG_H5_GROUP (32) ranks' files both ways: aware (split
+# by dataset, merged by path and type) against agnostic (the files' bytes concatenated), every
+# file rebuilt byte for byte: agg.h5.aware.g32, agg.h5.ckpt_time.g32, agg.h5.restart_time.g32.
 bench_agg() {
   local bin=$BUILD/bench/agg_bench heat=$BUILD/examples/heat
-  if [ ! -x "$bin" ] || [ ! -x "$heat" ]; then
+  if [ ! -x "$bin" ] || [ ! -x "$heat" ] || [ ! -x "$BUILD/bench/h5_bench" ]; then
     echo "# FAILED: $bin or $heat not built (run make first)"
     failed=1
     return
@@ -317,6 +336,11 @@ bench_agg() {
   if [ "$rc" -eq 0 ]; then
     "$bin" --analyze "$base" --groups "${AGG_GROUPS:-1,2,4,8,16,32}" --reps "${AGG_REPS:-3}" \
       --block "${AGG_BLOCK:-0}" || rc=$?
+  fi
+  # The same ranks' state as per-rank HDF5 checkpoints (routed files): aware against agnostic.
+  if [ "$rc" -eq 0 ]; then
+    "$BUILD/bench/h5_bench" --analyze "$base" --group "${AGG_H5_GROUP:-32}" \
+      --reps "${AGG_REPS:-3}" || rc=$?
   fi
   rm -rf "$base"
   if [ "$rc" -ne 0 ]; then

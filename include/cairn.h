@@ -275,6 +275,16 @@ CAIRN_EXPORT int cairn_protect_replicated(cairn_ctx *ctx, const char *name);
  *   of its restored copy if the generation holds it, else a path with no file
  *   (to write, for the next checkpoint). Restored copies stay until the next
  *   checkpoint or restart; cairn_finalize leaves the directory as it is.
+ * - At level 4 (the PFS), a file that is HDF5 (or netCDF-4) goes in as its
+ *   datasets when cairn is built with libhdf5: every dataset stored
+ *   CONTIGUOUS in the file (128 bytes or more) is aggregated with the
+ *   datasets of the same path and type of the other ranks and compressed by
+ *   type (float and double by the float codecs); the rest of the file
+ *   (metadata, attributes, CHUNKED, filtered and COMPACT datasets) is its
+ *   skeleton, aggregated as bytes. Restart rebuilds the file byte for byte
+ *   and checks the whole file's XXH3-64 taken at checkpoint time
+ *   (CAIRN_ECORRUPT naming rank and file if it does not match). Any other
+ *   file is stored whole.
  * NAME is a flat file name: 1..CAIRN_NAME_MAX bytes, no '/', not "." or "..",
  * and not the name of a protected variable (CAIRN_EINVAL says which rule).
  * Refused calls change nothing.

@@ -18,11 +18,17 @@
 #                 rebuilt by decoding and the run continues from the newest
 #                 generation that survives, the last at level 3 or 4 before the
 #                 crash
-#   5. verify:    cmp of the two final fields
+#   5. verify:    cmp of the restarted run's final field with the reference's
+#                 at the same step
+#   6. fewer ranks: the job goes on MORE steps on 6 ranks over 3 nodes
+#                 (heat --restart-ranks): cairn remaps the 8 ranks' newest
+#                 generation onto the 6 (node 3 is not in the job, so from the
+#                 PFS copy); its final field must equal the uninterrupted
+#                 reference run's, which ran STEPS + MORE steps on 8 ranks
 # Storage (node-local and the PFS) is a fresh temporary directory, removed at
 # exit, daemons stopped. Exits non-zero on any mismatch or unexpected failure.
 #   BUILD=build bash scripts/demo.sh   (NX, NY, STEPS, EVERY, LEVELS, CRASH_AT,
-#                                        LOST_NODES may be set)
+#                                        LOST_NODES, MORE may be set)
 set -u
 
 BUILD=${BUILD:-build}
@@ -31,6 +37,7 @@ heat=$BUILD/examples/heat
 cli=$BUILD/cairn
 np=8 per_node=2 crash_rank=5
 nx=${NX:-1024} ny=${NY:-1024} steps=${STEPS:-400} every=${EVERY:-50} crash_at=${CRASH_AT:-250}
+more=${MORE:-100}           # steps the job goes on for on 6 ranks (step 6)
 levels=${LEVELS:-1,2,3,4}   # the checkpoints' levels in turn
 lost_nodes=${LOST_NODES:-"1 2"}   # wiped after the crash, as replaced nodes come back empty
 args=(--nx "$nx" --ny "$ny" --steps "$steps" --levels "$levels")
@@ -80,10 +87,11 @@ daemons() {
 # level_at STEP: the level of the checkpoint at STEP.
 level_at() { local IFS=,; local l=($levels); echo "${l[$(( ($1 / every - 1) % ${#l[@]} ))]}"; }
 
-# 1. reference
-run_heat ref "$job-ref" "${args[@]}" --ckpt-every 0 --out "$work/ref.bin" ||
-  { show_log ref; fail "reference run failed"; }
-echo "demo: [1/5] reference: uninterrupted run, no checkpoints: done in ${secs}s"
+# 1. reference: STEPS + MORE steps, the field at step STEPS kept (--snap)
+run_heat ref "$job-ref" "${args[@]}" --steps $((steps + more)) --snap "$steps" --ckpt-every 0 \
+  --out "$work/ref.bin" || { show_log ref; fail "reference run failed"; }
+[ -s "$work/ref.bin.$steps" ] || fail "the reference run wrote no field at step $steps"
+echo "demo: [1/6] reference: uninterrupted run of $((steps + more)) steps, no checkpoints: done in ${secs}s"
 
 # 2. crash
 daemons crash
@@ -93,7 +101,7 @@ rc=$?
 [ $rc -ne 0 ] || { show_log crash; fail "the crash run exited 0: rank $crash_rank did not crash"; }
 grep -q "rank $crash_rank: crashing after step $crash_at" "$work/crash.log" ||
   { show_log crash; fail "the crash run failed (status $rc), but not by the planned crash"; }
-echo "demo: [2/5] crash: rank $crash_rank killed itself after step $crash_at;" \
+echo "demo: [2/6] crash: rank $crash_rank killed itself after step $crash_at;" \
      "launcher exit status $rc, as expected (${secs}s)"
 t0=$(date +%s.%N)
 timeout "$timeout" "$cli" drain --job "$job" --timeout "$timeout" >"$work/drain.log" 2>&1 ||
@@ -117,7 +125,7 @@ fi
 # 3. lose nodes: their node-local directories are wiped
 "$cli" stop --job "$job" >/dev/null || fail "cairn stop failed"
 for n in $lost_nodes; do rm -rf "$CAIRN_BASE/cairn-$(id -u)/$job/node$n"; done
-echo "demo: [3/5] node loss: nodes $lost_nodes replaced, their node-local storage wiped"
+echo "demo: [3/6] node loss: nodes $lost_nodes replaced, their node-local storage wiped"
 
 # 4. restart: rebuild the lost nodes by decoding, then restore
 daemons restart
@@ -130,7 +138,7 @@ for ((st = (crash_at - 1) / every * every; st > 0; st -= every)); do
   [ "$(level_at "$st")" -ge 3 ] && { expected=$st; break; }
 done
 rebuilt=$(grep -c 'by decoding' "$work/restart.log")
-echo "demo: [4/5] restart: $rebuilt lost node(s) rebuilt by decoding, restored generation" \
+echo "demo: [4/6] restart: $rebuilt lost node(s) rebuilt by decoding, restored generation" \
      "${restored:-?}, ran to step $steps (${secs}s)"
 heat_lines restart
 "$cli" drain --job "$job" --timeout "$timeout" >"$work/drain2.log" 2>&1 ||
@@ -140,14 +148,27 @@ echo "    after the run: $(sed 's/^drained job [^:]*: //' "$work/drain2.log"); n
 timeout 60 "$cli" ls --job "$job" 2>&1 | sed 's/^/      /' | head -n 12
 [ "$restored" = "$expected" ] || fail "restored generation ${restored:-none}, expected $expected"
 
-# 4. verify
-bytes=$(stat -c %s "$work/ref.bin") want=$(( nx * ny * 8 ))
+# 5. verify
+bytes=$(stat -c %s "$work/ref.bin.$steps") want=$(( nx * ny * 8 ))
 [ "$bytes" -eq "$want" ] || fail "reference field has $bytes bytes, not $want"
-cmp -s "$work/ref.bin" "$work/restart.bin" ||
-  fail "final field after crash + restart differs from the reference:" \
-       "$(cmp "$work/ref.bin" "$work/restart.bin" 2>&1)"
-echo "demo: [5/5] verify: final field after crash, node loss and restart identical to the reference" \
-     "($bytes bytes)"
+cmp -s "$work/ref.bin.$steps" "$work/restart.bin" ||
+  fail "final field after crash + restart differs from the reference at step $steps:" \
+       "$(cmp "$work/ref.bin.$steps" "$work/restart.bin" 2>&1)"
+echo "demo: [5/6] verify: final field after crash, node loss and restart identical to the reference" \
+     "at step $steps ($bytes bytes)"
 [ "$rebuilt" -ge 1 ] || fail "no node was rebuilt by decoding"
+
+# 6. fewer ranks: 6 ranks on 3 nodes go on from the newest generation
+np=6
+newest=$(( steps / every * every ))
+run_heat fewer "$job" "${args[@]}" --steps $((steps + more)) --ckpt-every "$every" --restart-ranks \
+  --out "$work/fewer.bin" || { show_log fewer; fail "the run on 6 ranks failed"; }
+remapped=$(sed -n 's/^heat: restored generation \([0-9]*\).*/\1/p' "$work/fewer.log")
+[ "$remapped" = "$newest" ] || { show_log fewer; fail "6 ranks restored generation ${remapped:-none}, expected $newest"; }
+cmp -s "$work/ref.bin" "$work/fewer.bin" ||
+  fail "the field after $more more steps on 6 ranks differs from the reference:" \
+       "$(cmp "$work/ref.bin" "$work/fewer.bin" 2>&1)"
+echo "demo: [6/6] fewer ranks: 8 ranks' generation $newest remapped onto 6 ranks on 3 nodes" \
+     "(heat --restart-ranks), $more more steps (${secs}s): identical to the reference at step $((steps + more))"
 echo "demo: PASS (crash after step $crash_at, nodes $lost_nodes lost, rebuilt by decoding," \
-     "restored generation $restored, $bytes bytes verified)"
+     "restored generation $restored, went on on 6 ranks from generation $newest, $bytes bytes verified twice)"

@@ -5,7 +5,7 @@
 # failure, and when a glob of test programs matches nothing.
 #
 #   CAIRN_TEST_ONLY="levels pfs" bash tests/run.sh   runs only those sections
-# (unit replay cli config install mpi ring levels lossy incr pfs user daemon owed hooks
+# (unit replay cli config install mpi ring levels lossy incr pfs h5 user daemon owed hooks
 # nodes need auto query remap fortran python fti scr veloc slurm cluster drill demo); the rest
 # are counted as skipped.
 set -u -o pipefail
@@ -121,6 +121,7 @@ section levels tests/mpi/run_levels.sh "levels 2 and 3: node losses, rebuild, re
 section lossy tests/mpi/run_lossy.sh "lossy checkpoints: restart from one and keep going"
 section incr tests/mpi/run_incr.sh "incremental chains: every generation restored, links lost and broken"
 section pfs tests/mpi/run_pfs.sh "level 4: flush to the PFS, N->M aggregation, fallback on restart"
+section h5 tests/mpi/run_h5.sh "level 4 and routed HDF5 files: split by dataset, aggregated by path and type, rebuilt byte for byte"
 section user tests/mpi/run_user.sh "what a user meets: the CLI on level 4, progress on a terminal, one info line per generation"
 section daemon tests/mpi/run_daemon.sh "cairnd: asynchronous levels, crashes of the application and of a daemon"
 section owed tests/mpi/run_owed.sh "nothing lost: flushes owed to the PFS resumed after a daemon dies; cairn prune holds the daemons"
@@ -169,7 +170,7 @@ section drill tests/mpi/run_drill.sh "failure drills: cairn drill --all"
 if want demo; then
   MARK=$SECONDS
   echo "# the demo (small grid): crash, restart, verify against an uninterrupted run"
-  check "demo: heat stencil, 8 ranks on 4 nodes with daemons, levels 1-4, crash + drain + 2 nodes lost, rebuilt, bit-exact" env NX=256 NY=256 bash scripts/demo.sh
+  check "demo: heat stencil, 8 ranks on 4 nodes with daemons, levels 1-4, crash + drain + 2 nodes lost, rebuilt, bit-exact; then on 6 ranks (remapped), bit-exact" env NX=256 NY=256 bash scripts/demo.sh
   took demo
 fi
 

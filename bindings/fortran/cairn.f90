@@ -20,6 +20,12 @@
 ! allocated while protected, and have the TARGET or POINTER attribute, so
 ! that the compiler reloads it after cairn_restart wrote it.
 !
+! Another rank count on restart: cairn_protect_block(ctx, name, global,
+! first, count) declares NAME this rank's block of a global array, in
+! Fortran order with 1-based first indices (integer(c_int32_t) or
+! (c_int64_t) arrays); cairn_protect_replicated(ctx, name) a value every
+! rank holds. cairn_restart then fills each rank's new block (cairn.h).
+!
 ! Errors: cairn_errmsg(ctx) gives the message of the last call on ctx, a
 ! wrapper's own refusal (held in ctx%msg) or the library's. Ids are
 ! integer(c_long); cairn_checkpoint also takes a default integer id.
@@ -82,17 +88,22 @@ module cairn
     module procedure checkpoint_long, checkpoint_int
   end interface
 
+  interface cairn_protect_block
+    module procedure protect_block_i4, protect_block_i8
+  end interface
+
   public :: cairn_c_type_size, cairn_c_init_f, cairn_c_protect, cairn_c_unprotect, &
             cairn_c_protect_bound, cairn_c_protect_bound_rel, cairn_c_protect_codec, &
-            cairn_c_protect_hint, cairn_c_route_file, cairn_c_unroute_file, &
-            cairn_c_checkpoint, cairn_c_restart, cairn_c_rebuild, cairn_c_generations, &
-            cairn_c_restart_query, cairn_c_var_query, cairn_c_restart_var, cairn_c_label, &
+            cairn_c_protect_hint, cairn_c_protect_block, cairn_c_protect_replicated, &
+            cairn_c_route_file, cairn_c_unroute_file, cairn_c_checkpoint, cairn_c_restart, &
+            cairn_c_rebuild, cairn_c_generations, cairn_c_restart_query, cairn_c_var_query, cairn_c_restart_var, cairn_c_label, &
             cairn_c_need_checkpoint, cairn_c_finalize, cairn_c_strerror, cairn_c_errmsg
   public :: cairn_init, cairn_protect, cairn_protect_as, cairn_protect_ptr, cairn_unprotect, &
             cairn_protect_bound, cairn_protect_bound_rel, cairn_protect_codec, &
-            cairn_protect_hint, cairn_route_file, cairn_unroute_file, cairn_checkpoint, &
-            cairn_restart, cairn_rebuild, cairn_generations, cairn_restart_query, &
-            cairn_var_query, cairn_restart_var, cairn_label, cairn_need_checkpoint, &
+            cairn_protect_hint, cairn_protect_block, cairn_protect_replicated, &
+            cairn_route_file, cairn_unroute_file, cairn_checkpoint, cairn_restart, &
+            cairn_rebuild, cairn_generations, cairn_restart_query, cairn_var_query, &
+            cairn_restart_var, cairn_label, cairn_need_checkpoint, &
             cairn_finalize, cairn_strerror, cairn_errmsg, cairn_type_size, cairn_string, &
             cairn_var_shape
 
@@ -281,6 +292,60 @@ contains
     integer(c_int), intent(in) :: what
     rc = begin(ctx, 'protect_hint', name)
     if (rc == 0) rc = cairn_c_protect_hint(ctx%ptr, cstr(name), what)
+  end function
+
+  ! ---- distributed and replicated variables (local) ----
+
+  ! NAME holds this rank's block of a global array, all three arrays in
+  ! Fortran order (first dimension fastest, as NAME's own shape): GLOBAL the
+  ! global shape, FIRST the block's first index in each dimension (1-based),
+  ! COUNT its extent. Empty arrays make NAME not distributed again. Passed to
+  ! C reversed and 0-based, matching cairn_protect's C-order dims.
+  integer(c_int) function protect_block_i8(ctx, name, global, first, count) result(rc)
+    type(cairn_ctx), intent(inout) :: ctx
+    character(len=*), intent(in) :: name
+    integer(c_int64_t), intent(in) :: global(:), first(:), count(:)
+    integer(c_size_t) :: g(CAIRN_MAX_DIMS), s(CAIRN_MAX_DIMS), c(CAIRN_MAX_DIMS)
+    integer :: nd, i
+    rc = begin(ctx, 'protect_block', name)
+    if (rc /= 0) return
+    nd = size(global)
+    if (size(first) /= nd .or. size(count) /= nd .or. nd > CAIRN_MAX_DIMS) then
+      rc = refuse(ctx, "protect_block '" // trim(name) // "': global, first and count " // &
+                  "must have the same size, at most CAIRN_MAX_DIMS")
+      return
+    end if
+    if (any(first < 1) .or. any(global < 0) .or. any(count < 0)) then
+      rc = refuse(ctx, "protect_block '" // trim(name) // "': first indices start at 1; " // &
+                  "global and count are not negative")
+      return
+    end if
+    g = 0
+    s = 0
+    c = 0
+    do i = 1, nd
+      g(i) = global(nd + 1 - i)
+      s(i) = first(nd + 1 - i) - 1
+      c(i) = count(nd + 1 - i)
+    end do
+    rc = cairn_c_protect_block(ctx%ptr, cstr(name), int(nd, c_int), g, s, c)
+  end function
+
+  integer(c_int) function protect_block_i4(ctx, name, global, first, count) result(rc)
+    type(cairn_ctx), intent(inout) :: ctx
+    character(len=*), intent(in) :: name
+    integer(c_int32_t), intent(in) :: global(:), first(:), count(:)
+    rc = protect_block_i8(ctx, name, int(global, c_int64_t), int(first, c_int64_t), &
+                          int(count, c_int64_t))
+  end function
+
+  ! Every rank holds the same NAME: a restart on another layout gives each
+  ! rank the copy rank 0 stored.
+  integer(c_int) function cairn_protect_replicated(ctx, name) result(rc)
+    type(cairn_ctx), intent(inout) :: ctx
+    character(len=*), intent(in) :: name
+    rc = begin(ctx, 'protect_replicated', name)
+    if (rc == 0) rc = cairn_c_protect_replicated(ctx%ptr, cstr(name))
   end function
 
   ! ---- routed files (local) ----

@@ -13,6 +13,8 @@
  *      pfs.scheme) and writes them through the throttle (levels/pfs.c),
  *      waiting for each piece of data only when it needs it: fetching,
  *      compressing and writing overlap (the write on a thread of its own);
+ *      a routed file that is HDF5 goes in as its datasets, skeleton and map
+ *      (src/compress/h5agg.c), so equal datasets of the ranks merge;
  *   4. sizes and checksums are summed to the first leader, which writes the
  *      index last (the generation is complete from then on) and prunes the
  *      PFS to pfs.keep generations (of this rank count, none newer than
@@ -85,7 +87,7 @@ static int materialize(cairn_ctx *ctx, int rank, long id, state *out)
         cn_put_u64(p + 40, e->raw_size);
         memcpy(p + REC_HDR, e->name, nl);
         p += REC_HDR + pad8(nl + 1);
-        if (e->kind == CN_KIND_FILE) /* routed files are stored raw, whole */
+        if (e->kind == CN_KIND_FILE) /* routed files whole (split if HDF5 in write_file) */
             memcpy(dp, c->map + e->offset, e->raw_size);
         else
             ptrs[i] = dp;
@@ -168,8 +170,14 @@ static int write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *
     int rc = 0;
     for (int r = lo; rc == 0 && r < hi; r++)
         rc = parse_state(ctx, &st[r], v, cap, &n);
+    for (size_t i = 0; rc == 0 && i < n; i++) /* the HDF5 split reads routed files first */
+        if (v[i].kind == CN_KIND_FILE)
+            rc = api_fetch_ready(fetch, v[i].data, (size_t)v[i].size);
     char name[64];
     cn_agg_filename(name, sizeof name, (uint32_t)f);
+    cz_h5_split h5 = {0}; /* routed HDF5 files: by dataset (src/compress/h5agg.c) */
+    if (rc == 0)
+        rc = cz_h5_split_vars(v, n, &h5, &ctx->err);
     lvl_pfs_file *file = NULL;
     if (rc == 0)
         rc = lvl_pfs_create(genfd, name, ctx->cfg.pfs_bandwidth, &file, &ctx->err);
@@ -178,7 +186,7 @@ static int write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *
                      .bps = pfs_bps(ctx), .ready = api_fetch_ready, .ready_arg = fetch};
     cz_agg_stats s = {0};
     if (rc == 0)
-        rc = cz_agg_write(v, n, &o, lvl_pfs_append, file, &s, &ctx->err);
+        rc = cz_agg_write(h5.v, h5.n, &o, lvl_pfs_append, file, &s, &ctx->err);
     cn_pfile pf = {0};
     if (rc == 0) {
         rc = lvl_pfs_commit(file, genfd, &pf, &ctx->err);
@@ -187,10 +195,13 @@ static int write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *
     }
     if (rc == 0) {
         out[0] = pf.size, out[1] = pf.sum, out[2] = s.raw;
-        cn_debug("%s: ranks %d..%d, %llu -> %llu bytes (%s)", name, lo, hi - 1,
+        cn_debug("%s: ranks %d..%d, %llu -> %llu bytes (%s; %u HDF5 files split into %u "
+                 "datasets and %llu skeleton bytes)", name, lo, hi - 1,
                  (unsigned long long)s.raw, (unsigned long long)pf.size,
-                 cz_agg_scheme_name(s.scheme));
+                 cz_agg_scheme_name(s.scheme), h5.files, h5.datasets,
+                 (unsigned long long)h5.skel);
     }
+    cz_h5_split_free(&h5);
     free(v);
     return rc < 0 ? (cn_err_prefix(&ctx->err, "PFS %s: ", name), rc) : 0;
 }

@@ -66,17 +66,33 @@ static uint64_t offset_in(const box *b, uint64_t p0, uint64_t p1, uint64_t p2)
     return ((p0 - b->s[0]) * b->c[1] + (p1 - b->s[1])) * b->c[2] + (p2 - b->s[2]);
 }
 
-/* Mark O's elements received in SEEN (bits over box B); false if one was already. */
+/* Set bits AT .. AT + N - 1 of SEEN; false if one was set already. */
+static bool mark_run(uint8_t *seen, uint64_t at, uint64_t n)
+{
+    bool fresh = true;
+    for (; n && at % 8; at++, n--) { /* head, bit by bit */
+        fresh &= !(seen[at / 8] & (1u << (at % 8)));
+        seen[at / 8] |= (uint8_t)(1u << (at % 8));
+    }
+    uint8_t *p = seen + at / 8;
+    for (uint64_t b = 0; b < n / 8; b++) /* whole bytes */
+        fresh &= p[b] == 0;
+    memset(p, 0xff, n / 8);
+    for (at += n / 8 * 8, n %= 8; n; at++, n--) { /* tail */
+        fresh &= !(seen[at / 8] & (1u << (at % 8)));
+        seen[at / 8] |= (uint8_t)(1u << (at % 8));
+    }
+    return fresh;
+}
+
+/* Mark O's elements received in SEEN (bits over box B), a run of the last
+ * dimension at a time; false if one was already. */
 static bool mark_box(uint8_t *seen, const box *b, const box *o)
 {
     bool fresh = true;
     for (uint64_t i = 0; i < o->c[0]; i++)
         for (uint64_t j = 0; j < o->c[1]; j++)
-            for (uint64_t k = 0, at = offset_in(b, o->s[0] + i, o->s[1] + j, o->s[2]);
-                 k < o->c[2]; k++, at++) {
-                fresh &= !(seen[at / 8] & (1u << (at % 8)));
-                seen[at / 8] |= (uint8_t)(1u << (at % 8));
-            }
+            fresh &= mark_run(seen, offset_in(b, o->s[0] + i, o->s[1] + j, o->s[2]), o->c[2]);
     return fresh;
 }
 
@@ -300,7 +316,9 @@ static int covered(remap *p)
     for (size_t i = 0; i < p->vars.n; i++) {
         const api_var *v = p->vars.v[i];
         uint64_t got = 0;
-        for (uint64_t k = 0; k < v->count; k++)
+        for (uint64_t k = 0; k < v->count / 8; k++)
+            got += (uint64_t)__builtin_popcount(p->seen[i][k]);
+        for (uint64_t k = v->count / 8 * 8; k < v->count; k++)
             got += (p->seen[i][k / 8] >> (k % 8)) & 1u;
         if (got != v->count)
             return cn_fail(&p->ctx->err, CAIRN_EMISMATCH, "variable '%s': the stored blocks of "
@@ -501,8 +519,13 @@ int api_remap(cairn_ctx *ctx, long id, long *got)
     char was[96], now[96];
     api_layout_str(was, sizeof was, (int)loc.nranks, (int)loc.nnodes);
     api_layout_str(now, sizeof now, ctx->nranks, ctx->nnodes);
+    char hint[160] = "";
+    if (loc.level >= CAIRN_LEVEL_PARTNER) /* copies or parity: lost nodes can be rebuilt */
+        snprintf(hint, sizeof hint, " (level %d: rebuild lost nodes first with cairn rebuild "
+                 "--np %u under the layout that wrote it)", loc.level, loc.nranks);
     rc = cn_fail(&ctx->err, CAIRN_ELOST, "generation %ld was written by %s; this run has %s: "
-                 "%u stored ranks (rank %u the first) are on nodes not in this run, and the PFS "
-                 "holds no copy to remap", g, was, now, missing, first);
+                 "%u stored ranks (rank %u the first) are on nodes not in this run or lost from "
+                 "their node's storage, and the PFS holds no copy to remap%s", g, was, now,
+                 missing, first, hint);
     return api_agree(ctx, rc);
 }

@@ -8,8 +8,11 @@
  * header, table and trailer by their checksums, every compressed group by
  * its checksum before anything of it is decoded; only the units that hold
  * its ranks' bytes are decoded, a raw unit verified by its frame checksum:
- * a node reads only its share of a file), writes each of its ranks a full rank file (raw, no
- * chain: a PFS generation is full) into a fresh gen-<G>/, and writes the node
+ * a node reads only its share of a file), rebuilds every routed HDF5 file
+ * level 4 split by dataset (skeleton and datasets joined, the whole file's
+ * checksum checked: src/compress/h5agg.c), writes each of its ranks a full
+ * rank file (raw, no chain: a PFS generation is full) into a fresh gen-<G>/,
+ * and writes the node
  * manifest (level 1, target 4). A generation can come back to a job of the
  * same rank count on any node layout. Nothing node-local is touched before
  * every leader has read its files.
@@ -39,6 +42,7 @@ typedef struct rank_vars {
 typedef struct collect {
     cairn_ctx *ctx;
     rank_vars *local;             /* by application rank; only this node's are used */
+    cz_h5_parts *h5;              /* parts of split HDF5 routed files, all local ranks */
     int rc;
 } collect;
 
@@ -49,6 +53,20 @@ static bool on_node(void *arg, const cz_agg_var *v)
     return v->rank < (uint32_t)ctx->nranks && (int)ctx->rank_node[v->rank] == ctx->node;
 }
 
+/* A free entry at the end of RV (count not advanced), or NULL. */
+static lvl_src *next_src(rank_vars *rv)
+{
+    if (rv->n == rv->cap) {
+        size_t cap = rv->cap ? 2 * rv->cap : 8;
+        lvl_src *s = realloc(rv->src, cap * sizeof *s);
+        if (!s)
+            return NULL;
+        rv->src = s, rv->cap = cap;
+    }
+    memset(&rv->src[rv->n], 0, sizeof rv->src[rv->n]);
+    return &rv->src[rv->n];
+}
+
 /* cz_agg_read callback: keep a copy of the variables of this node's ranks. */
 static int keep_var(void *arg, const cz_agg_var *v)
 {
@@ -56,16 +74,12 @@ static int keep_var(void *arg, const cz_agg_var *v)
     cairn_ctx *ctx = c->ctx;
     if (v->rank >= (uint32_t)ctx->nranks || (int)ctx->rank_node[v->rank] != ctx->node)
         return 0;
+    if (v->kind > CN_KIND_FILE) /* joined into its routed file once all are read */
+        return c->rc = cz_h5_parts_keep(c->h5, v, &ctx->err);
     rank_vars *rv = &c->local[v->rank];
-    if (rv->n == rv->cap) {
-        size_t cap = rv->cap ? 2 * rv->cap : 8;
-        lvl_src *s = realloc(rv->src, cap * sizeof *s);
-        if (!s)
-            return c->rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
-        rv->src = s, rv->cap = cap;
-    }
-    lvl_src *s = &rv->src[rv->n];
-    memset(s, 0, sizeof *s);
+    lvl_src *s = next_src(rv);
+    if (!s)
+        return c->rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
     char *name = strdup(v->name);
     void *data = malloc(v->size ? v->size : 1);
     if (!name || !data) {
@@ -89,6 +103,41 @@ static void free_vars(rank_vars *rv)
     }
     free(rv->src);
     memset(rv, 0, sizeof *rv);
+}
+
+/* cz_h5_parts_join callback: a rebuilt routed file joins its rank's entries. */
+static int add_file(void *arg, const char *name, uint8_t *data, uint64_t size)
+{
+    rank_vars *rv = ((void **)arg)[0];
+    cairn_ctx *ctx = ((void **)arg)[1];
+    for (size_t i = 0; i < rv->n; i++)
+        if (rv->src[i].kind == CN_KIND_FILE && strcmp(rv->src[i].name, name) == 0) {
+            free(data);
+            return cn_fail(&ctx->err, CAIRN_ECORRUPT, "routed file '%s' stored twice", name);
+        }
+    lvl_src *s = next_src(rv);
+    char *n = s ? strdup(name) : NULL;
+    if (!n) {
+        free(data);
+        return cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory for '%s'", name);
+    }
+    *s = (lvl_src){.name = n, .kind = CN_KIND_FILE, .type = CAIRN_BYTE, .count = size,
+                   .size = size, .ptr = data, .codec = CZ_RAW};
+    rv->n++;
+    return 0;
+}
+
+/* Every split HDF5 routed file of this node's ranks rebuilt from C->h5. */
+static int join_files(cairn_ctx *ctx, collect *c)
+{
+    int rc = 0;
+    for (int r = 0; rc == 0 && r < ctx->nranks; r++) {
+        if ((int)ctx->rank_node[r] != ctx->node)
+            continue;
+        void *arg[2] = {&c->local[r], ctx};
+        rc = cz_h5_parts_join(c->h5, (uint32_t)r, add_file, arg, &ctx->err);
+    }
+    return rc;
 }
 
 /* Read the files of X holding this node's ranks into C->local. */
@@ -124,6 +173,8 @@ static int read_files(cairn_ctx *ctx, int jobfd, const cn_pindex *x, collect *c)
             cn_err_prefix(&ctx->err, "PFS generation %lld, %s: ", (long long)x->generation, name);
     }
     close(genfd);
+    if (rc == 0 && (rc = join_files(ctx, c)) < 0)
+        cn_err_prefix(&ctx->err, "PFS generation %lld: ", (long long)x->generation);
     return rc;
 }
 
@@ -258,8 +309,12 @@ long api_pfs_newest(cairn_ctx *ctx, long bound, int *rc)
 
 static int stage_leader(cairn_ctx *ctx, long id)
 {
-    collect c = {ctx, calloc((size_t)ctx->nranks, sizeof *c.local), 0};
-    CN_FAIL_IF(!c.local, &ctx->err, CAIRN_ENOMEM, "no memory");
+    collect c = {ctx, calloc((size_t)ctx->nranks, sizeof *c.local), cz_h5_parts_new(), 0};
+    if (!c.local || !c.h5) {
+        free(c.local);
+        cz_h5_parts_free(c.h5);
+        return cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
+    }
     cn_pindex x = {0};
     int jobfd = api_pfs_source(ctx, ctx->pfs_job, &ctx->err);
     int rc = jobfd < 0 ? jobfd : lvl_pfs_index(jobfd, id, &x, &ctx->err);
@@ -278,6 +333,7 @@ static int stage_leader(cairn_ctx *ctx, long id)
     for (int r = 0; r < ctx->nranks; r++)
         free_vars(&c.local[r]);
     free(c.local);
+    cz_h5_parts_free(c.h5);
     cn_pindex_free(&x);
     if (jobfd >= 0)
         close(jobfd);

@@ -133,9 +133,10 @@ int cn_header_decode(const uint8_t *buf, size_t len, cn_header *h, cn_err *err)
     CN_FAIL_IF(memcmp(buf, CN_CKPT_MAGIC, 7) != 0, err, CAIRN_ECORRUPT,
                "not a cairn checkpoint file (bad magic)");
     h->version = cn_get_u32(buf + 8);
-    CN_FAIL_IF(buf[7] != CN_CKPT_MAGIC[7] || h->version != CN_FORMAT_VERSION, err,
-               CAIRN_EFORMAT, "checkpoint format version %u; this build reads version %d",
-               h->version, CN_FORMAT_VERSION);
+    CN_FAIL_IF(buf[7] != CN_CKPT_MAGIC[7] || h->version < CN_FORMAT_VERSION_OLD ||
+                   h->version > CN_FORMAT_VERSION,
+               err, CAIRN_EFORMAT, "checkpoint format version %u; this build reads versions %d..%d",
+               h->version, CN_FORMAT_VERSION_OLD, CN_FORMAT_VERSION);
     h->header_sum = cn_get_u64(buf + HDR_SUM_OFF);
     CN_FAIL_IF(cn_hash(buf, HDR_SUM_OFF) != h->header_sum, err, CAIRN_ECORRUPT,
                "header checksum mismatch");
@@ -167,7 +168,8 @@ int cn_header_decode(const uint8_t *buf, size_t len, cn_header *h, cn_err *err)
                h->nentries);
     CN_FAIL_IF(h->file_size < CN_HEADER_SIZE || h->table_size > h->file_size - CN_HEADER_SIZE ||
                    h->data_offset < CN_HEADER_SIZE + h->table_size ||
-                   h->data_offset % CN_DATA_ALIGN != 0 ||
+                   h->data_offset % (h->version == CN_FORMAT_VERSION_OLD ? CN_DATA_ALIGN
+                                                                         : CN_ENTRY_ALIGN) != 0 ||
                    h->data_offset > h->file_size,
                err, CAIRN_ECORRUPT, "bad layout: table %llu bytes, data at %llu, file %llu",
                (unsigned long long)h->table_size, (unsigned long long)h->data_offset,

@@ -9,16 +9,21 @@
 /* ---- format ------------------------------------------------------------ */
 /*
  * A rank's checkpoint file (one per rank per generation):
- *   [header, CN_HEADER_SIZE bytes][entry table][pad to 4096][data ...]
+ *   [header, CN_HEADER_SIZE bytes][entry table][pad to 64][data ...]
+ * (version 3 padded the table to a 4 KiB page: a small file, such as a
+ * highly compressed lossy one, spent most of its bytes on that padding).
  * Every integer is little-endian. Integrity is a chain: each data block has an
  * XXH3-64 in the table, the table's XXH3-64 is in the header, and the header
  * ends with the XXH3-64 of its other bytes (the file's checksum, also stored in
  * the node manifest). Changing any byte breaks the chain somewhere.
  */
-#define CN_FORMAT_VERSION 3 /* 2: codecs, packed entries; 3: incremental chains */
+#define CN_FORMAT_VERSION 4 /* rank files. 2: codecs, packed entries; 3: incremental chains;
+                             * 4: data at CN_ENTRY_ALIGN after the table, not at a page */
+#define CN_FORMAT_VERSION_OLD 3 /* the oldest rank file read (data page-aligned) */
+#define CN_PARITY_VERSION 3 /* parity files (pfile.c) */
 #define CN_HEADER_SIZE 256
 #define CN_JOB_MAX 63 /* job ids and node names: at most 63 bytes */
-#define CN_DATA_ALIGN 4096
+#define CN_DATA_ALIGN 4096 /* version 3 rank files' data; parity files' rows */
 #define CN_ENTRY_ALIGN 64
 #define CN_MAX_ENTRIES (1u << 20)
 #define CN_MIN_BLOCK (4u << 10)
@@ -88,8 +93,9 @@ typedef struct cn_header {
     uint32_t block_size;   /* power of two in [CN_MIN_BLOCK, CN_MAX_BLOCK] */
     uint32_t nentries;
     uint64_t table_size;   /* bytes of the entry table */
-    uint64_t data_offset;  /* first data byte: page aligned, after the table (and the
-                            * table space reserved for a compressed write) */
+    uint64_t data_offset;  /* first data byte, after the table (and the table space
+                            * reserved for a compressed write): CN_ENTRY_ALIGN-aligned,
+                            * page-aligned in version 3 */
     uint64_t file_size;
     uint64_t table_sum;    /* XXH3-64 of the table bytes */
     uint64_t header_sum;   /* XXH3-64 of header bytes [0, CN_HEADER_SIZE - 8) */

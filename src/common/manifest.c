@@ -214,7 +214,7 @@ int cn_manifest_decode(const uint8_t *buf, size_t len, cn_manifest *m, cn_err *e
         l->raw = cn_rd_u64(&r);
         l->delta = cn_rd_u64(&r);
         if (l->rank >= m->nranks || m->rank_node[l->rank] != m->node ||
-            (i > 0 && l->rank <= m->local[i - 1].rank) || l->file_size < CN_DATA_ALIGN ||
+            (i > 0 && l->rank <= m->local[i - 1].rank) || l->file_size < CN_HEADER_SIZE ||
             l->delta > l->raw)
             rc = cn_fail(err, CAIRN_ECORRUPT, "manifest: bad entry for rank %u", l->rank);
     }

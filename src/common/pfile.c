@@ -36,7 +36,7 @@ int cn_parity_encode(cn_parity *p, uint8_t **out, size_t *len, cn_err *err)
     CN_FAIL_IF(!b, err, CAIRN_ENOMEM, "no memory for parity metadata");
     uint8_t *q = b;
     memcpy(q, CN_PARITY_MAGIC, 8), q += 8;
-    cn_put_u32(q, CN_FORMAT_VERSION), q += 4;
+    cn_put_u32(q, CN_PARITY_VERSION), q += 4;
     cn_put_u32(q, (uint32_t)n), q += 4;
     cn_put_u64(q, (uint64_t)p->generation), q += 8;
     cn_put_u64(q, (uint64_t)p->parent), q += 8;
@@ -133,7 +133,7 @@ static int decode_members(cn_rd *r, cn_parity *p, cn_err *err)
             l->delta = cn_rd_u64(r);
             CN_FAIL_IF(l->rank >= p->nranks || p->rank_node[l->rank] != mb->node ||
                            (j > 0 && l->rank <= mb->local[j - 1].rank) ||
-                           l->file_size < CN_DATA_ALIGN || l->delta > l->raw ||
+                           l->file_size < CN_HEADER_SIZE || l->delta > l->raw ||
                            __builtin_add_overflow(total, l->file_size, &total),
                        err, CAIRN_ECORRUPT, "parity: bad rank entry in member %u", i);
         }
@@ -151,9 +151,9 @@ int cn_parity_decode(const uint8_t *buf, size_t len, cn_parity *p, cn_err *err)
     CN_FAIL_IF(len < 24 || memcmp(buf, CN_PARITY_MAGIC, 7) != 0, err, CAIRN_ECORRUPT,
                "not a cairn parity file (bad magic or truncated)");
     p->version = cn_get_u32(buf + 8);
-    CN_FAIL_IF(buf[7] != CN_PARITY_MAGIC[7] || p->version != CN_FORMAT_VERSION, err,
+    CN_FAIL_IF(buf[7] != CN_PARITY_MAGIC[7] || p->version != CN_PARITY_VERSION, err,
                CAIRN_EFORMAT, "parity format version %u; this build reads version %d",
-               p->version, CN_FORMAT_VERSION);
+               p->version, CN_PARITY_VERSION);
     size_t n = cn_get_u32(buf + 12);
     CN_FAIL_IF(n < 24 || n > len, err, CAIRN_ECORRUPT, "parity metadata truncated");
     CN_FAIL_IF(cn_hash(buf, n - 8) != cn_get_u64(buf + n - 8), err, CAIRN_ECORRUPT,

@@ -10,7 +10,8 @@
  *   agnostic-block  one group: the ranks' streams interleaved in blocks of
  *                   opts.block bytes (block 0 of every rank, then block 1...).
  *   aware           one group per similarity key (kind, name, type): the
- *                   variables of that key from every rank, in rank order,
+ *                   variables of that key from every rank, in rank order
+ *                   (then file order, for the parts of split HDF5 files),
  *                   compressed by a codec for their type.
  *   aware-block     aware groups with their variables interleaved in blocks.
  *   auto            all four run over a sample (a prefix of every variable,
@@ -35,7 +36,10 @@
  *
  * Layout (every integer little-endian; offsets implicit, checked on open):
  *   header, 64 bytes:
- *     0 "CAIRNAGG"  8 u32 version (2; 1 is read too: no raw groups)  12 u8 scheme (0..3), u8 0, u16 0
+ *     0 "CAIRNAGG"  8 u32 version (1; 2 when the file holds the parts of
+ *       split HDF5 files, kinds h5map/h5skel/h5data; 3 when a time model
+ *       picked the codecs, opts.bps: a group may be stored raw; all three are
+ *       read)  12 u8 scheme (0..3), u8 0, u16 0
  *    16 u32 block (block schemes: the unit, a multiple of 8; else 0)
  *    20 u32 nvars  24 u32 ngroups  28 u32 chunk (largest raw bytes of a frame)
  *    32 u64 raw (all variables' bytes)  40 u64 0  48 u64 0
@@ -45,12 +49,14 @@
  *   table: ngroups group records, then nvars variable records, in table
  *     order (group by group; within a group member by member: aware by rank,
  *     agnostic rank after rank, variables in the order given):
- *     group, 48 bytes: 0 u8 codec (0: raw frames, version 2 on), u8 type (byte for agnostic), u8 flags
+ *     group, 48 bytes: 0 u8 codec (0: raw frames, version 3 on), u8 type (byte for agnostic), u8 flags
  *       (PASS2), u8 0, 4 u32 nvars, 8 u64 raw, 16 u64 stored, 24 u64 units,
  *       32 u64 XXH3-64 of the group's stored bytes, 40 u64 0
  *     variable, 56 bytes + name: 0 u32 rank, 4 u8 kind, u8 type, u8 ndims,
- *       u8 0, 8 u16 name length, u16 0, u32 0, 16 u64 dims[3], 40 u64 count,
- *       48 u64 size, 56 name (no NUL)
+ *       u8 0, 8 u16 name length, u16 0, 12 u32 file (version 2: which routed
+ *       file of the rank an HDF5 part belongs to; else 0), 16 u64 dims[3],
+ *       40 u64 count, 48 u64 size, 56 name (no NUL; an h5data name is the
+ *       dataset's path and may hold '/')
  *   trailer, 64 bytes:
  *     0 "CAIRNEND"  8 u32 version  12 u32 nvars  16 u32 ngroups  20 u32 0
  *    24 u64 data bytes  32 u64 table bytes  40 u64 XXH3-64 of the table
@@ -89,6 +95,8 @@ typedef struct writer {
     size_t n;
     size_t *order;        /* table position -> index into v */
     int scheme;
+    uint32_t version;     /* AGG_VERSION_RAW with opts.bps, else AGG_VERSION with HDF5
+                           * parts, else AGG_VERSION_PLAIN */
     uint64_t block;       /* 0 unless a block scheme */
     int level;
     int threads;
@@ -166,9 +174,7 @@ static int cmp_key_rank(const void *ctx, size_t a, size_t b)
 {
     const cz_agg_var *x = (const cz_agg_var *)ctx + a, *y = (const cz_agg_var *)ctx + b;
     int c = cz_agg_key_cmp(x->kind, x->name, x->type, y->kind, y->name, y->type);
-    if (c)
-        return c;
-    return x->rank == y->rank ? 0 : x->rank < y->rank ? -1 : 1;
+    return c ? c : cz_agg_member_cmp(x, y);
 }
 
 static int cmp_rank(const void *ctx, size_t a, size_t b)
@@ -442,7 +448,7 @@ static void put_header(const writer *w, uint64_t raw, uint8_t *h)
 {
     memset(h, 0, AGG_HDR);
     memcpy(h, cz_agg_magic, 8);
-    cn_put_u32(h + 8, AGG_VERSION);
+    cn_put_u32(h + 8, w->version);
     h[12] = (uint8_t)w->scheme;
     cn_put_u32(h + 16, (uint32_t)w->block);
     cn_put_u32(h + 20, (uint32_t)w->n);
@@ -480,6 +486,7 @@ static int write_table(writer *w, uint64_t data_size, cn_err *err)
         p[5] = x->type;
         p[6] = x->ndims;
         cn_put_u16(p + 8, (uint16_t)nl);
+        cn_put_u32(p + 12, x->file);
         for (int d = 0; d < CAIRN_MAX_DIMS; d++)
             cn_put_u64(p + 16 + 8 * d, x->dims[d]);
         cn_put_u64(p + 40, x->count);
@@ -488,7 +495,7 @@ static int write_table(writer *w, uint64_t data_size, cn_err *err)
         p += AGG_VAR_FIXED + nl;
     }
     memcpy(p, cz_agg_tmagic, 8);
-    cn_put_u32(p + 8, AGG_VERSION);
+    cn_put_u32(p + 8, w->version);
     cn_put_u32(p + 12, (uint32_t)w->n);
     cn_put_u32(p + 16, w->ngroups);
     cn_put_u64(p + 24, data_size);
@@ -684,7 +691,13 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
     }
     CN_FAIL_IF(!(o->bps >= 0), err, CAIRN_EINVAL, "aggregation: bandwidth %g", o->bps);
     writer w = {.v = v, .n = n, .level = o->level, .threads = o->threads, .bps = o->bps,
-                .sink = sink, .arg = arg, .ready = o->ready, .ready_arg = o->ready_arg};
+                .sink = sink, .arg = arg, .ready = o->ready, .ready_arg = o->ready_arg,
+                .version = AGG_VERSION_PLAIN};
+    for (size_t i = 0; i < n; i++)
+        if (v[i].kind > CN_KIND_FILE)
+            w.version = AGG_VERSION;
+    if (o->bps > 0) /* the header comes first: the groups' codecs are not known yet */
+        w.version = AGG_VERSION_RAW;
     w.order = malloc((n ? n : 1) * sizeof *w.order);
     w.g = malloc((n ? n : 1) * sizeof *w.g);
     w.m = malloc((n ? n : 1) * sizeof *w.m);

@@ -34,6 +34,13 @@ int cz_agg_scheme_parse(const char *name)
     return -1;
 }
 
+static const char *const kind_names[] = {"var", "file", "h5map", "h5skel", "h5data"};
+
+const char *cz_agg_kind_name(int kind)
+{
+    return kind >= 0 && kind <= CZ_KIND_MAX ? kind_names[kind] : "?";
+}
+
 /* ---- the walk ----------------------------------------------------------- */
 
 void cz_agg_walk_init(cz_agg_walk *w, const cz_agg_member *m, size_t nm, uint64_t block)
@@ -100,14 +107,35 @@ int cz_agg_key_cmp(uint8_t ka, const char *na, uint8_t ta, uint8_t kb, const cha
     return ta == tb ? 0 : ta < tb ? -1 : 1;
 }
 
+int cz_agg_member_cmp(const cz_agg_var *a, const cz_agg_var *b)
+{
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return a->file == b->file ? 0 : a->file < b->file ? -1 : 1;
+}
+
+/* A dataset's path may hold '/'; every other name is flat. */
+static bool name_ok(const cz_agg_var *v)
+{
+    if (v->kind != CZ_KIND_H5DATA)
+        return cn_name_ok(v->name);
+    size_t n = v->name ? strnlen(v->name, CAIRN_NAME_MAX + 1) : 0;
+    return n >= 1 && n <= CAIRN_NAME_MAX;
+}
+
 int cz_agg_var_check(const cz_agg_var *v, int code, const char *what, cn_err *err)
 {
-    CN_FAIL_IF(!cn_name_ok(v->name), err, code, "%s: bad name", what);
-    CN_FAIL_IF(v->kind > CN_KIND_FILE || v->type > CAIRN_DOUBLE || v->ndims > CAIRN_MAX_DIMS,
+    CN_FAIL_IF(!name_ok(v), err, code, "%s: bad name", what);
+    CN_FAIL_IF(v->kind > CZ_KIND_MAX || v->type > CAIRN_DOUBLE || v->ndims > CAIRN_MAX_DIMS,
                err, code, "%s '%s' (rank %u): bad kind, type or number of dims", what, v->name,
                v->rank);
-    CN_FAIL_IF(v->kind == CN_KIND_FILE && (v->type != CAIRN_BYTE || v->ndims != 0), err, code,
-               "%s: file '%s' (rank %u) with a type or shape", what, v->name, v->rank);
+    CN_FAIL_IF((v->kind == CN_KIND_FILE || v->kind == CZ_KIND_H5MAP ||
+                v->kind == CZ_KIND_H5SKEL) && (v->type != CAIRN_BYTE || v->ndims != 0),
+               err, code, "%s: %s '%s' (rank %u) with a type or shape", what,
+               cz_agg_kind_name(v->kind), v->name, v->rank);
+    CN_FAIL_IF(v->file != 0 && v->kind <= CN_KIND_FILE, err, code,
+               "%s '%s' (rank %u): a file number on a %s", what, v->name, v->rank,
+               cz_agg_kind_name(v->kind));
     if (v->ndims > 0) {
         uint64_t prod = 1;
         for (int d = 0; d < v->ndims; d++)
@@ -159,6 +187,8 @@ static int cmp_rank_name(const void *ctx, size_t a, size_t b)
         return x->rank < y->rank ? -1 : 1;
     if (x->kind != y->kind)
         return x->kind < y->kind ? -1 : 1;
+    if (x->file != y->file)
+        return x->file < y->file ? -1 : 1;
     return strcmp(x->name, y->name);
 }
 
@@ -168,7 +198,7 @@ int cz_agg_unique(const cz_agg_var *v, size_t *idx, size_t n, int code, cn_err *
         return cn_fail(err, CAIRN_ENOMEM, "no memory to check %zu names", n);
     for (size_t i = 1; i < n; i++)
         CN_FAIL_IF(cmp_rank_name(v, idx[i - 1], idx[i]) == 0, err, code,
-                   "rank %u has two %s named '%s'", v[idx[i]].rank,
-                   v[idx[i]].kind == CN_KIND_FILE ? "files" : "variables", v[idx[i]].name);
+                   "rank %u has two %s named '%s' (file %u)", v[idx[i]].rank,
+                   cz_agg_kind_name(v[idx[i]].kind), v[idx[i]].name, v[idx[i]].file);
     return 0;
 }

@@ -9,8 +9,10 @@
 
 #include "compress/compress.h"
 
-#define AGG_VERSION 2               /* 2: a group may be stored raw (codec 0) */
-#define AGG_OLDEST 1                /* the oldest version read */
+#define AGG_VERSION_RAW 3         /* written when a time model picks codecs (opts.bps): a
+                                   * group may be stored raw (codec 0) */
+#define AGG_VERSION 2             /* written when the file holds HDF5 parts (kinds > FILE) */
+#define AGG_VERSION_PLAIN 1       /* written otherwise; all three are read */
 #define AGG_HDR 64                 /* header bytes */
 #define AGG_TRAILER 64             /* trailer bytes */
 #define AGG_GROUP_REC 48           /* one group record in the table */
@@ -77,9 +79,11 @@ int cz_agg_key_cmp(uint8_t ka, const char *na, uint8_t ta, uint8_t kb, const cha
  * messages start with WHAT; fails with CODE. */
 int cz_agg_var_check(const cz_agg_var *v, int code, const char *what, cn_err *err);
 /* Stable merge sort of IDX[0..N-1] by CMP (with CTX); -1 if out of memory. */
+/* Order of two variables of one key in their group: by rank, then file. */
+int cz_agg_member_cmp(const cz_agg_var *a, const cz_agg_var *b);
 int cz_agg_sort(size_t *idx, size_t n, int (*cmp)(const void *ctx, size_t a, size_t b),
                 const void *ctx);
-/* Check that no two of V[IDX[0..N-1]] share (rank, kind, name); sorts IDX. */
+/* Check that no two of V[IDX[0..N-1]] share (rank, kind, file, name); sorts IDX. */
 int cz_agg_unique(const cz_agg_var *v, size_t *idx, size_t n, int code, cn_err *err);
 
 /* The write stage on a thread of its own (agg_pipe.c): units go to SINK(ARG)

@@ -53,9 +53,9 @@ static int parse_ends(cz_agg_file *f, uint64_t *raw, uint64_t *data_size, uint64
     BAD(memcmp(h, cz_agg_magic, 8) != 0, "no CAIRNAGG magic: not an aggregated file");
     BAD(cn_get_u64(h + 56) != cn_hash(h, 56), "header checksum mismatch");
     f->version = cn_get_u32(h + 8);
-    CN_FAIL_IF(f->version < AGG_OLDEST || f->version > AGG_VERSION, err, CAIRN_EFORMAT,
-               "aggregated file: version %u, this build reads %u..%u", f->version, AGG_OLDEST,
-               AGG_VERSION);
+    CN_FAIL_IF(f->version < AGG_VERSION_PLAIN || f->version > AGG_VERSION_RAW, err,
+               CAIRN_EFORMAT, "aggregated file: version %u, this build reads %u..%u",
+               f->version, AGG_VERSION_PLAIN, AGG_VERSION_RAW);
     BAD(h[13] || cn_get_u16(h + 14) || cn_get_u64(h + 40) || cn_get_u64(h + 48),
         "header has nonzero reserved fields");
     BAD(h[12] > CZ_AGG_AWARE_BLOCK, "unknown scheme %u", h[12]);
@@ -108,7 +108,7 @@ static int parse_groups(cz_agg_file *f, cn_rd *r, uint64_t data_size, cn_err *er
                       .raw = cn_get_u64(p + 8), .stored = cn_get_u64(p + 16),
                         .nunits = cn_get_u64(p + 24), .sum = cn_get_u64(p + 32), .first = (size_t)vars, .off = off};
         const cz_codec *c = cz_codec_get(g->codec);
-        bool raw_ok = g->codec == CZ_RAW && f->version >= 2; /* stored raw: version 2 on */
+        bool raw_ok = g->codec == CZ_RAW && f->version >= AGG_VERSION_RAW; /* stored raw */
         BAD(!(raw_ok || (c && !c->lossy)) || !cz_codec_accepts(g->codec, g->type),
             "group %u: codec %u for type %s (version %u)", i, g->codec, cn_type_name(g->type),
             f->version);
@@ -144,8 +144,10 @@ static int parse_vars(cz_agg_file *f, cn_rd *r, cn_err *err)
                           .count = cn_get_u64(p + 40), .size = cn_get_u64(p + 48)};
         for (int d = 0; d < CAIRN_MAX_DIMS; d++)
             v->dims[d] = cn_get_u64(p + 16 + 8 * d);
-        BAD(p[7] || cn_get_u16(p + 10) || cn_get_u32(p + 12), "variable %zu: reserved bytes set",
-            i);
+        v->file = cn_get_u32(p + 12);
+        BAD(p[7] || cn_get_u16(p + 10), "variable %zu: reserved bytes set", i);
+        BAD(f->version == AGG_VERSION_PLAIN && (v->file || v->kind > CN_KIND_FILE),
+            "variable %zu: an HDF5 part in a version %u file", i, f->version);
         BAD(nl == 0 || nl > CAIRN_NAME_MAX, "variable %zu: name of %u bytes", i, nl);
         const uint8_t *name = cn_rd_take(r, nl);
         BAD(!name, "table truncated in the name of variable %zu", i);
@@ -174,7 +176,7 @@ static int check_groups(cz_agg_file *f, uint64_t raw, cn_err *err)
             if (aware) {
                 BAD(cz_agg_key_cmp(v->kind, v->name, v->type, h->kind, h->name, g->type) != 0,
                     "group %u: '%s' (rank %u) is not of the group's key", i, v->name, v->rank);
-                BAD(j > g->first && v->rank <= f->v[j - 1].rank,
+                BAD(j > g->first && cz_agg_member_cmp(v, &f->v[j - 1]) <= 0,
                     "group %u: ranks out of order at '%s' (rank %u)", i, v->name, v->rank);
             } else {
                 BAD(j > g->first && v->rank < f->v[j - 1].rank,

@@ -29,6 +29,13 @@
  *   agg_pipe.c    the aggregated file's write stage, on a thread of its own.
  *   agg_group.c   what both share: scheme names, similarity keys, metadata
  *                 checks, the walk that orders (or interleaves) a group's bytes.
+ *   h5split.c     a routed HDF5 file read through libhdf5 (optional): its
+ *                 contiguous datasets found, to be aggregated by name and type.
+ *   h5map.c       the map of a split routed file (the stored record), the
+ *                 skeleton cut out of the file and the file rebuilt from its
+ *                 skeleton and datasets (no libhdf5 needed).
+ *   h5agg.c       split files as aggregation variables: routed files replaced
+ *                 by their parts before cz_agg_write, parts read back joined.
  *
  * Accelerators (designed, not built: this project has no GPU to test on): an
  * accelerator codec is one more cz_codec whose encode/decode submit a buffer
@@ -57,7 +64,7 @@ enum cz_id {
     CZ_SHUF_LZ4 = 5,     /* byte shuffle by element size, then lz4 */
     CZ_FPZIP = 6,        /* fpzip, lossless (float/double only) */
     CZ_WAVELET = 7,      /* lossy within a bound: the wavelet method (float/double) */
-    CZ_PREDICT = 8,      /* lossy within a bound: prediction + Huffman + zstd */
+    CZ_PREDICT = 8,      /* lossy within a bound: prediction + range coder */
     CZ_NCODECS = 9
 };
 _Static_assert((int)CZ_NCODECS == (int)CN_CODEC_COUNT && (int)CZ_WAVELET == (int)CN_CODEC_LOSSY,
@@ -219,7 +226,7 @@ size_t cz_wavelet_bound(size_t raw_len);
  * Predictive mode (SZ-style): each value predicted from already decoded
  * neighbours (Lorenzo, or SZ3-style multilevel interpolation, whichever
  * compresses a centre sample better; 1-3 D), the prediction error quantized in steps of
- * 2 * bound, codes Huffman-coded and then zstd'd; values whose code would
+ * 2 * bound, codes range-coded (codes_rc.c); values whose code would
  * fall outside the quantizer's range are stored exactly. Same contract as
  * the wavelet functions.
  */
@@ -227,6 +234,23 @@ size_t cz_predict_encode(const cz_shape *sh, const void *src, uint8_t *dst, size
                          void *recon, double *max_err);
 int cz_predict_decode(uint8_t type, const uint8_t *src, size_t n, void *dst, size_t raw_len);
 size_t cz_predict_bound(size_t raw_len);
+
+/* The adaptive range coder of quantization codes (codes_rc.c), used by
+ * predict.c. The codes come in NROWS runs, ROWS[i].count codes laid out in
+ * rows of ROWS[i].width (> 0) codes, as the predictor visits its array: a
+ * code's neighbour one row up in its run is part of its context (both sides
+ * must give the same runs; their counts add up to N). cz_rc_encode codes
+ * CODES[0..N) into DST (CAP bytes) and returns the bytes written, or 0 if
+ * they do not fit; cz_rc_decode fills CODES[0..N) from exactly LEN bytes at
+ * SRC: 0, or -1 for a stream that cannot be one (or runs that do not add
+ * up to N). */
+typedef struct cz_rows {
+    uint64_t count, width;
+} cz_rows;
+size_t cz_rc_encode(const uint16_t *codes, size_t n, const cz_rows *rows, size_t nrows,
+                    uint8_t *dst, size_t cap);
+int cz_rc_decode(const uint8_t *src, size_t len, uint16_t *codes, size_t n, const cz_rows *rows,
+                 size_t nrows);
 
 /* Canonical Huffman coding of 16-bit symbols (huffman.c), used by predict.c.
  * Encode N symbols into DST (CAP bytes): a self-describing code table, then
@@ -404,10 +428,21 @@ enum cz_agg_scheme {            /* the paper's merging schemes; values are on di
     CZ_AGG_AWARE_BLOCK = 3,     /* aware groups, their variables interleaved in blocks */
     CZ_AGG_AUTO = 4             /* not on disk: pick by sampling (the paper's adaptive mcrEngine) */
 };
+/* Kinds only aggregated files hold (beside CN_KIND_VAR and CN_KIND_FILE): the parts of
+ * a routed HDF5 file split for level 4 (h5split.c, h5map.c). Values are on disk. */
+enum cz_agg_kind {
+    CZ_KIND_H5MAP = 2,          /* the file's map (cz_h5map record); name "map" */
+    CZ_KIND_H5SKEL = 3,         /* its skeleton: every byte outside the datasets; name "skeleton" */
+    CZ_KIND_H5DATA = 4,         /* one contiguous dataset's bytes; name its path ("/g/x") */
+    CZ_KIND_MAX = 4
+};
 typedef struct cz_agg_var {
     uint32_t rank;               /* application rank */
-    const char *name;            /* 1..CAIRN_NAME_MAX bytes */
-    uint8_t kind;                /* CN_KIND_VAR or CN_KIND_FILE (common.h) */
+    const char *name;            /* 1..CAIRN_NAME_MAX bytes ('/' only in CZ_KIND_H5DATA) */
+    uint8_t kind;                /* CN_KIND_VAR, CN_KIND_FILE (common.h) or enum cz_agg_kind */
+    uint32_t file;               /* H5 kinds: which routed file of the rank (0, 1, ...);
+                                  * else 0. Similar variables share (kind, name, type); a
+                                  * rank's are told apart by (kind, file, name) */
     uint8_t type;                /* cairn_type */
     uint8_t ndims;
     uint64_t dims[CAIRN_MAX_DIMS];
@@ -473,5 +508,92 @@ int cz_agg_read_some(const cz_agg_file *f, bool (*want)(void *arg, const cz_agg_
 void cz_agg_close(cz_agg_file *f);              /* accepts NULL */
 const char *cz_agg_scheme_name(int scheme);   /* "agnostic", "agnostic-block", "aware", "aware-block", "auto" */
 int cz_agg_scheme_parse(const char *name);    /* -1 if unknown */
+const char *cz_agg_kind_name(int kind);       /* "var", "file", "h5map", "h5skel", "h5data" */
+
+/* ---- routed HDF5 files at level 4 (h5split.c, h5map.c) --------------------- */
+/*
+ * A routed file that is HDF5 is split for level 4 into its contiguous
+ * datasets (aggregated across ranks by path and type, compressed per type)
+ * and a skeleton (every other byte: superblock, object headers, heaps, chunked,
+ * compact and filtered data), plus a map that says where each dataset goes
+ * back and holds the whole file's XXH3-64. Restart rebuilds the file from the
+ * three and checks that checksum; no libhdf5 is needed for that.
+ */
+typedef struct cz_h5_dset {
+    char *name;                  /* path in the file ("/grp/x"), owned by the array */
+    uint8_t type;                /* cairn_type the bytes are aggregated as */
+    uint8_t ndims;               /* 0..CAIRN_MAX_DIMS (0: a shape cairn cannot hold) */
+    uint64_t dims[CAIRN_MAX_DIMS];
+    uint64_t count;              /* elements of TYPE */
+    uint64_t offset, size;       /* bytes [offset, offset + size) of the file */
+} cz_h5_dset;
+#define CZ_H5_MIN_DSET 128       /* smaller datasets stay in the skeleton (the paper's 100 B) */
+/* Is HDF5 support built in (libhdf5 found at build time)? */
+bool cz_h5_available(void);
+/* The contiguous datasets of the HDF5 file image P[0..LEN) with storage of at least
+ * CZ_H5_MIN_DSET bytes, sorted by offset, disjoint and inside the image, into *OUT
+ * (free with cz_h5_dsets_free) and *N. Not HDF5 (no signature at offset 0), not
+ * readable by libhdf5, or built without it: 0 with *N = 0, and nothing printed
+ * (libhdf5's error stack is silenced for the call). Fails only on lack of memory. */
+int cz_h5_scan(const uint8_t *p, size_t len, cz_h5_dset **out, size_t *n, cn_err *err);
+void cz_h5_dsets_free(cz_h5_dset *d, size_t n);  /* accepts NULL */
+
+/* The map, parsed: FILE's size and XXH3-64, its skeleton's size, its datasets. */
+typedef struct cz_h5_ext {
+    const char *name;            /* into the map's own storage */
+    uint64_t offset, size;
+} cz_h5_ext;
+typedef struct cz_h5map {
+    char file[CAIRN_NAME_MAX + 1];  /* the routed file's name */
+    uint64_t size, sum, skel;
+    uint32_t n;
+    cz_h5_ext *d;                /* by offset */
+} cz_h5map;
+/* Encode the map of routed file FILE (image P[0..LEN)) split at D[0..N) (as from
+ * cz_h5_scan) into *OUT (malloc'd, caller frees), *OUTLEN bytes. */
+int cz_h5map_encode(const char *file, const uint8_t *p, uint64_t len, const cz_h5_dset *d,
+                    size_t n, uint8_t **out, size_t *outlen, cn_err *err);
+/* Parse and check a whole map record (layout in h5map.c): CAIRN_ECORRUPT or
+ * CAIRN_EFORMAT saying why; *OUT owns its parse (cz_h5map_free). */
+int cz_h5map_parse(const uint8_t *p, size_t len, cz_h5map **out, cn_err *err);
+void cz_h5map_free(cz_h5map *m);                /* accepts NULL */
+/* Index of dataset NAME in M, or -1. */
+long cz_h5map_find(const cz_h5map *m, const char *name);
+/* The skeleton of image P[0..LEN) split at D[0..N): the bytes outside every
+ * dataset, in order, into SKEL (LEN minus the datasets' bytes). */
+void cz_h5_skeleton(const uint8_t *p, uint64_t len, const cz_h5_dset *d, size_t n,
+                    uint8_t *skel);
+/* Rebuild M's file into OUT (M->size bytes) from SKEL[0..SKEL_LEN) and dataset i's
+ * DATA[i][0..LEN[i]) (NULL: missing), and check the whole file's XXH3-64:
+ * CAIRN_ECORRUPT saying which part is missing, of the wrong size, or that the file
+ * rebuilt does not match its checksum. */
+int cz_h5_join(const cz_h5map *m, const uint8_t *skel, uint64_t skel_len,
+               const uint8_t *const *data, const uint64_t *len, uint8_t *out, cn_err *err);
+
+/* Aggregation variables in and out (h5agg.c). Split: a copy of V[0..N) in which every
+ * routed file (CN_KIND_FILE) that is HDF5 with datasets to take out is replaced by its
+ * map, skeleton and datasets (file numbers 0, 1, ... per rank, in V's order); the rest
+ * as given. OUT owns what it made (skeletons, maps, names); the datasets point into
+ * V's file bytes, which must outlive OUT. */
+typedef struct cz_h5_split {
+    cz_agg_var *v;               /* read-only for the caller */
+    size_t n;
+    uint32_t files, datasets;    /* files split, datasets taken out */
+    uint64_t skel;               /* skeleton bytes of the files split */
+    void *own;                   /* private */
+} cz_h5_split;
+int cz_h5_split_vars(const cz_agg_var *v, size_t n, cz_h5_split *out, cn_err *err);
+void cz_h5_split_free(cz_h5_split *s);          /* accepts a zeroed or freed one */
+/* Join: the HDF5 parts read back (cz_agg_read delivers them among the variables) kept
+ * (a copy) by rank; then each split file of one rank rebuilt and checked (cz_h5_join),
+ * handed to CB as (name, bytes: malloc'd, CB's to free even when it fails, size). A map,
+ * skeleton or dataset missing, stray or corrupt: CAIRN_ECORRUPT naming rank and file. */
+typedef struct cz_h5_parts cz_h5_parts;
+cz_h5_parts *cz_h5_parts_new(void);             /* NULL: no memory */
+int cz_h5_parts_keep(cz_h5_parts *ps, const cz_agg_var *v, cn_err *err);
+int cz_h5_parts_join(cz_h5_parts *ps, uint32_t rank,
+                     int (*cb)(void *arg, const char *name, uint8_t *data, uint64_t size),
+                     void *arg, cn_err *err);
+void cz_h5_parts_free(cz_h5_parts *ps);         /* accepts NULL */
 
 #endif /* CAIRN_COMPRESS_H */

@@ -13,6 +13,10 @@
  * soon as they are filled, and the sink reads the application's memory.
  * A lossy variable is cut into slabs of whole rows of its slowest dimension,
  * so each frame is itself a 1-3 D array (rows wider than a buffer: cut flat);
+ * its slabs are up to LOSSY_PIECE (or the buffer, if larger), not one buffer,
+ * since every slab restarts the prediction and the coder's adaptation and
+ * carries its own headers: at high ratios those fixed costs are what is
+ * stored (a slot's buffers grow to such a slab when one comes, and stay);
  * so is an fpzip variable with a 2-D or 3-D shape, which fpzip then predicts
  * along every dimension (and which is never packed with others).
  *
@@ -26,6 +30,7 @@
 #include <time.h>
 
 #define RAW_PIECE (4u << 20) /* raw variables reach the sink in pieces of this */
+#define LOSSY_PIECE (8u << 20) /* lossy slabs: at most this, or the buffer if larger */
 
 enum { EMPTY, READY, BUSY, DONE };
 
@@ -50,6 +55,7 @@ typedef struct slot {
     size_t out_len;
     double max_error;       /* lossy frames: the largest error */
     uint8_t *in, *frame, *scratch;
+    size_t in_cap;          /* bytes of IN (FRAME: cz_frame_bound of it); SCRATCH: the buffer */
 } slot;
 
 typedef struct pipe {
@@ -117,9 +123,11 @@ static uint64_t piece_of(const cz_item *it, uint32_t buf, bool *flat)
         return RAW_PIECE;
     if (!by_rows(it))
         return buf;
-    uint64_t row = row_bytes(it);
-    *flat = row > buf;
-    return *flat ? buf : buf / row * row;
+    uint64_t row = row_bytes(it), cap = buf;
+    if (cz_is_lossy(it->codec) && cap < LOSSY_PIECE)
+        cap = LOSSY_PIECE;
+    *flat = row > cap;
+    return *flat ? cap : cap / row * row;
 }
 
 /* Copy LEN bytes of IT's spans, from span SPAN at byte OFF, into DST. */
@@ -290,12 +298,24 @@ static void *worker(void *arg)
     return NULL;
 }
 
-/* Fill the slot of task K (the caller's stage). */
-static void fill(pipe_t *p, size_t k)
+/* Fill the slot of task K (the caller's stage; the slot is EMPTY, so no
+ * worker touches it): 0, or CAIRN_ENOMEM when a lossy slab larger than the
+ * slot's buffers cannot have them grown. */
+static int fill(pipe_t *p, size_t k, cn_err *err)
 {
     const task *t = &p->t[k];
     slot *s = &p->s[k % p->nslots];
     const cz_item *it = &p->items[t->item];
+    if (t->len > s->in_cap) { /* only lossy slabs exceed the buffer */
+        uint8_t *in = realloc(s->in, t->len), *frame = in ? realloc(s->frame, cz_frame_bound(t->len)) : NULL;
+        if (in)
+            s->in = in;
+        if (frame)
+            s->frame = frame;
+        CN_FAIL_IF(!in || !frame, err, CAIRN_ENOMEM,
+                   "no memory for a lossy slab of %zu bytes", t->len);
+        s->in_cap = t->len;
+    }
     s->len = t->len;
     s->max_error = 0;
     if (t->pack) { /* small items: gathered into the slot's buffer */
@@ -315,6 +335,7 @@ static void fill(pipe_t *p, size_t k)
         s->out = s->src;
         s->out_len = s->len;
     }
+    return 0;
 }
 
 static int alloc_slots(pipe_t *p, uint32_t buf, cn_err *err)
@@ -326,6 +347,7 @@ static int alloc_slots(pipe_t *p, uint32_t buf, cn_err *err)
         s->in = malloc(buf);
         s->scratch = malloc(buf);
         s->frame = malloc(cz_frame_bound(buf));
+        s->in_cap = buf;
         CN_FAIL_IF(!s->in || !s->scratch || !s->frame, err, CAIRN_ENOMEM,
                    "no memory for %d compression buffers of %u bytes", p->nslots, buf);
     }
@@ -351,7 +373,8 @@ static int run(pipe_t *p, int threads, cz_sink sink, void *arg, cz_stats *st, cn
         while (p->filled < p->nt && p->filled < w + (size_t)p->nslots) {
             size_t k = p->filled;
             pthread_mutex_unlock(&p->mu);
-            fill(p, k);
+            if ((rc = fill(p, k, err)) != 0)
+                return rc; /* cz_write stops the pool */
             bool raw = p->items[p->t[k].item].codec == CZ_RAW;
             if (!raw && threads == 0)
                 compress_slot(p, &p->s[k % p->nslots], &p->t[k]);

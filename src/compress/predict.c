@@ -7,7 +7,8 @@
  * Each element x is predicted from already decoded neighbours as p; the
  * residual is quantized in steps of s ~ 2e (q = round((x - p) / s), x' =
  * p + q * s), and q + PZ_RADIUS is the element's uint16 code. Codes are
- * Huffman-coded (huffman.c), then zstd'd. Exceptions (code 0): NaN, +/-Inf,
+ * range-coded with an adaptive context model (codes_rc.c; version 2), or,
+ * when that does not fit, Huffman-coded (huffman.c), then zstd'd. Exceptions (code 0): NaN, +/-Inf,
  * residuals past the radius, values whose x' misses the bound (by float
  * rounding, or overflow); they are stored exactly, raw bits, in coding
  * order.
@@ -22,13 +23,17 @@
  * the first element is predicted as 0).
  *
  * Payload (integers little-endian):
- *   u8 magic 'P', u8 version 1, u8 type, u8 ndims, u8 predictor (enum
- *   pz_predictor), u8 flags (bit 0: codes section zstd'd, bit 1: exceptions
- *   zstd'd), u16 0, f64 bound, u32 radius (PZ_RADIUS), u32 0,
- *   u64 dims[ndims], u64 nexc, u64 huff_len (codes section before zstd),
- *   u64 huff_stored, u64 exc_stored (as stored), then the codes section
- *   (cz_huff_encode of the codes) and the exceptions section. Each section
- *   is zstd'd only when that makes it smaller.
+ *   u8 magic 'P', u8 version (2; 1 is still read), u8 type, u8 ndims,
+ *   u8 predictor (enum pz_predictor), u8 flags (bit 0: codes section
+ *   zstd'd, bit 1: exceptions zstd'd, bit 2 (version 2 only): codes
+ *   range-coded, never zstd'd), u16 0, f64 bound, u32 radius (PZ_RADIUS),
+ *   u32 0, u64 dims[ndims], u64 nexc, u64 huff_len (codes section before
+ *   zstd), u64 huff_stored, u64 exc_stored (as stored), then the codes
+ *   section (cz_rc_encode or cz_huff_encode of the codes) and the
+ *   exceptions section. A Huffman section and the exceptions are zstd'd
+ *   only when that makes them smaller. Version 1 (what cairn wrote before
+ *   the range coder) is version 2 without bit 2, and its interpolation
+ *   used the variable's bound at every level (predict_interp.c).
  *
  * Ownership: the caller owns every buffer; work memory is allocated and
  * freed within a call: 10 bytes an element for interpolation (codes and
@@ -42,7 +47,8 @@
 #include <zstd.h>
 
 #define PZ_MAGIC 'P'
-#define PZ_VERSION 1
+#define PZ_VERSION 2
+#define PZ_VERSION_OLD 1  /* the oldest read: Huffman codes only */
 #define PZ_ZSTD_LEVEL 3
 #define PZ_FIXED 56          /* header bytes besides the dims */
 #define PZ_SAMPLE 16384      /* least elements of the box that picks the predictor */
@@ -151,9 +157,19 @@ static size_t put_section(const uint8_t *s, size_t len, uint8_t *dst, size_t cap
 
 /* Sections of a coded array. */
 typedef struct pz_body {
-    size_t hlen, hs, xs;   /* Huffman bytes; codes and exceptions as stored */
+    size_t hlen, hs, xs;   /* codes section bytes; codes and exceptions as stored */
     bool zh, ze;           /* zstd'd */
+    bool rc;               /* codes range-coded (else Huffman) */
 } pz_body;
+
+/* The runs of rows in which predictor PRED visits C's elements. */
+static size_t pred_rows(const pz_ctx *c, int pred, cz_rows *rows)
+{
+    if (pred == PZ_INTERP)
+        return pz_interp_rows(c, rows);
+    rows[0] = (cz_rows){c->count, c->n2}; /* Lorenzo: memory order */
+    return 1;
+}
 
 /* Code C (codes, exc and out allocated for c->count elements) with predictor
  * PRED and store both sections at DST (CAP bytes). Returns their size, or
@@ -164,12 +180,22 @@ static size_t encode_body(pz_ctx *c, int pred, uint8_t *dst, size_t cap, pz_body
     c->err = 0;
     if ((pred == PZ_INTERP ? pz_interp(c, true) : pz_lorenzo(c, true)) != 0)
         return SIZE_MAX;
-    size_t hcap = cz_huff_bound((size_t)c->count), out = SIZE_MAX;
-    uint8_t *huff = malloc(hcap);
-    if (!huff)
-        return SIZE_MAX;
-    b->hlen = cz_huff_encode(c->codes, (size_t)c->count, huff, hcap);
-    b->hs = b->hlen ? put_section(huff, b->hlen, dst, cap, &b->zh) : SIZE_MAX;
+    size_t out = SIZE_MAX;
+    uint8_t *huff = NULL;
+    b->zh = false;
+    size_t hcap = cz_huff_bound((size_t)c->count); /* the codes section's limit */
+    cz_rows rows[PZ_MAX_ROWS];
+    size_t nrows = pred_rows(c, pred, rows);
+    b->hlen = cz_rc_encode(c->codes, (size_t)c->count, rows, nrows, dst, cap < hcap ? cap : hcap);
+    b->rc = b->hlen != 0;
+    b->hs = b->hlen;
+    if (!b->rc) { /* does not fit: Huffman, which is bounded */
+        huff = malloc(hcap);
+        if (!huff)
+            return SIZE_MAX;
+        b->hlen = cz_huff_encode(c->codes, (size_t)c->count, huff, hcap);
+        b->hs = b->hlen ? put_section(huff, b->hlen, dst, cap, &b->zh) : SIZE_MAX;
+    }
     if (b->hs != SIZE_MAX) {
         b->xs = put_section(c->exc, c->nexc * c->es, dst + b->hs, cap - b->hs, &b->ze);
         if (b->xs != SIZE_MAX)
@@ -250,6 +276,7 @@ size_t cz_predict_encode(const cz_shape *sh, const void *src, uint8_t *dst, size
         return 0;
     const size_t hdr = PZ_FIXED + 8 * (size_t)sh->ndims;
     c.bound = sh->bound;
+    c.level_bounds = true;
     c.step = pz_step_of(sh->bound);
     c.inv_step = 1 / c.step;
     c.src = src;
@@ -272,7 +299,7 @@ size_t cz_predict_encode(const cz_shape *sh, const void *src, uint8_t *dst, size
     p[2] = sh->type;
     p[3] = sh->ndims;
     p[4] = (uint8_t)pred;
-    p[5] = (uint8_t)(b.zh | b.ze << 1);
+    p[5] = (uint8_t)(b.zh | b.ze << 1 | b.rc << 2);
     cn_put_u16(p + 6, 0);
     cn_put_u64(p + 8, bbits);
     cn_put_u32(p + 16, PZ_RADIUS);
@@ -321,9 +348,11 @@ int cz_predict_decode(uint8_t type, const uint8_t *src, size_t n, void *dst, siz
     uint16_t zero16 = cn_rd_u16(&rd);
     uint64_t bbits = cn_rd_u64(&rd);
     uint32_t radius = cn_rd_u32(&rd), zero32 = cn_rd_u32(&rd);
-    if (rd.bad || magic != PZ_MAGIC || version != PZ_VERSION || ptype != type ||
-        pred > PZ_INTERP || flags > 3 || zero16 || zero32 || radius != PZ_RADIUS)
+    if (rd.bad || magic != PZ_MAGIC || version < PZ_VERSION_OLD || version > PZ_VERSION ||
+        ptype != type || pred > PZ_INTERP || flags > (version == PZ_VERSION_OLD ? 3 : 7) ||
+        ((flags & 4) && (flags & 1)) || zero16 || zero32 || radius != PZ_RADIUS)
         return -1;
+    bool rc_codes = flags & 4;
     pz_ctx c = {0};
     memcpy(&c.bound, &bbits, 8);
     uint64_t dims[3] = {0};
@@ -333,17 +362,24 @@ int cz_predict_decode(uint8_t type, const uint8_t *src, size_t n, void *dst, siz
              xs = cn_rd_u64(&rd);
     if (rd.bad || ctx_shape(&c, type, ndims, dims) != 0 || c.count * c.es != raw_len ||
         pz_step_of(c.bound) == 0 || nexc > c.count ||
-        hlen > cz_huff_bound((size_t)c.count) || hs > n - rd.off || xs != n - rd.off - hs)
+        hlen > cz_huff_bound((size_t)c.count) || hs > n - rd.off || xs != n - rd.off - hs ||
+        (rc_codes && hs != hlen))
         return -1;
     c.step = pz_step_of(c.bound);
+    c.level_bounds = version > PZ_VERSION_OLD;
     c.out = dst;
     c.exc_cap = (size_t)nexc;
     int rc = -1;
     c.codes = malloc((size_t)c.count * sizeof *c.codes);
-    uint8_t *huff = get_section(src + rd.off, hs, hlen, flags & 1);
+    uint8_t *huff = rc_codes ? NULL : get_section(src + rd.off, hs, hlen, flags & 1);
     c.exc = get_section(src + rd.off + hs, xs, nexc * c.es, flags & 2);
-    if (!c.codes || !huff || !c.exc ||
-        cz_huff_decode(huff, (size_t)hlen, c.codes, (size_t)c.count) != 0)
+    if (!c.codes || (!rc_codes && !huff) || !c.exc)
+        goto done;
+    cz_rows rows[PZ_MAX_ROWS];
+    size_t nrows = pred_rows(&c, pred, rows);
+    if (rc_codes ? cz_rc_decode(src + rd.off, (size_t)hs, c.codes, (size_t)c.count, rows,
+                                nrows) != 0
+                 : cz_huff_decode(huff, (size_t)hlen, c.codes, (size_t)c.count) != 0)
         goto done;
     if ((pred == PZ_INTERP ? pz_interp(&c, false) : pz_lorenzo(&c, false)) == 0 &&
         c.nexc == nexc)

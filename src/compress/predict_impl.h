@@ -4,7 +4,7 @@
  * element, used by every predictor in both directions, so that encoder and
  * decoder run the same arithmetic by construction.
  *
- *   predict.c          payload format, sections (Huffman, zstd), entry points,
+ *   predict.c          payload format, sections (range coder; Huffman, zstd), entry points,
  *                      and the Lorenzo predictor (memory order)
  *   predict_interp.c   the multilevel interpolation predictor (SZ3 order)
  *
@@ -45,6 +45,8 @@ typedef struct pz_ctx {
     size_t es;
     bool fl;                      /* CAIRN_FLOAT */
     double bound, step, inv_step; /* step = pz_step_of(bound); inv_step (encoder) 1 / step */
+    bool level_bounds;            /* interpolation: tighter bounds at coarse levels
+                                   * (payload version 2; predict_interp.c) */
     /* encoder: SRC in, OUT (the reconstruction) and CODES out, EXC appended,
      * ERR the largest error; decoder: CODES and EXC in, OUT written */
     const uint8_t *src;
@@ -151,5 +153,10 @@ __attribute__((always_inline)) static inline double pz_step(pz_ctx *c, size_t id
  * (allocation failure, or c->bad). The codes come in the predictor's order. */
 int pz_lorenzo(pz_ctx *c, bool enc);
 int pz_interp(pz_ctx *c, bool enc);
+
+/* The runs of rows in which pz_interp visits C's elements (the range
+ * coder's context; see cz_rows) into ROWS (PZ_MAX_ROWS); returns how many. */
+#define PZ_MAX_ROWS (1 + 3 * 64)
+size_t pz_interp_rows(const pz_ctx *c, cz_rows *rows);
 
 #endif /* CAIRN_PREDICT_IMPL_H */

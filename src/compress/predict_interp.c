@@ -14,6 +14,15 @@
  * near an end, linear (1, 1)/2 when only -h and +h exist, and past the
  * last point linear extrapolation (3 a - c)/2 or a copy of -h.
  *
+ * Per-level error bound (after SZ3 and QoZ), payload version 2 on: level h
+ * = 2^l is coded within bound / min(1.1^l, 2), the finest level (h = 1)
+ * within the bound itself. The few coarse points are kept more exactly, and
+ * every finer point is predicted from them, so its residual is more often
+ * the zero code: on EGM96 45% fewer bytes at 1e-2 of the range, on the heat
+ * fields 59-95% (10-25% at 1e-3 and 1e-4); the guarantee is unchanged,
+ * since every level's bound is within the variable's. Version 1 payloads
+ * were coded with the bound at every level (pz_ctx.level_bounds false).
+ *
  * Half the points are predicted from neighbours one apart, with weights
  * whose noise gain (sum of squares 0.64) is below Lorenzo's (7 in 3-D), so
  * the quantization error of the neighbours hurts less: on smooth fields
@@ -85,6 +94,51 @@ static inline __attribute__((always_inline)) int pass(pz_ctx *cc, double *w, int
     return rc;
 }
 
+/* Points along a dimension of N from START in steps of INC. */
+static uint64_t span(uint64_t n, uint64_t start, uint64_t inc)
+{
+    return n > start ? (n - start + inc - 1) / inc : 0;
+}
+
+size_t pz_interp_rows(const pz_ctx *c, cz_rows *rows)
+{
+    const uint64_t n[3] = {c->n0, c->n1, c->n2};
+    uint64_t most = n[0] > n[1] ? n[0] : n[1];
+    most = most > n[2] ? most : n[2];
+    uint64_t top = 1;
+    while (2 * top < most)
+        top *= 2;
+    size_t k = 0;
+    rows[k++] = (cz_rows){1, 1}; /* the first element */
+    for (uint64_t h = top; h >= 1; h /= 2)
+        for (int dim = 0; dim < 3; dim++) {
+            if (n[dim] <= h)
+                continue;
+            uint64_t cnt[3];
+            for (int e = 0; e < 3; e++)
+                cnt[e] = span(n[e], e == dim ? h : 0, e < dim ? h : 2 * h);
+            uint64_t count = cnt[0] * cnt[1] * cnt[2];
+            if (count)
+                rows[k++] = (cz_rows){count, cnt[2]};
+        }
+    return k;
+}
+
+#define LEVEL_ALPHA 1.1 /* level h = 2^l: bound / min(LEVEL_ALPHA^l, LEVEL_BETA) */
+#define LEVEL_BETA 2.0
+
+/* Set C's bound and step for level H (2^l) from FULL, the variable's bound. */
+static void level_bound(pz_ctx *c, double full, size_t h)
+{
+    double f = 1;
+    for (size_t k = h; c->level_bounds && k > 1 && f < LEVEL_BETA; k /= 2)
+        f *= LEVEL_ALPHA;
+    f = f < LEVEL_BETA ? f : LEVEL_BETA;
+    c->bound = f > 1 ? full / f : full;
+    c->step = pz_step_of(c->bound);
+    c->inv_step = 1 / c->step;
+}
+
 static inline __attribute__((always_inline)) int run(pz_ctx *c, double *w, bool enc)
 {
     size_t most = c->n0 > c->n1 ? c->n0 : c->n1;
@@ -92,18 +146,21 @@ static inline __attribute__((always_inline)) int run(pz_ctx *c, double *w, bool 
     size_t top = 1;
     while (2 * top < most)
         top *= 2;
+    const double full = c->bound;
+    int rc = 0;
+    level_bound(c, full, top);
     w[0] = pz_step(c, 0, 0, enc);
     if (!enc && c->bad)
-        return -1;
-    for (size_t h = top; h >= 1; h /= 2) {
-        if (c->n0 > h && pass(c, w, 0, h, enc) != 0)
-            return -1;
-        if (c->n1 > h && pass(c, w, 1, h, enc) != 0)
-            return -1;
-        if (c->n2 > h && pass(c, w, 2, h, enc) != 0)
-            return -1;
+        rc = -1;
+    for (size_t h = top; h >= 1 && rc == 0; h /= 2) {
+        level_bound(c, full, h);
+        if ((c->n0 > h && pass(c, w, 0, h, enc) != 0) ||
+            (c->n1 > h && pass(c, w, 1, h, enc) != 0) ||
+            (c->n2 > h && pass(c, w, 2, h, enc) != 0))
+            rc = -1;
     }
-    return 0;
+    level_bound(c, full, 1); /* the variable's bound again */
+    return rc;
 }
 
 int pz_interp(pz_ctx *c, bool enc)

@@ -1,7 +1,8 @@
 /*
  * local.c - level 1: write one rank's checkpoint file to node-local storage.
  *
- * Layout (common.h): header, entry table, page-aligned data. Data goes out
+ * Layout (common.h): header, entry table, data from the next 64-byte boundary
+ * (format 4; format 3 files, read elsewhere, had it at a page). Data goes out
  * first, one checksum block at a time: each block is hashed and then copied
  * while it is still in cache, so checksumming costs no extra pass over
  * memory. The table and header, which hold those checksums, go last, at the
@@ -86,7 +87,7 @@ int lvl_plan_layout(cn_header *h, const lvl_src *src, uint32_t n, cn_entry **out
     }
     h->nentries = n;
     h->table_size = cn_table_size(e, n);
-    h->data_offset = cn_align_up(CN_HEADER_SIZE + h->table_size, CN_DATA_ALIGN);
+    h->data_offset = cn_align_up(CN_HEADER_SIZE + h->table_size, CN_ENTRY_ALIGN);
     uint64_t off = h->data_offset;
     for (uint32_t i = 0; i < n; i++) {
         off = cn_align_up(off, CN_ENTRY_ALIGN);

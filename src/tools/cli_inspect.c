@@ -101,7 +101,9 @@ static void print_ckpt(const char *path, const cn_ckpt *c)
             n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%llu", d ? "x" : "",
                           (unsigned long long)e->dims[d]);
         cli_table_add(&t, "%s", e->name);
-        cli_table_add(&t, "%s", e->kind == CN_KIND_FILE ? "file" : "var");
+        cli_table_add(&t, "%s", e->kind == CN_KIND_FILE                ? "file"
+                                : !strcmp(e->name, CN_LAYOUT_NAME) ? "layout" /* cairn's own */
+                                                                   : "var");
         cli_table_add(&t, "%s", cli_type_name(e->type));
         cli_table_add(&t, "%s", dims);
         cli_table_add(&t, "%llu", (unsigned long long)e->count);

@@ -6,7 +6,9 @@
  * with the library's own readers: lvl_pfs_index (cn_pindex_decode),
  * lvl_pfs_map (size and XXH3 against the index), cz_agg_open (header,
  * tables and every group checksum) and cz_agg_read (every frame decoded and
- * checked against its raw checksum). File i must hold exactly the ranks
+ * checked against its raw checksum), then every routed HDF5 file level 4
+ * split by dataset rebuilt and checked against its whole-file checksum
+ * (cz_h5_parts_join). File i must hold exactly the ranks
  * [i * group, min((i + 1) * group, nranks)) the index gives it.
  * Used by `cairn verify` (a file on its own, or a job's generations, with
  * cli_verify.c's report lines) and `cairn inspect`. Memory: a file is mapped
@@ -38,6 +40,9 @@ typedef struct agg_walk {
     uint32_t first, end; /* the ranks the file must hold; end 0: any */
     uint32_t bad_rank;
     bool bad;
+    uint32_t lo, hi;     /* the ranks seen */
+    cz_h5_parts *h5;     /* parts of split HDF5 routed files, to rebuild */
+    cn_err *err;
 } agg_walk;
 
 static int walk_var(void *arg, const cz_agg_var *v)
@@ -48,19 +53,34 @@ static int walk_var(void *arg, const cz_agg_var *v)
         w->bad_rank = v->rank;
         return 1;
     }
+    w->lo = v->rank < w->lo ? v->rank : w->lo;
+    w->hi = v->rank + 1 > w->hi ? v->rank + 1 : w->hi;
+    return v->kind > CN_KIND_FILE ? cz_h5_parts_keep(w->h5, v, w->err) : 0;
+}
+
+/* cz_h5_parts_join callback: the file was rebuilt and its checksum matched. */
+static int drop_file(void *arg, const char *name, uint8_t *data, uint64_t size)
+{
+    (void)arg, (void)name, (void)size;
+    free(data);
     return 0;
 }
 
-/* Parse and decode the aggregated file MAP[0..LEN); it must hold only ranks
- * [FIRST, END) (END 0: any). */
+/* Parse and decode the aggregated file MAP[0..LEN), and rebuild every split
+ * HDF5 routed file in it (its whole-file checksum checked); it must hold
+ * only ranks [FIRST, END) (END 0: any). */
 static int agg_check(const uint8_t *map, size_t len, uint32_t first, uint32_t end, cn_err *err)
 {
     cz_agg_file *f = NULL;
-    agg_walk w = {.first = first, .end = end};
-    int rc = cz_agg_open(map, len, &f, err);
+    agg_walk w = {.first = first, .end = end, .lo = UINT32_MAX, .h5 = cz_h5_parts_new(),
+                  .err = err};
+    int rc = w.h5 ? cz_agg_open(map, len, &f, err) : cn_fail(err, CAIRN_ENOMEM, "no memory");
     if (rc == 0)
         rc = cz_agg_read(f, walk_var, &w, err);
     cz_agg_close(f);
+    for (uint32_t r = w.lo; rc == 0 && !w.bad && r < w.hi; r++)
+        rc = cz_h5_parts_join(w.h5, r, drop_file, NULL, err);
+    cz_h5_parts_free(w.h5);
     if (w.bad)
         return cn_fail(err, CAIRN_ECORRUPT, "holds rank %u; the index gives it ranks %u-%u",
                        w.bad_rank, first, end - 1);
@@ -394,7 +414,9 @@ static void print_agg(const char *path, const cz_agg_file *f, size_t len)
                           (unsigned long long)v.dims[d]);
         cli_table_add(&t, "%u", v.rank);
         cli_table_add(&t, "%s", v.name);
-        cli_table_add(&t, "%s", v.kind == CN_KIND_FILE ? "file" : "var");
+        cli_table_add(&t, "%s", v.kind == CN_KIND_VAR && !strcmp(v.name, CN_LAYOUT_NAME)
+                                    ? "layout" /* cairn's own */
+                                    : cz_agg_kind_name(v.kind));
         cli_table_add(&t, "%s", cli_type_name(v.type));
         cli_table_add(&t, "%s", dims);
         cli_table_add(&t, "%llu", (unsigned long long)v.count);

@@ -176,7 +176,7 @@ int main(int argc, char **argv)
             for (uint32_t k = 0; k < rpn && k < 1024; k++)
                 local[k] = write_rank(genfd, job, gen, level, block, nd * rpn + k, nranks, nd,
                                       nnodes);
-            cn_manifest m = {.version = CN_FORMAT_VERSION, .level = level, .target = level,
+            cn_manifest m = {.version = CN_MANIFEST_VERSION_OLD, .level = level, .target = level,
                              .generation = gen, .parent = -1, .base = gen,
                              .nranks = nranks, .nnodes = nnodes, .node = nd,
                              .nlocal = rpn < 1024 ? rpn : 1024, .rank_node = rank_node,

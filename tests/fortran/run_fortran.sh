@@ -105,6 +105,22 @@ check "fortran heat --auto: cairn_need_checkpoint says level 2 every 7 steps (CA
   f_scenario auto 1 25 1 21 --auto
 unset CAIRN_CKPT_EVERY_2
 
+# Restart on another rank count (cairn_protect_block, cairn_protect_replicated).
+FR=$BUILD/tests/fortran/t_remap
+export CAIRN_RANKS_PER_NODE=2
+fresh f-remap
+check "fortran remap: 4 ranks on 2 nodes save 2 generations at level 1 (uneven column and 1-D blocks, a replicated step)" \
+  run_grep '^t_remap: ok save' scripts/mpirun.sh 4 "$FR" save 1
+check "  ... refused declarations are CAIRN_EINVAL and keep the blocks; 4 -> 3 ranks, bit-exact" \
+  run_grep '^t_remap: ok refuse' scripts/mpirun.sh 3 "$FR" refuse
+f_remap4() {
+  run_grep '^t_remap: ok save' scripts/mpirun.sh 4 "$FR" save 4 &&
+    wipe_nodes 0 1 && run_grep '^t_remap: ok restore' scripts/mpirun.sh 6 "$FR" restore
+}
+fresh_pfs f-remap4
+check "fortran remap: 4 ranks save at level 4; every node wiped; 4 -> 6 ranks from the PFS, bit-exact" f_remap4
+unset CAIRN_RANKS_PER_NODE CAIRN_PFS_DIR
+
 # Built against an installed cairn: module and library found through pkg-config.
 F_PREFIX=$(mktemp -d /dev/shm/cairn-fprefix.XXXXXX); SCRATCH_DIRS+=("$F_PREFIX")
 check "fortran: make install puts cairn.mod, libcairn-fortran and cairn-fortran.pc under the prefix" \

@@ -1,7 +1,8 @@
 /*
  * fuzz_predict.c - libFuzzer target for the predictive lossy codec and its
- * Huffman coder (cz_predict_decode, cz_huff_decode, and the encoders behind
- * a round trip; src/compress/predict*.c, huffman.c).
+ * entropy coders (cz_predict_decode, cz_huff_decode, cz_rc_decode, and the
+ * encoders behind a round trip; src/compress/predict*.c, huffman.c,
+ * codes_rc.c).
  *
  * Input: one selector byte, then bytes. Selector % 4:
  *   0  predict payload: type from selector bit 2 (float/double), raw_len
@@ -9,7 +10,9 @@
  *      the payload. Must return 0 or -1.
  *   1  the same, but raw_len taken from the payload's own dims when they
  *      describe at most FUZZ_MAX_RAW bytes, so mutations reach the sections.
- *   2  Huffman stream: n from the next u16, then the stream; 0 or -1.
+ *   2  Huffman stream (selector bit 2 clear) or range-coded codes
+ *      (cz_rc_decode, bit 2 set): n from the next u16, then the stream;
+ *      0 or -1.
  *   3  round trip: type (bit 2), ndims (1 + selector/8 % 3) and a bound
  *      (10^-(byte % 10), times the next byte) from the next bytes, the rest
  *      as elements; the shape spreads them over ndims dimensions (leftovers
@@ -57,7 +60,7 @@ static size_t claimed_raw(const uint8_t *p, size_t len, size_t es)
     return (size_t)n;
 }
 
-static void huff(const uint8_t *p, size_t len)
+static void huff(const uint8_t *p, size_t len, bool rc_coder)
 {
     if (len < 2)
         return;
@@ -65,7 +68,9 @@ static void huff(const uint8_t *p, size_t len)
     uint16_t *sym = malloc((n ? n : 1) * sizeof *sym);
     if (!sym)
         abort();
-    int rc = cz_huff_decode(p + 2, len - 2, sym, n);
+    cz_rows rows = {n, 1 + n % 37};
+    int rc = rc_coder ? cz_rc_decode(p + 2, len - 2, sym, n, &rows, 1)
+                      : cz_huff_decode(p + 2, len - 2, sym, n);
     if (rc != 0 && rc != -1)
         abort();
     free(sym);
@@ -146,7 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         decode_payload(p, len, type, claimed_raw(p, len, es));
         break;
     case 2:
-        huff(p, len);
+        huff(p, len, sel & 4);
         break;
     default:
         round_trip(p, len, sel);

@@ -1,8 +1,9 @@
 /*
  * mkcorpus.c - regenerate the seeds of the format fuzz targets for the
- * current CN_FORMAT_VERSION (tests/fuzz/corpus/<target>/):
+ * current format versions (tests/fuzz/corpus/<target>/):
  *
- *   mkcorpus DIR       writes DIR/fuzz_ckpt, fuzz_manifest, fuzz_parity, fuzz_pindex, fuzz_layout
+ *   mkcorpus DIR       writes DIR/fuzz_ckpt, fuzz_manifest, fuzz_parity, fuzz_pindex, fuzz_layout,
+ *                      fuzz_h5map, and fuzz_agg's seeds of split HDF5 files
  *   mkcorpus --previous FILE...   rewrites each node manifest or PFS index
  *                      FILE in the oldest format version that this build
  *                      still reads (manifest 3, PFS index 1: cairn 0.2.0),
@@ -18,7 +19,9 @@
  * until then. Old seeds of other names are left alone: valid-v3-* and
  * valid-v4-* manifests and valid-v1-* PFS indexes are what earlier versions
  * wrote (kept from their corpus): they must still decode, and re-encode to
- * the same bytes.
+ * the same bytes; valid-v3-* rank files are version 3 checkpoint files
+ * (data at a 4 KiB page; valid-v3-lossy's predict frames are payload
+ * version 1, Huffman-coded), which must still parse.
  */
 #include "common/common.h"
 #include "compress/compress.h"
@@ -257,9 +260,16 @@ static void ckpt_seeds(void)
     cn_put_u64(b + CN_HEADER_SIZE - 8, cn_hash(b, CN_HEADER_SIZE - 8));
     put("fuzz_ckpt", "bad-format-version", b, rawlen);
     memcpy(b, rawbuf, rawlen);
-    cn_put_u32(b + 8, CN_FORMAT_VERSION - 1);
+    cn_put_u32(b + 8, CN_FORMAT_VERSION_OLD - 1);
     cn_put_u64(b + CN_HEADER_SIZE - 8, cn_hash(b, CN_HEADER_SIZE - 8));
     put("fuzz_ckpt", "bad-format-version--older", b, rawlen);
+    /* version 3 is read, but with its data at a page, which this file's is not */
+    memcpy(b, rawbuf, rawlen);
+    if (cn_get_u64(b + 64) % CN_DATA_ALIGN == 0)
+        die("valid-raw: data at a page; bad-layout--v3 would be valid", NULL);
+    cn_put_u32(b + 8, CN_FORMAT_VERSION_OLD);
+    cn_put_u64(b + CN_HEADER_SIZE - 8, cn_hash(b, CN_HEADER_SIZE - 8));
+    put("fuzz_ckpt", "bad-layout--v3-data-not-at-a-page", b, rawlen);
     free(b);
     poke("bad-header-checksum", rawbuf, rawlen, 100, 0x01, false);
     poke("bad-table-checksum", rawbuf, rawlen, CN_HEADER_SIZE + 10, 0x01, false);
@@ -449,7 +459,7 @@ static void parity_seeds(void)
     b = malloc(len);
     memcpy(b, a, len), b[2] ^= 0x20;
     put("fuzz_parity", "bad-magic", b, len);
-    memcpy(b, a, len), cn_put_u32(b + 8, CN_FORMAT_VERSION + 1), reseal_tail(b, meta);
+    memcpy(b, a, len), cn_put_u32(b + 8, CN_PARITY_VERSION + 1), reseal_tail(b, meta);
     put("fuzz_parity", "bad-format-version", b, len);
     memcpy(b, a, len), b[meta / 2] ^= 0x01;
     put("fuzz_parity", "bad-metadata-checksum", b, len);
@@ -508,6 +518,116 @@ static void layout_seeds(void)
     put("fuzz_layout", "bad-truncated-header", a, 5);
     free(c);
     free(a);
+}
+
+/* ---- HDF5 maps (a routed HDF5 file split at level 4) ------------------------- */
+
+static void h5_reseal(uint8_t *b, size_t len) { cn_put_u64(b + len - 8, cn_hash(b, len - 8)); }
+
+static void h5map_seeds(void)
+{
+    static uint8_t file[4096];
+    for (size_t i = 0; i < sizeof file; i++)
+        file[i] = (uint8_t)(i * 7 + (i >> 5));
+    cz_h5_dset d[2] = {{.name = "/fields/T", .type = CAIRN_DOUBLE, .count = 128, .offset = 512,
+                        .size = 1024},
+                       {.name = "/meta/names", .type = CAIRN_BYTE, .count = 800, .offset = 2048,
+                        .size = 800}};
+    cn_err err = {0};
+    uint8_t *a = NULL, *z = NULL;
+    size_t len = 0, zlen = 0;
+    if (cz_h5map_encode("state.h5", file, sizeof file, d, 2, &a, &len, &err) != 0 ||
+        cz_h5map_encode("empty.h5", file, 100, NULL, 0, &z, &zlen, &err) != 0)
+        die("h5map", &err);
+    put("fuzz_h5map", "valid-two-datasets", a, len);
+    put("fuzz_h5map", "valid-no-dataset", z, zlen);
+    uint8_t *b = malloc(len + 8);
+    if (!b)
+        die("h5map: out of memory", NULL);
+    size_t d0 = 48 + strlen("state.h5"), d1 = d0 + 24 + strlen(d[0].name);
+    memcpy(b, a, len), b[4] ^= 0x20;
+    put("fuzz_h5map", "bad-magic", b, len);
+    memcpy(b, a, len), cn_put_u32(b + 8, 2), h5_reseal(b, len);
+    put("fuzz_h5map", "bad-version", b, len);
+    memcpy(b, a, len), b[d0 + 3] ^= 0x01;
+    put("fuzz_h5map", "bad-checksum-mismatch", b, len);
+    put("fuzz_h5map", "bad-truncated", a, 20);
+    memcpy(b, a, len), b[44] = 1, h5_reseal(b, len);
+    put("fuzz_h5map", "bad-reserved-bytes-set", b, len);
+    memcpy(b, a, len), cn_put_u64(b + d1, 1000), h5_reseal(b, len); /* inside /fields/T */
+    put("fuzz_h5map", "bad-out-of-place--overlap", b, len);
+    memcpy(b, a, len), cn_put_u64(b + d1, 3500), h5_reseal(b, len); /* runs past the end */
+    put("fuzz_h5map", "bad-out-of-place--past-the-end", b, len);
+    memcpy(b, a, len), cn_put_u64(b + 32, cn_get_u64(a + 32) + 1), h5_reseal(b, len);
+    put("fuzz_h5map", "bad-skeleton--size", b, len);
+    memcpy(b, a, len), b[d0 + 24 + 2] = 0, h5_reseal(b, len);
+    put("fuzz_h5map", "bad-name--nul", b, len);
+    memcpy(b, a, len - 8), memset(b + len - 8, 0, 8), h5_reseal(b, len + 8);
+    put("fuzz_h5map", "bad-stray-bytes", b, len + 8);
+    free(a), free(z);
+    d[1].name = "/fields/T"; /* the same path twice */
+    if (cz_h5map_encode("state.h5", file, sizeof file, d, 2, &a, &len, &err) != 0)
+        die("h5map", &err);
+    put("fuzz_h5map", "bad-dataset-twice", a, len);
+    free(a), free(b);
+}
+
+/* An aggregated file (version 2) holding a split HDF5 file's parts for two
+ * ranks, for fuzz_agg (one selector byte first: 0 as written, 1 resealed). */
+typedef struct agg_buf {
+    uint8_t *p;
+    size_t len;
+} agg_buf;
+
+static int agg_sink(void *arg, const void *buf, size_t len, cn_err *err)
+{
+    agg_buf *o = arg;
+    uint8_t *n = realloc(o->p, o->len + len);
+    CN_FAIL_IF(!n, err, CAIRN_ENOMEM, "no memory");
+    memcpy(n + o->len, buf, len);
+    o->p = n, o->len += len;
+    return 0;
+}
+
+static void agg_h5_seeds(void)
+{
+    static uint8_t file[2][3000];
+    static double fld[2][150];
+    cz_agg_var v[8];
+    uint8_t *map[2];
+    size_t n = 0, mlen[2];
+    cn_err err = {0};
+    for (uint32_t r = 0; r < 2; r++) {
+        for (int i = 0; i < 150; i++)
+            fld[r][i] = 1.0 + 0.01 * i + r;
+        memset(file[r], 0x11 * (r + 1), sizeof file[r]);
+        memcpy(file[r] + 1000, fld[r], sizeof fld[r]);
+        cz_h5_dset d = {.name = "/fields/T", .type = CAIRN_DOUBLE, .ndims = 1, .dims = {150},
+                        .count = 150, .offset = 1000, .size = sizeof fld[r]};
+        if (cz_h5map_encode("state.h5", file[r], sizeof file[r], &d, 1, &map[r], &mlen[r],
+                            &err) != 0)
+            die("agg h5 seed", &err);
+        uint64_t skel = sizeof file[r] - d.size;
+        v[n++] = (cz_agg_var){.rank = r, .name = "map", .kind = CZ_KIND_H5MAP, .count = mlen[r],
+                              .size = mlen[r], .data = map[r]};
+        v[n++] = (cz_agg_var){.rank = r, .name = "skeleton", .kind = CZ_KIND_H5SKEL,
+                              .count = skel, .size = skel, .data = file[r]}; /* a stand-in */
+        v[n++] = (cz_agg_var){.rank = r, .name = "/fields/T", .kind = CZ_KIND_H5DATA,
+                              .type = CAIRN_DOUBLE, .ndims = 1, .dims = {150}, .count = 150,
+                              .size = sizeof fld[r], .data = fld[r]};
+        v[n++] = (cz_agg_var){.rank = r, .name = "notes.txt", .kind = CN_KIND_FILE,
+                              .count = 100, .size = 100, .data = file[r]};
+    }
+    cz_agg_opts o = {.scheme = CZ_AGG_AWARE};
+    agg_buf b = {calloc(1, 1), 1}; /* selector 0 */
+    if (!b.p || cz_agg_write(v, n, &o, agg_sink, &b, NULL, &err) != 0)
+        die("agg h5 seed", &err);
+    put("fuzz_agg", "valid-aware-h5parts", b.p, b.len);
+    b.p[0] = 1; /* resealed: version 1 may not hold HDF5 parts */
+    cn_put_u32(b.p + 1 + 8, 1);
+    cn_put_u32(b.p + b.len - 64 + 8, 1);
+    put("fuzz_agg", "bad-hdf5-part-version", b.p, b.len);
+    free(b.p), free(map[0]), free(map[1]);
 }
 
 /* ---- PFS indexes ---------------------------------------------------------- */
@@ -609,6 +729,8 @@ int main(int argc, char **argv)
     parity_seeds();
     pindex_seeds();
     layout_seeds();
+    h5map_seeds();
+    agg_h5_seeds();
     printf("mkcorpus: seeds for checkpoint format %d, manifest %d, PFS index %d written under "
            "%s\n", CN_FORMAT_VERSION, CN_MANIFEST_VERSION, CN_PINDEX_VERSION, outdir);
     return 0;

@@ -119,7 +119,7 @@ check "  ... verify --job: a PARTIAL note names node 3 and its ranks, exit 0, as
 
 # cairn rebuild on a terminal: the bytes written into the node directories.
 rebuild_drawn() {
-  local launch=(env "CAIRN_LAUNCHER=env -u CAIRN_LAUNCHER bash scripts/mpirun.sh")
+  local launch=(env "CAIRN_LAUNCHER=bash scripts/mpirun.sh")
   on_pty "$U/pty" "${launch[@]}" "$C" rebuild --np 8 --gen 2 || { echo "exit $? on a terminal"; cat -A "$U/pty" | tail; return 1; }
   grep -q $'\r''rebuild: ' "$U/pty" && grep -Eq $'\r''rebuild: [1-9][0-9.]* [KMG]?i?B in [0-9]+:[0-9]{2} \(' "$U/pty" &&
     strip_progress "$U/pty" | grep -qx 'generation 2 is whole on every node' ||

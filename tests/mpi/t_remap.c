@@ -18,7 +18,10 @@
  * weighted P - i; "step", int64, replicated (rank r stores 10 G + r, a
  * remap gives everyone 10 G). T_LOSSY: "u" lossy within 0.01. T_NONDIST:
  * also "x", an int32 array neither distributed nor replicated. T_EXTRA: also
- * "w", replicated doubles that no generation holds. Values are a
+ * "w", replicated doubles that no generation holds. T_KBAD=overlap: ranks
+ * above 0 declare "k"'s block 20 elements early (the stored blocks overlap);
+ * T_KBAD=gap: "k"'s global array is one longer than the blocks cover, and a
+ * restore's last rank asks for that element too. Values are a
  * function of the global index and the generation, a few elements changing
  * per generation (so incremental chains store deltas). Ranks agree on
  * pass/fail; rank 0 prints "PASS mode" or "FAIL mode: why".
@@ -72,7 +75,7 @@ static void part(size_t n, int p, int i, bool up, size_t *s, size_t *c)
     *c = n * (before + mine) / tot - *s;
 }
 
-static void layout(void)
+static void layout(bool restoring)
 {
     const char *d = getenv("T_DIMS");
     ndims = d ? atoi(d) : 1;
@@ -92,6 +95,9 @@ static void layout(void)
         nu *= cnt[i];
     }
     part(NK, nranks, rank, false, &kstart, &kcnt);
+    const char *kb = getenv("T_KBAD");
+    if (kb && strcmp(kb, "gap") == 0 && restoring && rank == nranks - 1)
+        kcnt++; /* element NK, which no stored block holds */
     u = malloc(sizeof *u * (nu ? nu : 1));
     k = malloc(sizeof *k * (kcnt ? kcnt : 1));
 }
@@ -125,11 +131,16 @@ static void protect(cairn_ctx *ctx)
     int rc = cairn_protect(ctx, "u", u, CAIRN_DOUBLE, nu, 0, NULL);
     if (rc == 0)
         rc = cairn_protect_block(ctx, "u", ndims, gdim, start, cnt);
-    size_t kg = NK;
+    size_t kg = NK, ks = kstart;
+    const char *kb = getenv("T_KBAD");
+    if (kb && strcmp(kb, "gap") == 0)
+        kg = NK + 1;
+    if (kb && strcmp(kb, "overlap") == 0 && rank > 0)
+        ks = kstart - 20; /* bits of whole bytes marked twice, not only an edge */
     if (rc == 0)
         rc = cairn_protect(ctx, "k", k, CAIRN_INT32, kcnt, 0, NULL);
     if (rc == 0)
-        rc = cairn_protect_block(ctx, "k", 1, &kg, &kstart, &kcnt);
+        rc = cairn_protect_block(ctx, "k", 1, &kg, &ks, &kcnt);
     if (rc == 0)
         rc = cairn_protect(ctx, "step", &step, CAIRN_INT64, 1, 0, NULL);
     if (rc == 0)
@@ -181,7 +192,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     lossy = getenv("T_LOSSY") != NULL;
     const char *mode = argc > 1 ? argv[1] : "";
-    layout();
+    layout(strcmp(mode, "restore") == 0);
     cairn_ctx *ctx = NULL;
     int rc = cairn_init(MPI_COMM_WORLD, NULL, &ctx);
     if (rc)

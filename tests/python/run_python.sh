@@ -89,3 +89,18 @@ export CAIRN_RANKS_PER_NODE=1 CAIRN_SET_SIZE=4 CAIRN_EC_M=2
 check "python heat level 3: 4 nodes, crash, nodes 0 and 2 wiped, rebuilt by decoding, bit-exact" \
   p_scenario l3 3 33 "0 2" 32
 unset CAIRN_SET_SIZE CAIRN_EC_M CAIRN_RANKS_PER_NODE
+
+# Restart on another rank count (protect_block, protect_replicated).
+export CAIRN_RANKS_PER_NODE=2
+fresh p-remap
+check "python remap: 4 ranks on 2 nodes save 2 generations at level 1 (2-D and 1-D blocks, a replicated step)" \
+  run_grep '^test_remap: ok save' pympi 4 "$PY" tests/python/test_remap.py save 1
+check "  ... protect_block refusals raise InvalidArgument and keep the blocks declared; 4 -> 3 ranks, bit-exact" \
+  run_grep '^test_remap: ok refuse' pympi 3 "$PY" tests/python/test_remap.py refuse
+p_remap4() {
+  run_grep '^test_remap: ok save' pympi 4 "$PY" tests/python/test_remap.py save 4 &&
+    wipe_nodes 0 1 && run_grep '^test_remap: ok restore' pympi 6 "$PY" tests/python/test_remap.py restore
+}
+fresh_pfs p-remap4
+check "python remap: 4 ranks save at level 4; every node wiped; 4 -> 6 ranks from the PFS, bit-exact" p_remap4
+unset CAIRN_RANKS_PER_NODE CAIRN_PFS_DIR

@@ -4,7 +4,7 @@
  *
  * Layout, as the writer must produce it: header; entry table at
  * CN_HEADER_SIZE; data from data_offset = cn_align_up(CN_HEADER_SIZE +
- * table_size, CN_DATA_ALIGN), each entry at a CN_ENTRY_ALIGN-aligned offset;
+ * table_size, CN_ENTRY_ALIGN) (version 4), each entry at a CN_ENTRY_ALIGN-aligned offset;
  * one cn_hash per block_size block; file_size = end of the last entry's data
  * (data_offset if there are none). The image owns buf and e (free_image).
  */
@@ -119,7 +119,7 @@ static inline void build_chain_image(const spec *s, uint32_t n, uint32_t block_s
     h->nentries = n;
     strcpy(h->job, "job-42");
     h->table_size = cn_table_size(img->e, n);
-    h->data_offset = cn_align_up(CN_HEADER_SIZE + h->table_size, CN_DATA_ALIGN);
+    h->data_offset = cn_align_up(CN_HEADER_SIZE + h->table_size, CN_ENTRY_ALIGN);
     uint64_t off = h->data_offset;
     for (uint32_t i = 0; i < n; i++) {
         img->e[i].offset = cn_align_up(off, CN_ENTRY_ALIGN);

@@ -87,7 +87,7 @@ static void check_round_trip(const image *img)
     assert_int_equal(h->nentries, img->n);
     assert_int_equal(h->table_size, img->h.table_size);
     assert_int_equal(h->data_offset, img->h.data_offset);
-    assert_int_equal(h->data_offset % CN_DATA_ALIGN, 0);
+    assert_int_equal(h->data_offset, cn_align_up(CN_HEADER_SIZE + h->table_size, CN_ENTRY_ALIGN));
     assert_int_equal(h->file_size, img->len);
     assert_int_equal(h->table_sum, img->h.table_sum);
     assert_int_equal(h->header_sum, img->h.header_sum);
@@ -167,7 +167,8 @@ static void test_round_trip_multi_block(void **state)
     build_image(s, 3, CN_MIN_BLOCK, &img);
     assert_int_equal(img.e[1].nblocks, 20);
     assert_int_equal(img.e[1].stored_size % CN_MIN_BLOCK, 80008 % 4096);
-    assert_int_equal(img.e[1].offset, CN_DATA_ALIGN + 64);
+    assert_int_equal(img.e[1].offset, img.h.data_offset + 64);
+    assert_true(img.h.data_offset < CN_DATA_ALIGN); /* no page of padding (version 4) */
     check_round_trip(&img);
 
     /* The last, partial block is checked too. */
@@ -188,11 +189,11 @@ static void test_round_trip_no_entries(void **state)
     (void)state;
     image img;
     build_image(NULL, 0, CN_MIN_BLOCK, &img);
-    assert_int_equal(img.len, CN_DATA_ALIGN);
+    assert_int_equal(img.len, CN_HEADER_SIZE); /* the header alone: version 4 pads nothing */
     assert_int_equal(img.h.table_size, 0);
     check_round_trip(&img);
     /* Pin the header layout: magic, version, header size, generation, job. */
-    assert_memory_equal(img.buf, "CAIRNCK\x01\x03\0\0\0\0\x01\0\0", 16);
+    assert_memory_equal(img.buf, "CAIRNCK\x01\x04\0\0\0\0\x01\0\0", 16);
     assert_int_equal(cn_get_u64(img.buf + 152), (uint64_t)-1); /* parent: a full generation */
     assert_int_equal(cn_get_u64(img.buf + 160), 7);            /* base: itself */
     assert_int_equal(cn_get_u64(img.buf + 40), 7);
@@ -248,7 +249,13 @@ static void test_bad_header_fields(void **state)
     image img;
     build_image(small_specs, NSMALL, CN_MIN_BLOCK, &img);
     img.h.version = CN_FORMAT_VERSION + 1;
-    expect_reject(&img, CAIRN_EFORMAT, "version 4");
+    expect_reject(&img, CAIRN_EFORMAT, "version 5");
+    img.h.version = CN_FORMAT_VERSION_OLD - 1;
+    expect_reject(&img, CAIRN_EFORMAT, "version 2");
+    /* version 3 is read, but its data starts at a page: this layout is not one */
+    assert_true(img.h.data_offset % CN_DATA_ALIGN != 0);
+    img.h.version = CN_FORMAT_VERSION_OLD;
+    expect_reject(&img, CAIRN_ECORRUPT, "bad layout");
     img.h.version = CN_FORMAT_VERSION;
     reseal(&img);
     img.buf[7] = 2; /* magic's version byte */

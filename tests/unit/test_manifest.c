@@ -201,7 +201,7 @@ static void test_manifest_bad_fields(void **state)
     MF_CASE(map[3] = 0, CAIRN_ECORRUPT, "bad entry for rank 3");     /* map moves rank 3 */
     MF_CASE(loc[1].rank = 1, CAIRN_ECORRUPT, "bad entry for rank 1"); /* not ascending */
     MF_CASE(loc[1].rank = 4, CAIRN_ECORRUPT, "bad entry for rank 4"); /* out of range */
-    MF_CASE(loc[0].file_size = CN_DATA_ALIGN - 1, CAIRN_ECORRUPT, "bad entry for rank 1");
+    MF_CASE(loc[0].file_size = CN_HEADER_SIZE - 1, CAIRN_ECORRUPT, "bad entry for rank 1");
     MF_CASE(map[2] = 2, CAIRN_ECORRUPT, "rank 2 on bad node 2");
     MF_CASE((map[0] = 1, map[2] = 1), CAIRN_ECORRUPT, "node 0 has no ranks");
     MF_CASE(m.level = 0, CAIRN_ECORRUPT, "bad level 0");

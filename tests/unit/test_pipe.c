@@ -11,8 +11,9 @@
  *     the wrong codec or a truncated frame before touching any destination,
  *     and a frame whose payload was altered (checksum) with an error;
  *   - a sink error stops the pipeline and is returned;
- *   - a lossy 2-D variable is cut into frames of whole rows that do not fill
- *     a buffer, and comes back within its bound;
+ *   - a lossy 2-D variable is cut into slabs of whole rows of up to 8 MiB,
+ *     whatever the buffer (one frame for a small one, two for 9.6 MB), and
+ *     comes back within its bound;
  *   - items gathered from spans (the changed blocks of an incremental
  *     checkpoint) come back scattered to the same places, for every codec,
  *     raw and lossy (flat) included, as packs too, at several buffer sizes;
@@ -227,17 +228,19 @@ static void test_sink_error_stops(void **state)
     free(data);
 }
 
-/* A lossy 2-D variable whose rows (2400 bytes) do not divide the 4 KiB
- * buffer: frames of whole rows, more of them than buffers; every element
- * back within the bound. */
-static void test_lossy_rows(void **state)
+/* A lossy 2-D variable of R x C doubles through a 4 KiB buffer: slabs of
+ * whole rows of up to 8 MiB (the pipeline's LOSSY_PIECE), not one buffer,
+ * so FRAMES frames whose first holds FIRST_ROWS rows; every element back
+ * within the bound. */
+static void lossy_slabs(int R, int C, int frames, int first_rows)
 {
-    (void)state;
-    enum { R = 50, C = 300 };
     double *x = malloc(sizeof(double) * R * C), *y = malloc(sizeof(double) * R * C);
+    assert_non_null(x);
+    assert_non_null(y);
     for (int i = 0; i < R * C; i++)
         x[i] = 10.0 + (double)(i / C) * 0.01 + (double)(i % C) * 0.001;
-    cz_shape sh = {.type = CAIRN_DOUBLE, .ndims = 2, .dims = {R, C}, .bound = 1e-3};
+    cz_shape sh = {.type = CAIRN_DOUBLE, .ndims = 2, .dims = {(uint64_t)R, (uint64_t)C},
+                   .bound = 1e-3};
     for (int codec = CZ_WAVELET; codec <= CZ_PREDICT; codec++) {
         cz_item it = {.ptr = x, .size = sizeof(double) * R * C, .type = CAIRN_DOUBLE,
                       .codec = (uint8_t)codec, .shape = &sh};
@@ -246,6 +249,14 @@ static void test_lossy_rows(void **state)
         cn_err err = {0};
         assert_int_equal(cz_write(&it, 1, &opt, sink, &o, NULL, &err), 0);
         assert_true(it.max_error <= sh.bound);
+        int nf = 0;
+        for (size_t at = 0, used; at < o.len; at += used, nf++) {
+            cz_frame f;
+            assert_int_equal(cz_frame_parse(o.buf + at, o.len - at, codec, &f, &used, &err), 0);
+            if (nf == 0)
+                assert_int_equal(f.raw_len, (size_t)first_rows * C * sizeof(double));
+        }
+        assert_int_equal(nf, frames);
         cz_dest d = {y, it.size};
         cz_stream st = {.stored = o.buf, .stored_size = it.stored, .codec = (uint8_t)codec,
                         .type = CAIRN_DOUBLE, .frame_raw = it.frame_raw, .dest = &d,
@@ -257,6 +268,13 @@ static void test_lossy_rows(void **state)
     }
     free(x);
     free(y);
+}
+
+static void test_lossy_rows(void **state)
+{
+    (void)state;
+    lossy_slabs(50, 300, 1, 50);        /* 120 KB: one slab, not 30 buffers */
+    lossy_slabs(1200, 1000, 2, 1048);   /* 9.6 MB: 1048 rows (8.38 MB) and 152 */
 }
 
 /* Spans of 1 KiB blocks of a double array, as an incremental checkpoint cuts

@@ -253,6 +253,35 @@ class Context:
     def protect_hint(self, name, what):
         self._call("cairn_protect_hint", self._name("protect_hint", name), int(what))
 
+    def protect_block(self, name, global_shape=(), start=(), count=()):
+        """Declare NAME distributed: this rank holds the block START .. START +
+        COUNT - 1 (per dimension, 0-based, C order as numpy's default) of a
+        global array of shape GLOBAL_SHAPE, the block's elements in C order.
+        Empty tuples make NAME not distributed again. A restart on another
+        rank count (or node layout) then fills each rank's new block."""
+        what = "protect_block"
+        nm = self._name(what, name)
+        self._begin(what)
+        try:
+            g, s, c = ([operator.index(x) for x in t] for t in (global_shape, start, count))
+        except TypeError:
+            raise self._refuse("%s %r: global_shape, start and count must be sequences of "
+                               "integers" % (what, name)) from None
+        nd = len(g)
+        if len(s) != nd or len(c) != nd or nd > MAX_DIMS:  # noqa: F405
+            raise self._refuse("%s %r: global_shape, start and count must have the same "
+                               "length, at most %d (have %d, %d, %d)"
+                               % (what, name, MAX_DIMS, nd, len(s), len(c)))  # noqa: F405
+        if any(x < 0 or x >= 2**63 for x in g + s + c):
+            raise self._refuse("%s %r: a negative or too large extent" % (what, name))
+        arr = [(ctypes.c_size_t * MAX_DIMS)(*t) for t in (g, s, c)]  # noqa: F405
+        self._call("cairn_protect_block", nm, nd, *arr)
+
+    def protect_replicated(self, name):
+        """Declare NAME replicated: a restart on another rank count gives every
+        rank the copy rank 0 stored."""
+        self._call("cairn_protect_replicated", self._name("protect_replicated", name))
+
     # ---- routed files (local) ----
     def route_file(self, name):
         """Route file NAME for the next checkpoint; returns its node-local path."""
