@@ -47,6 +47,7 @@ struct api_fetch {
     rstate *in;              /* by rank; req NULL for states not received here */
     MPI_Request *out;        /* data pieces sent from here */
     int nout;
+    int last;                /* the rank api_fetch_ready found last: asked first */
 };
 
 static int aggregator_of(const cairn_ctx *ctx, int group, int r)
@@ -185,11 +186,15 @@ int api_fetch_ready(void *arg, const void *p, size_t len)
 {
     api_fetch *f = arg;
     const uint8_t *q = p;
-    for (int r = 0; r < f->ctx->nranks; r++) {
+    for (int k = 0; k < f->ctx->nranks; k++) { /* the last one first: pieces come in runs */
+        int r = k == 0 ? f->last : k == f->last ? 0 : k;
         api_state *s = &f->st[r];
         rstate *in = &f->in[r];
-        if (!in->req || q < s->buf + s->meta || q >= s->buf + s->len)
+        if (!s->buf || q < s->buf + s->meta || q >= s->buf + s->len)
             continue;
+        f->last = r;
+        if (!in->req) /* this node's own state */
+            return 0;
         uint64_t end = (uint64_t)(q - s->buf) + len - s->meta;
         int need = (int)((end + PIECE - 1) / PIECE);
         need = need < in->n ? need : in->n;
@@ -202,7 +207,7 @@ int api_fetch_ready(void *arg, const void *p, size_t len)
         }
         return 0;
     }
-    return 0; /* this node's own state */
+    return 0; /* not a state's data (a buffer of the caller's own) */
 }
 
 int api_fetch_end(api_fetch *f)
