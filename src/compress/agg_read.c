@@ -317,6 +317,7 @@ typedef struct reader {
     uint64_t *fill;
     size_t next;           /* next variable (of the group) to deliver */
     bool *wanted;          /* per variable of the group: delivered (else only passed over) */
+    bool give;             /* CZ_AGG_GIVE: delivered data becomes the callback's */
     bool (*want)(void *arg, const cz_agg_var *v); /* NULL: every variable */
     int (*cb)(void *arg, const cz_agg_var *v);
     void *arg;
@@ -365,8 +366,13 @@ static int deliver(reader *rd)
     while (rd->next < rd->g->nvar &&
            rd->fill[rd->next] == rd->f->v[rd->g->first + rd->next].size) {
         cz_agg_var v = rd->f->v[rd->g->first + rd->next];
+        if (rd->give && rd->wanted[rd->next] && !rd->buf[rd->next] &&
+            !(rd->buf[rd->next] = malloc(1)))
+            return CAIRN_ENOMEM;
         v.data = rd->buf[rd->next] ? rd->buf[rd->next] : empty;
         int rc = rd->wanted[rd->next] ? rd->cb(rd->arg, &v) : 0;
+        if (rd->give && rd->wanted[rd->next])
+            rd->buf[rd->next] = NULL; /* the callback's now */
         free(rd->buf[rd->next]);
         rd->buf[rd->next++] = NULL;
         if (rc)
@@ -472,18 +478,20 @@ static int read_group(reader *rd, uint8_t *obuf, uint8_t *ibuf, uint8_t *scratch
 int cz_agg_read(const cz_agg_file *f, int (*cb)(void *arg, const cz_agg_var *v), void *arg,
                 cn_err *err)
 {
-    return cz_agg_read_some(f, NULL, cb, arg, err);
+    return cz_agg_read_some(f, NULL, cb, arg, 0, err);
 }
 
 int cz_agg_read_some(const cz_agg_file *f, bool (*want)(void *arg, const cz_agg_var *v),
-                     int (*cb)(void *arg, const cz_agg_var *v), void *arg, cn_err *err)
+                     int (*cb)(void *arg, const cz_agg_var *v), void *arg, unsigned flags,
+                     cn_err *err)
 {
-    CN_FAIL_IF(!f || !cb, err, CAIRN_EINVAL, "cz_agg_read: missing argument");
+    CN_FAIL_IF(!f || !cb || (flags & ~CZ_AGG_GIVE), err, CAIRN_EINVAL,
+               "cz_agg_read: missing argument or unknown flags");
     size_t most = 0;
     for (uint32_t i = 0; i < f->ngroups; i++)
         if (f->g[i].nvar > most)
             most = f->g[i].nvar;
-    reader rd = {.f = f, .want = want, .cb = cb, .arg = arg};
+    reader rd = {.f = f, .want = want, .give = flags & CZ_AGG_GIVE, .cb = cb, .arg = arg};
     rd.wanted = malloc((most ? most : 1) * sizeof *rd.wanted);
     rd.m = malloc((most ? most : 1) * sizeof *rd.m);
     rd.buf = calloc(most ? most : 1, sizeof *rd.buf);

@@ -502,9 +502,13 @@ int cz_agg_read(const cz_agg_file *f, int (*cb)(void *arg, const cz_agg_var *v),
                 cn_err *err);
 /* As cz_agg_read, delivering only the variables WANT (with ARG; given metadata, data NULL)
  * says yes to (WANT NULL: all); a unit holding none of them is not decoded, and the
- * others' bytes are not copied (a restore reads only its node's ranks). */
+ * others' bytes are not copied (a restore reads only its node's ranks). With FLAGS
+ * CZ_AGG_GIVE each delivered variable's data (malloc'd, at least one byte) is the
+ * callback's, to free, whatever it returns. */
+#define CZ_AGG_GIVE 1u
 int cz_agg_read_some(const cz_agg_file *f, bool (*want)(void *arg, const cz_agg_var *v),
-                     int (*cb)(void *arg, const cz_agg_var *v), void *arg, cn_err *err);
+                     int (*cb)(void *arg, const cz_agg_var *v), void *arg, unsigned flags,
+                     cn_err *err);
 void cz_agg_close(cz_agg_file *f);              /* accepts NULL */
 const char *cz_agg_scheme_name(int scheme);   /* "agnostic", "agnostic-block", "aware", "aware-block", "auto" */
 int cz_agg_scheme_parse(const char *name);    /* -1 if unknown */

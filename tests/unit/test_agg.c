@@ -548,6 +548,8 @@ static int some_cb(void *arg, const cz_agg_var *v)
     if (v->size)
         assert_memory_equal(v->data, c->s->v[i].data, v->size);
     c->calls++;
+    if (c->stop_at < 0) /* CZ_AGG_GIVE: the data is ours */
+        free((void *)v->data);
     return 0;
 }
 
@@ -572,12 +574,18 @@ static void test_read_some(void **state)
             assert_int_equal(cz_agg_write(s->v, s->n, &o, sink, &b, &st, &err), 0);
             cz_agg_file *f = NULL;
             assert_int_equal(cz_agg_open(b.p, b.len, &f, &err), 0);
-            check c = {.s = s, .f = f, .seen = calloc(s->n + 1, 1)};
-            assert_int_equal(cz_agg_read_some(f, want_third, some_cb, &c, &err), 0);
-            assert_int_equal(c.calls, want);
-            for (size_t i = 0; i < s->n; i++)
-                assert_int_equal(c.seen[i], s->v[i].rank % 3 == 1);
-            free(c.seen);
+            for (unsigned give = 0; give < 2; give++) { /* GIVE: some_cb frees the data */
+                check c = {.s = s, .f = f, .seen = calloc(s->n + 1, 1), .stop_at = -(int)give};
+                assert_int_equal(cz_agg_read_some(f, want_third, some_cb, &c,
+                                                  give ? CZ_AGG_GIVE : 0, &err), 0);
+                assert_int_equal(c.calls, want);
+                for (size_t i = 0; i < s->n; i++)
+                    assert_int_equal(c.seen[i], s->v[i].rank % 3 == 1);
+                free(c.seen);
+            }
+            check none = {0};
+            assert_int_equal(cz_agg_read_some(f, want_third, some_cb, &none, 2, &err),
+                             CAIRN_EINVAL);
             cz_agg_close(f);
             free(b.p);
         }
