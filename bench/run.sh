@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh: run the benchmarks (built by `make`; this script builds nothing).
 #   BUILD=build bash bench/run.sh [SECTION...]     SECTION: all (default), l1, ec, ring, l3, z, lossy,
-#                                                  incr, agg, async, remap
+#                                                  incr, agg, l4, async, remap
 # Every figure is printed as a line
 #   bench: NAME VALUE UNIT ratio=R vs BASELINE
 # with the baseline measured in the same run; lines starting with '#' are
@@ -29,6 +29,7 @@
 #   AGG_NP=32 (ranks = emulated nodes)  AGG_HEAT_N=1536  AGG_HEAT_STEPS=600  AGG_MAT_N=512
 #   AGG_LU_N=20  AGG_GROUPS=1,2,4,8,16,32  AGG_REPS=3  AGG_BLOCK=0 (the library's default)
 #   AGG_H5_GROUP=32 (ranks per aggregated file of HDF5 checkpoints)
+#   L4_NP=4 (ranks = emulated nodes)  L4_SIZE=64 (MiB of doubles per rank)  L4_REPS=5
 #   ASYNC_NP=4 (ranks = emulated nodes = daemons, one encoding set, m = 1)  ASYNC_SIZE=32 (MiB
 #   per rank)  ASYNC_ITERS=12  ASYNC_PASSES=48 (stencil passes per iteration)  ASYNC_PFS_EVERY=4
 #   ASYNC_REPS=3
@@ -40,7 +41,7 @@
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-SECTIONS=(l1 ec ring l3 z lossy incr agg async remap)
+SECTIONS=(l1 ec ring l3 z lossy incr agg l4 async remap)
 if [ "${QUICK:-0}" = 1 ]; then
   : "${L1_RANKS:=2}" "${L1_SIZES:=64}" "${L1_IOS:=write}" "${L1_REPS:=3}"
   : "${EC_REPS:=5}" "${EC_KS:=8}" "${EC_MS:=2}"
@@ -51,12 +52,12 @@ if [ "${QUICK:-0}" = 1 ]; then
   : "${INCR_REPS:=3}" "${INCR_MAT_N:=1200}" "${INCR_LU_N:=48}" "${INCR_BLOCKS:=4,64,1024}"
   : "${INCR_SWEEP_REPS:=1}" "${INCR_HASH_MIB:=64}" "${INCR_HASH_REPS:=3}" "${INCR_XDELTA_REPS:=1}"
   : "${AGG_HEAT_N:=768}" "${AGG_HEAT_STEPS:=200}" "${AGG_MAT_N:=256}" "${AGG_GROUPS:=1,8,32}"
-  : "${AGG_REPS:=1}"
+  : "${AGG_REPS:=1}" "${L4_SIZE:=16}" "${L4_REPS:=3}"
   : "${ASYNC_ITERS:=8}" "${ASYNC_REPS:=3}" "${REMAP_SIZE:=8}" "${REMAP_REPS:=3}"
   export L1_RANKS L1_SIZES L1_IOS L1_REPS EC_REPS EC_KS EC_MS RING_SIZE RING_MEMBERS RING_REPS \
     L3_SIZE L3_REPS Z_SIZE Z_REPS Z_HEAT_STEPS Z_SCALE_SIZE LOSSY_REPS LOSSY_PAPER LOSSY_CKPT_REPS INCR_REPS \
     INCR_MAT_N INCR_LU_N INCR_BLOCKS INCR_SWEEP_REPS INCR_HASH_MIB INCR_HASH_REPS \
-    INCR_XDELTA_REPS AGG_HEAT_N AGG_HEAT_STEPS AGG_MAT_N AGG_GROUPS AGG_REPS ASYNC_ITERS ASYNC_REPS \
+    INCR_XDELTA_REPS AGG_HEAT_N AGG_HEAT_STEPS AGG_MAT_N AGG_GROUPS AGG_REPS L4_SIZE L4_REPS ASYNC_ITERS ASYNC_REPS \
     REMAP_SIZE REMAP_REPS
 fi
 
@@ -346,6 +347,30 @@ bench_agg() {
     echo "# FAILED (exit $rc): agg"
     failed=1
   fi
+}
+
+# ---- l4: level 4 (flush, restore from the PFS alone) vs a plain copy of the files ----
+# L4_NP ranks, each its own emulated node, L4_SIZE MiB of doubles each (bench/l4_bench.c):
+# the flush of a level-1 generation against copying its files to the same PFS directory with
+# read()/write(), and the restart from the PFS alone (every node-local directory wiped)
+# against reading those copies back; medians of L4_REPS, stored bytes beside each figure.
+bench_l4() {
+  local bin=$BUILD/bench/l4_bench np=${L4_NP:-4} size=${L4_SIZE:-64}
+  if [ ! -x "$bin" ]; then
+    echo "# FAILED: $bin not built (run make first)"
+    failed=1
+    return
+  fi
+  # Per rank: the array, its reference, level 1, the PFS copy and the plain copy.
+  if ! mem_ok $((np * size * 4 + 512)) $((np * size * 4 + 256)); then
+    echo "# skipped: l4: not enough free memory for $((np * size * 4)) MiB"
+    return
+  fi
+  mkdir -m 700 "$tmp/l4pfs"
+  # Waiting ranks yield their core (as on separate nodes; this host runs every node).
+  CAIRN_PFS_DIR=$tmp/l4pfs CAIRN_LOG_LEVEL=error OMPI_MCA_mpi_yield_when_idle=1 \
+    run_mpi "$np" env CAIRN_RANKS_PER_NODE=1 \
+    "$bin" --size "$size" --reps "${L4_REPS:-5}"
 }
 
 # ---- remap: restart onto another rank count vs onto the same one ----

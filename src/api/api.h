@@ -314,6 +314,26 @@ int api_rebuild_gen(cairn_ctx *ctx, long id, const api_node_state *all, int leve
  * node-local storage as a full level-1 generation of this job.
  */
 int api_flush(cairn_ctx *ctx, long id);
+/* A rank's generation materialized for a flush (layout in flush.c): META
+ * bytes of records, then the data, LEN in all. */
+typedef struct api_state {
+    uint8_t *buf;
+    uint64_t len, meta;
+} api_state;
+/* A state's LEN bytes, zeroed (fetch.c); freed by api_state_free (S->buf of
+ * S->len bytes; NULL accepted, set to NULL). */
+void *api_state_alloc(uint64_t len);
+void api_state_free(api_state *s);
+/* The states' way to their aggregators, overlapped with writing (fetch.c).
+ * Start: collective over the leaders; ST[r] set for this node's ranks on
+ * entry, and for the ranks of the groups it aggregates on return, their
+ * metadata there and their data arriving. Ready (a cz_agg_opts.ready): waits
+ * until bytes [P, P + LEN) of a state's data are there. End: waits for every
+ * transfer, frees the fetch (NULL accepted). */
+typedef struct api_fetch api_fetch;
+int api_fetch_start(cairn_ctx *ctx, int group, api_state *st, api_fetch **out);
+int api_fetch_ready(void *fetch, const void *p, size_t len);
+int api_fetch_end(api_fetch *f);
 long api_pfs_newest(cairn_ctx *ctx, long bound, int *rc);
 int api_stage_in(cairn_ctx *ctx, long id);
 /* JOB's generations on the PFS (an fd of its directory): the copy

@@ -7,10 +7,13 @@
  * leader of the node of the group's first rank (its aggregator).
  *   1. every leader materializes each of its ranks: the generation's chain
  *      verified and applied (chain.c) into one buffer, a "state" (below);
- *   2. states travel to their aggregators (sizes first, then the bytes);
+ *   2. states travel to their aggregators (fetch.c: sizes and metadata
+ *      first, then the data in pieces, not waited for);
  *   3. each aggregator merges its groups' variables (src/compress agg: the
- *      pfs.scheme) and writes them through the throttle (levels/pfs.c); a
- *      routed file that is HDF5 goes in as its datasets, skeleton and map
+ *      pfs.scheme) and writes them through the throttle (levels/pfs.c),
+ *      waiting for each piece of data only when it needs it: fetching,
+ *      compressing and writing overlap (the write on a thread of its own);
+ *      a routed file that is HDF5 goes in as its datasets, skeleton and map
  *      (src/compress/h5agg.c), so equal datasets of the ranks merge;
  *   4. sizes and checksums are summed to the first leader, which writes the
  *      index last (the generation is complete from then on) and prunes the
@@ -20,12 +23,12 @@
  * replaced: the flush fails with CAIRN_EMISMATCH.
  * A PFS generation is always full: incremental chains end here.
  *
- * A state (in memory only, between leaders of one job):
- *   u32 nvars | nvars x { u32 rank | u8 kind | u8 type | u8 ndims | u8 namelen
- *   | u64 dims[3] | u64 count | u64 size | name + NUL, zero-padded to 8 | data,
- *   zero-padded to 8 }
- * Messages between two leaders match in the order both post them (rank
- * order), so two tags suffice: 0 for sizes, 1 for bytes.
+ * A state (in memory only, between leaders of one job), metadata first so
+ * that it can travel ahead of the data:
+ *   u32 nvars | u32 0 | u64 meta (bytes before the data)
+ *   | nvars x { u32 rank | u8 kind | u8 type | u8 ndims | u8 namelen
+ *     | u64 dims[3] | u64 count | u64 size | name + NUL, zero-padded to 8 }
+ *   | nvars x { data, zero-padded to 8 }
  * Ownership: states are owned by the leader that built or received them and
  * freed when its files are written.
  */
@@ -38,12 +41,9 @@
 #include <unistd.h>
 
 #define REC_HDR 48
-#define CHUNK (1u << 30) /* MPI counts are ints: bytes travel in pieces */
+#define STATE_HDR 16
 
-typedef struct state {
-    uint8_t *buf;
-    uint64_t len;
-} state;
+typedef api_state state;
 
 static uint64_t pad8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
 
@@ -59,17 +59,22 @@ static int materialize(cairn_ctx *ctx, int rank, long id, state *out)
                : cn_fail(&ctx->err, CAIRN_ENOENT, "rank %d: generation %ld is not complete on "
                          "node %s", rank, id, ctx->node_name);
     const cn_ckpt *c = rc == 0 ? ch.link[ch.n - 1] : NULL;
-    uint64_t len = 4;
-    for (uint32_t i = 0; c && i < c->h.nentries; i++)
-        len += REC_HDR + pad8(strlen(c->e[i].name) + 1) + pad8(c->e[i].raw_size);
-    uint8_t *buf = c ? calloc(1, len) : NULL;
+    uint64_t meta = STATE_HDR, len = 0;
+    for (uint32_t i = 0; c && i < c->h.nentries; i++) {
+        meta += REC_HDR + pad8(strlen(c->e[i].name) + 1);
+        len += pad8(c->e[i].raw_size);
+    }
+    len += meta;
+    uint8_t *buf = c ? api_state_alloc(len) : NULL;
     void **ptrs = c ? calloc(c->h.nentries + 1, sizeof *ptrs) : NULL;
     if (rc == 0 && (!buf || !ptrs))
         rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory to materialize rank %d (%llu bytes)",
                      rank, (unsigned long long)len);
-    uint8_t *p = buf;
+    uint8_t *p = buf, *dp = buf + meta;
     if (rc == 0) {
-        cn_put_u32(p, c->h.nentries), p += 4;
+        cn_put_u32(p, c->h.nentries);
+        cn_put_u64(p + 8, meta);
+        p += STATE_HDR;
     }
     for (uint32_t i = 0; rc == 0 && i < c->h.nentries; i++) {
         const cn_entry *e = &c->e[i];
@@ -83,10 +88,10 @@ static int materialize(cairn_ctx *ctx, int rank, long id, state *out)
         memcpy(p + REC_HDR, e->name, nl);
         p += REC_HDR + pad8(nl + 1);
         if (e->kind == CN_KIND_FILE) /* routed files whole (split if HDF5 in write_file) */
-            memcpy(p, c->map + e->offset, e->raw_size);
+            memcpy(dp, c->map + e->offset, e->raw_size);
         else
-            ptrs[i] = p;
-        p += pad8(e->raw_size);
+            ptrs[i] = dp;
+        dp += pad8(e->raw_size);
     }
     if (rc == 0)
         rc = api_chain_apply(ctx, &ch, ptrs);
@@ -94,19 +99,23 @@ static int materialize(cairn_ctx *ctx, int rank, long id, state *out)
     free(ptrs);
     free(g);
     if (rc < 0) {
-        free(buf);
+        api_state_free(&(state){buf, len, meta});
         return rc;
     }
-    *out = (state){buf, len};
+    *out = (state){buf, len, meta};
     return 0;
 }
 
-/* Parse state S (built by a leader of this job) into V[*N..]. */
+/* Parse state S (built by a leader of this job) into V[*N..]: its metadata
+ * only (the data may still be on its way; fetch.c). */
 static int parse_state(cairn_ctx *ctx, const state *s, cz_agg_var *v, size_t cap, size_t *n)
 {
-    cn_rd r = {.p = s->buf, .len = s->len};
+    cn_rd r = {.p = s->buf, .len = s->meta};
     uint32_t cnt = cn_rd_u32(&r);
-    for (uint32_t i = 0; i < cnt && !r.bad; i++) {
+    cn_rd_u32(&r);
+    bool bad = cn_rd_u64(&r) != s->meta;
+    uint64_t at = s->meta; /* the next variable's data */
+    for (uint32_t i = 0; i < cnt && !r.bad && !bad; i++) {
         const uint8_t *h = cn_rd_take(&r, REC_HDR);
         if (!h || *n == cap)
             break;
@@ -119,15 +128,18 @@ static int parse_state(cairn_ctx *ctx, const state *s, cz_agg_var *v, size_t cap
         x->count = cn_get_u64(h + 32);
         x->size = cn_get_u64(h + 40);
         x->name = (const char *)cn_rd_take(&r, pad8((uint64_t)h[7] + 1));
-        x->data = x->size > s->len ? NULL : cn_rd_take(&r, pad8(x->size));
-        if (!x->name || !x->data || x->name[h[7]] != '\0')
+        bad |= x->size > s->len - at || pad8(x->size) > s->len - at;
+        x->data = bad ? NULL : s->buf + at;
+        at += bad ? 0 : pad8(x->size);
+        if (!x->name || x->name[h[7]] != '\0')
             r.bad = true;
     }
-    CN_FAIL_IF(r.bad || r.off != r.len, &ctx->err, CAIRN_EMPI, "a node sent a malformed state");
+    CN_FAIL_IF(bad || r.bad || r.off != r.len || at != s->len, &ctx->err, CAIRN_EMPI,
+               "a node sent a malformed state");
     return 0;
 }
 
-static uint32_t state_nvars(const state *s) { return s->len >= 4 ? cn_get_u32(s->buf) : 0; }
+static uint32_t state_nvars(const state *s) { return s->meta >= 4 ? cn_get_u32(s->buf) : 0; }
 
 /* The aggregator (node index = leaders rank) of file F. */
 static int aggregator(const cairn_ctx *ctx, int group, int f)
@@ -135,61 +147,19 @@ static int aggregator(const cairn_ctx *ctx, int group, int f)
     return (int)ctx->rank_node[(size_t)f * (size_t)group];
 }
 
-/* Step 2: every rank's state to its aggregator. ST[r] is set for this node's
- * ranks on entry and for the ranks of the groups it aggregates on return. */
-static int exchange(cairn_ctx *ctx, int group, state *st)
+/* The bytes/s an aggregator writes to the PFS, as the codec model takes it:
+ * pfs.bandwidth (its throttle), or when unthrottled compress.bandwidth (the
+ * PFS taken as fast as level-1 storage); fixed, never measured, so the same
+ * data and settings always store the same bytes. */
+static double pfs_bps(const cairn_ctx *ctx)
 {
-    int nr = ctx->nranks, me = ctx->node;
-    MPI_Request *req = malloc(sizeof *req * (size_t)(4 * nr + 16) * 2);
-    uint64_t *sizes = calloc((size_t)nr, sizeof *sizes);
-    CN_FAIL_IF(!req || !sizes, &ctx->err, CAIRN_ENOMEM, "no memory"); /* leaks on OOM only */
-    int nq = 0, mpi = MPI_SUCCESS;
-    for (int r = 0; r < nr; r++) { /* sizes */
-        int from = (int)ctx->rank_node[r], to = aggregator(ctx, group, r / group);
-        if (from == to)
-            continue;
-        if (from == me)
-            sizes[r] = st[r].len;
-        if (from == me)
-            mpi |= MPI_Isend(&sizes[r], 1, MPI_UINT64_T, to, 0, ctx->leaders, &req[nq++]);
-        else if (to == me)
-            mpi |= MPI_Irecv(&sizes[r], 1, MPI_UINT64_T, from, 0, ctx->leaders, &req[nq++]);
-    }
-    mpi |= MPI_Waitall(nq, req, MPI_STATUSES_IGNORE);
-    int rc = mpi == MPI_SUCCESS ? 0 : cn_fail(&ctx->err, CAIRN_EMPI, "flush: MPI exchange failed");
-    nq = 0;
-    for (int r = 0; rc == 0 && r < nr; r++) { /* bytes */
-        int from = (int)ctx->rank_node[r], to = aggregator(ctx, group, r / group);
-        if (from == to || (from != me && to != me))
-            continue;
-        if (to == me && !(st[r].buf = malloc(sizes[r] ? sizes[r] : 1))) {
-            rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory for rank %d's state", r);
-            break;
-        }
-        st[r].len = sizes[r];
-        for (uint64_t off = 0; off < sizes[r]; off += CHUNK) {
-            int len = (int)(sizes[r] - off < CHUNK ? sizes[r] - off : CHUNK);
-            if (nq == 8 * nr + 32) { /* keep the request array bounded */
-                mpi |= MPI_Waitall(nq, req, MPI_STATUSES_IGNORE);
-                nq = 0;
-            }
-            mpi |= to == me ? MPI_Irecv(st[r].buf + off, len, MPI_BYTE, from, 1,
-                                        ctx->leaders, &req[nq++])
-                            : MPI_Isend(st[r].buf + off, len, MPI_BYTE, to, 1,
-                                        ctx->leaders, &req[nq++]);
-        }
-    }
-    mpi |= MPI_Waitall(nq, req, MPI_STATUSES_IGNORE);
-    if (rc == 0 && mpi != MPI_SUCCESS)
-        rc = cn_fail(&ctx->err, CAIRN_EMPI, "flush: MPI exchange failed");
-    free(req);
-    free(sizes);
-    return rc;
+    int mib = ctx->cfg.pfs_bandwidth > 0 ? ctx->cfg.pfs_bandwidth : ctx->cfg.z_bandwidth;
+    return (double)mib * 1048576.0;
 }
 
 /* Step 3: aggregate file F (ranks [F * group, ...)) from the states ST. */
 static int write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *st,
-                      uint64_t *out /* size, sum, raw */)
+                      api_fetch *fetch, uint64_t *out /* size, sum, raw */)
 {
     int lo = f * group, hi = lo + group < ctx->nranks ? lo + group : ctx->nranks;
     size_t cap = 0, n = 0;
@@ -200,6 +170,9 @@ static int write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *
     int rc = 0;
     for (int r = lo; rc == 0 && r < hi; r++)
         rc = parse_state(ctx, &st[r], v, cap, &n);
+    for (size_t i = 0; rc == 0 && i < n; i++) /* the HDF5 split reads routed files first */
+        if (v[i].kind == CN_KIND_FILE)
+            rc = api_fetch_ready(fetch, v[i].data, (size_t)v[i].size);
     char name[64];
     cn_agg_filename(name, sizeof name, (uint32_t)f);
     cz_h5_split h5 = {0}; /* routed HDF5 files: by dataset (src/compress/h5agg.c) */
@@ -209,7 +182,8 @@ static int write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *
     if (rc == 0)
         rc = lvl_pfs_create(genfd, name, ctx->cfg.pfs_bandwidth, &file, &ctx->err);
     cz_agg_opts o = {.scheme = ctx->cfg.pfs_scheme, .block = ctx->cfg.pfs_block,
-                     .level = ctx->cfg.z_level, .threads = api_threads(ctx)};
+                     .level = ctx->cfg.z_level, .threads = api_threads(ctx),
+                     .bps = pfs_bps(ctx), .ready = api_fetch_ready, .ready_arg = fetch};
     cz_agg_stats s = {0};
     if (rc == 0)
         rc = cz_agg_write(h5.v, h5.n, &o, lvl_pfs_append, file, &s, &ctx->err);
@@ -348,13 +322,16 @@ static int flush_leader(cairn_ctx *ctx, long id)
         if ((int)ctx->rank_node[r] == ctx->node)
             rc = materialize(ctx, r, id, &st[r]);
     rc = leaders_agree(ctx, rc, "materializing the generation");
+    api_fetch *fetch = NULL;
     if (rc == 0)
-        rc = leaders_agree(ctx, exchange(ctx, group, st), "the flush exchange");
+        rc = api_fetch_start(ctx, group, st, &fetch); /* agreed */
     for (int f = 0; rc == 0 && f < nfiles; f++)
         if (aggregator(ctx, group, f) == ctx->node)
-            rc = write_file(ctx, genfd, group, f, st, &sum[3 * f]);
+            rc = write_file(ctx, genfd, group, f, st, fetch, &sum[3 * f]);
+    int ended = api_fetch_end(fetch); /* every transfer done before the states go */
+    rc = rc < 0 ? rc : ended;
     for (int r = 0; st && r < ctx->nranks; r++)
-        free(st[r].buf);
+        api_state_free(&st[r]);
     free(st);
     rc = leaders_agree(ctx, rc, "writing to the PFS");
     if (rc == 0 && MPI_Reduce(sum, total, 3 * nfiles, MPI_UINT64_T, MPI_SUM, 0, ctx->leaders) !=

@@ -4,12 +4,15 @@
  *
  * The first rank finds the newest complete PFS generation (its index decodes
  * and names this job) and tells everyone. Then each node leader reads the
- * aggregated files that hold its ranks (size and checksum checked against
- * the index, then every group verified by the aggregated format before
- * anything is decoded), rebuilds every routed HDF5 file level 4 split by
- * dataset (skeleton and datasets joined, the whole file's checksum checked:
- * src/compress/h5agg.c), writes each of its ranks a full rank file (raw, no
- * chain: a PFS generation is full) into a fresh gen-<G>/, and writes the node
+ * aggregated files that hold its ranks (size checked against the index,
+ * header, table and trailer by their checksums, every compressed group by
+ * its checksum before anything of it is decoded; only the units that hold
+ * its ranks' bytes are decoded, a raw unit verified by its frame checksum:
+ * a node reads only its share of a file), rebuilds every routed HDF5 file
+ * level 4 split by dataset (skeleton and datasets joined, the whole file's
+ * checksum checked: src/compress/h5agg.c), writes each of its ranks a full
+ * rank file (raw, no chain: a PFS generation is full) into a fresh gen-<G>/,
+ * and writes the node
  * manifest (level 1, target 4). A generation can come back to a job of the
  * same rank count on any node layout. Nothing node-local is touched before
  * every leader has read its files.
@@ -43,6 +46,13 @@ typedef struct collect {
     int rc;
 } collect;
 
+/* cz_agg_read_some filter: a variable of this node's ranks? */
+static bool on_node(void *arg, const cz_agg_var *v)
+{
+    const cairn_ctx *ctx = ((collect *)arg)->ctx;
+    return v->rank < (uint32_t)ctx->nranks && (int)ctx->rank_node[v->rank] == ctx->node;
+}
+
 /* A free entry at the end of RV (count not advanced), or NULL. */
 static lvl_src *next_src(rank_vars *rv)
 {
@@ -57,26 +67,29 @@ static lvl_src *next_src(rank_vars *rv)
     return &rv->src[rv->n];
 }
 
-/* cz_agg_read callback: keep a copy of the variables of this node's ranks. */
+/* cz_agg_read_some callback (CZ_AGG_GIVE, on_node): keep the variables of
+ * this node's ranks; their data is handed over, not copied. */
 static int keep_var(void *arg, const cz_agg_var *v)
 {
     collect *c = arg;
     cairn_ctx *ctx = c->ctx;
-    if (v->rank >= (uint32_t)ctx->nranks || (int)ctx->rank_node[v->rank] != ctx->node)
+    void *data = (void *)v->data; /* ours (CZ_AGG_GIVE) */
+    if (v->rank >= (uint32_t)ctx->nranks || (int)ctx->rank_node[v->rank] != ctx->node) {
+        free(data); /* on_node let it through: not expected */
         return 0;
-    if (v->kind > CN_KIND_FILE) /* joined into its routed file once all are read */
-        return c->rc = cz_h5_parts_keep(c->h5, v, &ctx->err);
+    }
+    if (v->kind > CN_KIND_FILE) { /* joined into its routed file once all are read */
+        c->rc = cz_h5_parts_keep(c->h5, v, &ctx->err);
+        free(data);
+        return c->rc;
+    }
     rank_vars *rv = &c->local[v->rank];
     lvl_src *s = next_src(rv);
-    if (!s)
-        return c->rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
-    char *name = strdup(v->name);
-    void *data = malloc(v->size ? v->size : 1);
-    if (!name || !data) {
-        free(name), free(data);
+    char *name = s ? strdup(v->name) : NULL;
+    if (!name) {
+        free(data);
         return c->rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory for '%s'", v->name);
     }
-    memcpy(data, v->data, v->size);
     s->name = name, s->kind = v->kind, s->type = v->type, s->ndims = v->ndims;
     for (int d = 0; d < CAIRN_MAX_DIMS; d++)
         s->dims[d] = v->dims[d];
@@ -149,11 +162,12 @@ static int read_files(cairn_ctx *ctx, int jobfd, const cn_pindex *x, collect *c)
         cn_agg_filename(name, sizeof name, f);
         const uint8_t *map = NULL;
         cz_agg_file *af = NULL;
-        rc = lvl_pfs_map(genfd, name, &x->files[f], &map, &ctx->err);
+        rc = lvl_pfs_map_part(genfd, name, &x->files[f], &map, &ctx->err);
+        if (rc == 0) /* only what this node decodes is verified, by its own checksums */
+            rc = cz_agg_open_flags(map, x->files[f].size, CZ_AGG_LAZY, &af, &ctx->err);
         if (rc == 0)
-            rc = cz_agg_open(map, x->files[f].size, &af, &ctx->err);
-        if (rc == 0)
-            rc = cz_agg_read(af, keep_var, c, &ctx->err);
+            rc = cz_agg_read_some(af, on_node, keep_var, c, CZ_AGG_GIVE, /* others' units */
+                                  &ctx->err);                       /* are not decoded */
         if (rc != 0 && c->rc < 0)
             rc = c->rc;
         cz_agg_close(af);

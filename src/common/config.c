@@ -222,7 +222,8 @@ static const key_def KEYS[] = {
      .doc = "how a group's variables are merged before compression: `aware` groups variables "
             "of the same name, type and kind across ranks, `agnostic` concatenates rank after "
             "rank, `*-block` interleave the members in blocks of pfs.block (block 0 of every "
-            "rank, then block 1, ...); `auto` samples all four and keeps the smallest"},
+            "rank, then block 1, ...); `auto` samples all four and keeps the smallest, when the "
+            "time model says the sample can pay for itself (else `aware`)"},
     {.section = "pfs", .name = "block", .env = "CAIRN_PFS_BLOCK", .kind = K_SIZE,
      .min = 64, .max = 64 << 20, .def = "4K", FIELD(pfs_block), .check = check_pow2,
      .doc = "the `*-block` schemes interleave the ranks' data in blocks of this size (the "
@@ -230,7 +231,8 @@ static const key_def KEYS[] = {
     {.section = "pfs", .name = "bandwidth", .env = "CAIRN_PFS_BANDWIDTH", .kind = K_INT,
      .min = 0, .max = 10000000, .def = "0", FIELD(pfs_bandwidth),
      .doc = "MiB/s each aggregator may write to the PFS (its share of the file system's "
-            "bandwidth); 0: unthrottled"},
+            "bandwidth); 0: unthrottled. Also the bandwidth level 4's codec model weighs "
+            "compression against (0: compress.bandwidth's)"},
     {.section = "daemon", .name = "use", .env = "CAIRN_DAEMON_USE", .kind = K_ENUM,
      .words = DAEMON_WORDS, .def = "auto", FIELD(daemon_use),
      .doc = "`auto`: hand levels 2-4 to the node's cairnd when one serves the job on every "

@@ -16,8 +16,15 @@
  *   aware-block     aware groups with their variables interleaved in blocks.
  *   auto            all four run over a sample (a prefix of every variable,
  *                   about 1/16 of the data, 1..16 MiB); the smallest wins.
+ *                   With a time model (opts.bps) only when the trials can
+ *                   pay for themselves (sampling_pays); else aware.
  * A group's stream is cut into chunks of at most AGG_CHUNK raw bytes; each
- * chunk becomes one frame (compress.h) of the group's codec. The codec is
+ * chunk becomes one frame (compress.h) of the group's codec. With opts.bps
+ * (the file's write bandwidth) the codec, raw included, is the one of least
+ * modelled time on the group's first chunk (choose.c's model: compression
+ * CPU on opts.threads against the stored bytes' write; raw unless a codec
+ * saves 5%), and the second pass is taken only when the write time it saves
+ * exceeds its CPU time. Without opts.bps, the codec is
  * picked on the first AGG_SAMPLE bytes of the group among the candidates for
  * its type (float and double: shuffle-zstd, zstd, fpzip; wider integers:
  * shuffle-zstd, zstd; bytes and the agnostic schemes: zstd), the smallest
@@ -30,7 +37,9 @@
  * Layout (every integer little-endian; offsets implicit, checked on open):
  *   header, 64 bytes:
  *     0 "CAIRNAGG"  8 u32 version (1; 2 when the file holds the parts of
- *       split HDF5 files, kinds h5map/h5skel/h5data)  12 u8 scheme (0..3), u8 0, u16 0
+ *       split HDF5 files, kinds h5map/h5skel/h5data; 3 when a time model
+ *       picked the codecs, opts.bps: a group may be stored raw; all three are
+ *       read)  12 u8 scheme (0..3), u8 0, u16 0
  *    16 u32 block (block schemes: the unit, a multiple of 8; else 0)
  *    20 u32 nvars  24 u32 ngroups  28 u32 chunk (largest raw bytes of a frame)
  *    32 u64 raw (all variables' bytes)  40 u64 0  48 u64 0
@@ -40,7 +49,7 @@
  *   table: ngroups group records, then nvars variable records, in table
  *     order (group by group; within a group member by member: aware by rank,
  *     agnostic rank after rank, variables in the order given):
- *     group, 48 bytes: 0 u8 codec, u8 type (byte for agnostic), u8 flags
+ *     group, 48 bytes: 0 u8 codec (0: raw frames, version 3 on), u8 type (byte for agnostic), u8 flags
  *       (PASS2), u8 0, 4 u32 nvars, 8 u64 raw, 16 u64 stored, 24 u64 units,
  *       32 u64 XXH3-64 of the group's stored bytes, 40 u64 0
  *     variable, 56 bytes + name: 0 u32 rank, 4 u8 kind, u8 type, u8 ndims,
@@ -55,7 +64,14 @@
  * Every byte is under a checksum (header, each group's data, table,
  * trailer), and every frame carries the XXH3-64 of its raw bytes.
  *
- * Memory: one chunk and its frames at a time (about 4 x AGG_CHUNK); the
+ * A raw group's units after the first (whose bytes the codec was picked on)
+ * are written from the variables' memory, without a copy (raw_unit).
+ * Pipeline: the final write hands each unit to a thread of its own
+ * (agg_pipe.c), which writes it through the sink while the next chunk is
+ * gathered and compressed into a second buffer set; header and table are
+ * written after every unit before them. The sink is called by one thread at
+ * a time, in file order.
+ * Memory: one chunk and two sets of its frames (about 6 x AGG_CHUNK); the
  * table is kept until the end. Ownership: the caller's variables are only
  * read, during the call.
  */
@@ -79,17 +95,29 @@ typedef struct writer {
     size_t n;
     size_t *order;        /* table position -> index into v */
     int scheme;
-    uint32_t version;     /* AGG_VERSION with HDF5 parts, else AGG_VERSION_PLAIN */
+    uint32_t version;     /* AGG_VERSION_RAW with opts.bps, else AGG_VERSION with HDF5
+                           * parts, else AGG_VERSION_PLAIN */
     uint64_t block;       /* 0 unless a block scheme */
     int level;
+    int threads;
+    double bps;           /* the time model's write bandwidth; 0: by size alone */
     uint32_t chunk;
     cz_agg_sink sink;
     void *arg;
     uint64_t stored;      /* bytes passed to the sink */
-    uint8_t *raw, *inner, *trial, *outer, *scratch;
+    uint8_t *raw, *trial, *scratch;
+    uint8_t *inners[2], *outers[2]; /* two sets while a unit is written (pipe) */
+    uint8_t *inner, *outer;         /* the set being filled */
+    int cur;
+    cz_agg_pipe *pipe;    /* the write stage's thread; NULL: the sink is called here */
+    int (*ready)(void *arg, const void *p, size_t len); /* opts.ready */
+    void *ready_arg;
     wgroup *g;
     uint32_t ngroups, npass2;
     cz_agg_member *m;     /* members of the group being written */
+    cz_span *spans;       /* a raw unit's pieces, in the variables' memory */
+    size_t nspans, spans_cap;
+    uint8_t hdr[CZ_FRAME_HDR]; /* a raw unit's frame header */
 } writer;
 
 static double now_s(void)
@@ -103,6 +131,8 @@ static int emit(writer *w, const void *p, size_t len, cn_err *err)
 {
     if (!len)
         return 0;
+    if (w->pipe) /* in order: after every unit posted */
+        CN_TRY(cz_agg_pipe_drain(w->pipe, err));
     int rc = w->sink(w->arg, p, len, err);
     if (rc) {
         rc = rc < 0 ? rc : CAIRN_EIO;
@@ -111,6 +141,30 @@ static int emit(writer *w, const void *p, size_t len, cn_err *err)
         return rc;
     }
     w->stored += len;
+    return 0;
+}
+
+/* LEN bytes at P (to stay untouched until the next post) to the file. */
+static int post(writer *w, const void *p, size_t len, cn_err *err)
+{
+    if (!w->pipe)
+        return emit(w, p, len, err);
+    CN_TRY(cz_agg_pipe_post(w->pipe, p, len, err));
+    w->stored += len;
+    return 0;
+}
+
+/* A unit (in w->inner or w->outer) on its way: to the pipe's thread, which
+ * writes it while the next chunk is gathered and compressed into the other
+ * buffer set; without a pipe, written here. */
+static int emit_unit(writer *w, const uint8_t *p, size_t len, cn_err *err)
+{
+    if (!w->pipe)
+        return emit(w, p, len, err);
+    CN_TRY(post(w, p, len, err));
+    w->cur ^= 1;
+    w->inner = w->inners[w->cur];
+    w->outer = w->outers[w->cur];
     return 0;
 }
 
@@ -170,8 +224,17 @@ static size_t members(writer *w, const wgroup *g)
 
 /* ---- one group ---------------------------------------------------------- */
 
+/* Bytes [P, P + LEN) of a variable's data, there to be read (opts.ready). */
+static int ready(const writer *w, const void *p, uint64_t len, cn_err *err)
+{
+    int rc = w->ready && len ? w->ready(w->ready_arg, p, (size_t)len) : 0;
+    if (rc && err && !err->msg[0])
+        cn_fail(err, rc < 0 ? rc : CAIRN_EIO, "aggregation: the data did not arrive");
+    return rc ? (rc < 0 ? rc : CAIRN_EIO) : 0;
+}
+
 /* Copy the next K bytes of member M's stream to DST. */
-static void gather(const writer *w, cz_agg_member *m, uint8_t *dst, uint64_t k)
+static int gather(const writer *w, cz_agg_member *m, uint8_t *dst, uint64_t k, cn_err *err)
 {
     while (k) {
         const cz_agg_var *x = &w->v[w->order[m->first + m->cur]];
@@ -182,11 +245,83 @@ static void gather(const writer *w, cz_agg_member *m, uint8_t *dst, uint64_t k)
             continue;
         }
         uint64_t t = left < k ? left : k;
+        CN_TRY(ready(w, (const uint8_t *)x->data + m->cur_off, t, err));
         memcpy(dst, (const uint8_t *)x->data + m->cur_off, (size_t)t);
         dst += t;
         k -= t;
         m->cur_off += t;
     }
+    return 0;
+}
+
+/* The next K bytes of member M's stream as pieces of the variables' memory,
+ * appended to w->spans. */
+static int spans_of(writer *w, cz_agg_member *m, uint64_t k, cn_err *err)
+{
+    while (k) {
+        const cz_agg_var *x = &w->v[w->order[m->first + m->cur]];
+        uint64_t left = x->size - m->cur_off;
+        if (!left) {
+            m->cur++;
+            m->cur_off = 0;
+            continue;
+        }
+        uint64_t t = left < k ? left : k;
+        const uint8_t *p = (const uint8_t *)x->data + m->cur_off;
+        CN_TRY(ready(w, p, t, err));
+        cz_span *last = w->nspans ? &w->spans[w->nspans - 1] : NULL;
+        if (last && (const uint8_t *)last->ptr + last->len == p) {
+            last->len += t;
+        } else {
+            if (w->nspans == w->spans_cap) {
+                size_t cap = w->spans_cap ? 2 * w->spans_cap : 64;
+                cz_span *s = realloc(w->spans, cap * sizeof *s);
+                if (!s)
+                    return cn_fail(err, CAIRN_ENOMEM, "no memory for %zu pieces", cap);
+                w->spans = s, w->spans_cap = cap;
+            }
+            w->spans[w->nspans++] = (cz_span){p, t};
+        }
+        k -= t;
+        m->cur_off += t;
+    }
+    return 0;
+}
+
+/* The next chunk of raw group G written straight from the variables' memory,
+ * no copy: the frame header (checksum over the pieces), then the pieces.
+ * *FILL: its raw bytes (0: the group's stream is over). */
+static int raw_unit(writer *w, wgroup *g, cz_agg_walk *wk, XXH3_state_t *hs, size_t *fill,
+                    cn_err *err)
+{
+    w->nspans = 0;
+    *fill = 0;
+    while (*fill < w->chunk) {
+        size_t mi;
+        uint64_t piece = cz_agg_walk_piece(wk, &mi);
+        if (!piece)
+            break;
+        uint64_t take = piece < w->chunk - *fill ? piece : w->chunk - *fill;
+        CN_TRY(spans_of(w, &w->m[mi], take, err));
+        cz_agg_walk_take(wk, take);
+        *fill += (size_t)take;
+    }
+    if (!*fill)
+        return 0;
+    XXH3_state_t fs;
+    XXH3_64bits_reset(&fs);
+    for (size_t i = 0; i < w->nspans; i++)
+        XXH3_64bits_update(&fs, w->spans[i].ptr, (size_t)w->spans[i].len);
+    cz_frame_raw_header(w->hdr, g->type, (uint32_t)*fill, XXH3_64bits_digest(&fs));
+    XXH3_64bits_update(hs, w->hdr, CZ_FRAME_HDR);
+    CN_TRY(post(w, w->hdr, CZ_FRAME_HDR, err));
+    for (size_t i = 0; i < w->nspans; i++) {
+        XXH3_64bits_update(hs, w->spans[i].ptr, (size_t)w->spans[i].len);
+        CN_TRY(post(w, w->spans[i].ptr, (size_t)w->spans[i].len, err));
+    }
+    g->stored += CZ_FRAME_HDR + *fill;
+    g->nunits++;
+    return 0;
 }
 
 static int candidates(const writer *w, uint8_t type, uint8_t out[3])
@@ -203,9 +338,26 @@ static int candidates(const writer *w, uint8_t type, uint8_t out[3])
     return 3;
 }
 
-/* The candidate whose frame of the first SAMPLE bytes of the chunk is smallest. */
+/* The model of the work of writing bytes of TYPE to a file at w->bps. */
+static cz_env model_env(const writer *w)
+{
+    return (cz_env){.storage_bps = w->bps, .threads = w->threads > 0 ? w->threads : 1,
+                    .level = w->level, .buf_size = w->chunk};
+}
+
+/* With a time model (w->bps): the codec, raw included, of least modelled time
+ * (choose.c: compression CPU on the aggregator's threads against the stored
+ * bytes' write, fixed per-codec costs, ratios sampled at fixed places of the
+ * chunk; no clock). Without: the candidate whose frame of the first SAMPLE
+ * bytes of the chunk is smallest. */
 static uint8_t pick_codec(writer *w, uint8_t type, size_t fill)
 {
+    if (w->bps > 0) {
+        cz_env env = model_env(w);
+        cz_model m;
+        cz_model_lossless(w->raw, fill, type, NULL, &env, &m);
+        return (uint8_t)cz_pick(&m);
+    }
     uint8_t cand[3];
     int ncand = candidates(w, type, cand);
     size_t n = fill < AGG_SAMPLE ? fill : AGG_SAMPLE, best = 0;
@@ -220,6 +372,17 @@ static uint8_t pick_codec(writer *w, uint8_t type, size_t fill)
     return pick;
 }
 
+/* Does a second zstd pass that makes ILEN bytes OLEN save more write time
+ * than its CPU work costs (by the model; always, without one)? */
+static bool pass2_pays(const writer *w, size_t ilen, size_t olen)
+{
+    if (w->bps <= 0)
+        return true;
+    cz_env env = model_env(w);
+    double cpu = cz_model_cpu(&env, CZ_ZSTD, CAIRN_BYTE, ilen, (double)olen / (double)ilen);
+    return cpu / env.threads < (double)(ilen - olen) / w->bps;
+}
+
 static int write_group(writer *w, wgroup *g, cn_err *err)
 {
     size_t nm = members(w, g);
@@ -232,13 +395,19 @@ static int write_group(writer *w, wgroup *g, cn_err *err)
     g->codec = cand[0]; /* an empty group keeps the first candidate */
     for (bool first = true;; first = false) {
         size_t fill = 0;
+        if (!first && g->codec == CZ_RAW && !(g->flags & AGG_PASS2)) {
+            CN_TRY(raw_unit(w, g, &wk, &hs, &fill, err));
+            if (!fill)
+                break;
+            continue;
+        }
         while (fill < w->chunk) {
             size_t mi;
             uint64_t piece = cz_agg_walk_piece(&wk, &mi);
             if (!piece)
                 break;
             uint64_t take = piece < w->chunk - fill ? piece : w->chunk - fill;
-            gather(w, &w->m[mi], w->raw + fill, take);
+            CN_TRY(gather(w, &w->m[mi], w->raw + fill, take, err));
             cz_agg_walk_take(&wk, take);
             fill += (size_t)take;
         }
@@ -252,10 +421,10 @@ static int write_group(writer *w, wgroup *g, cn_err *err)
             return cn_fail(err, CAIRN_EINVAL, "aggregated file: cannot frame %zu bytes", fill);
         const uint8_t *unit = w->inner;
         size_t ulen = ilen;
-        if (first || (g->flags & AGG_PASS2)) {
+        if ((first && g->codec != CZ_RAW) || (g->flags & AGG_PASS2)) {
             size_t olen = cz_frame_encode(CZ_ZSTD, CAIRN_BYTE, w->level, w->inner, ilen,
                                           w->outer, w->scratch);
-            if (first && olen < ilen)
+            if (first && olen < ilen && pass2_pays(w, ilen, olen))
                 g->flags |= AGG_PASS2;
             if (g->flags & AGG_PASS2) {
                 unit = w->outer;
@@ -263,7 +432,7 @@ static int write_group(writer *w, wgroup *g, cn_err *err)
             }
         }
         XXH3_64bits_update(&hs, unit, ulen);
-        CN_TRY(emit(w, unit, ulen, err));
+        CN_TRY(emit_unit(w, unit, ulen, err));
         g->stored += ulen;
         g->nunits++;
     }
@@ -354,12 +523,19 @@ static int write_scheme(writer *w, uint64_t raw, cn_err *err)
                                 : AGG_CHUNK;
     size_t cap_in = cz_frame_bound(w->chunk), cap_out = cz_frame_bound(w->chunk + CZ_FRAME_HDR);
     w->raw = malloc(w->chunk);
-    w->inner = malloc(cap_in);
     w->trial = malloc(cap_in);
-    w->outer = malloc(cap_out);
     w->scratch = malloc(w->chunk + CZ_FRAME_HDR);
+    int sets = w->pipe ? 2 : 1;
+    for (int i = 0; i < 2; i++) {
+        w->inners[i] = i < sets ? malloc(cap_in) : w->inners[0];
+        w->outers[i] = i < sets ? malloc(cap_out) : w->outers[0];
+    }
+    w->cur = 0;
+    w->inner = w->inners[0];
+    w->outer = w->outers[0];
     int rc = 0;
-    if (!w->raw || !w->inner || !w->trial || !w->outer || !w->scratch)
+    if (!w->raw || !w->inners[0] || !w->inners[1] || !w->trial || !w->outers[0] ||
+        !w->outers[1] || !w->scratch)
         rc = cn_fail(err, CAIRN_ENOMEM, "no memory for aggregation buffers of %u bytes",
                      w->chunk);
     uint8_t h[AGG_HDR];
@@ -371,11 +547,17 @@ static int write_scheme(writer *w, uint64_t raw, cn_err *err)
         rc = write_group(w, &w->g[i], err);
     if (!rc)
         rc = write_table(w, w->stored - AGG_HDR, err);
+    if (w->pipe) { /* no unit in flight when the buffers go */
+        int drained = cz_agg_pipe_drain(w->pipe, rc ? NULL : err);
+        rc = rc ? rc : drained;
+    }
     free(w->raw);
-    free(w->inner);
     free(w->trial);
-    free(w->outer);
     free(w->scratch);
+    for (int i = 0; i < sets; i++) {
+        free(w->inners[i]);
+        free(w->outers[i]);
+    }
     return rc;
 }
 
@@ -389,13 +571,62 @@ static int count_sink(void *arg, const void *buf, size_t len, cn_err *err)
     return 0;
 }
 
-/* Try every scheme on a prefix of each variable; the smallest file wins. */
+/*
+ * With a time model: is sampling the four schemes worth its work? Each
+ * variable is modelled on its own (its codec by choose.c on the prefix the
+ * trials would take, as the aware scheme would store it). The four trials compress the sample (PER bytes of each
+ * variable at most) four times with those codecs; a better merge can at most
+ * halve the stored bytes (mcrEngine's schemes differ by 1.3-2.2x in ratio),
+ * saving at most half their write time. Sample only when that bound is
+ * larger than the trials' CPU time; never when every variable stores raw
+ * (then the schemes store the same bytes, up to the table).
+ */
+static int sampling_pays(const writer *w, uint64_t per, bool *pays, cn_err *err)
+{
+    *pays = true;
+    if (w->bps <= 0)
+        return 0;
+    cz_env env = {.storage_bps = w->bps, .threads = w->threads > 0 ? w->threads : 1,
+                  .level = w->level, .buf_size = AGG_CHUNK};
+    double stored = 0, cpu = 0;
+    bool packs = false;
+    for (size_t i = 0; i < w->n; i++) {
+        const cz_agg_var *x = &w->v[i];
+        if (!x->size)
+            continue;
+        uint64_t s = x->size < per ? x->size : per; /* the prefix the trials would take */
+        s -= s % cairn_type_size((cairn_type)x->type);
+        if (!s)
+            continue;
+        CN_TRY(ready(w, x->data, s, err));
+        cz_model m;
+        cz_model_lossless(x->data, s, x->type, NULL, &env, &m);
+        int id = cz_pick(&m);
+        double ratio = m.stored[id] > 0 ? m.stored[id] / (double)s : 1.0;
+        stored += ratio * (double)x->size;
+        cpu += 4 * cz_model_cpu(&env, id, x->type, s, ratio);
+        packs |= id != CZ_RAW;
+    }
+    *pays = packs && cpu / env.threads < 0.5 * stored / w->bps;
+    return 0;
+}
+
+/* Try every scheme on a prefix of each variable; the smallest file wins.
+ * With a time model and a sample that cannot pay (sampling_pays), the
+ * aware scheme without trials (*SAMPLED 0). */
 static int pick_scheme(writer *w, uint64_t raw, uint64_t *sampled, cn_err *err)
 {
     uint64_t budget = raw / 16;
     budget = budget < (1u << 20) ? (1u << 20) : budget > (16u << 20) ? (16u << 20) : budget;
     uint64_t per = w->n ? budget / w->n : 0;
     per = per < 64 ? 64 : per & ~(uint64_t)7;
+    *sampled = 0;
+    bool pays = true;
+    CN_TRY(sampling_pays(w, per, &pays, err));
+    if (!pays) {
+        w->scheme = CZ_AGG_AWARE;
+        return 0;
+    }
     cz_agg_var *s = malloc((w->n ? w->n : 1) * sizeof *s);
     if (!s)
         return cn_fail(err, CAIRN_ENOMEM, "no memory to sample %zu variables", w->n);
@@ -430,6 +661,7 @@ static int pick_scheme(writer *w, uint64_t raw, uint64_t *sampled, cn_err *err)
         }
     }
     free(s);
+    free(t.spans);
     *sampled = total;
     return rc;
 }
@@ -457,11 +689,15 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
         CN_FAIL_IF(__builtin_add_overflow(raw, v[i].size, &raw), err, CAIRN_EINVAL,
                    "aggregation: variables too large in total");
     }
-    writer w = {.v = v, .n = n, .level = o->level, .sink = sink, .arg = arg,
+    CN_FAIL_IF(!(o->bps >= 0), err, CAIRN_EINVAL, "aggregation: bandwidth %g", o->bps);
+    writer w = {.v = v, .n = n, .level = o->level, .threads = o->threads, .bps = o->bps,
+                .sink = sink, .arg = arg, .ready = o->ready, .ready_arg = o->ready_arg,
                 .version = AGG_VERSION_PLAIN};
     for (size_t i = 0; i < n; i++)
         if (v[i].kind > CN_KIND_FILE)
             w.version = AGG_VERSION;
+    if (o->bps > 0) /* the header comes first: the groups' codecs are not known yet */
+        w.version = AGG_VERSION_RAW;
     w.order = malloc((n ? n : 1) * sizeof *w.order);
     w.g = malloc((n ? n : 1) * sizeof *w.g);
     w.m = malloc((n ? n : 1) * sizeof *w.m);
@@ -482,7 +718,9 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
         w.block = cz_agg_is_block(w.scheme) ? block : 0;
         w.sink = sink;
         w.arg = arg;
+        w.pipe = raw ? cz_agg_pipe_start(sink, arg) : NULL; /* NULL: written here */
         rc = write_scheme(&w, raw, err);
+        cz_agg_pipe_stop(w.pipe);
     }
     if (!rc && st)
         *st = (cz_agg_stats){.raw = raw, .stored = w.stored, .scheme = w.scheme,
@@ -491,5 +729,6 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
     free(w.order);
     free(w.g);
     free(w.m);
+    free(w.spans);
     return rc;
 }

@@ -9,8 +9,10 @@
 
 #include "compress/compress.h"
 
+#define AGG_VERSION_RAW 3         /* written when a time model picks codecs (opts.bps): a
+                                   * group may be stored raw (codec 0) */
 #define AGG_VERSION 2             /* written when the file holds HDF5 parts (kinds > FILE) */
-#define AGG_VERSION_PLAIN 1       /* written otherwise; both are read */
+#define AGG_VERSION_PLAIN 1       /* written otherwise; all three are read */
 #define AGG_HDR 64                 /* header bytes */
 #define AGG_TRAILER 64             /* trailer bytes */
 #define AGG_GROUP_REC 48           /* one group record in the table */
@@ -83,5 +85,16 @@ int cz_agg_sort(size_t *idx, size_t n, int (*cmp)(const void *ctx, size_t a, siz
                 const void *ctx);
 /* Check that no two of V[IDX[0..N-1]] share (rank, kind, file, name); sorts IDX. */
 int cz_agg_unique(const cz_agg_var *v, size_t *idx, size_t n, int code, cn_err *err);
+
+/* The write stage on a thread of its own (agg_pipe.c): units go to SINK(ARG)
+ * in post order. Start: NULL if no thread (then write synchronously). Post:
+ * waits for the unit before, then hands BUF over (borrowed until the next
+ * post or drain returns). Post and drain return the sink's first failure
+ * (message into ERR, may be NULL). Stop drains and joins; accepts NULL. */
+typedef struct cz_agg_pipe cz_agg_pipe;
+cz_agg_pipe *cz_agg_pipe_start(cz_agg_sink sink, void *arg);
+int cz_agg_pipe_post(cz_agg_pipe *p, const void *buf, size_t len, cn_err *err);
+int cz_agg_pipe_drain(cz_agg_pipe *p, cn_err *err);
+void cz_agg_pipe_stop(cz_agg_pipe *p);
 
 #endif /* CAIRN_AGG_IMPL_H */

@@ -53,9 +53,9 @@ static int parse_ends(cz_agg_file *f, uint64_t *raw, uint64_t *data_size, uint64
     BAD(memcmp(h, cz_agg_magic, 8) != 0, "no CAIRNAGG magic: not an aggregated file");
     BAD(cn_get_u64(h + 56) != cn_hash(h, 56), "header checksum mismatch");
     f->version = cn_get_u32(h + 8);
-    CN_FAIL_IF(f->version != AGG_VERSION && f->version != AGG_VERSION_PLAIN, err, CAIRN_EFORMAT,
-               "aggregated file: version %u, this build reads %u and %u", f->version,
-               AGG_VERSION_PLAIN, AGG_VERSION);
+    CN_FAIL_IF(f->version < AGG_VERSION_PLAIN || f->version > AGG_VERSION_RAW, err,
+               CAIRN_EFORMAT, "aggregated file: version %u, this build reads %u..%u",
+               f->version, AGG_VERSION_PLAIN, AGG_VERSION_RAW);
     BAD(h[13] || cn_get_u16(h + 14) || cn_get_u64(h + 40) || cn_get_u64(h + 48),
         "header has nonzero reserved fields");
     BAD(h[12] > CZ_AGG_AWARE_BLOCK, "unknown scheme %u", h[12]);
@@ -108,8 +108,10 @@ static int parse_groups(cz_agg_file *f, cn_rd *r, uint64_t data_size, cn_err *er
                       .raw = cn_get_u64(p + 8), .stored = cn_get_u64(p + 16),
                         .nunits = cn_get_u64(p + 24), .sum = cn_get_u64(p + 32), .first = (size_t)vars, .off = off};
         const cz_codec *c = cz_codec_get(g->codec);
-        BAD(!c || c->lossy || !cz_codec_accepts(g->codec, g->type), "group %u: codec %u for type %s",
-            i, g->codec, cn_type_name(g->type));
+        bool raw_ok = g->codec == CZ_RAW && f->version >= AGG_VERSION_RAW; /* stored raw */
+        BAD(!(raw_ok || (c && !c->lossy)) || !cz_codec_accepts(g->codec, g->type),
+            "group %u: codec %u for type %s (version %u)", i, g->codec, cn_type_name(g->type),
+            f->version);
         BAD(!cz_agg_is_aware(f->scheme) && g->type != CAIRN_BYTE, "group %u: agnostic, type %s",
             i, cn_type_name(g->type));
         BAD((g->flags & ~AGG_PASS2) || p[3] || cn_get_u64(p + 40), "group %u: bad flags", i);
@@ -203,15 +205,16 @@ static int check_groups(cz_agg_file *f, uint64_t raw, cn_err *err)
     return rc;
 }
 
-/* Group G's checksum, then its frames' headers: units counted, inside the
- * group, of the expected codec and type, raw bytes adding up. */
-static int check_data(const cz_agg_file *f, uint32_t i, cn_err *err)
+/* Group G's checksum (LAZY: not for a raw group, whose units' frame checksums
+ * are verified as they are decoded), then its frames' headers: units counted,
+ * inside the group, of the expected codec and type, raw bytes adding up. */
+static int check_data(const cz_agg_file *f, uint32_t i, bool lazy, cn_err *err)
 {
     const rgroup *g = &f->g[i];
     const uint8_t *q = f->p + g->off;
-    BAD(XXH3_64bits(q, (size_t)g->stored) != g->sum, "group %u: checksum mismatch in its %llu bytes",
-        i, (unsigned long long)g->stored);
     bool pass2 = g->flags & AGG_PASS2;
+    BAD(!(lazy && g->codec == CZ_RAW && !pass2) && XXH3_64bits(q, (size_t)g->stored) != g->sum,
+        "group %u: checksum mismatch in its %llu bytes", i, (unsigned long long)g->stored);
     uint64_t left = g->stored, units = 0, raw = 0;
     while (left) {
         cz_frame fr;
@@ -239,7 +242,14 @@ static int check_data(const cz_agg_file *f, uint32_t i, cn_err *err)
 
 int cz_agg_open(const uint8_t *p, size_t len, cz_agg_file **out, cn_err *err)
 {
+    return cz_agg_open_flags(p, len, 0, out, err);
+}
+
+int cz_agg_open_flags(const uint8_t *p, size_t len, unsigned flags, cz_agg_file **out,
+                      cn_err *err)
+{
     *out = NULL;
+    CN_FAIL_IF(flags & ~CZ_AGG_LAZY, err, CAIRN_EINVAL, "cz_agg_open: flags %#x", flags);
     CN_FAIL_IF(!p && len, err, CAIRN_EINVAL, "cz_agg_open: no buffer");
     BAD(len < AGG_HDR + AGG_TRAILER, "%zu bytes, shorter than header and trailer", len);
     cz_agg_file *f = calloc(1, sizeof *f);
@@ -264,7 +274,7 @@ int cz_agg_open(const uint8_t *p, size_t len, cz_agg_file **out, cn_err *err)
     rc = rc ? rc : parse_vars(f, &r, err);
     rc = rc ? rc : check_groups(f, raw, err);
     for (uint32_t i = 0; !rc && i < f->ngroups; i++)
-        rc = check_data(f, i, err);
+        rc = check_data(f, i, flags & CZ_AGG_LAZY, err);
     if (rc) {
         cz_agg_close(f);
         return rc;
@@ -306,10 +316,15 @@ typedef struct reader {
     uint8_t **buf;         /* per variable of the group, allocated on its first byte */
     uint64_t *fill;
     size_t next;           /* next variable (of the group) to deliver */
+    bool *wanted;          /* per variable of the group: delivered (else only passed over) */
+    bool give;             /* CZ_AGG_GIVE: delivered data becomes the callback's */
+    bool (*want)(void *arg, const cz_agg_var *v); /* NULL: every variable */
     int (*cb)(void *arg, const cz_agg_var *v);
     void *arg;
 } reader;
 
+/* The next K bytes of the group's stream, from SRC, to the variables that
+ * are wanted; passed over for the others, and all of them with SRC NULL. */
 static int scatter(reader *rd, const uint8_t *src, size_t k, cn_err *err)
 {
     while (k) {
@@ -328,14 +343,17 @@ static int scatter(reader *rd, const uint8_t *src, size_t k, cn_err *err)
                 m->cur_off = 0;
                 continue;
             }
-            if (!rd->buf[j] && !(rd->buf[j] = malloc((size_t)size)))
+            bool copy = src && rd->wanted[j];
+            if (copy && !rd->buf[j] && !(rd->buf[j] = malloc((size_t)size)))
                 return cn_fail(err, CAIRN_ENOMEM, "no memory for a variable of %llu bytes",
                                (unsigned long long)size);
             size_t c = left < take ? (size_t)left : take;
-            memcpy(rd->buf[j] + m->cur_off, src, c);
+            if (copy)
+                memcpy(rd->buf[j] + m->cur_off, src, c);
             m->cur_off += c;
             rd->fill[j] += c;
-            src += c;
+            if (src)
+                src += c;
             take -= c;
         }
     }
@@ -348,8 +366,13 @@ static int deliver(reader *rd)
     while (rd->next < rd->g->nvar &&
            rd->fill[rd->next] == rd->f->v[rd->g->first + rd->next].size) {
         cz_agg_var v = rd->f->v[rd->g->first + rd->next];
+        if (rd->give && rd->wanted[rd->next] && !rd->buf[rd->next] &&
+            !(rd->buf[rd->next] = malloc(1)))
+            return CAIRN_ENOMEM;
         v.data = rd->buf[rd->next] ? rd->buf[rd->next] : empty;
-        int rc = rd->cb(rd->arg, &v);
+        int rc = rd->wanted[rd->next] ? rd->cb(rd->arg, &v) : 0;
+        if (rd->give && rd->wanted[rd->next])
+            rd->buf[rd->next] = NULL; /* the callback's now */
         free(rd->buf[rd->next]);
         rd->buf[rd->next++] = NULL;
         if (rc)
@@ -358,7 +381,44 @@ static int deliver(reader *rd)
     return 0;
 }
 
-/* Decode group RD->g unit by unit into IBUF (OBUF for the second pass). */
+/* Would the next K bytes of the group's stream reach a wanted variable? The
+ * walk is tried on copies: RD is left as it was. */
+static bool touches(const reader *rd, size_t nm, uint64_t k)
+{
+    cz_agg_walk wk = rd->wk;
+    cz_agg_member m[nm ? nm : 1];
+    memcpy(m, rd->m, nm * sizeof *m);
+    wk.m = m;
+    while (k) {
+        size_t mi;
+        uint64_t piece = cz_agg_walk_piece(&wk, &mi);
+        if (!piece)
+            return false;
+        uint64_t take = piece < k ? piece : k;
+        cz_agg_walk_take(&wk, take);
+        k -= take;
+        while (take) {
+            size_t j = m[mi].first + m[mi].cur - rd->g->first;
+            uint64_t left = rd->f->v[rd->g->first + j].size - m[mi].cur_off;
+            if (!left) {
+                m[mi].cur++;
+                m[mi].cur_off = 0;
+                continue;
+            }
+            if (rd->wanted[j])
+                return true;
+            uint64_t c = left < take ? left : take;
+            m[mi].cur_off += c;
+            take -= c;
+        }
+    }
+    return false;
+}
+
+/* Decode group RD->g unit by unit into IBUF (OBUF for the second pass). A
+ * unit that holds nothing wanted is not decoded (the group's checksum, over
+ * its stored bytes, was verified by cz_agg_open): with one frame per unit its
+ * raw length is in its header; second-pass units are always decoded. */
 static int read_group(reader *rd, uint8_t *obuf, uint8_t *ibuf, uint8_t *scratch, cn_err *err)
 {
     const rgroup *g = rd->g;
@@ -371,6 +431,13 @@ static int read_group(reader *rd, uint8_t *obuf, uint8_t *ibuf, uint8_t *scratch
         rd->m[nm - 1].size += rd->f->v[j].size;
     }
     cz_agg_walk_init(&rd->wk, rd->m, nm, cz_agg_is_block(rd->f->scheme) ? rd->f->block : 0);
+    bool any = false;
+    for (size_t j = 0; j < g->nvar; j++) {
+        cz_agg_var v = rd->f->v[g->first + j];
+        any |= rd->wanted[j] = !rd->want || rd->want(rd->arg, &v);
+    }
+    if (!any)
+        return 0;
     int rc = deliver(rd); /* the callback's nonzero return, as is */
     if (rc)
         return rc;
@@ -391,8 +458,12 @@ static int read_group(reader *rd, uint8_t *obuf, uint8_t *ibuf, uint8_t *scratch
         } else {
             in = fr;
         }
-        CN_TRY(cz_frame_decode(&in, ibuf, scratch, err));
-        CN_TRY(scatter(rd, ibuf, in.raw_len, err));
+        if (!pass2 && rd->want && !touches(rd, nm, in.raw_len)) {
+            CN_TRY(scatter(rd, NULL, in.raw_len, err));
+        } else {
+            CN_TRY(cz_frame_decode(&in, ibuf, scratch, err));
+            CN_TRY(scatter(rd, ibuf, in.raw_len, err));
+        }
         if ((rc = deliver(rd)) != 0)
             return rc;
         q += used;
@@ -407,19 +478,28 @@ static int read_group(reader *rd, uint8_t *obuf, uint8_t *ibuf, uint8_t *scratch
 int cz_agg_read(const cz_agg_file *f, int (*cb)(void *arg, const cz_agg_var *v), void *arg,
                 cn_err *err)
 {
-    CN_FAIL_IF(!f || !cb, err, CAIRN_EINVAL, "cz_agg_read: missing argument");
+    return cz_agg_read_some(f, NULL, cb, arg, 0, err);
+}
+
+int cz_agg_read_some(const cz_agg_file *f, bool (*want)(void *arg, const cz_agg_var *v),
+                     int (*cb)(void *arg, const cz_agg_var *v), void *arg, unsigned flags,
+                     cn_err *err)
+{
+    CN_FAIL_IF(!f || !cb || (flags & ~CZ_AGG_GIVE), err, CAIRN_EINVAL,
+               "cz_agg_read: missing argument or unknown flags");
     size_t most = 0;
     for (uint32_t i = 0; i < f->ngroups; i++)
         if (f->g[i].nvar > most)
             most = f->g[i].nvar;
-    reader rd = {.f = f, .cb = cb, .arg = arg};
+    reader rd = {.f = f, .want = want, .give = flags & CZ_AGG_GIVE, .cb = cb, .arg = arg};
+    rd.wanted = malloc((most ? most : 1) * sizeof *rd.wanted);
     rd.m = malloc((most ? most : 1) * sizeof *rd.m);
     rd.buf = calloc(most ? most : 1, sizeof *rd.buf);
     rd.fill = malloc((most ? most : 1) * sizeof *rd.fill);
     uint8_t *obuf = malloc(f->chunk + CZ_FRAME_HDR), *ibuf = malloc(f->chunk),
             *scratch = malloc(f->chunk + CZ_FRAME_HDR);
     int rc = 0;
-    if (!rd.m || !rd.buf || !rd.fill || !obuf || !ibuf || !scratch)
+    if (!rd.m || !rd.buf || !rd.fill || !rd.wanted || !obuf || !ibuf || !scratch)
         rc = cn_fail(err, CAIRN_ENOMEM, "no memory to read an aggregated file");
     for (uint32_t i = 0; !rc && i < f->ngroups; i++) {
         rd.g = &f->g[i];
@@ -432,6 +512,7 @@ int cz_agg_read(const cz_agg_file *f, int (*cb)(void *arg, const cz_agg_var *v),
         }
     }
     free(rd.m);
+    free(rd.wanted);
     free(rd.buf);
     free(rd.fill);
     free(obuf);

@@ -124,6 +124,11 @@ static void put_header(uint8_t *p, uint8_t codec, uint8_t type, uint32_t raw_len
     cn_put_u64(p + 16, raw_sum);
 }
 
+void cz_frame_raw_header(uint8_t *dst, uint8_t type, uint32_t n, uint64_t sum)
+{
+    put_header(dst, CZ_RAW, type, n, n, sum);
+}
+
 /* The frame of SRC[0..N-1] (checksum SUM) whose payload codec C wrote as
  * STORED bytes at DST + CZ_FRAME_HDR; a raw frame when that did not shrink it. */
 static size_t finish(const cz_codec *c, uint8_t type, const uint8_t *src, size_t n,

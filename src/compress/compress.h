@@ -26,6 +26,7 @@
  *                 scheme picked by sampling (AUTO); the file layout is there.
  *   agg_read.c    the aggregated file parsed and verified whole, then decoded
  *                 group by group back into variables.
+ *   agg_pipe.c    the aggregated file's write stage, on a thread of its own.
  *   agg_group.c   what both share: scheme names, similarity keys, metadata
  *                 checks, the walk that orders (or interleaves) a group's bytes.
  *   h5split.c     a routed HDF5 file read through libhdf5 (optional): its
@@ -150,6 +151,10 @@ typedef struct cz_frame {
  * payload would not be smaller). SCRATCH holds N bytes. Returns the frame's
  * size (header + payload).
  */
+/* The header of a raw frame of N bytes of TYPE whose XXH3-64 is SUM, into DST
+ * (CZ_FRAME_HDR bytes); its payload, the N bytes, follows it wherever they
+ * are (the aggregated writer sends them from the caller's memory). */
+void cz_frame_raw_header(uint8_t *dst, uint8_t type, uint32_t n, uint64_t sum);
 size_t cz_frame_encode(int id, uint8_t type, int level, const uint8_t *src, size_t n,
                        uint8_t *dst, uint8_t *scratch);
 size_t cz_frame_bound(size_t n);
@@ -451,6 +456,14 @@ typedef struct cz_agg_opts {
                                   * multiple of 8 (0 = 4096, the paper's best sizes were 1-8 KiB) */
     int level;                   /* codec level for zstd/zlib (0 = codec default) */
     int threads;                 /* compressor threads, 0 = calling thread (unused: one thread) */
+    double bps;                  /* bytes/s the file is written at: the codec (raw included), the
+                                  * second pass and AUTO's sampling are chosen by choose.c's time
+                                  * model against it; 0: the smallest frame wins, whatever its time */
+    int (*ready)(void *arg, const void *p, size_t len); /* may be NULL: data still arriving.
+                                  * Called before bytes [P, P + LEN) of a variable's data are
+                                  * read; returns once they are there (nonzero: the write fails
+                                  * with it), so fetching overlaps writing */
+    void *ready_arg;
 } cz_agg_opts;
 typedef struct cz_agg_stats {
     uint64_t raw, stored;        /* variable bytes in, file bytes out */
@@ -471,6 +484,13 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
 typedef struct cz_agg_file cz_agg_file;
 extern const uint8_t cz_agg_magic[8];  /* "CAIRNAGG": an aggregated file's first bytes */
 int cz_agg_open(const uint8_t *p, size_t len, cz_agg_file **out, cn_err *err);
+/* As cz_agg_open; with CZ_AGG_LAZY a raw group's bytes are not hashed here: each of its
+ * units is verified by its frame's checksum when cz_agg_read(_some) decodes it, so a
+ * reader of part of a file touches only that part (compressed groups are still verified
+ * whole: no decoder sees unverified bytes). Everything else is checked as by cz_agg_open. */
+#define CZ_AGG_LAZY 1u
+int cz_agg_open_flags(const uint8_t *p, size_t len, unsigned flags, cz_agg_file **out,
+                      cn_err *err);
 size_t cz_agg_count(const cz_agg_file *f);                 /* variables */
 int cz_agg_info(const cz_agg_file *f, size_t i, cz_agg_var *v); /* metadata, data NULL */
 int cz_agg_scheme_of(const cz_agg_file *f);
@@ -480,6 +500,15 @@ int cz_agg_scheme_of(const cz_agg_file *f);
  * (whose members are interleaved). */
 int cz_agg_read(const cz_agg_file *f, int (*cb)(void *arg, const cz_agg_var *v), void *arg,
                 cn_err *err);
+/* As cz_agg_read, delivering only the variables WANT (with ARG; given metadata, data NULL)
+ * says yes to (WANT NULL: all); a unit holding none of them is not decoded, and the
+ * others' bytes are not copied (a restore reads only its node's ranks). With FLAGS
+ * CZ_AGG_GIVE each delivered variable's data (malloc'd, at least one byte) is the
+ * callback's, to free, whatever it returns. */
+#define CZ_AGG_GIVE 1u
+int cz_agg_read_some(const cz_agg_file *f, bool (*want)(void *arg, const cz_agg_var *v),
+                     int (*cb)(void *arg, const cz_agg_var *v), void *arg, unsigned flags,
+                     cn_err *err);
 void cz_agg_close(cz_agg_file *f);              /* accepts NULL */
 const char *cz_agg_scheme_name(int scheme);   /* "agnostic", "agnostic-block", "aware", "aware-block", "auto" */
 int cz_agg_scheme_parse(const char *name);    /* -1 if unknown */

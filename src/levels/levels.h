@@ -182,9 +182,13 @@ int lvl_pfs_append(void *arg, const void *buf, size_t len, cn_err *err);
 /* Sync, rename to NAME; *OUT gets size and XXH3-64. Frees F either way. */
 int lvl_pfs_commit(lvl_pfs_file *f, int genfd, cn_pfile *out, cn_err *err);
 void lvl_pfs_abort(lvl_pfs_file *f, int genfd);
-/* Map NAME under GENFD read-only after checking its size and checksum against PF. */
+/* Map NAME under GENFD read-only after checking its size and checksum against PF.
+ * lvl_pfs_map_part: its size only, for a reader of part of it that verifies
+ * what it reads by the file's own checksums (cz_agg_open_flags, CZ_AGG_LAZY). */
 int lvl_pfs_map(int genfd, const char *name, const cn_pfile *pf, const uint8_t **map,
                 cn_err *err);
+int lvl_pfs_map_part(int genfd, const char *name, const cn_pfile *pf, const uint8_t **map,
+                     cn_err *err);
 void lvl_pfs_unmap(const uint8_t *map, const cn_pfile *pf);
 
 #endif /* CAIRN_LEVELS_H */

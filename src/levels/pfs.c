@@ -297,8 +297,8 @@ void lvl_pfs_abort(lvl_pfs_file *f, int genfd)
     file_free(f);
 }
 
-int lvl_pfs_map(int genfd, const char *name, const cn_pfile *pf, const uint8_t **map,
-                cn_err *err)
+static int map_file(int genfd, const char *name, const cn_pfile *pf, bool whole,
+                    const uint8_t **map, cn_err *err)
 {
     *map = NULL;
     int fd = openat(genfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -313,13 +313,25 @@ int lvl_pfs_map(int genfd, const char *name, const cn_pfile *pf, const uint8_t *
     close(fd);
     if (rc == 0 && p == MAP_FAILED)
         rc = cn_fail_errno(err, errno, "cannot map %s", name);
-    if (rc == 0 && XXH3_64bits(p, pf->size) != pf->sum) {
+    if (rc == 0 && whole && XXH3_64bits(p, pf->size) != pf->sum) {
         munmap(p, pf->size);
         rc = cn_fail(err, CAIRN_ECORRUPT, "%s: checksum does not match the index", name);
     }
     if (rc == 0)
         *map = p;
     return rc;
+}
+
+int lvl_pfs_map(int genfd, const char *name, const cn_pfile *pf, const uint8_t **map,
+                cn_err *err)
+{
+    return map_file(genfd, name, pf, true, map, err);
+}
+
+int lvl_pfs_map_part(int genfd, const char *name, const cn_pfile *pf, const uint8_t **map,
+                     cn_err *err)
+{
+    return map_file(genfd, name, pf, false, map, err);
 }
 
 void lvl_pfs_unmap(const uint8_t *map, const cn_pfile *pf)

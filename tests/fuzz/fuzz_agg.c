@@ -3,12 +3,15 @@
  * cz_agg_info, cz_agg_read; src/compress/agg*.c).
  *
  * Input: one selector byte, then the file. Every byte of a file is under a
- * checksum, so mutations alone stop at the first check; with bit 0 of the
- * selector set the target first reseals the file (recomputes the header,
+ * checksum, so mutations alone stop at the first check; with bit 2 of the
+ * selector set the file is opened as a restore opens it (CZ_AGG_LAZY: a raw
+ * group's units verified as they are decoded); with bit 0 set the target first
+ * reseals the file (recomputes the header,
  * group, table and trailer checksums where the layout allows, see agg.c), so
  * the parser's other checks and the decoder behind them are reached.
  * A refusal must be CAIRN_ECORRUPT or CAIRN_EFORMAT with a message; a file
- * that opens must give metadata for each variable and read (each delivered
+ * that opens must give metadata for each variable and read whole and in part
+ * (cz_agg_read_some: the odd ranks, or the even with bit 1 set; each delivered
  * variable's bytes are all touched, so the sanitizers see a bad pointer or
  * length); a read may fail only with CAIRN_ECORRUPT (or ENOMEM).
  * Known: with libFuzzer's comparison tracing (-use_cmp, the default) a
@@ -58,6 +61,28 @@ static int touch(void *arg, const cz_agg_var *v)
     return 0;
 }
 
+/* A partial read: touch's sum first, then which ranks are wanted. */
+typedef struct part {
+    uint64_t acc;
+    unsigned even;
+} part;
+
+/* cz_agg_read_some's filter: the odd ranks (the selector's bit 1: the even). */
+static bool odd_rank(void *arg, const cz_agg_var *v)
+{
+    if (v->data)
+        abort();
+    return (v->rank & 1) != ((const part *)arg)->even;
+}
+
+/* touch, then free the data handed over (CZ_AGG_GIVE). */
+static int touch_free(void *arg, const cz_agg_var *v)
+{
+    int rc = touch(arg, v);
+    free((void *)v->data);
+    return rc;
+}
+
 static int drop(void *arg, const cz_agg_var *v)
 {
     (void)arg, (void)v;
@@ -77,7 +102,7 @@ int fuzz_parse(const uint8_t *data, size_t size, cn_err *err)
     if (data[0] & 1)
         reseal(p, len);
     cz_agg_file *f = NULL;
-    int rc = cz_agg_open(p, len, &f, err);
+    int rc = cz_agg_open_flags(p, len, data[0] & 4 ? CZ_AGG_LAZY : 0, &f, err);
     if (rc == 0)
         rc = cz_agg_read(f, drop, NULL, err);
     cz_agg_close(f);
@@ -98,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         reseal(p, len);
     cz_agg_file *f = NULL;
     cn_err err = {0};
-    int rc = cz_agg_open(p, len, &f, &err);
+    int rc = cz_agg_open_flags(p, len, data[0] & 4 ? CZ_AGG_LAZY : 0, &f, &err);
     if (rc != 0) {
         if ((rc != CAIRN_ECORRUPT && rc != CAIRN_EFORMAT && rc != CAIRN_ENOMEM) || !err.msg[0] ||
             f)
@@ -113,6 +138,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     uint64_t acc = 0;
     rc = cz_agg_read(f, touch, &acc, &err);
+    if (rc != 0 && ((rc != CAIRN_ECORRUPT && rc != CAIRN_ENOMEM) || !err.msg[0]))
+        abort();
+    part pt = {.even = (data[0] >> 1) & 1}; /* a restore reads only its node's ranks */
+    err = (cn_err){0};
+    rc = cz_agg_read_some(f, odd_rank, touch_free, &pt, CZ_AGG_GIVE, &err);
     if (rc != 0 && ((rc != CAIRN_ECORRUPT && rc != CAIRN_ENOMEM) || !err.msg[0]))
         abort();
     cz_agg_close(f);

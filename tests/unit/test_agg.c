@@ -12,6 +12,10 @@
  *     open but fails cz_agg_read;
  *   - scheme names parse and print; bad ones are refused;
  *   - aware stores a similar-variables workload smaller than agnostic;
+ *   - with a write bandwidth the time model picks: raw groups (version 2)
+ *     and no AUTO sampling on a fast file system, compression on a slow one,
+ *     the same bytes for the same input;
+ *   - cz_agg_read_some delivers exactly the variables wanted, bit for bit;
  *   - bad input (duplicate names, size against count), sink errors and a
  *     callback's stop are returned; an empty set is a valid file.
  * With CAIRN_AGG_CORPUS=DIR set, also writes seed files for fuzz_agg there.
@@ -475,6 +479,121 @@ static void test_aware_beats_agnostic(void **state)
     free(s);
 }
 
+/* Write S with O twice: the same bytes (no clock decides), read back whole. */
+static buf twice(const set *s, const cz_agg_opts *o, cz_agg_stats *st)
+{
+    buf a = round_trip(s, o, st), b = round_trip(s, o, st);
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.p, b.p, a.len);
+    free(b.p);
+    return a;
+}
+
+/* With a write bandwidth (opts.bps) the codec is picked by the time model:
+ * on a fast file system everything is stored raw (version 2's raw groups)
+ * and AUTO does not sample; on a slow one the data is compressed and AUTO
+ * samples; the same input gives the same bytes. */
+static void test_time_model(void **state)
+{
+    (void)state;
+    set *s = malloc(sizeof *s);
+    assert_non_null(s);
+    similar_set(s, 8);
+    cz_agg_stats st;
+    cz_agg_opts fast = {.scheme = CZ_AGG_AUTO, .bps = 1e12};
+    buf b = twice(s, &fast, &st);
+    assert_int_equal(st.sampled, 0);
+    assert_int_equal(st.scheme, CZ_AGG_AWARE);
+    assert_int_equal(st.npass2, 0);
+    assert_true(st.stored > st.raw); /* raw frames, headers and table */
+    free(b.p);
+    cz_agg_opts slow = {.scheme = CZ_AGG_AUTO, .bps = 1e6};
+    b = twice(s, &slow, &st);
+    assert_true(st.sampled > 0);
+    assert_true(2 * st.stored < st.raw);
+    free(b.p);
+    for (int sc = CZ_AGG_AGNOSTIC; sc <= CZ_AGG_AWARE_BLOCK; sc++) {
+        fast.scheme = slow.scheme = sc;
+        cz_agg_stats sf, ss;
+        buf x = twice(s, &fast, &sf), y = twice(s, &slow, &ss);
+        assert_true(sf.stored > sf.raw);
+        assert_true(ss.stored < sf.stored);
+        free(x.p);
+        free(y.p);
+    }
+    cz_agg_opts bad = {.scheme = CZ_AGG_AWARE, .bps = -1};
+    cn_err err = {0};
+    b = (buf){0};
+    assert_int_equal(cz_agg_write(s->v, s->n, &bad, sink, &b, &st, &err), CAIRN_EINVAL);
+    assert_int_equal(b.len, 0);
+    set_free(s);
+    free(s);
+}
+
+static bool want_third(void *arg, const cz_agg_var *v)
+{
+    (void)arg;
+    assert_null(v->data);
+    return v->rank % 3 == 1;
+}
+
+static int some_cb(void *arg, const cz_agg_var *v)
+{
+    check *c = arg;
+    assert_int_equal(v->rank % 3, 1);
+    size_t i = find(c->s, v);
+    assert_false(c->seen[i]);
+    c->seen[i] = true;
+    same_meta(&c->s->v[i], v);
+    if (v->size)
+        assert_memory_equal(v->data, c->s->v[i].data, v->size);
+    c->calls++;
+    if (c->stop_at < 0) /* CZ_AGG_GIVE: the data is ours */
+        free((void *)v->data);
+    return 0;
+}
+
+/* cz_agg_read_some delivers exactly the variables wanted, bit for bit, from
+ * raw and compressed files (second pass included) of every scheme. */
+static void test_read_some(void **state)
+{
+    (void)state;
+    set *s = malloc(sizeof *s);
+    assert_non_null(s);
+    big_set(s);
+    size_t want = 0;
+    for (size_t i = 0; i < s->n; i++)
+        want += s->v[i].rank % 3 == 1;
+    assert_true(want > 0 && want < s->n);
+    for (int sc = CZ_AGG_AGNOSTIC; sc <= CZ_AGG_AWARE_BLOCK; sc++) {
+        for (int k = 0; k < 2; k++) {
+            cz_agg_opts o = {.scheme = sc, .bps = k ? 1e12 : 0};
+            buf b = {0};
+            cn_err err = {0};
+            cz_agg_stats st;
+            assert_int_equal(cz_agg_write(s->v, s->n, &o, sink, &b, &st, &err), 0);
+            cz_agg_file *f = NULL;
+            assert_int_equal(cz_agg_open(b.p, b.len, &f, &err), 0);
+            for (unsigned give = 0; give < 2; give++) { /* GIVE: some_cb frees the data */
+                check c = {.s = s, .f = f, .seen = calloc(s->n + 1, 1), .stop_at = -(int)give};
+                assert_int_equal(cz_agg_read_some(f, want_third, some_cb, &c,
+                                                  give ? CZ_AGG_GIVE : 0, &err), 0);
+                assert_int_equal(c.calls, want);
+                for (size_t i = 0; i < s->n; i++)
+                    assert_int_equal(c.seen[i], s->v[i].rank % 3 == 1);
+                free(c.seen);
+            }
+            check none = {0};
+            assert_int_equal(cz_agg_read_some(f, want_third, some_cb, &none, 2, &err),
+                             CAIRN_EINVAL);
+            cz_agg_close(f);
+            free(b.p);
+        }
+    }
+    set_free(s);
+    free(s);
+}
+
 static int stop_cb(void *arg, const cz_agg_var *v)
 {
     (void)v;
@@ -549,6 +668,7 @@ static void write_seed(const char *dir, const char *name, const buf *b)
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *fp = fopen(path, "wb");
     assert_non_null(fp);
+    assert_int_equal(fputc(0, fp), 0); /* fuzz_agg's selector: the file as it is */
     assert_int_equal(fwrite(b->p, 1, b->len, fp), b->len);
     fclose(fp);
 }
@@ -578,6 +698,11 @@ static void test_corpus(void **state)
     write_seed(dir, "valid-auto-similar", &b);
     free(b.p);
     b = (buf){0};
+    cz_agg_opts raw = {.scheme = CZ_AGG_AUTO, .bps = 1e12}; /* version 2: raw groups */
+    assert_int_equal(cz_agg_write(s->v, 4, &raw, sink, &b, &st, &err), 0);
+    write_seed(dir, "valid-raw", &b);
+    free(b.p);
+    b = (buf){0};
     assert_int_equal(cz_agg_write(NULL, 0, &o, sink, &b, &st, &err), 0);
     write_seed(dir, "valid-empty", &b);
     free(b.p);
@@ -594,6 +719,8 @@ int main(void)
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_aware_beats_agnostic),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_time_model),
+        cmocka_unit_test(test_read_some),
         cmocka_unit_test(test_corpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,326 @@
+/*
+ * l4_bench.c - level 4 (the flush to the PFS, and the restore from it alone)
+ * against a plain copy of the same generation's files, measured in the same
+ * run (issue 18, part 4: "level 4 no slower than a plain copy").
+ *
+ *   CAIRN_RANKS_PER_NODE=1 CAIRN_PFS_DIR=DIR scripts/mpirun.sh 4 build/bench/l4_bench
+ *       [--size MiB] [--reps N] [--warmup N]
+ *
+ * Every rank is its own emulated node and protects one array of SIZE MiB of
+ * doubles (a smooth field with noise in its low bits, as a simulation's state
+ * looks to a lossless codec). Each repetition, in this order:
+ *   ckpt     untimed: the field moves on one step (every block changes), then
+ *            cairn_checkpoint(id, CAIRN_LEVEL_LOCAL);
+ *   l4       timed: api_flush(ctx, id), what level 4 adds to a checkpoint
+ *            (the generation materialized, sent to the aggregators,
+ *            aggregated, written, the index last): exactly the call
+ *            cairn_checkpoint makes for level 4 after the lower levels;
+ *   copy     timed: every rank copies its node's files of generation ID
+ *            (rank file and manifest) into DIR/copy/node<i>/ with read() and
+ *            write(), then fsync() and close() (as FTI's level 4 copies its
+ *            files to the PFS directory).
+ * Then RESTORE repetitions (the same count), each:
+ *   wipe     untimed: every context finalized, every node-local directory of
+ *            the job removed (a new allocation), new contexts;
+ *   restore  timed: cairn_restart(CAIRN_LATEST) must return the newest
+ *            generation, from the PFS alone; untimed: every byte compared;
+ *   read     timed: every rank reads its copied files back into memory.
+ * Each timed step is bracketed by barriers; its time is the slowest rank's.
+ *
+ * Output, from rank 0 (medians over the measured repetitions):
+ *   bench: l4.ckpt V s ratio=R vs copy (stored S MiB; copy C MiB)
+ *   bench: l4.restore V s ratio=R vs copy (stored S MiB; copy C MiB)
+ * R is the median of the per-repetition ratios; S the bytes of the newest
+ * PFS generation's files, C those of the copied files. Lines starting with
+ * '#' are details.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "bench.h"
+#include "bench_data.h"
+
+#define MIB ((size_t)1 << 20)
+#define MAX_REPS 100
+#define IOBUF (4u << 20)
+
+/* Level 4 alone (src/api/flush.c; collective): linked from the static library. */
+int api_flush(cairn_ctx *ctx, long id);
+
+static void barrier(void)
+{
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+}
+
+static double slowest(double t)
+{
+    double m = 0;
+    check_mpi(MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+    return m;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    int rc = type == FTW_DP ? rmdir(path) : unlink(path);
+    return rc != 0 && errno != ENOENT ? errno : 0;
+}
+
+static void wipe(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 && errno == ENOENT)
+        return;
+    int rc = nftw(path, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
+    if (rc != 0 && !(rc < 0 && errno == ENOENT))
+        die("removing %s: %s", path, strerror(rc > 0 ? rc : errno));
+}
+
+/* The field after STEP steps, rank RANK: smooth, with noise in the low bits. */
+static void field(double *u, size_t n, int rank, long step)
+{
+    uint64_t x = 0x9E3779B97F4A7C15ull * (uint64_t)(rank + 1) + (uint64_t)step;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double t = (double)i * 1e-6 + 0.01 * (double)step;
+        u[i] = 300.0 + 20.0 * sin(t * (1 + rank)) + 1e-6 * (double)(x >> 11) / 9007199254740992.0;
+    }
+}
+
+/* Copy every regular file of directory FROM into directory TO (created);
+ * returns the bytes copied. */
+static uint64_t copy_dir(const char *from, const char *to, uint8_t *buf)
+{
+    if (mkdir(to, 0700) != 0 && errno != EEXIST)
+        die("mkdir %s: %s", to, strerror(errno));
+    DIR *d = opendir(from);
+    if (!d)
+        die("opendir %s: %s", from, strerror(errno));
+    uint64_t total = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char src[4096], dst[4096];
+        snprintf(src, sizeof src, "%s/%s", from, e->d_name);
+        snprintf(dst, sizeof dst, "%s/%s", to, e->d_name);
+        struct stat st;
+        if (lstat(src, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        int in = open(src, O_RDONLY), out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (in < 0 || out < 0)
+            die("copy %s -> %s: %s", src, dst, strerror(errno));
+        for (;;) {
+            ssize_t n = read(in, buf, IOBUF);
+            if (n < 0)
+                die("read %s: %s", src, strerror(errno));
+            if (n == 0)
+                break;
+            for (ssize_t w = 0; w < n;) {
+                ssize_t k = write(out, buf + w, (size_t)(n - w));
+                if (k < 0)
+                    die("write %s: %s", dst, strerror(errno));
+                w += k;
+            }
+            total += (uint64_t)n;
+        }
+        if (fsync(out) != 0 || close(out) != 0)
+            die("closing %s: %s", dst, strerror(errno));
+        close(in);
+    }
+    closedir(d);
+    return total;
+}
+
+/* Read every regular file of DIR into memory (one buffer per file, freed). */
+static uint64_t read_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        die("opendir %s: %s", dir, strerror(errno));
+    uint64_t total = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        int fd = open(path, O_RDONLY);
+        uint8_t *p = malloc((size_t)st.st_size + 1);
+        if (fd < 0 || !p)
+            die("reading %s: %s", path, strerror(errno));
+        for (off_t off = 0; off < st.st_size;) {
+            ssize_t n = read(fd, p + off, (size_t)(st.st_size - off));
+            if (n <= 0)
+                die("read %s: %s", path, n < 0 ? strerror(errno) : "short");
+            off += n;
+        }
+        close(fd);
+        total += (uint64_t)st.st_size;
+        free(p);
+    }
+    closedir(d);
+    return total;
+}
+
+/* Bytes of the regular files under DIR (not recursive). */
+static uint64_t dir_bytes(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        die("opendir %s: %s", dir, strerror(errno));
+    uint64_t total = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+            total += (uint64_t)st.st_size;
+    }
+    closedir(d);
+    return total;
+}
+
+static void print_list(const char *what, const double *v, int n)
+{
+    printf("#   %-8s median %8.4f s  (", what, median(v, n));
+    for (int i = 0; i < n; i++)
+        printf("%s%.4f", i ? " " : "", v[i]);
+    printf(")\n");
+}
+
+static cairn_ctx *open_ctx(double *u, size_t n)
+{
+    cairn_ctx *ctx = NULL;
+    check_cairn(cairn_init(MPI_COMM_WORLD, NULL, &ctx), ctx, "cairn_init");
+    check_cairn(cairn_protect(ctx, "field", u, CAIRN_DOUBLE, n, 0, NULL), ctx, "cairn_protect");
+    return ctx;
+}
+
+int main(int argc, char **argv)
+{
+    bench_prog = "l4_bench";
+    long size_mib = 64, reps = 5, warmup = 1;
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 < argc && strcmp(argv[i], "--size") == 0)
+            size_mib = parse_long(argv[++i], "--size", 1, 1 << 20);
+        else if (i + 1 < argc && strcmp(argv[i], "--reps") == 0)
+            reps = parse_long(argv[++i], "--reps", 1, MAX_REPS);
+        else if (i + 1 < argc && strcmp(argv[i], "--warmup") == 0)
+            warmup = parse_long(argv[++i], "--warmup", 0, MAX_REPS);
+        else
+            die("usage: l4_bench [--size MiB] [--reps N] [--warmup N]");
+    }
+    MPI_Init(&argc, &argv);
+    int rank = 0, np = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    bench_rank = rank;
+    const char *base = getenv("CAIRN_BASE"), *job = getenv("CAIRN_JOB"),
+               *pfs = getenv("CAIRN_PFS_DIR");
+    if (!base || !job || !pfs || !pfs[0])
+        die("CAIRN_BASE, CAIRN_JOB and CAIRN_PFS_DIR must be set");
+    char job_dir[2048], node_dir[2560], copy_root[2048], copy_dir_path[2560], pfs_job[2560];
+    snprintf(job_dir, sizeof job_dir, "%s/cairn-%u/%s", base, (unsigned)getuid(), job);
+    snprintf(node_dir, sizeof node_dir, "%s/node%d", job_dir, rank);
+    snprintf(copy_root, sizeof copy_root, "%s/copy", pfs);
+    snprintf(copy_dir_path, sizeof copy_dir_path, "%s/node%d", copy_root, rank);
+    snprintf(pfs_job, sizeof pfs_job, "%s/cairn-%u/%s", pfs, (unsigned)getuid(), job);
+    if (rank == 0 && mkdir(copy_root, 0700) != 0 && errno != EEXIST)
+        die("mkdir %s: %s", copy_root, strerror(errno));
+
+    size_t n = (size_t)size_mib * MIB / sizeof(double);
+    double *u = xmalloc(n * sizeof *u), *ref = xmalloc(n * sizeof *ref);
+    uint8_t *buf = xmalloc(IOBUF);
+    cairn_ctx *ctx = open_ctx(u, n);
+    double t_l4[MAX_REPS], t_copy[MAX_REPS], t_rest[MAX_REPS], t_read[MAX_REPS];
+    uint64_t copied = 0, stored = 0;
+    long id = 0;
+    for (long r = 0; r < warmup + reps; r++) {
+        field(u, n, rank, ++id);
+        check_cairn(cairn_checkpoint(ctx, id, CAIRN_LEVEL_LOCAL), ctx, "cairn_checkpoint");
+        barrier();
+        double t0 = now();
+        check_cairn(api_flush(ctx, id), ctx, "api_flush");
+        double tl = slowest(now() - t0);
+        char gen[3000], to[2700];
+        snprintf(gen, sizeof gen, "%s/gen-%ld", node_dir, id);
+        snprintf(to, sizeof to, "%s", copy_dir_path);
+        wipe(to);
+        barrier();
+        t0 = now();
+        uint64_t c = copy_dir(gen, to, buf);
+        double tc = slowest(now() - t0);
+        check_mpi(MPI_Allreduce(&c, &copied, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD), "sum");
+        if (r >= warmup) {
+            t_l4[r - warmup] = tl;
+            t_copy[r - warmup] = tc;
+        }
+    }
+    memcpy(ref, u, n * sizeof *u);
+    if (rank == 0) {
+        char g[3000];
+        snprintf(g, sizeof g, "%s/gen-%ld", pfs_job, id);
+        stored = dir_bytes(g);
+    }
+    for (long r = 0; r < warmup + reps; r++) {
+        check_cairn(cairn_finalize(ctx), NULL, "cairn_finalize");
+        barrier();
+        if (rank == 0)
+            wipe(job_dir);
+        barrier();
+        memset(u, 0, n * sizeof *u);
+        ctx = open_ctx(u, n);
+        barrier();
+        double t0 = now();
+        long got = -1;
+        check_cairn(cairn_restart(ctx, CAIRN_LATEST, &got), ctx, "cairn_restart");
+        double tr = slowest(now() - t0);
+        if (got != id)
+            die("cairn_restart restored generation %ld, expected %ld", got, id);
+        if (memcmp(u, ref, n * sizeof *u) != 0)
+            die("restored bytes differ from the checkpointed ones");
+        barrier();
+        t0 = now();
+        read_dir(copy_dir_path);
+        double tb = slowest(now() - t0);
+        if (r >= warmup) {
+            t_rest[r - warmup] = tr;
+            t_read[r - warmup] = tb;
+        }
+    }
+    check_cairn(cairn_finalize(ctx), NULL, "cairn_finalize");
+    if (rank == 0) {
+        int k = (int)reps;
+        printf("# l4: %d ranks on %d emulated nodes, %ld MiB of doubles each, %ld repetitions "
+               "(+%ld warm-up)\n", np, np, size_mib, reps, warmup);
+        print_list("l4", t_l4, k);
+        print_list("copy", t_copy, k);
+        print_list("restore", t_rest, k);
+        print_list("read", t_read, k);
+        double sm = (double)stored / (double)MIB, cm = (double)copied / (double)MIB;
+        printf("bench: l4.ckpt %.4f s ratio=%.3f vs copy (stored %.1f MiB; copy %.1f MiB)\n",
+               median(t_l4, k), med_ratio(t_l4, t_copy, k), sm, cm);
+        printf("bench: l4.restore %.4f s ratio=%.3f vs copy (stored %.1f MiB; copy %.1f MiB)\n",
+               median(t_rest, k), med_ratio(t_rest, t_read, k), sm, cm);
+    }
+    free(u);
+    free(ref);
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}
