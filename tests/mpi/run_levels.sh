@@ -80,8 +80,11 @@ export CAIRN_RANKS_PER_NODE=2 CAIRN_SET_SIZE=4 CAIRN_EC_M=2 CAIRN_DAEMON_LAUNCHE
 verify_before_raise() { # LEVEL
   local lvl=$1 C=$BUILD/cairn job_dir
   job_dir=$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB
-  CAIRN_DAEMON_DELAY_MS=2000 CAIRN_FAULT=cairnd.gen:gen=1:rank=0 "$C" start --nodes 4 >/dev/null || return 1
+  local go; go=$(mktemp -u /dev/shm/cairn-levels-go.XXXXXX); SCRATCH_DIRS+=("$go")
+  # held at generation 1 until the application handed it over everywhere, then dies
+  CAIRN_FAULT="cairnd.gen:gen=1:until=$go;cairnd.gen:gen=1:rank=0" "$C" start --nodes 4 >/dev/null || return 1
   run_grep 'PASS save' scripts/mpirun.sh 8 "$T" save 1 "$lvl" || return 1
+  touch "$go"
   local _; for _ in $(seq 600); do pgrep -f "^[^ ]*cairnd --job $CAIRN_JOB( |\$)" >/dev/null || break; sleep 0.1; done
   "$C" ls --job "$CAIRN_JOB" | awk '$1==1 && $2!=1 {exit 1}' || { echo "generation 1 left level 1 before the flip"; return 1; }
   printf '\xff' | dd of="$job_dir/node1/gen-1/rank-2.ckpt" bs=1 seek=5000 conv=notrunc status=none
@@ -110,13 +113,15 @@ export CAIRN_RANKS_PER_NODE=2
 
 # The same with an intact older generation: generation 2's raise is refused
 # (damaged after level 1), and a restart skips it and restores generation 1
-# bit-exact. The daemons hold each generation 2 s (the application has handed
-# both over by then) and die about to raise generation 2.
+# bit-exact. The daemons wait at generation 2 until the application has handed
+# it over on every node (a file: a condition, not a time) and die there.
 export CAIRN_RANKS_PER_NODE=2 CAIRN_SET_SIZE=4 CAIRN_EC_M=2 CAIRN_DAEMON_LAUNCHER="bash scripts/mpirun.sh"
 damaged_newest() {
   local C=$BUILD/cairn job_dir=$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB _
-  CAIRN_DAEMON_DELAY_MS=2000 CAIRN_FAULT=cairnd.gen:gen=2:rank=0 "$C" start --nodes 4 >/dev/null || return 1
+  local go; go=$(mktemp -u /dev/shm/cairn-levels-go.XXXXXX); SCRATCH_DIRS+=("$go")
+  CAIRN_FAULT="cairnd.gen:gen=2:until=$go;cairnd.gen:gen=2:rank=0" "$C" start --nodes 4 >/dev/null || return 1
   run_grep 'PASS save' scripts/mpirun.sh 8 "$T" save 2 3 || return 1
+  touch "$go"
   for _ in $(seq 600); do pgrep -f "^[^ ]*cairnd --job $CAIRN_JOB( |\$)" >/dev/null || break; sleep 0.1; done
   "$C" ls --job "$CAIRN_JOB" | awk '$1==2 && $2!=1 {exit 1}' || { echo "generation 2 left level 1 before the flip"; return 1; }
   printf '\xff' | dd of="$job_dir/node3/gen-2/rank-6.ckpt" bs=1 seek=5000 conv=notrunc status=none

@@ -51,9 +51,13 @@ export CAIRN_RANKS_PER_NODE=2 CAIRN_SET_SIZE=4 CAIRN_EC_M=2 CAIRN_PFS_GROUP=3 CA
 # index); the application goes on and writes generation 3 (a new run: its
 # first checkpoint, not owed to the PFS) synchronously; then the daemons
 # come back. They must flush 2, not stop at the newer 3.
+# The daemons wait at generation 2 until the application has handed it over on
+# every node (a file, touched after save: a condition, not a time); else a fast
+# daemon could die first and the application would fall back to writing it.
 fresh_pfs owed-every
+O_GO=$(mktemp -u /dev/shm/cairn-owed-go.XXXXXX); SCRATCH_DIRS+=("$O_GO")
 check "pfs.every: the daemons die in the flush of generation 2 (level 3 on the nodes, no PFS index)" \
-  bash -c "CAIRN_FAULT=pfs.index:gen=2:rank=0 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 2 3 && o_gone && test \"\$(o_level 2)\" = 3 && ! test -e '$(pfs_gen 2)/index'"
+  bash -c "CAIRN_FAULT='cairnd.gen:gen=2:until=$O_GO;pfs.index:gen=2:rank=0' '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 2 3 && touch '$O_GO' && o_gone && test \"\$(o_level 2)\" = 3 && ! test -e '$(pfs_gen 2)/index'"
 check "  ... a new run writes generation 3 at level 3 without daemons (not owed to the PFS)" \
   bash -c "T_FIRST=3 scripts/mpirun.sh 8 $T save 1 3 && test \"\$(o_level 3)\" = 3 && ! test -e '$(pfs_gen 3)'"
 check "  ... the next cairn start flushes generation 2: its index is written" \
@@ -65,8 +69,9 @@ check "  ... every node wiped: generation 2 restored from the PFS, bit-exact" \
 # The daemons die before they even raise generation 2 (owed to the PFS by
 # pfs.every): the next daemons raise it and flush it.
 fresh_pfs owed-raise
+O_GO2=$(mktemp -u /dev/shm/cairn-owed-go.XXXXXX); SCRATCH_DIRS+=("$O_GO2")
 check "pfs.every: the daemons die as they take generation 2 (level 1 on the nodes, nothing on the PFS)" \
-  bash -c "CAIRN_FAULT=cairnd.gen:gen=2:rank=1 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 2 3 && o_gone && test \"\$(o_level 2)\" = 1 && ! test -e '$(pfs_gen 2)/index'"
+  bash -c "CAIRN_FAULT='cairnd.gen:gen=2:until=$O_GO2;cairnd.gen:gen=2:rank=1' '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 2 3 && touch '$O_GO2' && o_gone && test \"\$(o_level 2)\" = 1 && ! test -e '$(pfs_gen 2)/index'"
 check "  ... the next cairn start raises generation 2 to level 3 and flushes it" \
   bash -c "'$C' start --nodes 4 >/dev/null && o_idle && test \"\$(o_level 2)\" = 3 && test -e '$(pfs_gen 2)/index' && '$C' stop >/dev/null"
 wipe_nodes 0 1 2 3
