@@ -233,23 +233,32 @@ static int ready(const writer *w, const void *p, uint64_t len, cn_err *err)
     return rc ? (rc < 0 ? rc : CAIRN_EIO) : 0;
 }
 
+/* The next piece (at most K > 0 bytes, within one variable) of member M's
+ * stream: *P and *T, its data arrived (ready); M moves past it. */
+static int next_piece(const writer *w, cz_agg_member *m, uint64_t k, const uint8_t **p,
+                      uint64_t *t, cn_err *err)
+{
+    const cz_agg_var *x = &w->v[w->order[m->first + m->cur]];
+    while (x->size == m->cur_off) {
+        m->cur++;
+        m->cur_off = 0;
+        x = &w->v[w->order[m->first + m->cur]];
+    }
+    uint64_t left = x->size - m->cur_off;
+    *t = left < k ? left : k;
+    *p = (const uint8_t *)x->data + m->cur_off;
+    CN_TRY(ready(w, *p, *t, err));
+    m->cur_off += *t;
+    return 0;
+}
+
 /* Copy the next K bytes of member M's stream to DST. */
 static int gather(const writer *w, cz_agg_member *m, uint8_t *dst, uint64_t k, cn_err *err)
 {
-    while (k) {
-        const cz_agg_var *x = &w->v[w->order[m->first + m->cur]];
-        uint64_t left = x->size - m->cur_off;
-        if (!left) {
-            m->cur++;
-            m->cur_off = 0;
-            continue;
-        }
-        uint64_t t = left < k ? left : k;
-        CN_TRY(ready(w, (const uint8_t *)x->data + m->cur_off, t, err));
-        memcpy(dst, (const uint8_t *)x->data + m->cur_off, (size_t)t);
-        dst += t;
-        k -= t;
-        m->cur_off += t;
+    for (uint64_t t; k; dst += t, k -= t) {
+        const uint8_t *p;
+        CN_TRY(next_piece(w, m, k, &p, &t, err));
+        memcpy(dst, p, (size_t)t);
     }
     return 0;
 }
@@ -258,17 +267,9 @@ static int gather(const writer *w, cz_agg_member *m, uint8_t *dst, uint64_t k, c
  * appended to w->spans. */
 static int spans_of(writer *w, cz_agg_member *m, uint64_t k, cn_err *err)
 {
-    while (k) {
-        const cz_agg_var *x = &w->v[w->order[m->first + m->cur]];
-        uint64_t left = x->size - m->cur_off;
-        if (!left) {
-            m->cur++;
-            m->cur_off = 0;
-            continue;
-        }
-        uint64_t t = left < k ? left : k;
-        const uint8_t *p = (const uint8_t *)x->data + m->cur_off;
-        CN_TRY(ready(w, p, t, err));
+    for (uint64_t t; k; k -= t) {
+        const uint8_t *p;
+        CN_TRY(next_piece(w, m, k, &p, &t, err));
         cz_span *last = w->nspans ? &w->spans[w->nspans - 1] : NULL;
         if (last && (const uint8_t *)last->ptr + last->len == p) {
             last->len += t;
@@ -282,8 +283,6 @@ static int spans_of(writer *w, cz_agg_member *m, uint64_t k, cn_err *err)
             }
             w->spans[w->nspans++] = (cz_span){p, t};
         }
-        k -= t;
-        m->cur_off += t;
     }
     return 0;
 }
