@@ -344,7 +344,8 @@ bool cn_sock_peer_ok(int fd);
  * before the ranks agree), ckpt.manifest (all committed, before this node's
  * manifest is written), daemon.gen (a node leader about to hand a generation
  * to its cairnd), cairnd.gen (a daemon about to work on a generation;
- * rank = its node), pfs.index (a flush to the PFS whose files are written,
+ * rank = its node), cairnd.offer (a daemon with work queued, about to offer
+ * it to the others; gen = the newest queued), pfs.index (a flush to the PFS whose files are written,
  * before the first node leader writes its index: in cairnd, or in the
  * application when it flushes itself).
  */

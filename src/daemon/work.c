@@ -254,7 +254,11 @@ void d_run(d_state *st, cairn_ctx *ctx)
         int64_t v[5] = {INT64_MAX, -st->stop, -!!st->ndrain, -!!st->flush_asked, -!!st->holds};
         size_t ndrain = st->ndrain;
         int nflush = st->flush_asked;
+        size_t nqueue = st->nqueue;
+        int64_t newest = nqueue ? st->queue[nqueue - 1].id : -1;
         pthread_mutex_unlock(&st->mu);
+        if (nqueue) /* tests: hold the daemons until the application is done */
+            cn_fault_point("cairnd.offer", newest, ctx->rank);
         v[0] = next_offer(st, ctx);
         if (d_agree_min(ctx, v, 5) != 0) {
             cn_error("MPI failed between the daemons; stopping");

@@ -93,15 +93,16 @@ check "  ... the next cairn start serves the next job again (hand-over, not sync
   bash -c "'$C' start --nodes 4 >/dev/null && CAIRN_LOG_LEVEL=info scripts/mpirun.sh 8 $T save 1 3 2>&1 | grep -q 'cairnd takes it to level 3' && daemons_idle && test \"\$(level_of 1)\" = 3"
 stop
 
-# The daemons die with generations queued (each held 8 s, the application
-# is done by then: 2 and 3 are queued behind 1); the next daemons finish
-# them. Behind, the daemons take the newest full generation first, passing
-# over 2, so they die as they take 3.
+# The daemons die with generations queued (held before they agree on
+# anything until the application has handed over 1-3: a condition, not a
+# time); the next daemons finish them. Behind, the daemons take the newest
+# full generation first, passing over 1 and 2, so they die as they take 3.
 fresh_pfs daemon-resume
 gone() { for _ in $(seq 1200); do mine || return 0; sleep 0.1; done; return 1; }
 export -f gone
-check "daemons killed with generations 2-3 queued (as they take 3, passing over 2): they stay at level 1" \
-  bash -c "CAIRN_DAEMON_DELAY_MS=8000 CAIRN_FAULT=cairnd.gen:gen=3:rank=0 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 3 3 && gone && test \"\$(level_of 3)\" = 1 && test \"\$(level_of 2)\" = 1"
+D_GO=$(mktemp -u /dev/shm/cairn-daemon-go.XXXXXX); SCRATCH_DIRS+=("$D_GO")
+check "daemons killed with generations 1-3 queued (as they take 3, passing over 1 and 2): they stay at level 1" \
+  bash -c "CAIRN_FAULT='cairnd.offer:until=$D_GO;cairnd.gen:gen=3:rank=0' '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 3 3 && touch '$D_GO' && gone && test \"\$(level_of 3)\" = 1 && test \"\$(level_of 2)\" = 1 && test \"\$(level_of 1)\" = 1"
 check "  ... the next cairn start raises 3, and not 2 (a newer full generation supersedes it)" \
   bash -c "'$C' start --nodes 4 >/dev/null && daemons_idle && test \"\$(level_of 3)\" = 3 && test \"\$(level_of 2)\" = 1"
 wipe_nodes 0 3

@@ -98,15 +98,16 @@ check "cairn flush twice while the daemons work: the newest generation reaches t
   bash -c "CAIRN_DAEMON_DELAY_MS=5000 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 1 3 && '$C' flush >/dev/null && '$C' flush >/dev/null && y_wait_file '$(pfs_gen 1)/index' && daemons_idle && test \$('$C' status | grep -c idle) = 4"
 stop
 
-# Behind, the newest full generation goes first: with 2-4 queued behind 1
-# (held until the application has handed over all four: a condition, not a
-# time), the daemons pass over 2 (a fault as they take it never fires), take
-# 3 for its flush owed to the PFS (pfs.every 3; its raise is wasted, skipped),
-# and raise 4. Nothing owed is lost.
+# Behind, the newest full generation goes first: with 1-4 queued (the
+# daemons held before they agree on anything until the application has handed
+# over all four: a condition, not a time), the daemons pass over 1 and 2 (a
+# fault as they take either never fires), take 3 for its flush owed to the PFS
+# (pfs.every 3; its raise is wasted, skipped), and raise 4. Nothing owed is
+# lost.
 fresh_pfs yield-newest
 Y_GO=$(mktemp -u /dev/shm/cairn-yield-go.XXXXXX); SCRATCH_DIRS+=("$Y_GO")
-check "newest first: 4 generations at level 3, pfs.every 3: the daemons never take 2, flush 3 and raise 4, and still serve" \
-  bash -c "CAIRN_PFS_EVERY=3 CAIRN_FAULT='cairnd.gen:gen=1:until=$Y_GO;cairnd.gen:gen=2:rank=0' '$C' start --nodes 4 >/dev/null && CAIRN_PFS_EVERY=3 scripts/mpirun.sh 8 $T save 4 3 && touch '$Y_GO' && daemons_idle && test \$('$C' status | grep -c idle) = 4 && test \"\$(level_of 4)\" = 3 && test -e '$(pfs_gen 3)/index'"
+check "newest first: 4 generations at level 3, pfs.every 3: the daemons never take 1 or 2, flush 3 and raise 4, and still serve" \
+  bash -c "CAIRN_PFS_EVERY=3 CAIRN_FAULT='cairnd.offer:until=$Y_GO;cairnd.gen:gen=1:rank=0;cairnd.gen:gen=2:rank=0' '$C' start --nodes 4 >/dev/null && CAIRN_PFS_EVERY=3 scripts/mpirun.sh 8 $T save 4 3 && touch '$Y_GO' && daemons_idle && test \$('$C' status | grep -c idle) = 4 && test \"\$(level_of 4)\" = 3 && test -e '$(pfs_gen 3)/index'"
 stop
 wipe_nodes 0 3
 check "  ... 2 nodes wiped: generation 4 decoded, bit-exact" run_grep PASS scripts/mpirun.sh 8 "$T" restore-id 4
