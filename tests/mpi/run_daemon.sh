@@ -162,13 +162,16 @@ wipe_nodes 0 2
 check "  ... 2 nodes wiped: generation 2 decoded, bit-exact" run_grep PASS scripts/mpirun.sh 8 "$T" restore-id 2
 check "  ... cairn stop" "$C" stop
 
-# The daemons hold each generation 3 s: a new run replaces generation 1 and
-# drops 2-3 (newer than its own, store.keep 1; an abandoned timeline goes
-# only with store.prune_abandoned = on) while they work on them.
+# The daemons hold each generation 10 s, and take none before the first run
+# has ended (a file: a condition), so they are seen at work: a new run
+# replaces generation 1 and drops 2-3 (newer than its own, store.keep 1; an
+# abandoned timeline goes only with store.prune_abandoned = on) while they
+# work on them.
 fresh_pfs daemon-race
 export CAIRN_KEEP=1
-check "cairnd race: 3 generations handed over at level 3 (store.keep 1, 3 s per generation), the daemons at work" \
-  bash -c "CAIRN_DAEMON_DELAY_MS=3000 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 3 3 && daemons_busy"
+D_GO2=$(mktemp -u /dev/shm/cairn-daemon-go.XXXXXX); SCRATCH_DIRS+=("$D_GO2")
+check "cairnd race: 3 generations handed over at level 3 (store.keep 1, 10 s per generation), the daemons at work" \
+  bash -c "CAIRN_DAEMON_DELAY_MS=10000 CAIRN_FAULT='cairnd.offer:until=$D_GO2' '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 3 3 && touch '$D_GO2' && daemons_busy"
 check "  ... meanwhile a new run writes 1-2 again (replacing 1, dropping 2-3)" \
   run_grep PASS env CAIRN_PRUNE_ABANDONED=on scripts/mpirun.sh 8 "$T" save 2 3
 check "  ... no daemon crashed or gave up a generation half-way, and generation 2 reaches level 3" \

@@ -81,12 +81,14 @@ unset CAIRN_PFS_EVERY CAIRN_PFS_DIR
 
 # cairn prune while the daemons raise the generation it removes: it holds
 # them first, so the raise ends before the directory goes. The daemons hold
-# each generation 3 s before they work on it. Generation 1 comes alone (so
+# each generation 10 s before they work on it. Generation 1 comes alone (so
 # they take it: behind, they would pass it over for 2), then a new run hands
-# over 2; prune comes while they are on 2.
+# over 2, which the daemons do not take until that run has ended (a file: a
+# condition), so they are seen at work on it; prune comes while they are on 2.
 fresh owed-prune
+O_GO3=$(mktemp -u /dev/shm/cairn-owed-go.XXXXXX); SCRATCH_DIRS+=("$O_GO3")
 check "cairn prune and cairnd: generations 1 then 2 handed over at level 3 (two runs), the daemons at work on generation 2" \
-  bash -c "CAIRN_DAEMON_DELAY_MS=3000 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 1 3 && T_FIRST=2 scripts/mpirun.sh 8 $T save 1 3 && o_busy_after 1"
+  bash -c "CAIRN_DAEMON_DELAY_MS=10000 CAIRN_FAULT='cairnd.offer:gen=2:until=$O_GO3' '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 1 3 && T_FIRST=2 scripts/mpirun.sh 8 $T save 1 3 && touch '$O_GO3' && o_busy_after 1"
 check "  ... cairn prune --gen 2 holds the daemons of the 4 nodes, then removes generation 2 from every node" \
   bash -c "out=\$('$C' prune --job '$CAIRN_JOB' --gen 2) && grep -qx 'held cairnd on 4 node(s) of job $CAIRN_JOB' <<<\"\$out\" && grep -q '^removed .*/node3/gen-2\$' <<<\"\$out\""
 check "  ... no daemon gave up a generation half-way (prune waited for the raise), no gen-2 left anywhere" \
