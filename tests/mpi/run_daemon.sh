@@ -45,7 +45,7 @@ check "  ... cairn stop ends them all (2 reached by their sockets); again is no 
   bash -c "out=\$('$C' stop); echo \"\$out\"; grep -q 'stopped 2 ' <<<\"\$out\" && '$C' stop | grep -q 'no cairnd' && ! mine"
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: restart from level 4, bit-exact" \
-  bash -c "scripts/mpirun.sh 8 $T restore 2 2>&1 | grep -q 'restoring generation 2 from the PFS'"
+  run_grep 'restoring generation 2 from the PFS' scripts/mpirun.sh 8 "$T" restore 2
 
 fresh_pfs daemon-l2
 start 4
@@ -79,18 +79,18 @@ check "  ... a second drain finds it there already" \
 stop
 wipe_nodes 0 1 2 3
 check "  ... a new job restores generation 2 from the PFS after every node is wiped" \
-  bash -c "scripts/mpirun.sh 8 $T restore 2 2>&1 | grep -q 'restoring generation 2 from the PFS'"
+  run_grep 'restoring generation 2 from the PFS' scripts/mpirun.sh 8 "$T" restore 2
 
 # A daemon dies while it works on generation 2 (Open MPI then ends them all);
 # the application, 1.5 s per step, notices at its next hand-over.
 fresh_pfs daemon-kill
 CAIRN_FAULT=cairnd.gen:gen=2:rank=1 start 4
 check "daemon of node 1 killed: the application warns and goes on synchronously" \
-  bash -c "T_PAUSE_MS=1500 scripts/mpirun.sh 8 $T save 4 3 2>&1 | grep -q 'falling back to synchronous checkpoints'"
+  run_grep 'falling back to synchronous checkpoints' env T_PAUSE_MS=1500 scripts/mpirun.sh 8 "$T" save 4 3
 check "  ... no data lost: the last generation at level 3, restored bit-exact" \
   bash -c "test \"\$(level_of 4)\" = 3 && scripts/mpirun.sh 8 $T restore 4"
 check "  ... the next cairn start serves the next job again (hand-over, not synchronous)" \
-  bash -c "'$C' start --nodes 4 >/dev/null && CAIRN_LOG_LEVEL=info scripts/mpirun.sh 8 $T save 1 3 2>&1 | grep -q 'cairnd takes it to level 3' && daemons_idle && test \"\$(level_of 1)\" = 3"
+  bash -c "'$C' start --nodes 4 >/dev/null && run_grep 'cairnd takes it to level 3' env CAIRN_LOG_LEVEL=info scripts/mpirun.sh 8 $T save 1 3 && daemons_idle && test \"\$(level_of 1)\" = 3"
 stop
 
 # The daemons die with generations queued (held before they agree on
@@ -236,7 +236,7 @@ check "  ... and cairn start right after it serves the job again" bash -c "'$C' 
 
 fresh_pfs daemon-config
 check "a daemon of another configuration (erasure.m) is refused: synchronous, with a warning" \
-  bash -c "CAIRN_EC_M=1 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 1 3 2>&1 | grep -q 'configuration differs' && test \"\$(level_of 1)\" = 3"
+  bash -c "CAIRN_EC_M=1 '$C' start --nodes 4 >/dev/null && run_grep 'configuration differs' scripts/mpirun.sh 8 $T save 1 3 && test \"\$(level_of 1)\" = 3"
 stop
 check "cairn drain and status without daemons: exit 3 with a message" \
   bash -c "'$C' drain 2>&1 | grep -q 'no cairnd serves'; test \${PIPESTATUS[0]} = 3"
