@@ -336,10 +336,17 @@ int api_fetch_ready(void *fetch, const void *p, size_t len);
 int api_fetch_end(api_fetch *f);
 long api_pfs_newest(cairn_ctx *ctx, long bound, int *rc);
 int api_stage_in(cairn_ctx *ctx, long id);
-/* JOB's generations on the PFS (an fd of its directory): the copy
- * cairn-prolog staged in this node's directory (<node>/stage/cairn-<uid>/<job>)
- * if there is one, else pfs.dir. */
-int api_pfs_source(cairn_ctx *ctx, const char *job, cn_err *err);
+/* Where to read JOB's generation ID of the PFS (an fd of the job's
+ * directory): the copy cairn-prolog staged in this node's directory
+ * (<node>/stage/cairn-<uid>/<job>) if it holds ID (staged whole: index last),
+ * else pfs.dir. A stage that failed or holds another generation is not a
+ * reason to miss what the PFS has. */
+int api_pfs_source(cairn_ctx *ctx, const char *job, long id, cn_err *err);
+/* The newest complete generation <= BOUND of JOB (and of NRANKS ranks unless
+ * 0) in this node's stage copy or on the PFS, whichever is newer; its index
+ * in *X; -1 if none. SKIP (may be NULL): what the PFS passed over. */
+long api_pfs_find(cairn_ctx *ctx, const char *job, long bound, uint32_t nranks, cn_pindex *x,
+                  lvl_pfs_skip *skip, cn_err *err);
 /* Collective, after a restore of generation ID from node-local storage: the
  * newest PFS generation <= ID (this job's, else job.restart_from's) is read
  * back and its files' sizes and checksums checked (each file by one node

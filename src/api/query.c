@@ -82,7 +82,7 @@ static int inventory(cairn_ctx *ctx, const api_recovery *r, api_gen **g, int *n)
 static int pfs_files_ok(cairn_ctx *ctx, long id)
 {
     cn_pindex x = {0};
-    int jobfd = api_pfs_source(ctx, ctx->pfs_job, &ctx->err), genfd = -1;
+    int jobfd = api_pfs_source(ctx, ctx->pfs_job, id, &ctx->err), genfd = -1;
     int rc = jobfd < 0 ? jobfd : lvl_pfs_index(jobfd, id, &x, &ctx->err);
     char gen[64];
     cn_gen_dirname(gen, sizeof gen, id);
@@ -158,7 +158,7 @@ static long pfs_plan(cairn_ctx *ctx, long bound, long whole, cairn_restart_plan 
         if (ctx->rank == 0) { /* the index again, for its bytes and label */
             cn_err err = {0};
             cn_pindex x;
-            int jobfd = api_pfs_source(ctx, ctx->pfs_job, &err);
+            int jobfd = api_pfs_source(ctx, ctx->pfs_job, p, &err);
             if (jobfd >= 0 && lvl_pfs_index(jobfd, p, &x, &err) == 0) {
                 idx.raw = x.raw;
                 memcpy(idx.label, x.label, sizeof idx.label);

@@ -135,12 +135,8 @@ int rm_pfs_plan(cairn_ctx *ctx, long bound, rm_source *src)
         const char *jobs[2] = {ctx->job, ctx->cfg.restart_from};
         for (int j = 0; j < 2 && src->gen < 0 && jobs[j][0]; j++) {
             cn_err err = {0};
-            int jobfd = api_pfs_source(ctx, jobs[j], &err);
-            if (jobfd < 0)
-                continue;
             cn_pindex x;
-            long g = lvl_pfs_newest(jobfd, jobs[j], bound, 0, &x, NULL, &err);
-            close(jobfd);
+            long g = api_pfs_find(ctx, jobs[j], bound, 0, &x, NULL, &err);
             if (g < 0)
                 continue;
             if (x.nranks != (uint32_t)ctx->nranks && x.group > 0) {

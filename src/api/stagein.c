@@ -29,6 +29,8 @@
 #include "api/api.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,26 +237,75 @@ static int write_local(cairn_ctx *ctx, long id, const cn_pindex *x, collect *c)
     return rc;
 }
 
-int api_pfs_source(cairn_ctx *ctx, const char *job, cn_err *err)
+/* The stage copy of JOB's generations cairn-prolog made on this node, or -1. */
+static int open_stage(cairn_ctx *ctx, const char *job, char *path, size_t len)
 {
-    char stage[sizeof ctx->node_path + 16];
-    snprintf(stage, sizeof stage, "%s/stage", ctx->node_path);
+    snprintf(path, len, "%s/stage", ctx->node_path);
     cn_err ignored = {0};
-    int fd = lvl_pfs_open(stage, job, false, &ignored);
-    return fd >= 0 ? fd : lvl_pfs_open(ctx->cfg.pfs_dir, job, false, err);
+    return lvl_pfs_open(path, job, false, &ignored);
 }
 
-/* Where open_source found JOB's generations, for messages. */
-static void source_path(cairn_ctx *ctx, const char *job, char *out, size_t len)
+int api_pfs_source(cairn_ctx *ctx, const char *job, long id, cn_err *err)
 {
-    char stage[sizeof ctx->node_path + 16], user[64];
-    snprintf(stage, sizeof stage, "%s/stage", ctx->node_path);
-    cn_user_dirname(user, sizeof user);
-    cn_err ignored = {0};
-    int fd = lvl_pfs_open(stage, job, false, &ignored);
+    char stage[sizeof ctx->node_path + 16], index[80];
+    int fd = open_stage(ctx, job, stage, sizeof stage);
+    cn_gen_dirname(index, sizeof index - 8, id);
+    strcat(index, "/index"); /* staged whole or not at all (renamed into place) */
+    if (fd >= 0 && id >= 0 && faccessat(fd, index, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+        return fd;
     if (fd >= 0)
         close(fd);
-    snprintf(out, len, "%.4200s/%s/%s", fd >= 0 ? stage : ctx->cfg.pfs_dir, user, job);
+    return lvl_pfs_open(ctx->cfg.pfs_dir, job, false, err);
+}
+
+long api_pfs_find(cairn_ctx *ctx, const char *job, long bound, uint32_t nranks, cn_pindex *x,
+                  lvl_pfs_skip *skip, cn_err *err)
+{
+    char stage[sizeof ctx->node_path + 16];
+    int fds[2] = {open_stage(ctx, job, stage, sizeof stage), -1};
+    if (ctx->cfg.pfs_dir[0])
+        fds[1] = lvl_pfs_open(ctx->cfg.pfs_dir, job, false, err);
+    long best = -1;
+    for (int i = 0; i < 2; i++) {
+        if (fds[i] < 0)
+            continue;
+        cn_pindex y;
+        lvl_pfs_skip s;
+        cn_err ignored = {0};
+        long g = lvl_pfs_newest(fds[i], job, bound, nranks, &y, &s, i ? err : &ignored);
+        close(fds[i]);
+        if (skip && (i == 1 || fds[1] < 0)) /* the PFS says what it passed over */
+            *skip = s;
+        if (g > best) {
+            if (best >= 0)
+                cn_pindex_free(x);
+            *x = y, best = g;
+        } else if (g >= 0) {
+            cn_pindex_free(&y);
+        }
+    }
+    return best;
+}
+
+/* Where api_pfs_source finds generation ID of JOB, for messages. */
+static void source_path(cairn_ctx *ctx, const char *job, long id, char *out, size_t len)
+{
+    char user[64];
+    cn_user_dirname(user, sizeof user);
+    cn_err ignored = {0};
+    int fd = api_pfs_source(ctx, job, id, &ignored), staged = 0;
+    if (fd >= 0) {
+        struct stat a, b;
+        char stage[sizeof ctx->node_path + 16];
+        int sfd = open_stage(ctx, job, stage, sizeof stage);
+        staged = sfd >= 0 && fstat(fd, &a) == 0 && fstat(sfd, &b) == 0 &&
+                 a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+        if (sfd >= 0)
+            close(sfd);
+        close(fd);
+    }
+    snprintf(out, len, "%.4200s%s/%s/%s", staged ? ctx->node_path : ctx->cfg.pfs_dir,
+             staged ? "/stage" : "", user, job);
 }
 
 /* Rank 0: the newest complete generation <= BOUND of JOB and this run's rank
@@ -263,13 +314,9 @@ static void source_path(cairn_ctx *ctx, const char *job, char *out, size_t len)
 static long newest_of(cairn_ctx *ctx, const char *job, long bound)
 {
     cn_err err = {0};
-    int jobfd = api_pfs_source(ctx, job, &err);
-    if (jobfd < 0)
-        return -1;
     cn_pindex x;
-    lvl_pfs_skip skip;
-    long id = lvl_pfs_newest(jobfd, job, bound, (uint32_t)ctx->nranks, &x, &skip, &err);
-    close(jobfd);
+    lvl_pfs_skip skip = {.damaged = -1, .foreign = -1};
+    long id = api_pfs_find(ctx, job, bound, (uint32_t)ctx->nranks, &x, &skip, &err);
     if (id >= 0)
         cn_pindex_free(&x);
     if (skip.foreign > id && !ctx->pfs_note[0]) {
@@ -319,7 +366,7 @@ static int stage_leader(cairn_ctx *ctx, long id)
         return cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
     }
     cn_pindex x = {0};
-    int jobfd = api_pfs_source(ctx, ctx->pfs_job, &ctx->err);
+    int jobfd = api_pfs_source(ctx, ctx->pfs_job, id, &ctx->err);
     int rc = jobfd < 0 ? jobfd : lvl_pfs_index(jobfd, id, &x, &ctx->err);
     if (rc == 0 && (x.nranks != (uint32_t)ctx->nranks || strcmp(x.job, ctx->pfs_job) != 0))
         rc = cn_fail(&ctx->err, CAIRN_EMISMATCH, "PFS generation %ld is of job %s with %u ranks",
@@ -356,7 +403,7 @@ static void check_leader(cairn_ctx *ctx, long id, long restored)
     cn_pindex x = {0};
     char gen[64];
     cn_gen_dirname(gen, sizeof gen, id);
-    int jobfd = api_pfs_source(ctx, ctx->pfs_job, &err);
+    int jobfd = api_pfs_source(ctx, ctx->pfs_job, id, &err);
     int genfd = -1;
     if (jobfd >= 0 && lvl_pfs_index(jobfd, id, &x, &err) == 0)
         genfd = cn_dir_open(jobfd, gen, false, &err);
@@ -370,7 +417,7 @@ static void check_leader(cairn_ctx *ctx, long id, long restored)
         cn_err why = {0};
         if (lvl_pfs_map(genfd, name, &x.files[f], &map, &why) < 0) {
             char where[4400];
-            source_path(ctx, ctx->pfs_job, where, sizeof where);
+            source_path(ctx, ctx->pfs_job, id, where, sizeof where);
             cn_warn("the PFS copy of generation %ld is damaged: %s/%s/%s; %s", id, where, gen,
                     why.msg,
                     id == restored ? "generation restored from node-local storage, which holds "

@@ -31,7 +31,7 @@ check "  ... epilog on 4 nodes: drains generation 3 to the PFS, stops the daemon
   bash -c "hooks_all $EPI && grep -q 'generation 3 flushed to the PFS' '$CAIRN_HOOK_LOG' && test -e '$(pfs_gen 3)/index' && ! test -e '$u/$CAIRN_JOB' && '$CAIRN_CLI' status 2>&1 | grep -q 'no such job'"
 check "  ... epilog again: nothing to do, exit 0" bash -c "hooks_all $EPI"
 check "  ... a second job (the same id, empty nodes) restores generation 3 from the PFS" \
-  bash -c "hooks_all $PRO && scripts/mpirun.sh 8 $T restore 3 2>&1 | grep -q 'restoring generation 3 from the PFS' && hooks_all $EPI"
+  bash -c "hooks_all $PRO && run_grep 'restoring generation 3 from the PFS' scripts/mpirun.sh 8 $T restore 3 && hooks_all $EPI"
 
 # A new job restarting the one above: its prolog stages generation 3 in, and
 # the restart reads the staged copy (the PFS copy is moved away to prove it).
@@ -41,9 +41,23 @@ check "prolog of a job restarting another (CAIRN_RESTART_FROM) stages its genera
   bash -c "CAIRN_RESTART_FROM=$first hooks_all $PRO && CAIRN_RESTART_FROM=$first hooks_all $PRO && test -e '$u/$CAIRN_JOB/node2/stage/cairn-$(id -u)/$first/gen-3/index' && grep -q 'staged generation 3 of job $first in' '$CAIRN_HOOK_LOG'"
 mv "$CAIRN_PFS_DIR/cairn-$(id -u)/$first" "$CAIRN_PFS_DIR/moved-away"
 check "  ... the new job restores generation 3 of $first from the staged copy, bit-exact" \
-  bash -c "CAIRN_RESTART_FROM=$first scripts/mpirun.sh 8 $T restore 3 2>&1 | grep -q 'restoring generation 3 of job $first from the PFS (level 4): this job ($CAIRN_JOB) has none'"
+  run_grep "restoring generation 3 of job $first from the PFS \\(level 4\\): this job \\($CAIRN_JOB\\) has none" env CAIRN_RESTART_FROM=$first scripts/mpirun.sh 8 "$T" restore 3
 check "  ... a second restart finds generation 3 on node-local storage; the epilog cleans up" \
   bash -c "CAIRN_RESTART_FROM=$first scripts/mpirun.sh 8 $T restore 3 && hooks_all $EPI && ! test -e '$u/$CAIRN_JOB'"
+
+# A stage-in that failed (no room, a copy error) leaves a node's stage
+# directory without the generation, on every node or only on some: the
+# restart reads the PFS there. It once took the empty stage for the PFS and
+# answered "no checkpoint" (the application would have started over), and a
+# node whose stage lacked the generation failed the restore.
+mv "$CAIRN_PFS_DIR/moved-away" "$CAIRN_PFS_DIR/cairn-$(id -u)/$first"
+export CAIRN_JOB=t$CAIRN_TEST_TAG-hooks-third
+st=$u/$CAIRN_JOB/node # + N/stage/cairn-<uid>/<first>: node N's stage copy
+sf=stage/cairn-$(id -u)/$first
+check "a stage-in that failed on every node (empty stage directories): the restart reads generation 3 of $first from the PFS, bit-exact" \
+  bash -c "hooks_all $PRO && for n in 0 1 2 3; do (umask 077; mkdir -p '$st'\$n/'$sf') || exit 1; done && run_grep 'restoring generation 3 of job $first from the PFS' env CAIRN_RESTART_FROM=$first scripts/mpirun.sh 8 $T restore 3 && hooks_all $EPI"
+check "  ... staged on node 2 only (the others empty): restored bit-exact" \
+  bash -c "hooks_all $PRO && for n in 0 1 3; do (umask 077; mkdir -p '$st'\$n/'$sf') || exit 1; done && env -u CAIRN_JOB SLURM_JOB_ID=$CAIRN_JOB SLURM_JOB_UID=$(id -u) SLURMD_NODENAME=node2 CAIRN_RESTART_FROM=$first $PRO && test -e '${st}2/$sf/gen-3/index' && run_grep 'restoring generation 3 of job $first from the PFS' env CAIRN_RESTART_FROM=$first scripts/mpirun.sh 8 $T restore 3 && hooks_all $EPI"
 
 fresh_pfs hooks-refuse
 export CAIRN_HOOK_LOG=$CAIRN_BASE/hooks.log
