@@ -30,13 +30,17 @@ typedef struct rm_vars {
 
 /* One stored rank as a reader decoded it: for each remapped variable, its
  * stored bytes (NULL if the rank stores none of that name), type, count;
- * and its layout record (NULL if none). All owned; rm_rank_free. */
+ * and its layout record (NULL if none). All owned; rm_rank_free. A
+ * variable stored raw and whole in its newest link is not copied: its DATA
+ * points into that link's mapping (MAPPED[i]), which CHAIN holds open. */
 typedef struct rm_rank {
     void **data;
     int *type;
     uint64_t *count;
+    bool *mapped;
     uint8_t *layout;
     size_t layout_len;
+    api_chain chain;              /* node-local: the verified links (n 0: none held) */
 } rm_rank;
 void rm_rank_free(rm_rank *r, size_t n);
 
