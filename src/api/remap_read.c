@@ -336,6 +336,12 @@ int rm_read(rm_reader *rd, uint32_t rank, rm_rank *out)
     return rd->src.where == RM_PFS ? read_pfs(rd, rank, out) : read_local(rd, rank, out);
 }
 
+void rm_reader_rewind(rm_reader *rd)
+{
+    if (rd)
+        drop_kept(rd);
+}
+
 void rm_reader_close(rm_reader *rd)
 {
     if (!rd)
