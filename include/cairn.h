@@ -389,7 +389,8 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level);
  * the pieces travel over MPI straight from the stored block (decoded, or a
  * raw node-local variable from its mapped file) into protected memory: a
  * rank holds at most one stored rank's decoded state (a PFS aggregated
- * file's ranks when reading the PFS).
+ * file's ranks when reading the PFS) and, kept from the first reading for
+ * the second, decoded stored ranks up to the size of its own blocks.
  * The same promises hold: every checksum verified and every frame decoded
  * before protected memory is written, on every rank, agreed; on error
  * protected memory is unchanged, with the same one exception (a failure

@@ -25,7 +25,8 @@
  *
  * Memory per rank: one stored rank's remapped variables decoded (a PFS
  * file's ranks' when reading the PFS; a raw node-local one is lent from its
- * mapped file), and a bit per element of its blocks.
+ * mapped file), decoded ones held from the survey for the move up to the
+ * size of its own blocks, and a bit per element of its blocks.
  * Ownership: all buffers are this file's and freed before it returns.
  */
 #include "api/remap_impl.h"
@@ -87,6 +88,7 @@ static int gather_vars(rm_state *p)
         const api_var *v = p->vars.v[i];
         p->es[i] = cairn_type_size(v->type);
         p->dst[i] = v->ptr;
+        p->room += v->count * p->es[i];
         rm_new_box(v, &g, &mine[i]);
         p->seen[i] = calloc(v->count / 8 + 1, 1);
         if (!p->seen[i])

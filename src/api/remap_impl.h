@@ -88,6 +88,7 @@ typedef struct rm_state {
     int64_t *recs;                /* [round * size + rank]: every reader's stored blocks */
     int64_t *me;                  /* scratch: this rank's */
     rm_rank *held;                /* per round: this rank's stored rank kept from the survey */
+    uint64_t room;                /* bytes decoded ranks may still be held in */
     int *cnt;                     /* a round's Alltoallw counts and (zero) displacements */
     MPI_Datatype *types;          /* ... its send and receive types */
     MPI_Datatype *pt;             /* per variable: a piece's subarray, */

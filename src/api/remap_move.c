@@ -5,15 +5,17 @@
  *   survey   in round t every reader reads its t-th stored rank (verified,
  *            every frame decoded: remap_read.c), checks its stored blocks
  *            against the protected variables, and all ranks learn every
- *            reader's blocks (MPI_Allgather). A stored rank whose variables
- *            are all lent from its mapped file (raw, node-local) is held for
- *            the move; one decoded into buffers is dropped.
+ *            reader's blocks (MPI_Allgather). A stored rank is held for the
+ *            move when its variables are lent from its mapped file (raw,
+ *            node-local), or are decoded and fit in the room a scratch copy
+ *            of this rank's blocks would take, or it is the last one this
+ *            rank reads; else it is dropped and read again by the move.
  *   check    each rank marks the overlap of every stored block with its own
  *            blocks: every element must be covered exactly once (the stored
  *            blocks may neither overlap nor leave a gap), before anything is
  *            written.
- *   move     round by round again, each reader (its stored rank held, or read
- *            once more and found unchanged) cuts the overlap of each stored
+ *   move     round by round again, last round first, each reader (its stored
+ *            rank held, or read once more and found unchanged) cuts the overlap of each stored
  *            block with each rank's new block, and the pieces travel in one
  *            MPI_Alltoallw whose datatypes are those overlaps (subarrays),
  *            from the stored block straight into the receivers' protected
@@ -24,8 +26,10 @@
  * of memory decoding a round again, MPI, a file changed under the restart)
  * says that protected memory may be partly overwritten.
  *
- * Memory per rank: the stored rank being decoded (a PFS file's ranks' when
- * reading the PFS; lent ones cost none), a bit per element of its blocks.
+ * Memory per rank, as when the new blocks had a scratch copy: the stored
+ * rank being decoded (a PFS file's ranks' when reading the PFS; lent ones
+ * cost none), held ones up to the size of this rank's blocks, a bit per
+ * element of its blocks.
  * Ownership: rm_state's buffers are remap.c's; held ranks are freed by the
  * move (or by remap.c on failure).
  */
@@ -237,12 +241,23 @@ static int covered(rm_state *p)
 
 /* ---- the rounds ---------------------------------------------------------------- */
 
-/* Does RK hold no copy of its own (every variable lent, or not stored)? */
-static bool all_lent(const rm_rank *rk, size_t nv)
+/* Hold stored rank RK (this rank's round T) from the survey for the move,
+ * instead of reading it again? Lent variables cost nothing; decoded ones
+ * are held while they fit in ROOM (what a scratch copy of this rank's
+ * blocks would take), and the last stored rank this rank reads is held
+ * anyway: it is still in memory when the survey ends, and the move starts
+ * with it. */
+static bool hold(rm_state *p, const rm_rank *rk, size_t t)
 {
-    for (size_t i = 0; i < nv; i++)
+    uint64_t n = 0;
+    for (size_t i = 0; i < p->vars.n; i++)
         if (rk->data[i] && !rk->mapped[i])
-            return false;
+            n += rk->count[i] * p->es[i];
+    if (t + 1 == p->nlist)
+        return true;
+    if (n > p->room)
+        return false;
+    p->room -= n;
     return true;
 }
 
@@ -264,7 +279,7 @@ static int survey_round(rm_state *p, rm_reader *rd, size_t t)
                       (int)stride, MPI_INT64_T, ctx->comm) != MPI_SUCCESS)
         rc = rc ? rc : cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allgather failed");
     rc = api_agree(ctx, rc);
-    if (rc == 0 && r >= 0 && all_lent(&rk, nv)) { /* held: it costs no memory */
+    if (rc == 0 && r >= 0 && hold(p, &rk, t)) {
         free(rk.layout);
         rk.layout = NULL, rk.layout_len = 0;
         p->held[t] = rk;
@@ -368,7 +383,7 @@ int rm_move(rm_state *p, rm_reader *rd)
     bool moved = false;
     rm_reader_rewind(rd);
     int rc = 0;
-    for (size_t t = 0; rc == 0 && t < p->rounds; t++)
+    for (size_t t = p->rounds; rc == 0 && t-- > 0;) /* the last surveyed first: see hold */
         rc = move_round(p, rd, t, &moved);
     if (rc < 0 && moved)
         cn_err_prefix(&p->ctx->err, "protected memory may be partly overwritten: ");
