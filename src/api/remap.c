@@ -211,7 +211,8 @@ int api_remap(cairn_ctx *ctx, long id, long *got)
     if (g >= 0 && missing == 0 && g >= pfs.gen) {
         rc = run_source(ctx, &loc, owner, got);
         free(owner);
-        if (rc != CAIRN_ECORRUPT || pfs.gen < 0) /* damaged: the PFS copy may do */
+        /* damaged: the PFS copy may do, unless the pieces had started to land */
+        if (rc != CAIRN_ECORRUPT || pfs.gen < 0 || strstr(ctx->msg, RM_PARTLY))
             return rc;
         if (ctx->rank == 0)
             cn_warn("generation %ld on node-local storage cannot be remapped (%s); remapping "

@@ -109,6 +109,7 @@ typedef struct rm_state {
  * blocks. rm_move (collective): every round read again (or held) and its
  * pieces moved into protected memory. All agreed but rm_check. */
 void rm_new_box(const api_var *v, rm_box *g, rm_box *b);
+#define RM_PARTLY "protected memory may be partly overwritten"
 int rm_survey(rm_state *p, rm_reader *rd);
 int rm_check(rm_state *p);
 int rm_move(rm_state *p, rm_reader *rd);

@@ -350,11 +350,12 @@ static int move_round(rm_state *p, rm_reader *rd, size_t t, bool *moved)
             rc = cn_fail(&ctx->err, CAIRN_ECORRUPT, "generation %ld: stored rank %ld changed "
                          "under the restart", p->src->gen, r);
     }
-    rc = api_agree(ctx, rc);
     int *sc = p->cnt, *rcv = sc + size, *zero = sc + 2 * size;
     MPI_Datatype *st = p->types, *rt = p->types + size;
     for (int q = 0; q < size; q++)
         st[q] = rt[q] = MPI_BYTE, sc[q] = rcv[q] = zero[q] = 0;
+    if ((rc = api_agree(ctx, rc)) < 0) /* agreed once: its message stands */
+        goto out;
     for (int q = 0; rc == 0 && q < size; q++) {
         const int64_t *rec = recs + (size_t)q * stride;
         if (r >= 0)
@@ -362,12 +363,14 @@ static int move_round(rm_state *p, rm_reader *rd, size_t t, bool *moved)
         if (rc == 0 && rec[1] >= 0)
             rc = piece_type(p, rec + RM_REC_HEAD, ctx->rank, false, p->dst, &rt[q], &rcv[q]);
     }
-    if ((rc = api_agree(ctx, rc)) == 0) {
-        *moved = true;
-        if (MPI_Alltoallw(MPI_BOTTOM, sc, zero, st, MPI_BOTTOM, rcv, zero, rt, ctx->comm) !=
-            MPI_SUCCESS)
-            rc = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Alltoallw failed");
-    }
+    if ((rc = api_agree(ctx, rc)) < 0)
+        goto out;
+    *moved = true;
+    if (MPI_Alltoallw(MPI_BOTTOM, sc, zero, st, MPI_BOTTOM, rcv, zero, rt, ctx->comm) !=
+        MPI_SUCCESS)
+        rc = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Alltoallw failed");
+    rc = api_agree(ctx, rc);
+out:
     for (int q = 0; q < size; q++) {
         if (sc[q])
             MPI_Type_free(&st[q]);
@@ -375,7 +378,7 @@ static int move_round(rm_state *p, rm_reader *rd, size_t t, bool *moved)
             MPI_Type_free(&rt[q]);
     }
     rm_rank_free(&rk, nv);
-    return api_agree(ctx, rc);
+    return rc;
 }
 
 int rm_move(rm_state *p, rm_reader *rd)
@@ -385,7 +388,12 @@ int rm_move(rm_state *p, rm_reader *rd)
     int rc = 0;
     for (size_t t = p->rounds; rc == 0 && t-- > 0;) /* the last surveyed first: see hold */
         rc = move_round(p, rd, t, &moved);
-    if (rc < 0 && moved)
-        cn_err_prefix(&p->ctx->err, "protected memory may be partly overwritten: ");
+    if (rc < 0 && moved) { /* the agreed message, the same on every rank */
+        cairn_ctx *ctx = p->ctx;
+        char was[sizeof ctx->msg];
+        memcpy(was, ctx->msg, sizeof was);
+        snprintf(ctx->msg, sizeof ctx->msg, "%s: %.*s", RM_PARTLY,
+                 (int)(sizeof ctx->msg - sizeof RM_PARTLY - 2), was);
+    }
     return rc;
 }
