@@ -107,9 +107,11 @@ typedef struct rm_state {
  * rm_survey (collective): every round read, its blocks checked and learnt
  * by all. rm_check: this rank's block covered exactly once by the stored
  * blocks. rm_move (collective): every round read again (or held) and its
- * pieces moved into protected memory. All agreed but rm_check. */
-void rm_new_box(const api_var *v, rm_box *g, rm_box *b);
+ * pieces moved into protected memory; once pieces may have landed, a
+ * failure's agreed message (ctx->msg) starts with RM_PARTLY. All agreed but
+ * rm_check. */
 #define RM_PARTLY "protected memory may be partly overwritten"
+void rm_new_box(const api_var *v, rm_box *g, rm_box *b);
 int rm_survey(rm_state *p, rm_reader *rd);
 int rm_check(rm_state *p);
 int rm_move(rm_state *p, rm_reader *rd);

@@ -14,12 +14,13 @@
  *            blocks: every element must be covered exactly once (the stored
  *            blocks may neither overlap nor leave a gap), before anything is
  *            written.
- *   move     round by round again, last round first, each reader (its stored
- *            rank held, or read once more and found unchanged) cuts the overlap of each stored
- *            block with each rank's new block, and the pieces travel in one
- *            MPI_Alltoallw whose datatypes are those overlaps (subarrays),
- *            from the stored block straight into the receivers' protected
- *            memory: no packing, no scratch copy of the new blocks.
+ *   move     round by round again, last round first, each reader (its
+ *            stored rank held, or read once more and found unchanged) cuts
+ *            the overlap of each stored block with each rank's new block, and
+ *            the pieces travel in one MPI_Alltoallw whose datatypes are those
+ *            overlaps (subarrays), from the stored block straight into the
+ *            receivers' protected memory: no packing, no scratch copy of the
+ *            new blocks.
  * So every refusal (a damaged file, a variable that does not match, blocks
  * that overlap or leave a gap) comes before protected memory is touched, as
  * a plain restart's (chain.c) do; what can still fail during the move (out
