@@ -9,7 +9,8 @@
  *            move when its variables are lent from its mapped file (raw,
  *            node-local), or are decoded and fit in the room a scratch copy
  *            of this rank's blocks would take, or it is the last one this
- *            rank reads; else it is dropped and read again by the move.
+ *            rank reads (from the PFS: in the last file it reads); else it
+ *            is dropped and read again by the move.
  *   check    each rank marks the overlap of every stored block with its own
  *            blocks: every element must be covered exactly once (the stored
  *            blocks may neither overlap nor leave a gap), before anything is
@@ -247,7 +248,9 @@ static int covered(rm_state *p)
  * are held while they fit in ROOM (what a scratch copy of this rank's
  * blocks would take), and the last stored rank this rank reads is held
  * anyway: it is still in memory when the survey ends, and the move starts
- * with it. */
+ * with it. From the PFS, so are the other ranks of the last file it reads
+ * (the reader holds that file's ranks anyway: reading one again would
+ * decode the whole file again). */
 static bool hold(rm_state *p, const rm_rank *rk, size_t t)
 {
     uint64_t n = 0;
@@ -255,6 +258,9 @@ static bool hold(rm_state *p, const rm_rank *rk, size_t t)
         if (rk->data[i] && !rk->mapped[i])
             n += rk->count[i] * p->es[i];
     if (t + 1 == p->nlist)
+        return true;
+    if (p->src->where == RM_PFS &&
+        p->list[t] / p->src->group == p->list[p->nlist - 1] / p->src->group)
         return true;
     if (n > p->room)
         return false;
