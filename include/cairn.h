@@ -383,14 +383,20 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level);
  * chains applied) when every stored rank's files are on nodes of this run
  * (same node names), else the PFS copy (level 4, job.restart_from honoured),
  * whichever holds the newer generation; lost nodes are not rebuilt first
- * (run `cairn rebuild` on the old layout for that). Pieces travel over MPI
- * in rounds of one stored rank file per reading rank, straight from the
- * decoded stored block to the new block's scratch copy: a rank holds at most
- * one stored rank's state (a PFS aggregated file's ranks when reading the
- * PFS) and its own blocks once more as scratch.
+ * (run `cairn rebuild` on the old layout for that). The stored rank files
+ * are read in rounds of one per reading rank, twice: first all are verified
+ * and decoded and the stored blocks checked to tile every new block; then
+ * the pieces travel over MPI straight from the stored block (decoded, or a
+ * raw node-local variable from its mapped file) into protected memory: a
+ * rank holds at most one stored rank's decoded state (a PFS aggregated
+ * file's ranks when reading the PFS) and, kept from the first reading for
+ * the second, decoded stored ranks up to the size of its own blocks.
  * The same promises hold: every checksum verified and every frame decoded
  * before protected memory is written, on every rank, agreed; on error
- * protected memory is unchanged. A remap restores no routed files (the
+ * protected memory is unchanged, with the same one exception (a failure
+ * while the pieces move, after all that passed: CAIRN_ENOMEM decoding a
+ * round again, CAIRN_ECORRUPT for a file changed during the call,
+ * CAIRN_EMPI). A remap restores no routed files (the
  * directory files/rank-<r>/ is emptied); the next checkpoint id must exceed
  * the restored one. CAIRN_EMISMATCH, naming the variable and both layouts,
  * when a generation of another layout exists but cannot be remapped: a

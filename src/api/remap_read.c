@@ -7,14 +7,16 @@
  * node manifest (written by the old layout: its rank count, this job) and
  * every block checksum (cn_ckpt_verify); then the chain is applied link by
  * link into scratch buffers (api_chain_apply: every frame decoded and
- * checked against its raw checksum).
+ * checked against its raw checksum). A variable its newest link stores raw
+ * and whole is not copied at all: its bytes are lent from the verified
+ * mapping, which the rm_rank keeps open (no scratch buffer, no page faults).
  * PFS (level 4): the aggregated file that holds the rank, its size and
  * checksum checked against the index, every group verified by the format
  * before decoding; the variables of the file's ranks that are remapped are
  * kept until the reader moves on to another file.
  *
  * Ownership: the reader owns its mapped files and the kept copies; rm_read
- * hands the caller buffers it then owns (rm_rank_free).
+ * hands the caller buffers (and lent mappings) it then owns (rm_rank_free).
  */
 #include "api/remap_impl.h"
 
@@ -47,8 +49,11 @@ struct rm_reader {
 void rm_rank_free(rm_rank *r, size_t n)
 {
     for (size_t i = 0; r->data && i < n; i++)
-        free(r->data[i]);
-    free(r->data), free(r->type), free(r->count), free(r->layout);
+        if (!r->mapped || !r->mapped[i])
+            free(r->data[i]);
+    free(r->data), free(r->type), free(r->count), free(r->mapped), free(r->layout);
+    if (r->chain.n > 0)
+        api_chain_close(&r->chain);
     memset(r, 0, sizeof *r);
 }
 
@@ -58,7 +63,8 @@ static int rank_alloc(cairn_ctx *ctx, rm_rank *r, size_t n)
     r->data = calloc(n ? n : 1, sizeof *r->data);
     r->type = calloc(n ? n : 1, sizeof *r->type);
     r->count = calloc(n ? n : 1, sizeof *r->count);
-    if (!r->data || !r->type || !r->count) {
+    r->mapped = calloc(n ? n : 1, sizeof *r->mapped);
+    if (!r->data || !r->type || !r->count || !r->mapped) {
         rm_rank_free(r, n);
         return cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
     }
@@ -171,6 +177,12 @@ static int read_local(rm_reader *rd, uint32_t rank, rm_rank *out)
         int k = e->kind == CN_KIND_VAR ? var_index(rd->vars, e->name) : -2;
         if (k == -2)
             continue;
+        if (k >= 0 && e->codec == CN_CODEC_RAW && !(e->flags & CN_ENTRY_DELTA) &&
+            e->stored_size == e->raw_size) { /* verified as it is stored: lend it */
+            out->data[k] = (void *)(newest->map + e->offset), out->mapped[k] = true;
+            out->type[k] = e->type, out->count[k] = e->count;
+            continue;
+        }
         void *buf = malloc(e->raw_size ? e->raw_size : 1);
         if (!buf) {
             rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory for '%s' of stored rank %u",
@@ -198,7 +210,10 @@ static int read_local(rm_reader *rd, uint32_t rank, rm_rank *out)
         rm_rank_free(out, nv);
     }
     free(ptrs);
-    api_chain_close(&ch);
+    if (rc == 0)
+        out->chain = ch; /* the lent variables' mappings */
+    else
+        api_chain_close(&ch);
     return rc;
 }
 
@@ -319,6 +334,12 @@ int rm_read(rm_reader *rd, uint32_t rank, rm_rank *out)
 {
     memset(out, 0, sizeof *out);
     return rd->src.where == RM_PFS ? read_pfs(rd, rank, out) : read_local(rd, rank, out);
+}
+
+void rm_reader_rewind(rm_reader *rd)
+{
+    if (rd)
+        drop_kept(rd);
 }
 
 void rm_reader_close(rm_reader *rd)
