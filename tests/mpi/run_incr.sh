@@ -128,6 +128,14 @@ for l in wavelet predict; do
   done
 done
 unset T_WORK T_LOSSY
+fresh incr-lossy-spike
+export T_SPIKE=1 T_WORK=few
+CAIRN_KEEP=8 ti save 3 >/dev/null
+check "smooth's relative bound 25000x tighter after generation 1 (a spike gone): 1..3 one chain" \
+  ti parents -1 1 2
+check "  ... 2 and 3 restore within their own bounds (smooth stored whole in 2, not left to 1)" \
+  restore_every 1 3
+unset T_SPIKE T_WORK
 
 # Level 3: 8 nodes of one rank, 2 sets of 4 (k = 2, m = 2).
 export CAIRN_RANKS_PER_NODE=1 CAIRN_SET_SIZE=4 CAIRN_EC_M=2

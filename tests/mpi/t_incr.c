@@ -16,6 +16,9 @@
  * With T_LOSSY=CODEC, smooth uses CODEC instead of predict and grid is lossy
  * too, with CODEC within 1e-9 (about one unit in the last place of its
  * largest values: the codec's corrections, not its quantizer, keep it there).
+ * With T_SPIKE, generation 1's smooth holds a spike of 1e6 (element 5), so
+ * its range, and with it its relative bound, is 25000 times that of the
+ * generations after it, whose blocks it still holds unchanged.
  * Region R of a variable at generation G holds a function of (rank, variable,
  * R, the last generation <= G that touched R). T_WORK says what a generation
  * after the first touches: none, few (3 regions of grid, one record, record
@@ -134,6 +137,8 @@ static void state(long g)
         long t = last_touch(g, i / per, (ns + per - 1) / per);
         smooth[i] = 300.0 + rank + sin((double)i * 1e-3) * 20.0 + 0.25 * (double)t;
     }
+    if (g == 1 && getenv("T_SPIKE"))
+        smooth[5] = 1e6;
     step = g * 100 + rank;
 }
 
