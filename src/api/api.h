@@ -438,11 +438,15 @@ typedef struct api_plan {
     cn_run **runs;                /* per variable: changed blocks (delta entries) */
     uint32_t *nruns;
     bool *delta;                  /* per variable: stored as a delta */
+    double *bound;                /* per variable: the bound it is stored within (0: exact) */
+    incr_tab *pt;                 /* the parent's table (a reference), NULL: full */
     uint64_t changed, blocks;     /* this rank's changed and total blocks */
 } api_plan;
 int api_incr_plan(cairn_ctx *ctx, long id, int level, api_plan *plan);
-/* Fill the incremental fields of SRC[0..N-1] (the context's variables) from PLAN. */
-void api_incr_mark(const api_plan *plan, lvl_src *src, size_t n);
+/* Fill the incremental fields of SRC[0..N-1] (the context's variables, their
+ * codecs and bounds chosen) from PLAN; a lossy delta whose parent's bound is
+ * looser than SRC's is stored whole instead. */
+void api_incr_mark(api_plan *plan, lvl_src *src, size_t n);
 /* After generation ID completed at level REACHED: its hashes become the
  * parent table of levels 1..REACHED. Takes the plan's hash arrays. */
 void api_incr_commit(cairn_ctx *ctx, api_plan *plan, long id, int reached);

@@ -316,7 +316,7 @@ static void rebuild_tables(cairn_ctx *ctx, const api_chain *ch, int level)
     for (uint32_t i = 0; t && i < newest->h.nentries; i++) {
         const cn_entry *fe = &newest->e[i];
         if (fe->kind == CN_KIND_VAR &&
-            incr_tab_add(t, fe->name, fe->raw_size, chain_hashes(ch, fe)) < 0) {
+            incr_tab_add(t, fe->name, fe->raw_size, fe->error_bound, chain_hashes(ch, fe)) < 0) {
             incr_tab_unref(t);
             t = NULL;
         }

@@ -156,7 +156,7 @@ static int collect_sources(cairn_ctx *ctx, long id, lvl_src *src, size_t *maplen
 }
 
 static int write_rank_file(cairn_ctx *ctx, long id, int level, int genfd, const char *gen_path,
-                           const api_plan *plan, lvl_written *out)
+                           api_plan *plan, lvl_written *out)
 {
     lvl_src *src = calloc(ctx->nvars + 1, sizeof *src);
     size_t *maplen = calloc(ctx->nvars ? ctx->nvars : 1, sizeof *maplen);

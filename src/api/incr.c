@@ -13,8 +13,12 @@
  *      against the parent's hashes of the same variable;
  *   3. sum changed and total blocks over all ranks: more than
  *      incr.max_changed percent makes the generation full after all.
- * Routed files are always stored whole. After the generation completes, its
- * hashes become the table of the levels it reached (api_incr_commit).
+ * Once codecs and bounds are chosen, api_incr_mark stores whole a lossy
+ * variable whose parent was stored within a looser bound than it is now (its
+ * unchanged blocks would keep the parent's error). Routed files are always
+ * stored whole. After the generation completes, its hashes (and each
+ * variable's bound) become the table of the levels it reached
+ * (api_incr_commit).
  *
  * Ownership: the plan owns its arrays until api_incr_commit takes the hash
  * arrays into a table; api_plan_free frees what is left.
@@ -45,7 +49,8 @@ void api_plan_free(api_plan *p)
             free(p->runs[i]);
     }
     free(p->hash), free(p->stored_hash), free(p->nstored_hash);
-    free(p->runs), free(p->nruns), free(p->delta);
+    free(p->runs), free(p->nruns), free(p->delta), free(p->bound);
+    incr_tab_unref(p->pt);
     memset(p, 0, sizeof *p);
 }
 
@@ -77,7 +82,9 @@ static int alloc_plan(api_plan *p, size_t n)
     p->runs = calloc(k, sizeof *p->runs);
     p->nruns = calloc(k, sizeof *p->nruns);
     p->delta = calloc(k, sizeof *p->delta);
-    return p->hash && p->stored_hash && p->nstored_hash && p->runs && p->nruns && p->delta
+    p->bound = calloc(k, sizeof *p->bound);
+    return p->hash && p->stored_hash && p->nstored_hash && p->runs && p->nruns && p->delta &&
+                   p->bound
                ? 0
                : -1;
 }
@@ -182,6 +189,7 @@ int api_incr_plan(cairn_ctx *ctx, long id, int level, api_plan *p)
                 id, (unsigned long long)all[0], (unsigned long long)all[1],
                 ctx->cfg.incr_max_changed);
     if (pays) {
+        p->pt = incr_tab_ref(ctx->incr[table_level(level)]); /* the table pt points to */
         p->parent = pt->gen;
         p->base = pt->base;
         p->depth = pt->depth + 1;
@@ -196,9 +204,33 @@ int api_incr_plan(cairn_ctx *ctx, long id, int level, api_plan *p)
     return api_agree(ctx, stored_hashes(ctx, p));
 }
 
-void api_incr_mark(const api_plan *p, lvl_src *src, size_t n)
+/*
+ * The blocks of variable I that a delta leaves to the parent hold the
+ * parent's stored values, within the parent's bound of the true ones: they
+ * may stay only if that bound is no looser than the one S is stored within
+ * now (a relative bound whose range shrank, a bound tightened or removed).
+ * Else the variable is stored whole, with every block's hash.
+ */
+static void whole_if_looser(api_plan *p, size_t i, const lvl_src *s)
+{
+    const incr_var *pv = p->delta[i] ? incr_tab_find(p->pt, s->name) : NULL;
+    p->bound[i] = s->error_bound;
+    if (!pv || pv->bound <= s->error_bound)
+        return;
+    p->delta[i] = false;
+    free(p->runs[i]);
+    p->runs[i] = NULL;
+    p->nruns[i] = 0;
+    if (p->stored_hash[i] != p->hash[i])
+        free(p->stored_hash[i]);
+    p->stored_hash[i] = p->hash[i];
+    p->nstored_hash[i] = p->hash[i] ? (uint32_t)cn_incr_nblocks(s->size, p->block) : 0;
+}
+
+void api_incr_mark(api_plan *p, lvl_src *src, size_t n)
 {
     for (size_t i = 0; i < n && p->block && i < p->n; i++) {
+        whole_if_looser(p, i, &src[i]);
         src[i].flags = p->delta[i] ? CN_ENTRY_DELTA : 0;
         src[i].runs = p->runs[i];
         src[i].nruns = p->nruns[i];
@@ -220,7 +252,8 @@ void api_incr_commit(cairn_ctx *ctx, api_plan *p, long id, int reached)
             p->stored_hash[i] = NULL; /* the same array: the table takes it */
         cn_h128 *h = p->hash[i];
         p->hash[i] = NULL;
-        if (incr_tab_add(t, v->name, (uint64_t)v->count * cairn_type_size(v->type), h) < 0) {
+        if (incr_tab_add(t, v->name, (uint64_t)v->count * cairn_type_size(v->type), p->bound[i],
+                         h) < 0) {
             incr_tab_unref(t);
             t = NULL;
         }

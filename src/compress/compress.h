@@ -164,10 +164,11 @@ size_t cz_frame_encode_shaped(int id, const cz_shape *sh, int level, const uint8
                               size_t n, uint8_t *dst, uint8_t *scratch);
 /*
  * The same for a lossy codec ID over the array SRC (N bytes) of shape SH:
- * RECON (N bytes) receives what decoding will give (the frame's raw_sum is
- * over it), *MAX_ERR the largest error. Falls back to a raw frame (and
- * *MAX_ERR = 0) when the payload would not be smaller. DST holds
- * cz_frame_bound(N) bytes.
+ * RECON (N bytes, apart from SRC) receives what decoding will give (the
+ * frame's raw_sum is over it), *MAX_ERR the largest error. Falls back to a
+ * raw frame (and *MAX_ERR = 0) when the payload would not be smaller, or
+ * RECON overlaps SRC (the codecs measure the error against SRC after
+ * reconstructing). DST holds cz_frame_bound(N) bytes.
  */
 size_t cz_frame_encode_lossy(int id, const cz_shape *sh, const uint8_t *src, size_t n,
                              uint8_t *dst, uint8_t *recon, double *max_err);
@@ -212,7 +213,8 @@ extern const cz_wavelet_opts cz_wavelet_defaults;
 
 /*
  * Encode the array SRC of shape SH into DST (CAP bytes). RECON (as many
- * bytes as SRC) receives exactly what decode will produce; *MAX_ERR the
+ * bytes as SRC, not overlapping it: the error is measured against SRC after
+ * reconstructing) receives exactly what decode will produce; *MAX_ERR the
  * largest |x - x'| over finite elements. Returns the payload size, or 0 if
  * it does not fit in CAP or the input is not a valid shape.
  */

@@ -55,7 +55,9 @@ typedef struct slot {
     size_t out_len;
     double max_error;       /* lossy frames: the largest error */
     uint8_t *in, *frame, *scratch;
-    size_t in_cap;          /* bytes of IN (FRAME: cz_frame_bound of it); SCRATCH: the buffer */
+    size_t in_cap;          /* bytes of IN: the buffer, or a gathered lossy slab */
+    size_t scratch_cap;     /* bytes of SCRATCH (FRAME: cz_frame_bound of it): the buffer,
+                             * or a lossy slab (its reconstruction) */
 } slot;
 
 typedef struct pipe {
@@ -258,8 +260,11 @@ static void compress_slot(pipe_t *p, slot *s, const task *t)
         } else {
             slab.dims[0] = s->len / row_bytes(it);
         }
-        s->out_len = cz_frame_encode_lossy(it->codec, &slab, s->src, s->len, s->frame, s->in,
-                                           &s->max_error);
+        /* the reconstruction goes to SCRATCH, never IN: a gathered slab (a
+         * delta's changed blocks) is the source in IN, and the codec reads the
+         * source again after reconstructing, to measure and correct the error */
+        s->out_len = cz_frame_encode_lossy(it->codec, &slab, s->src, s->len, s->frame,
+                                           s->scratch, &s->max_error);
     } else if (shaped(it) && !t->flat && !t->pack) {
         cz_shape slab = *it->shape;
         slab.dims[0] = s->len / row_bytes(it);
@@ -298,24 +303,38 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* Grow *BUF (*CAP bytes) to LEN bytes; false if out of memory. */
+static bool grow(uint8_t **buf, size_t *cap, size_t len)
+{
+    if (len <= *cap)
+        return true;
+    uint8_t *b = realloc(*buf, len);
+    if (!b)
+        return false;
+    *buf = b;
+    *cap = len;
+    return true;
+}
+
 /* Fill the slot of task K (the caller's stage; the slot is EMPTY, so no
  * worker touches it): 0, or CAIRN_ENOMEM when a lossy slab larger than the
- * slot's buffers cannot have them grown. */
+ * slot's buffers cannot have them grown. Only lossy slabs exceed the buffer:
+ * FRAME and SCRATCH (their reconstruction) grow to them, and IN too when the
+ * slab is gathered there. */
 static int fill(pipe_t *p, size_t k, cn_err *err)
 {
     const task *t = &p->t[k];
     slot *s = &p->s[k % p->nslots];
     const cz_item *it = &p->items[t->item];
-    if (t->len > s->in_cap) { /* only lossy slabs exceed the buffer */
-        uint8_t *in = realloc(s->in, t->len), *frame = in ? realloc(s->frame, cz_frame_bound(t->len)) : NULL;
-        if (in)
-            s->in = in;
+    if (t->len > s->scratch_cap) {
+        uint8_t *frame = realloc(s->frame, cz_frame_bound(t->len));
         if (frame)
             s->frame = frame;
-        CN_FAIL_IF(!in || !frame, err, CAIRN_ENOMEM,
+        CN_FAIL_IF(!frame || !grow(&s->scratch, &s->scratch_cap, t->len), err, CAIRN_ENOMEM,
                    "no memory for a lossy slab of %zu bytes", t->len);
-        s->in_cap = t->len;
     }
+    CN_FAIL_IF(!t->at && !grow(&s->in, &s->in_cap, t->len), err, CAIRN_ENOMEM,
+               "no memory for a lossy slab of %zu bytes", t->len);
     s->len = t->len;
     s->max_error = 0;
     if (t->pack) { /* small items: gathered into the slot's buffer */
@@ -347,7 +366,7 @@ static int alloc_slots(pipe_t *p, uint32_t buf, cn_err *err)
         s->in = malloc(buf);
         s->scratch = malloc(buf);
         s->frame = malloc(cz_frame_bound(buf));
-        s->in_cap = buf;
+        s->in_cap = s->scratch_cap = buf;
         CN_FAIL_IF(!s->in || !s->scratch || !s->frame, err, CAIRN_ENOMEM,
                    "no memory for %d compression buffers of %u bytes", p->nslots, buf);
     }

@@ -50,6 +50,8 @@ typedef struct incr_var {
     char *name;
     uint64_t size;        /* bytes of the variable at that generation */
     cn_h128 *hash;        /* cn_incr_nblocks(size, block) hashes; NULL: unknown */
+    double bound;         /* its stored values are within this of the hashed
+                           * ones (a lossy variable's absolute bound); 0: exact */
 } incr_var;
 
 typedef struct incr_tab {
@@ -63,9 +65,10 @@ typedef struct incr_tab {
 
 /* A new table with one reference; NULL if out of memory. */
 incr_tab *incr_tab_new(int64_t gen, int64_t base, uint32_t depth, uint32_t block);
-/* Add variable NAME of SIZE bytes with HASH (taken, may be NULL); -1 if out
- * of memory (HASH is freed then). Call incr_tab_seal after the last one. */
-int incr_tab_add(incr_tab *t, const char *name, uint64_t size, cn_h128 *hash);
+/* Add variable NAME of SIZE bytes, stored within BOUND (0: exact), with HASH
+ * (taken, may be NULL); -1 if out of memory (HASH is freed then). Call
+ * incr_tab_seal after the last one. */
+int incr_tab_add(incr_tab *t, const char *name, uint64_t size, double bound, cn_h128 *hash);
 void incr_tab_seal(incr_tab *t);
 const incr_var *incr_tab_find(const incr_tab *t, const char *name);
 incr_tab *incr_tab_ref(incr_tab *t);   /* accepts NULL */

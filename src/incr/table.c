@@ -19,7 +19,7 @@ incr_tab *incr_tab_new(int64_t gen, int64_t base, uint32_t depth, uint32_t block
     return t;
 }
 
-int incr_tab_add(incr_tab *t, const char *name, uint64_t size, cn_h128 *hash)
+int incr_tab_add(incr_tab *t, const char *name, uint64_t size, double bound, cn_h128 *hash)
 {
     if (t->n == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 16;
@@ -36,7 +36,7 @@ int incr_tab_add(incr_tab *t, const char *name, uint64_t size, cn_h128 *hash)
         free(hash);
         return -1;
     }
-    t->v[t->n++] = (incr_var){copy, size, hash};
+    t->v[t->n++] = (incr_var){copy, size, hash, bound};
     return 0;
 }
 

@@ -2,10 +2,11 @@
 # run_incr.sh - incremental chains across real jobs: every generation of a
 # chain restored bit-exact for workloads that change nothing, a few blocks,
 # half and everything; variables that grow and shrink; a record split by a
-# block boundary; a kill during an incremental checkpoint; a corrupt and a
-# missing link; level 3 with nodes lost mid-chain; mixed levels; a restarted
-# job continuing the chain; hints. Sourced by tests/run.sh after run_mpi.sh
-# (uses its fresh/check helpers).
+# block boundary; lossy variables whose changed blocks are compressed
+# together, within their bounds; a kill during an incremental checkpoint; a
+# corrupt and a missing link; level 3 with nodes lost mid-chain; mixed
+# levels; a restarted job continuing the chain; hints. Sourced by
+# tests/run.sh after run_mpi.sh (uses its fresh/check helpers).
 TI=$BUILD/tests/t_incr
 ti() { scripts/mpirun.sh 4 "$TI" "$@"; }
 export CAIRN_RANKS_PER_NODE=2 CAIRN_INCR=on CAIRN_INCR_BLOCK=4K CAIRN_KEEP=2
@@ -95,6 +96,46 @@ check "  ... link 2 put back; t_forge: its 'smooth' frame passes every stored ch
 check "  ... restart of 4 (link 1 could be applied first): CAIRN_ECORRUPT, memory unchanged everywhere" \
   run_grep 'PASS expect-fail-id' ti expect-fail-id 4 CAIRN_ECORRUPT
 check "  ... generation 1 (before the forged link) still restores bit-exact" ti restore-id 1
+
+# Lossy variables in increments: a delta's changed blocks reach the lossy
+# codec gathered into one flat array, and every element must still come back
+# within its bound, link after link. t_ckpt with T_CODECS=mixed on 8 ranks / 4
+# nodes gives the wavelet, predict and auto codecs to field (within 1e-6 of
+# values near 1e18: exact in practice) and smooth (1e-3 of its range) on
+# different ranks; every block changes, and incr.max_changed = 100 keeps the
+# increments anyway. Then t_incr with grid and smooth lossy (T_LOSSY), a few
+# or half of the blocks changed: the gathered runs are not the whole array.
+lossy_every() { # lossy_every FIRST LAST: t_ckpt restores each generation within every bound
+  for g in $(seq "$1" "$2"); do T_CODECS=mixed scripts/mpirun.sh 8 "$T" restore-id "$g" || return 1; done
+}
+for b in 4K 1K; do
+  fresh "incr-lossy-$b"
+  CAIRN_INCR_BLOCK=$b CAIRN_KEEP=8 CAIRN_INCR_MAX_CHANGED=100 T_CODECS=mixed \
+    scripts/mpirun.sh 8 "$T" save 4 >/dev/null
+  check "lossy codecs, every block of $b changed, incr.max_changed = 100: 2..4 are increments" \
+    bash -c "$BUILD/cairn ls --base $CAIRN_BASE --job $CAIRN_JOB | grep -Eq '^ +4 .*incr <- 3'"
+  check "  ... each generation restores within every bound in a new job (field, wavelet, rank 1)" \
+    lossy_every 1 4
+done
+for l in wavelet predict; do
+  for w in few half; do
+    fresh "incr-lossy-$l-$w"
+    export T_WORK=$w T_LOSSY=$l
+    CAIRN_KEEP=8 ti save 5 >/dev/null
+    check "grid and smooth lossy ($l), $w changes: one chain 1..5" ti parents -1 1 2 3 4
+    check "  ... every generation restores within the bounds (grid 1e-9, smooth 1e-4 of range)" \
+      restore_every 1 5
+  done
+done
+unset T_WORK T_LOSSY
+fresh incr-lossy-spike
+export T_SPIKE=1 T_WORK=few
+CAIRN_KEEP=8 ti save 3 >/dev/null
+check "smooth's relative bound 25000x tighter after generation 1 (a spike gone): 1..3 one chain" \
+  ti parents -1 1 2
+check "  ... 2 and 3 restore within their own bounds (smooth stored whole in 2, not left to 1)" \
+  restore_every 1 3
+unset T_SPIKE T_WORK
 
 # Level 3: 8 nodes of one rank, 2 sets of 4 (k = 2, m = 2).
 export CAIRN_RANKS_PER_NODE=1 CAIRN_SET_SIZE=4 CAIRN_EC_M=2

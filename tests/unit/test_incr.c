@@ -130,7 +130,7 @@ static void test_table(void **state)
         cn_h128 *h = i == 2 ? NULL : calloc(3, sizeof *h);
         if (h)
             h[0].lo = (uint64_t)i + 1;
-        assert_int_equal(incr_tab_add(t, names[i], 100u * (unsigned)i, h), 0);
+        assert_int_equal(incr_tab_add(t, names[i], 100u * (unsigned)i, 0, h), 0);
     }
     incr_tab_seal(t);
     for (int i = 0; i < 4; i++) {
