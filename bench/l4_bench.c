@@ -101,51 +101,11 @@ static void field(double *u, size_t n, int rank, long step)
     }
 }
 
-/* Copy every regular file of directory FROM into directory TO (created);
- * returns the bytes copied. */
-static uint64_t copy_dir(const char *from, const char *to, uint8_t *buf)
-{
-    if (mkdir(to, 0700) != 0 && errno != EEXIST)
-        die("mkdir %s: %s", to, strerror(errno));
-    DIR *d = opendir(from);
-    if (!d)
-        die("opendir %s: %s", from, strerror(errno));
-    uint64_t total = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        char src[4096], dst[4096];
-        snprintf(src, sizeof src, "%s/%s", from, e->d_name);
-        snprintf(dst, sizeof dst, "%s/%s", to, e->d_name);
-        struct stat st;
-        if (lstat(src, &st) != 0 || !S_ISREG(st.st_mode))
-            continue;
-        int in = open(src, O_RDONLY), out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (in < 0 || out < 0)
-            die("copy %s -> %s: %s", src, dst, strerror(errno));
-        for (;;) {
-            ssize_t n = read(in, buf, IOBUF);
-            if (n < 0)
-                die("read %s: %s", src, strerror(errno));
-            if (n == 0)
-                break;
-            for (ssize_t w = 0; w < n;) {
-                ssize_t k = write(out, buf + w, (size_t)(n - w));
-                if (k < 0)
-                    die("write %s: %s", dst, strerror(errno));
-                w += k;
-            }
-            total += (uint64_t)n;
-        }
-        if (fsync(out) != 0 || close(out) != 0)
-            die("closing %s: %s", dst, strerror(errno));
-        close(in);
-    }
-    closedir(d);
-    return total;
-}
-
-/* Read every regular file of DIR into memory (one buffer per file, freed). */
-static uint64_t read_dir(const char *dir)
+/* Call FN(path, name, size, ARG) for every regular file of DIR (not
+ * recursive); returns the sum of their sizes. */
+static uint64_t each_file(const char *dir,
+                          void (*fn)(const char *path, const char *name, off_t size, void *arg),
+                          void *arg)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -158,42 +118,80 @@ static uint64_t read_dir(const char *dir)
         struct stat st;
         if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
             continue;
-        int fd = open(path, O_RDONLY);
-        uint8_t *p = malloc((size_t)st.st_size + 1);
-        if (fd < 0 || !p)
-            die("reading %s: %s", path, strerror(errno));
-        for (off_t off = 0; off < st.st_size;) {
-            ssize_t n = read(fd, p + off, (size_t)(st.st_size - off));
-            if (n <= 0)
-                die("read %s: %s", path, n < 0 ? strerror(errno) : "short");
-            off += n;
-        }
-        close(fd);
+        if (fn)
+            fn(path, e->d_name, st.st_size, arg);
         total += (uint64_t)st.st_size;
-        free(p);
     }
     closedir(d);
     return total;
 }
 
-/* Bytes of the regular files under DIR (not recursive). */
-static uint64_t dir_bytes(const char *dir)
+typedef struct copy_to {
+    const char *dir;
+    uint8_t *buf;
+} copy_to;
+
+/* each_file: copy SRC into the directory of ARG (a copy_to), synced. */
+static void copy_one(const char *src, const char *name, off_t size, void *arg)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        die("opendir %s: %s", dir, strerror(errno));
-    uint64_t total = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        char path[4096];
-        struct stat st;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
-            total += (uint64_t)st.st_size;
+    const copy_to *c = arg;
+    char dst[4096];
+    snprintf(dst, sizeof dst, "%s/%s", c->dir, name);
+    (void)size;
+    int in = open(src, O_RDONLY), out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (in < 0 || out < 0)
+        die("copy %s -> %s: %s", src, dst, strerror(errno));
+    for (;;) {
+        ssize_t n = read(in, c->buf, IOBUF);
+        if (n < 0)
+            die("read %s: %s", src, strerror(errno));
+        if (n == 0)
+            break;
+        for (ssize_t w = 0; w < n;) {
+            ssize_t k = write(out, c->buf + w, (size_t)(n - w));
+            if (k < 0)
+                die("write %s: %s", dst, strerror(errno));
+            w += k;
+        }
     }
-    closedir(d);
-    return total;
+    if (fsync(out) != 0 || close(out) != 0)
+        die("closing %s: %s", dst, strerror(errno));
+    close(in);
 }
+
+/* Copy every regular file of directory FROM into directory TO (created);
+ * returns the bytes copied. */
+static uint64_t copy_dir(const char *from, const char *to, uint8_t *buf)
+{
+    if (mkdir(to, 0700) != 0 && errno != EEXIST)
+        die("mkdir %s: %s", to, strerror(errno));
+    copy_to c = {to, buf};
+    return each_file(from, copy_one, &c);
+}
+
+/* each_file: read PATH whole into a fresh buffer, then free it. */
+static void read_one(const char *path, const char *name, off_t size, void *arg)
+{
+    (void)name, (void)arg;
+    int fd = open(path, O_RDONLY);
+    uint8_t *p = malloc((size_t)size + 1);
+    if (fd < 0 || !p)
+        die("reading %s: %s", path, strerror(errno));
+    for (off_t off = 0; off < size;) {
+        ssize_t n = read(fd, p + off, (size_t)(size - off));
+        if (n <= 0)
+            die("read %s: %s", path, n < 0 ? strerror(errno) : "short");
+        off += n;
+    }
+    close(fd);
+    free(p);
+}
+
+/* Read every regular file of DIR into memory (one buffer per file, freed). */
+static uint64_t read_dir(const char *dir) { return each_file(dir, read_one, NULL); }
+
+/* Bytes of the regular files under DIR (not recursive). */
+static uint64_t dir_bytes(const char *dir) { return each_file(dir, NULL, NULL); }
 
 static void print_list(const char *what, const double *v, int n)
 {
