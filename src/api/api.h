@@ -391,6 +391,10 @@ int api_stage_in(cairn_ctx *ctx, long id);
  * cairn-prolog staged in this node's directory (<node>/stage/cairn-<uid>/<job>)
  * if there is one, else pfs.dir. */
 int api_pfs_source(cairn_ctx *ctx, const char *job, cn_err *err);
+/* As api_pfs_source, for reading generation ID: the staged copy only when it
+ * holds every link of ID's chain (cairn-prolog stages one generation), else
+ * pfs.dir (pfsread.c). */
+int api_pfs_source_gen(cairn_ctx *ctx, const char *job, long id, cn_err *err);
 /* Collective, after a restore of generation ID from node-local storage: the
  * newest PFS generation <= ID (this job's, else job.restart_from's) is read
  * back and its files' sizes and checksums checked (each file by one node

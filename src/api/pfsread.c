@@ -273,3 +273,32 @@ int api_pfs_read(cairn_ctx *ctx, int jobfd, const cn_pindex *x, bool (*want)(voi
     free(links);
     return rc;
 }
+
+/* Is every index of generation ID's chain under JOBFD? */
+static bool chain_there(int jobfd, long id)
+{
+    cn_err err = {0};
+    for (long at = id; at >= 0;) {
+        cn_pindex x;
+        if (lvl_pfs_index(jobfd, at, &x, &err) < 0)
+            return false;
+        long parent = x.parent;
+        cn_pindex_free(&x);
+        if (parent >= at)
+            return false;
+        at = parent;
+    }
+    return true;
+}
+
+int api_pfs_source_gen(cairn_ctx *ctx, const char *job, long id, cn_err *err)
+{
+    int fd = api_pfs_source(ctx, job, err);
+    if (fd < 0 || !ctx->cfg.pfs_dir[0] || chain_there(fd, id))
+        return fd;
+    int pfs = lvl_pfs_open(ctx->cfg.pfs_dir, job, false, err); /* a staged copy without */
+    if (pfs < 0)                                                /* the links it needs */
+        return fd;
+    close(fd);
+    return pfs;
+}

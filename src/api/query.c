@@ -114,7 +114,7 @@ static int link_files_ok(cairn_ctx *ctx, int jobfd, const cn_pindex *x)
 static int pfs_files_ok(cairn_ctx *ctx, long id)
 {
     cn_pindex x = {0};
-    int jobfd = api_pfs_source(ctx, ctx->pfs_job, &ctx->err);
+    int jobfd = api_pfs_source_gen(ctx, ctx->pfs_job, id, &ctx->err);
     int rc = jobfd < 0 ? jobfd : lvl_pfs_index(jobfd, id, &x, &ctx->err);
     long at = id;
     while (rc == 0) {

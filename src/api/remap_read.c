@@ -342,7 +342,7 @@ int rm_reader_open(cairn_ctx *ctx, const rm_source *src, const rm_vars *vars, rm
     if (src->where == RM_PFS) {
         char dir[64];
         cn_gen_dirname(dir, sizeof dir, src->gen);
-        rd->jobfd = rc = api_pfs_source(ctx, src->job, &ctx->err);
+        rd->jobfd = rc = api_pfs_source_gen(ctx, src->job, src->gen, &ctx->err);
         if (rc >= 0)
             rc = lvl_pfs_index(rd->jobfd, src->gen, &rd->x, &ctx->err);
         if (rc >= 0 && (rd->x.nranks != src->nranks || rd->x.group == 0))

@@ -172,7 +172,7 @@ static int stage_leader(cairn_ctx *ctx, long id)
     api_rvars *local = calloc((size_t)ctx->nranks, sizeof *local);
     CN_FAIL_IF(!local, &ctx->err, CAIRN_ENOMEM, "no memory");
     cn_pindex x = {0};
-    int jobfd = api_pfs_source(ctx, ctx->pfs_job, &ctx->err);
+    int jobfd = api_pfs_source_gen(ctx, ctx->pfs_job, id, &ctx->err);
     int rc = jobfd < 0 ? jobfd : lvl_pfs_index(jobfd, id, &x, &ctx->err);
     if (rc == 0 && (x.nranks != (uint32_t)ctx->nranks || strcmp(x.job, ctx->pfs_job) != 0))
         rc = cn_fail(&ctx->err, CAIRN_EMISMATCH, "PFS generation %ld is of job %s with %u ranks",
@@ -254,7 +254,7 @@ static bool check_link(cairn_ctx *ctx, int jobfd, long id, long link, long resto
 static void check_leader(cairn_ctx *ctx, long id, long restored)
 {
     cn_err err = {0};
-    int jobfd = api_pfs_source(ctx, ctx->pfs_job, &err);
+    int jobfd = api_pfs_source_gen(ctx, ctx->pfs_job, id, &err);
     long link = id, parent = -1;
     while (jobfd >= 0 && link >= 0 && check_link(ctx, jobfd, id, link, restored, &parent))
         link = parent;
