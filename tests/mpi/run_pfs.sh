@@ -101,6 +101,15 @@ check "  ... cairn verify --job says generation 5's chain is broken" \
   run_grep_rc 4 'gen-5/index.*its link 1 is missing' "$BUILD/cairn" verify --base "$CAIRN_BASE" --job "$CAIRN_JOB"
 mv "$CAIRN_PFS_DIR/index.1" "$(pfs_gen 1)/index"
 
+fresh_pfs pfs-l4incr-routed
+check "level 4 increments with a routed file and every block changed (incr.max_changed = 100): save 3" \
+  env -u T_CODECS CAIRN_INCR_MAX_CHANGED=100 scripts/mpirun.sh 8 "$T" save 3 4
+check "  ... PFS generation 3 is the changes since 2" \
+  run_grep '^chain: +incr <- 2' "$BUILD/cairn" inspect "$(pfs_gen 3)/index"
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: generation 3 and its routed file from the PFS chain, bit-exact" \
+  env -u T_CODECS scripts/mpirun.sh 8 "$T" restore 3
+
 fresh_pfs pfs-l4incr-keep
 check "level 4 increments, incr.full_every = 3, pfs.keep = 1: 8 ranks save 6 generations at level 4" \
   env CAIRN_INCR_FULL_EVERY=3 CAIRN_PFS_KEEP=1 scripts/mpirun.sh 8 "$TI" save 6 4
