@@ -34,7 +34,9 @@
  *            a different one each time), cairn_checkpoint(id, LOCAL): an
  *            increment of the previous generation, which is on the PFS;
  *   incr     timed: api_flush(ctx, id): the changes go to the PFS as an
- *            increment (the previous generation is its parent there);
+ *            increment (the previous generation is its parent there); the
+ *            generation pfs.keep would prune after it (the full one before
+ *            the parent) is removed first, untimed, as none is in "full";
  *   full     timed: api_flush_full(ctx, id): the same generation again,
  *            materialized and flushed full (what level 4 did before PFS
  *            increments), replacing the increment on the PFS.
@@ -259,6 +261,11 @@ static void incr_phase(double *u, size_t n, int rank, long reps, long warmup, co
     for (long r = 0; r < warmup + reps; r++) {
         change_one_percent(u, n, r);
         check_cairn(cairn_checkpoint(ctx, ++id, CAIRN_LEVEL_LOCAL), ctx, "cairn_checkpoint");
+        if (rank == 0) { /* what pfs.keep = 2 prunes after it (a full one): not timed */
+            char old[3000];
+            snprintf(old, sizeof old, "%s/gen-%ld", pfs_job, id - 2);
+            wipe(old);
+        }
         barrier();
         double t0 = now();
         check_cairn(api_flush(ctx, id), ctx, "api_flush");
