@@ -37,11 +37,16 @@
  *   dctx.c        the context of a node daemon: one rank per node, a job's layout.
  *   daemon.c      the library's side of cairnd: connect, hand over, fall back.
  *   flush.c       level 4 out: a generation materialized, aggregated N->M
- *                 and written to the PFS, index last.
+ *                 and written to the PFS, index last;
+ *   flush_incr.c  ... or, when its parent is there as it was diffed against,
+ *                 only its changes: an increment on the PFS.
  *   interval.c    when to checkpoint: per-level clocks, intervals from the
  *                 config or Young/Daly from measured costs.
  *   stagein.c     level 4 back: a PFS generation split back into node-local
- *                 rank files, for restart.
+ *                 rank files, for restart;
+ *   pfsread.c     ... some ranks' variables read from the PFS, through the
+ *                 generation's chain there from its full base;
+ *   pfsapply.c    ... one link of that chain applied to one rank.
  *
  * Collective discipline: every public collective function ends each phase
  * with api_agree(), so all ranks return the same code and message.
