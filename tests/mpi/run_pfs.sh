@@ -128,6 +128,18 @@ check "  ... a new job restores 3, writes 4 at level 1 and 5 at level 4: 5 (pare
   bash -c "scripts/mpirun.sh 8 $TI resume-id 3 5 4 && '$BUILD/cairn' inspect '$(pfs_gen 5)/index' | grep -Eq '^chain: +incr <- 3: '"
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: the new 5 restores bit-exact" scripts/mpirun.sh 8 "$TI" restore 5
+
+# The PFS parent must hold what node-local storage diffed against: an index
+# that does not say which node-local files it was flushed from (version 1, as
+# cairn 0.2.0 wrote) never takes an increment.
+fresh_pfs pfs-l4incr-source
+check "level 4 increments onto a parent of unknown source: save 1 at level 4, its index rewritten as version 1" \
+  bash -c "scripts/mpirun.sh 8 $TI save 1 4 && '$BUILD/tests/mkcorpus' --previous '$(pfs_gen 1)/index' && '$BUILD/cairn' inspect '$(pfs_gen 1)/index' | grep -q 'format version 1'"
+check "  ... a new job restores 1 and writes 2 at level 4: an increment node-local, full on the PFS" \
+  bash -c "scripts/mpirun.sh 8 $TI resume-id 1 2 4 && '$BUILD/cairn' inspect '$(pfs_gen 2)/index' | grep -Eq '^chain: +full$' &&
+           '$BUILD/cairn' ls --base '$CAIRN_BASE' --job '$CAIRN_JOB' | grep -Eq '^ +2 .*incr <- 1'"
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: generation 2 restores bit-exact" scripts/mpirun.sh 8 "$TI" restore 2
 unset CAIRN_INCR CAIRN_INCR_BLOCK T_WORK
 
 fresh_pfs pfs-one
