@@ -170,9 +170,12 @@ int api_flush_delta(cairn_ctx *ctx, int rank, long id, const api_pfs_plan *plan,
     free(g);
     CN_TRY(rc);
     uint32_t ne = c->h.nentries;
-    if (c->h.parent != plan->parent || c->h.incr_block == 0 || cn_ckpt_find(c, CN_PDELTA_NAME))
+    const cn_entry *clash = cn_ckpt_find(c, CN_PDELTA_NAME); /* a reserved variable name */
+    if (c->h.parent != plan->parent || c->h.incr_block == 0 ||
+        (clash && clash->kind == CN_KIND_VAR))
         rc = cn_fail(&ctx->err, CAIRN_ECORRUPT, "rank %d: generation %ld is not an increment "
-                     "of generation %ld", rank, id, plan->parent);
+                     "of generation %ld that level 4 can store as one", rank, id,
+                     plan->parent);
     uint8_t *rec = NULL, **data = NULL;
     size_t reclen = 0;
     api_member *m = NULL;
