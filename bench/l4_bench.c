@@ -27,9 +27,25 @@
  *   read     timed: every rank reads its copied files back into memory.
  * Each timed step is bracketed by barriers; its time is the slowest rank's.
  *
+ * Then, with incremental checkpoints on (a new context, incr.mode = on,
+ * incr.full_every unbounded), a full generation flushed, and RESTORE
+ * repetitions (the same count), each:
+ *   change   untimed: 1% of the field's 4 KiB blocks change (every 100th,
+ *            a different one each time), cairn_checkpoint(id, LOCAL): an
+ *            increment of the previous generation, which is on the PFS;
+ *   incr     timed: api_flush(ctx, id): the changes go to the PFS as an
+ *            increment (the previous generation is its parent there); the
+ *            generation pfs.keep would prune after it (the full one before
+ *            the parent) is removed first, untimed, as none is in "full";
+ *   full     timed: api_flush_full(ctx, id): the same generation again,
+ *            materialized and flushed full (what level 4 did before PFS
+ *            increments), replacing the increment on the PFS.
+ * The last full flush is restored from the PFS alone and compared once.
+ *
  * Output, from rank 0 (medians over the measured repetitions):
  *   bench: l4.ckpt V s ratio=R vs copy (stored S MiB; copy C MiB)
  *   bench: l4.restore V s ratio=R vs copy (stored S MiB; copy C MiB)
+ *   bench: l4.incr V s ratio=R vs full (stored S MiB; full F MiB)
  * R is the median of the per-repetition ratios; S the bytes of the newest
  * PFS generation's files, C those of the copied files. Lines starting with
  * '#' are details.
@@ -57,6 +73,7 @@
 
 /* Level 4 alone (src/api/flush.c; collective): linked from the static library. */
 int api_flush(cairn_ctx *ctx, long id);
+int api_flush_full(cairn_ctx *ctx, long id);
 
 static void barrier(void)
 {
@@ -209,6 +226,72 @@ static cairn_ctx *open_ctx(double *u, size_t n)
     return ctx;
 }
 
+/* Change 1% of U's 4 KiB blocks: every 100th, starting at block K % 100. */
+static void change_one_percent(double *u, size_t n, long k)
+{
+    size_t per = 4096 / sizeof *u;
+    for (size_t b = (size_t)(k % 100); b * per < n; b += 100)
+        for (size_t i = b * per; i < (b + 1) * per && i < n; i++)
+            u[i] += 1e-3;
+}
+
+/* Bytes of PFS generation ID of the job (rank 0; 0 elsewhere). */
+static uint64_t pfs_gen_bytes(int rank, const char *pfs_job, long id)
+{
+    char g[3000];
+    snprintf(g, sizeof g, "%s/gen-%ld", pfs_job, id);
+    return rank == 0 ? dir_bytes(g) : 0;
+}
+
+/* The incremental phase (see the top): T_INC and T_FULL get REPS times,
+ * *S_INC and *S_FULL the stored bytes of the last generation each way. */
+static void incr_phase(double *u, size_t n, int rank, long reps, long warmup, const char *pfs_job,
+                       double *t_inc, double *t_full, uint64_t *s_inc, uint64_t *s_full)
+{
+    setenv("CAIRN_INCR", "on", 1);
+    setenv("CAIRN_INCR_FULL_EVERY", "1000000", 1);
+    double *ref = xmalloc(n * sizeof *ref);
+    cairn_ctx *ctx = open_ctx(u, n);
+    long id = 1000;
+    field(u, n, rank, id);
+    check_cairn(cairn_checkpoint(ctx, id, CAIRN_LEVEL_LOCAL), ctx, "cairn_checkpoint");
+    check_cairn(api_flush(ctx, id), ctx, "api_flush");
+    for (long r = 0; r < warmup + reps; r++) {
+        change_one_percent(u, n, r);
+        check_cairn(cairn_checkpoint(ctx, ++id, CAIRN_LEVEL_LOCAL), ctx, "cairn_checkpoint");
+        if (rank == 0) { /* what pfs.keep = 2 prunes after it (a full one): not timed */
+            char old[3000];
+            snprintf(old, sizeof old, "%s/gen-%ld", pfs_job, id - 2);
+            wipe(old);
+        }
+        barrier();
+        double t0 = now();
+        check_cairn(api_flush(ctx, id), ctx, "api_flush");
+        double ti = slowest(now() - t0);
+        uint64_t si = pfs_gen_bytes(rank, pfs_job, id);
+        barrier();
+        t0 = now();
+        check_cairn(api_flush_full(ctx, id), ctx, "api_flush_full");
+        double tf = slowest(now() - t0);
+        if (r >= warmup) {
+            t_inc[r - warmup] = ti;
+            t_full[r - warmup] = tf;
+            *s_inc = si;
+            *s_full = pfs_gen_bytes(rank, pfs_job, id);
+        }
+    }
+    memcpy(ref, u, n * sizeof *u);
+    check_cairn(cairn_finalize(ctx), NULL, "cairn_finalize");
+    memset(u, 0, n * sizeof *u);
+    ctx = open_ctx(u, n);
+    long got = -1;
+    check_cairn(cairn_restart(ctx, CAIRN_LATEST, &got), ctx, "cairn_restart");
+    if (got != id || memcmp(u, ref, n * sizeof *u) != 0)
+        die("incremental phase: restored generation %ld (expected %ld) differs", got, id);
+    check_cairn(cairn_finalize(ctx), NULL, "cairn_finalize");
+    free(ref);
+}
+
 int main(int argc, char **argv)
 {
     bench_prog = "l4_bench";
@@ -302,6 +385,13 @@ int main(int argc, char **argv)
         }
     }
     check_cairn(cairn_finalize(ctx), NULL, "cairn_finalize");
+    barrier();
+    if (rank == 0)
+        wipe(job_dir), wipe(pfs_job);
+    barrier();
+    double t_inc[MAX_REPS], t_full[MAX_REPS];
+    uint64_t s_inc = 0, s_full = 0;
+    incr_phase(u, n, rank, reps, warmup, pfs_job, t_inc, t_full, &s_inc, &s_full);
     if (rank == 0) {
         int k = (int)reps;
         printf("# l4: %d ranks on %d emulated nodes, %ld MiB of doubles each, %ld repetitions "
@@ -315,6 +405,11 @@ int main(int argc, char **argv)
                median(t_l4, k), med_ratio(t_l4, t_copy, k), sm, cm);
         printf("bench: l4.restore %.4f s ratio=%.3f vs copy (stored %.1f MiB; copy %.1f MiB)\n",
                median(t_rest, k), med_ratio(t_rest, t_read, k), sm, cm);
+        print_list("incr", t_inc, k);
+        print_list("full", t_full, k);
+        printf("bench: l4.incr %.4f s ratio=%.3f vs full (stored %.2f MiB; full %.1f MiB)\n",
+               median(t_inc, k), med_ratio(t_inc, t_full, k), (double)s_inc / (double)MIB,
+               (double)s_full / (double)MIB);
     }
     free(u);
     free(ref);

@@ -353,7 +353,9 @@ bench_agg() {
 # L4_NP ranks, each its own emulated node, L4_SIZE MiB of doubles each (bench/l4_bench.c):
 # the flush of a level-1 generation against copying its files to the same PFS directory with
 # read()/write(), and the restart from the PFS alone (every node-local directory wiped)
-# against reading those copies back; medians of L4_REPS, stored bytes beside each figure.
+# against reading those copies back; then, with incremental checkpoints, the flush of a
+# generation with 1% of its blocks changed as an increment (l4.incr) against the same
+# generation flushed full; medians of L4_REPS, stored bytes beside each figure.
 bench_l4() {
   local bin=$BUILD/bench/l4_bench np=${L4_NP:-4} size=${L4_SIZE:-64}
   if [ ! -x "$bin" ]; then

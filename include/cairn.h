@@ -329,7 +329,12 @@ CAIRN_EXPORT int cairn_unroute_file(cairn_ctx *ctx, const char *name);
  * With incr.mode = on, a generation stores only the blocks that changed since
  * its parent (the newest generation at LEVEL or above); every incr.full_every
  * generations, or when more than incr.max_changed percent of the blocks
- * changed, it is stored whole. Restart applies the chain.
+ * changed, it is stored whole. Restart applies the chain. At level 4 an
+ * increment goes to the PFS as an increment too when its parent is the
+ * newest generation there, flushed from the same node-local files, and its
+ * chain there is shorter than incr.full_every; otherwise it goes full. A
+ * restore from the PFS applies the chain there from its full base; pfs.keep
+ * never removes a generation a kept one needs.
  */
 CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level);
 

@@ -37,11 +37,16 @@
  *   dctx.c        the context of a node daemon: one rank per node, a job's layout.
  *   daemon.c      the library's side of cairnd: connect, hand over, fall back.
  *   flush.c       level 4 out: a generation materialized, aggregated N->M
- *                 and written to the PFS, index last.
+ *                 and written to the PFS, index last;
+ *   flush_incr.c  ... or, when its parent is there as it was diffed against,
+ *                 only its changes: an increment on the PFS.
  *   interval.c    when to checkpoint: per-level clocks, intervals from the
  *                 config or Young/Daly from measured costs.
  *   stagein.c     level 4 back: a PFS generation split back into node-local
- *                 rank files, for restart.
+ *                 rank files, for restart;
+ *   pfsread.c     ... some ranks' variables read from the PFS, through the
+ *                 generation's chain there from its full base;
+ *   pfsapply.c    ... one link of that chain applied to one rank.
  *
  * Collective discipline: every public collective function ends each phase
  * with api_agree(), so all ranks return the same code and message.
@@ -314,6 +319,9 @@ int api_rebuild_gen(cairn_ctx *ctx, long id, const api_node_state *all, int leve
  * node-local storage as a full level-1 generation of this job.
  */
 int api_flush(cairn_ctx *ctx, long id);
+/* As api_flush, always full (bench/l4_bench.c: an increment against the same
+ * generation flushed full). */
+int api_flush_full(cairn_ctx *ctx, long id);
 /* A rank's generation materialized for a flush (layout in flush.c): META
  * bytes of records, then the data, LEN in all. */
 typedef struct api_state {
@@ -324,6 +332,37 @@ typedef struct api_state {
  * S->len bytes; NULL accepted, set to NULL). */
 void *api_state_alloc(uint64_t len);
 void api_state_free(api_state *s);
+/* One member of a state: a variable (or part of one) or routed file of RANK. */
+typedef struct api_member {
+    uint8_t kind, type, ndims;
+    uint64_t dims[CAIRN_MAX_DIMS], count, size;
+    const char *name;
+} api_member;
+/* A state of RANK holding members M[0..N-1] (flush.c): records written, the
+ * data zeroed; DATA[i] receives where member i's SIZE bytes go. */
+int api_state_build(cairn_ctx *ctx, int rank, const api_member *m, size_t n, api_state *out,
+                    uint8_t **data);
+/*
+ * Level 4 increments (flush_incr.c). The plan, collective over the node
+ * leaders (node 0 reads the PFS at JOBFD): generation ID goes to the PFS as
+ * changes to PARENT when node-local storage holds it as an increment of
+ * PARENT on every rank, the PFS holds PARENT complete (index written) as the
+ * newest of this job and rank count below ID, flushed from the same
+ * node-local files (its source fingerprint), with its chain's indexes all
+ * there and shorter than incr.full_every; otherwise full. SOURCE: the
+ * fingerprint of generation ID's node-local files, for its index.
+ */
+typedef struct api_pfs_plan {
+    bool incr;
+    long parent, base;            /* incr: the PFS chain; else -1 and ID */
+    uint64_t source;
+    uint64_t raw;                 /* bytes of state of generation ID, all ranks */
+} api_pfs_plan;
+int api_flush_plan(cairn_ctx *ctx, int jobfd, long id, api_pfs_plan *plan);
+/* RANK's generation ID as the changes since PLAN->parent: the delta record
+ * (CN_PDELTA_NAME) and each variable's changed blocks (or whole bytes). */
+int api_flush_delta(cairn_ctx *ctx, int rank, long id, const api_pfs_plan *plan,
+                    api_state *out);
 /* The states' way to their aggregators, overlapped with writing (fetch.c).
  * Start: collective over the leaders; ST[r] set for this node's ranks on
  * entry, and for the ranks of the groups it aggregates on return, their
@@ -335,12 +374,29 @@ int api_fetch_start(cairn_ctx *ctx, int group, api_state *st, api_fetch **out);
 int api_fetch_ready(void *fetch, const void *p, size_t len);
 int api_fetch_end(api_fetch *f);
 long api_pfs_newest(cairn_ctx *ctx, long bound, int *rc);
+/* Variables of one rank read back from the PFS (pfsread.c), names and data
+ * owned (api_rvars_free). */
+typedef struct api_rvars {
+    lvl_src *src;
+    size_t n, cap;
+} api_rvars;
+void api_rvars_free(api_rvars *rv);
+/* Collective-free: the variables of the ranks WANT (with ARG) picks of the
+ * PFS generation whose index is X (at JOBFD), applied through its chain from
+ * its full base if it is an increment, into OUT[rank] (X->nranks entries; on
+ * failure emptied). A link missing or damaged: CAIRN_ECORRUPT naming it. */
+int api_pfs_read(cairn_ctx *ctx, int jobfd, const cn_pindex *x, bool (*want)(void *, uint32_t),
+                 void *arg, api_rvars *out);
+/* Rank RANK's variables CUR at the parent of increment LINK, with what LINK
+ * stores for it (INC), become its variables at LINK (pfsapply.c). */
+int api_pfs_apply(cairn_ctx *ctx, const cn_pindex *link, uint32_t rank, api_rvars *cur,
+                  api_rvars *inc);
 int api_stage_in(cairn_ctx *ctx, long id);
 /* Where to read JOB's generation ID of the PFS (an fd of the job's
  * directory): the copy cairn-prolog staged in this node's directory
- * (<node>/stage/cairn-<uid>/<job>) if it holds ID (staged whole: index last),
- * else pfs.dir. A stage that failed or holds another generation is not a
- * reason to miss what the PFS has. */
+ * (<node>/stage/cairn-<uid>/<job>) if it holds ID and every link of its
+ * chain (each staged whole: index last), else pfs.dir. A stage that failed
+ * or holds another generation is not a reason to miss what the PFS has. */
 int api_pfs_source(cairn_ctx *ctx, const char *job, long id, cn_err *err);
 /* The newest complete generation <= BOUND of JOB (and of NRANKS ranks unless
  * 0) in this node's stage copy or on the PFS, whichever is newer; its index
@@ -469,6 +525,9 @@ struct api_gen;
 int api_chain_open(cairn_ctx *ctx, int rank, const struct api_gen *g, const struct api_gen *all,
                    int n, api_chain *ch);
 void api_chain_close(api_chain *ch);
+/* Collective-free: open and fully verify RANK's file of G alone (its own
+ * link, not its ancestors), as api_chain_open verifies each link. */
+int api_chain_link(cairn_ctx *ctx, int rank, const struct api_gen *g, cn_ckpt **out);
 /* Every protected variable (or only ONLY, if not NULL) must be in the newest
  * link with its type and count. Restoring everything with no variable
  * protected, of a generation that holds variables for this rank, is

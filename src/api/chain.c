@@ -91,6 +91,11 @@ static int continues(cairn_ctx *ctx, const cn_ckpt *c, const cn_ckpt *next)
     return 0;
 }
 
+int api_chain_link(cairn_ctx *ctx, int rank, const api_gen *g, cn_ckpt **out)
+{
+    return verify_link(ctx, rank, g, out);
+}
+
 void api_chain_close(api_chain *ch)
 {
     for (int i = 0; ch->link && i < ch->n; i++)

@@ -7,6 +7,7 @@
  * leader of the node of the group's first rank (its aggregator).
  *   1. every leader materializes each of its ranks: the generation's chain
  *      verified and applied (chain.c) into one buffer, a "state" (below);
+ *      or, for an increment (flush_incr.c), only its own link's changes;
  *   2. states travel to their aggregators (fetch.c: sizes and metadata
  *      first, then the data in pieces, not waited for);
  *   3. each aggregator merges its groups' variables (src/compress agg: the
@@ -21,7 +22,9 @@
  *      this one unless store.prune_abandoned: levels/pfs.c).
  * A generation id on the PFS that another rank count wrote is never
  * replaced: the flush fails with CAIRN_EMISMATCH.
- * A PFS generation is always full: incremental chains end here.
+ * A generation node-local storage holds as an increment goes to the PFS as
+ * an increment too when its parent is there as it was diffed against
+ * (flush_incr.c decides, collectively); otherwise it is materialized full.
  *
  * A state (in memory only, between leaders of one job), metadata first so
  * that it can travel ahead of the data:
@@ -47,6 +50,39 @@ typedef api_state state;
 
 static uint64_t pad8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
 
+int api_state_build(cairn_ctx *ctx, int rank, const api_member *m, size_t n, api_state *out,
+                    uint8_t **data)
+{
+    uint64_t meta = STATE_HDR, len = 0;
+    for (size_t i = 0; i < n; i++) {
+        meta += REC_HDR + pad8(strlen(m[i].name) + 1);
+        len += pad8(m[i].size);
+    }
+    len += meta;
+    uint8_t *buf = api_state_alloc(len);
+    CN_FAIL_IF(!buf || n > UINT32_MAX, &ctx->err, CAIRN_ENOMEM,
+               "no memory to materialize rank %d (%llu bytes)", rank, (unsigned long long)len);
+    uint8_t *p = buf, *dp = buf + meta;
+    cn_put_u32(p, (uint32_t)n);
+    cn_put_u64(p + 8, meta);
+    p += STATE_HDR;
+    for (size_t i = 0; i < n; i++) {
+        size_t nl = strlen(m[i].name);
+        cn_put_u32(p, (uint32_t)rank);
+        p[4] = m[i].kind, p[5] = m[i].type, p[6] = m[i].ndims, p[7] = (uint8_t)nl;
+        for (int d = 0; d < CAIRN_MAX_DIMS; d++)
+            cn_put_u64(p + 8 + 8 * d, m[i].dims[d]);
+        cn_put_u64(p + 32, m[i].count);
+        cn_put_u64(p + 40, m[i].size);
+        memcpy(p + REC_HDR, m[i].name, nl);
+        p += REC_HDR + pad8(nl + 1);
+        data[i] = dp;
+        dp += pad8(m[i].size);
+    }
+    *out = (state){buf, len, meta};
+    return 0;
+}
+
 /* Rank RANK's generation ID rebuilt from its chain into *OUT. */
 static int materialize(cairn_ctx *ctx, int rank, long id, state *out)
 {
@@ -59,50 +95,38 @@ static int materialize(cairn_ctx *ctx, int rank, long id, state *out)
                : cn_fail(&ctx->err, CAIRN_ENOENT, "rank %d: generation %ld is not complete on "
                          "node %s", rank, id, ctx->node_name);
     const cn_ckpt *c = rc == 0 ? ch.link[ch.n - 1] : NULL;
-    uint64_t meta = STATE_HDR, len = 0;
-    for (uint32_t i = 0; c && i < c->h.nentries; i++) {
-        meta += REC_HDR + pad8(strlen(c->e[i].name) + 1);
-        len += pad8(c->e[i].raw_size);
-    }
-    len += meta;
-    uint8_t *buf = c ? api_state_alloc(len) : NULL;
-    void **ptrs = c ? calloc(c->h.nentries + 1, sizeof *ptrs) : NULL;
-    if (rc == 0 && (!buf || !ptrs))
-        rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory to materialize rank %d (%llu bytes)",
-                     rank, (unsigned long long)len);
-    uint8_t *p = buf, *dp = buf + meta;
-    if (rc == 0) {
-        cn_put_u32(p, c->h.nentries);
-        cn_put_u64(p + 8, meta);
-        p += STATE_HDR;
-    }
-    for (uint32_t i = 0; rc == 0 && i < c->h.nentries; i++) {
+    uint32_t ne = c ? c->h.nentries : 0;
+    api_member *m = c ? calloc(ne + 1, sizeof *m) : NULL;
+    uint8_t **data = c ? calloc(ne + 1, sizeof *data) : NULL;
+    void **ptrs = c ? calloc(ne + 1, sizeof *ptrs) : NULL;
+    if (rc == 0 && (!m || !data || !ptrs))
+        rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory to materialize rank %d", rank);
+    for (uint32_t i = 0; rc == 0 && i < ne; i++) {
         const cn_entry *e = &c->e[i];
-        size_t nl = strlen(e->name);
-        cn_put_u32(p, (uint32_t)rank);
-        p[4] = e->kind, p[5] = e->type, p[6] = e->ndims, p[7] = (uint8_t)nl;
-        for (int d = 0; d < CAIRN_MAX_DIMS; d++)
-            cn_put_u64(p + 8 + 8 * d, e->dims[d]);
-        cn_put_u64(p + 32, e->count);
-        cn_put_u64(p + 40, e->raw_size);
-        memcpy(p + REC_HDR, e->name, nl);
-        p += REC_HDR + pad8(nl + 1);
+        m[i] = (api_member){.kind = e->kind, .type = e->type, .ndims = e->ndims,
+                            .count = e->count, .size = e->raw_size, .name = e->name};
+        memcpy(m[i].dims, e->dims, sizeof m[i].dims);
+    }
+    state st = {0};
+    if (rc == 0)
+        rc = api_state_build(ctx, rank, m, ne, &st, data);
+    for (uint32_t i = 0; rc == 0 && i < ne; i++) {
+        const cn_entry *e = &c->e[i];
         if (e->kind == CN_KIND_FILE) /* routed files whole (split if HDF5 in write_file) */
-            memcpy(dp, c->map + e->offset, e->raw_size);
+            memcpy(data[i], c->map + e->offset, e->raw_size);
         else
-            ptrs[i] = dp;
-        dp += pad8(e->raw_size);
+            ptrs[i] = data[i];
     }
     if (rc == 0)
         rc = api_chain_apply(ctx, &ch, ptrs);
     api_chain_close(&ch);
-    free(ptrs);
+    free(ptrs), free(data), free(m);
     free(g);
     if (rc < 0) {
-        api_state_free(&(state){buf, len, meta});
+        api_state_free(&st);
         return rc;
     }
-    *out = (state){buf, len, meta};
+    *out = st;
     return 0;
 }
 
@@ -230,11 +254,13 @@ static void label_of(cairn_ctx *ctx, long id, cn_pindex *x)
 
 /* Step 4, first leader: the index, then prune. */
 static int write_index(cairn_ctx *ctx, int jobfd, int genfd, long id, int group, int nfiles,
-                       const uint64_t *sum)
+                       const uint64_t *sum, const api_pfs_plan *plan)
 {
     cn_pindex x = {.scheme = (uint32_t)ctx->cfg.pfs_scheme, .generation = id,
                    .nranks = (uint32_t)ctx->nranks, .nnodes = (uint32_t)ctx->nnodes,
-                   .group = (uint32_t)group, .nfiles = (uint32_t)nfiles};
+                   .group = (uint32_t)group, .nfiles = (uint32_t)nfiles,
+                   .parent = plan->incr ? plan->parent : -1, .base = plan->incr ? plan->base : id,
+                   .source = plan->source};
     memcpy(x.job, ctx->job, sizeof x.job);
     label_of(ctx, id, &x);
     x.files = calloc((size_t)nfiles, sizeof *x.files);
@@ -244,6 +270,8 @@ static int write_index(cairn_ctx *ctx, int jobfd, int genfd, long id, int group,
         x.stored += sum[3 * f];
         x.raw += sum[3 * f + 2];
     }
+    if (plan->incr) /* the files hold the changes: raw is the state's, as for a full one */
+        x.raw = plan->raw;
     uint8_t *buf = NULL;
     size_t len = 0;
     int rc = cn_pindex_encode(&x, &buf, &len, &ctx->err);
@@ -251,8 +279,9 @@ static int write_index(cairn_ctx *ctx, int jobfd, int genfd, long id, int group,
         rc = cn_write_atomic(genfd, CN_PINDEX_NAME, buf, len, &ctx->err);
     free(buf);
     if (rc == 0) {
-        cn_debug("generation %ld on the PFS: %d ranks in %d files, %llu -> %llu bytes", id,
-                ctx->nranks, nfiles, (unsigned long long)x.raw, (unsigned long long)x.stored);
+        cn_debug("generation %ld on the PFS%s: %d ranks in %d files, %llu -> %llu bytes", id,
+                 plan->incr ? " (changes since its parent)" : "", ctx->nranks, nfiles,
+                 (unsigned long long)x.raw, (unsigned long long)x.stored);
         lvl_pfs_prune(jobfd, ctx->job, (uint32_t)ctx->nranks, id, ctx->cfg.pfs_keep,
                       ctx->cfg.prune_abandoned);
     }
@@ -291,7 +320,7 @@ static int may_replace(cairn_ctx *ctx, int jobfd, long id)
     return rc;
 }
 
-static int flush_leader(cairn_ctx *ctx, long id)
+static int flush_leader(cairn_ctx *ctx, long id, bool full)
 {
     int group = ctx->cfg.pfs_group < ctx->nranks ? ctx->cfg.pfs_group : ctx->nranks;
     int nfiles = (int)cn_pindex_nfiles((uint32_t)ctx->nranks, (uint32_t)group);
@@ -312,6 +341,12 @@ static int flush_leader(cairn_ctx *ctx, long id)
         genfd = jobfd < 0 ? jobfd : cn_dir_open(jobfd, gen, false, &ctx->err);
         rc = genfd < 0 ? genfd : 0;
     }
+    rc = leaders_agree(ctx, rc, "opening the PFS directory");
+    api_pfs_plan plan = {.parent = -1, .base = id};
+    if (rc == 0) /* collective: changes since the PFS parent, or full */
+        rc = api_flush_plan(ctx, jobfd, id, &plan);
+    if (full)
+        plan.incr = false, plan.parent = -1, plan.base = id;
     state *st = calloc((size_t)ctx->nranks, sizeof *st);
     uint64_t *sum = calloc(3 * (size_t)nfiles, sizeof *sum), *total = NULL;
     if (ctx->node == 0)
@@ -320,7 +355,8 @@ static int flush_leader(cairn_ctx *ctx, long id)
         rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
     for (int r = 0; rc == 0 && r < ctx->nranks; r++)
         if ((int)ctx->rank_node[r] == ctx->node)
-            rc = materialize(ctx, r, id, &st[r]);
+            rc = plan.incr ? api_flush_delta(ctx, r, id, &plan, &st[r])
+                           : materialize(ctx, r, id, &st[r]);
     rc = leaders_agree(ctx, rc, "materializing the generation");
     api_fetch *fetch = NULL;
     if (rc == 0)
@@ -339,7 +375,7 @@ static int flush_leader(cairn_ctx *ctx, long id)
         rc = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Reduce among node leaders failed");
     if (rc == 0 && ctx->node == 0) {
         cn_fault_point("pfs.index", id, ctx->rank); /* files written, the index not yet */
-        rc = write_index(ctx, jobfd, genfd, id, group, nfiles, total);
+        rc = write_index(ctx, jobfd, genfd, id, group, nfiles, total, &plan);
     }
     free(sum);
     free(total);
@@ -350,9 +386,9 @@ static int flush_leader(cairn_ctx *ctx, long id)
     return rc;
 }
 
-int api_flush(cairn_ctx *ctx, long id)
+static int flush(cairn_ctx *ctx, long id, bool full)
 {
-    int rc = ctx->node_rank == 0 ? flush_leader(ctx, id) : 0;
+    int rc = ctx->node_rank == 0 ? flush_leader(ctx, id, full) : 0;
     rc = api_agree(ctx, rc);
     if (rc < 0) {
         char msg[sizeof ctx->msg];
@@ -362,3 +398,7 @@ int api_flush(cairn_ctx *ctx, long id)
     }
     return rc;
 }
+
+int api_flush(cairn_ctx *ctx, long id) { return flush(ctx, id, false); }
+
+int api_flush_full(cairn_ctx *ctx, long id) { return flush(ctx, id, true); }

@@ -52,9 +52,11 @@ CAIRN_EXPORT int cairn_protect(cairn_ctx *ctx, const char *name, void *ptr, cair
         return CAIRN_EINVAL;
     cn_err *err = &ctx->err;
     api_enter(ctx);
-    if (!cn_name_ok(name) || strcmp(name, API_LAYOUT_NAME) == 0)
+    if (!cn_name_ok(name) || strcmp(name, API_LAYOUT_NAME) == 0 ||
+        strcmp(name, CN_PDELTA_NAME) == 0)
         return set_msg(ctx, cn_fail(err, CAIRN_EINVAL, "protect: bad name (1..%d bytes, no '/', "
-                                    "not %s)", CAIRN_NAME_MAX, API_LAYOUT_NAME));
+                                    "not %s or %s)", CAIRN_NAME_MAX, API_LAYOUT_NAME,
+                                    CN_PDELTA_NAME));
     if (cairn_type_size(type) == 0 || (int)type < 0)
         return set_msg(ctx, cn_fail(err, CAIRN_EINVAL, "protect '%s': unknown type %d", name,
                                     (int)type));

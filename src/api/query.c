@@ -28,6 +28,7 @@
  */
 #include "api/api.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,19 +78,15 @@ static int inventory(cairn_ctx *ctx, const api_recovery *r, api_gen **g, int *n)
     return 0;
 }
 
-/* Leaders: the aggregated files of PFS generation ID (of ctx->pfs_job) that
- * hold ranks of this node, checked against the index. */
-static int pfs_files_ok(cairn_ctx *ctx, long id)
+/* Leaders: the aggregated files of the PFS generation of index X that hold
+ * ranks of this node, checked against the index. */
+static int link_files_ok(cairn_ctx *ctx, int jobfd, const cn_pindex *x)
 {
-    cn_pindex x = {0};
-    int jobfd = api_pfs_source(ctx, ctx->pfs_job, id, &ctx->err), genfd = -1;
-    int rc = jobfd < 0 ? jobfd : lvl_pfs_index(jobfd, id, &x, &ctx->err);
     char gen[64];
-    cn_gen_dirname(gen, sizeof gen, id);
-    if (rc == 0 && (genfd = cn_dir_open(jobfd, gen, false, &ctx->err)) < 0)
-        rc = genfd;
-    for (uint32_t f = 0; rc == 0 && f < x.nfiles; f++) {
-        uint32_t lo = f * x.group, hi = lo + x.group < x.nranks ? lo + x.group : x.nranks;
+    cn_gen_dirname(gen, sizeof gen, x->generation);
+    int genfd = cn_dir_open(jobfd, gen, false, &ctx->err), rc = genfd < 0 ? genfd : 0;
+    for (uint32_t f = 0; rc == 0 && f < x->nfiles; f++) {
+        uint32_t lo = f * x->group, hi = lo + x->group < x->nranks ? lo + x->group : x->nranks;
         bool mine = false;
         for (uint32_t k = lo; k < hi && k < (uint32_t)ctx->nranks; k++)
             mine |= (int)ctx->rank_node[k] == ctx->node;
@@ -99,17 +96,43 @@ static int pfs_files_ok(cairn_ctx *ctx, long id)
         cn_agg_filename(name, sizeof name, f);
         const uint8_t *map = NULL;
         cz_agg_file *af = NULL;
-        rc = lvl_pfs_map(genfd, name, &x.files[f], &map, &ctx->err);
+        rc = lvl_pfs_map(genfd, name, &x->files[f], &map, &ctx->err);
         if (rc == 0)
-            rc = cz_agg_open(map, x.files[f].size, &af, &ctx->err);
+            rc = cz_agg_open(map, x->files[f].size, &af, &ctx->err);
         cz_agg_close(af);
-        lvl_pfs_unmap(map, &x.files[f]);
+        lvl_pfs_unmap(map, &x->files[f]);
         if (rc < 0)
-            cn_err_prefix(&ctx->err, "PFS generation %ld, %s: ", id, name);
+            cn_err_prefix(&ctx->err, "PFS generation %lld, %s: ", (long long)x->generation, name);
     }
-    cn_pindex_free(&x);
     if (genfd >= 0)
         close(genfd);
+    return rc == CAIRN_ENOENT || rc == -ENOENT ? CAIRN_ECORRUPT : rc;
+}
+
+/* Leaders: the files of PFS generation ID (of ctx->pfs_job) and, for an
+ * increment, of every link of its chain, that hold ranks of this node. */
+static int pfs_files_ok(cairn_ctx *ctx, long id)
+{
+    cn_pindex x = {0};
+    int jobfd = api_pfs_source(ctx, ctx->pfs_job, id, &ctx->err);
+    int rc = jobfd < 0 ? jobfd : lvl_pfs_index(jobfd, id, &x, &ctx->err);
+    long at = id;
+    while (rc == 0) {
+        rc = link_files_ok(ctx, jobfd, &x);
+        long parent = x.parent;
+        cn_pindex_free(&x);
+        if (rc < 0 || parent < 0)
+            break;
+        if (parent >= at) {
+            rc = cn_fail(&ctx->err, CAIRN_ECORRUPT, "PFS generation %ld: its chain loops", id);
+            break;
+        }
+        at = parent;
+        cn_err why = {0};
+        if ((rc = lvl_pfs_index(jobfd, at, &x, &why)) < 0)
+            rc = cn_fail(&ctx->err, CAIRN_ECORRUPT, "PFS generation %ld needs generation %ld "
+                         "(a link of its chain): %s", id, at, why.msg);
+    }
     if (jobfd >= 0)
         close(jobfd);
     return rc;

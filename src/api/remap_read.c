@@ -13,7 +13,8 @@
  * PFS (level 4): the aggregated file that holds the rank, its size and
  * checksum checked against the index, every group verified by the format
  * before decoding; the variables of the file's ranks that are remapped are
- * kept until the reader moves on to another file.
+ * kept until the reader moves on to another file. A PFS generation stored as
+ * an increment is read for the file's ranks through its chain (pfsread.c).
  *
  * Ownership: the reader owns its mapped files and the kept copies; rm_read
  * hands the caller buffers (and lent mappings) it then owns (rm_rank_free).
@@ -249,10 +250,54 @@ static int keep(void *arg, const cz_agg_var *v)
     return 0;
 }
 
+typedef struct range {
+    uint32_t lo, hi;
+} range;
+
+static bool in_range(void *arg, uint32_t rank)
+{
+    const range *r = arg;
+    return rank >= r->lo && rank < r->hi;
+}
+
+/* File F's ranks of an increment: applied through its chain (pfsread.c),
+ * then kept as from a file of a full generation. */
+static int load_chain(rm_reader *rd, uint32_t f)
+{
+    cairn_ctx *ctx = rd->ctx;
+    range rg = {f * rd->x.group, f * rd->x.group + rd->x.group};
+    rg.hi = rg.hi < rd->x.nranks ? rg.hi : rd->x.nranks;
+    api_rvars *out = calloc(rd->x.nranks, sizeof *out);
+    CN_FAIL_IF(!out, &ctx->err, CAIRN_ENOMEM, "no memory");
+    rd->rc = 0;
+    int rc = api_pfs_read(ctx, rd->jobfd, &rd->x, in_range, &rg, out);
+    for (uint32_t r = rg.lo; r < rg.hi; r++)
+        for (size_t i = 0; rc == 0 && i < out[r].n; i++) {
+            const lvl_src *s = &out[r].src[i];
+            cz_agg_var v = {.rank = r, .name = s->name, .kind = s->kind, .type = s->type,
+                            .ndims = s->ndims, .count = s->count, .size = s->size,
+                            .data = s->ptr};
+            keep(rd, &v);
+            rc = rd->rc;
+        }
+    for (uint32_t r = 0; r < rd->x.nranks; r++)
+        api_rvars_free(&out[r]);
+    free(out);
+    if (rc < 0) {
+        cn_err_prefix(&ctx->err, "job %s: ", rd->src.job);
+        drop_kept(rd);
+        return rc;
+    }
+    rd->file = f;
+    return 0;
+}
+
 static int load_file(rm_reader *rd, uint32_t f)
 {
     cairn_ctx *ctx = rd->ctx;
     drop_kept(rd);
+    if (rd->x.parent >= 0)
+        return load_chain(rd, f);
     char name[64];
     cn_agg_filename(name, sizeof name, f);
     const uint8_t *map = NULL;

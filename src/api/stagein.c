@@ -3,25 +3,22 @@
  * ranks, as node-local files, so that restart proceeds as from level 1.
  *
  * The first rank finds the newest complete PFS generation (its index decodes
- * and names this job) and tells everyone. Then each node leader reads the
- * aggregated files that hold its ranks (size checked against the index,
- * header, table and trailer by their checksums, every compressed group by
- * its checksum before anything of it is decoded; only the units that hold
- * its ranks' bytes are decoded, a raw unit verified by its frame checksum:
- * a node reads only its share of a file), rebuilds every routed HDF5 file
- * level 4 split by dataset (skeleton and datasets joined, the whole file's
- * checksum checked: src/compress/h5agg.c), writes each of its ranks a full
- * rank file (raw, no chain: a PFS generation is full) into a fresh gen-<G>/,
- * and writes the node
- * manifest (level 1, target 4). A generation can come back to a job of the
+ * and names this job) and tells everyone. Then each node leader reads its
+ * ranks' variables (pfsread.c: only its share of each aggregated file, every
+ * part verified by its checksum before use, routed HDF5 files joined back;
+ * a generation stored as an increment through its chain on the PFS, applied
+ * from its full base), writes each of its ranks a full rank file (raw, no
+ * chain) into a fresh gen-<G>/, and writes the node manifest (level 1,
+ * target 4). A generation can come back to a job of the
  * same rank count on any node layout. Nothing node-local is touched before
  * every leader has read its files.
  *
  * Generations of another rank count are passed over (and noted, for
  * restart's CAIRN_EMISMATCH), and a node-local generation another layout
  * wrote is never written over. After a restore from node-local storage,
- * api_pfs_check reads the newest PFS generation back and warns if it is
- * damaged: the fallback the job counts on would fail it.
+ * api_pfs_check reads the newest PFS generation back (with every link of its
+ * chain) and warns if it is damaged: the fallback the job counts on would
+ * fail it.
  *
  * Ownership: the variables of one leader's ranks are copied out of the mapped
  * files and freed when the rank files are written.
@@ -36,155 +33,15 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct rank_vars {
-    lvl_src *src;
-    size_t n, cap;
-} rank_vars;
-
-typedef struct collect {
-    cairn_ctx *ctx;
-    rank_vars *local;             /* by application rank; only this node's are used */
-    cz_h5_parts *h5;              /* parts of split HDF5 routed files, all local ranks */
-    int rc;
-} collect;
-
-/* cz_agg_read_some filter: a variable of this node's ranks? */
-static bool on_node(void *arg, const cz_agg_var *v)
+/* api_pfs_read filter: a rank of this node? */
+static bool on_node(void *arg, uint32_t rank)
 {
-    const cairn_ctx *ctx = ((collect *)arg)->ctx;
-    return v->rank < (uint32_t)ctx->nranks && (int)ctx->rank_node[v->rank] == ctx->node;
-}
-
-/* A free entry at the end of RV (count not advanced), or NULL. */
-static lvl_src *next_src(rank_vars *rv)
-{
-    if (rv->n == rv->cap) {
-        size_t cap = rv->cap ? 2 * rv->cap : 8;
-        lvl_src *s = realloc(rv->src, cap * sizeof *s);
-        if (!s)
-            return NULL;
-        rv->src = s, rv->cap = cap;
-    }
-    memset(&rv->src[rv->n], 0, sizeof rv->src[rv->n]);
-    return &rv->src[rv->n];
-}
-
-/* cz_agg_read_some callback (CZ_AGG_GIVE, on_node): keep the variables of
- * this node's ranks; their data is handed over, not copied. */
-static int keep_var(void *arg, const cz_agg_var *v)
-{
-    collect *c = arg;
-    cairn_ctx *ctx = c->ctx;
-    void *data = (void *)v->data; /* ours (CZ_AGG_GIVE) */
-    if (v->rank >= (uint32_t)ctx->nranks || (int)ctx->rank_node[v->rank] != ctx->node) {
-        free(data); /* on_node let it through: not expected */
-        return 0;
-    }
-    if (v->kind > CN_KIND_FILE) { /* joined into its routed file once all are read */
-        c->rc = cz_h5_parts_keep(c->h5, v, &ctx->err);
-        free(data);
-        return c->rc;
-    }
-    rank_vars *rv = &c->local[v->rank];
-    lvl_src *s = next_src(rv);
-    char *name = s ? strdup(v->name) : NULL;
-    if (!name) {
-        free(data);
-        return c->rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory for '%s'", v->name);
-    }
-    s->name = name, s->kind = v->kind, s->type = v->type, s->ndims = v->ndims;
-    for (int d = 0; d < CAIRN_MAX_DIMS; d++)
-        s->dims[d] = v->dims[d];
-    s->count = v->count, s->size = v->size, s->ptr = data, s->codec = CZ_RAW;
-    rv->n++;
-    return 0;
-}
-
-static void free_vars(rank_vars *rv)
-{
-    for (size_t i = 0; i < rv->n; i++) {
-        free((void *)rv->src[i].name);
-        free((void *)rv->src[i].ptr);
-    }
-    free(rv->src);
-    memset(rv, 0, sizeof *rv);
-}
-
-/* cz_h5_parts_join callback: a rebuilt routed file joins its rank's entries. */
-static int add_file(void *arg, const char *name, uint8_t *data, uint64_t size)
-{
-    rank_vars *rv = ((void **)arg)[0];
-    cairn_ctx *ctx = ((void **)arg)[1];
-    for (size_t i = 0; i < rv->n; i++)
-        if (rv->src[i].kind == CN_KIND_FILE && strcmp(rv->src[i].name, name) == 0) {
-            free(data);
-            return cn_fail(&ctx->err, CAIRN_ECORRUPT, "routed file '%s' stored twice", name);
-        }
-    lvl_src *s = next_src(rv);
-    char *n = s ? strdup(name) : NULL;
-    if (!n) {
-        free(data);
-        return cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory for '%s'", name);
-    }
-    *s = (lvl_src){.name = n, .kind = CN_KIND_FILE, .type = CAIRN_BYTE, .count = size,
-                   .size = size, .ptr = data, .codec = CZ_RAW};
-    rv->n++;
-    return 0;
-}
-
-/* Every split HDF5 routed file of this node's ranks rebuilt from C->h5. */
-static int join_files(cairn_ctx *ctx, collect *c)
-{
-    int rc = 0;
-    for (int r = 0; rc == 0 && r < ctx->nranks; r++) {
-        if ((int)ctx->rank_node[r] != ctx->node)
-            continue;
-        void *arg[2] = {&c->local[r], ctx};
-        rc = cz_h5_parts_join(c->h5, (uint32_t)r, add_file, arg, &ctx->err);
-    }
-    return rc;
-}
-
-/* Read the files of X holding this node's ranks into C->local. */
-static int read_files(cairn_ctx *ctx, int jobfd, const cn_pindex *x, collect *c)
-{
-    char gen[64];
-    cn_gen_dirname(gen, sizeof gen, x->generation);
-    int genfd = cn_dir_open(jobfd, gen, false, &ctx->err);
-    CN_TRY(genfd);
-    int rc = 0;
-    for (uint32_t f = 0; rc == 0 && f < x->nfiles; f++) {
-        uint32_t lo = f * x->group, hi = lo + x->group < x->nranks ? lo + x->group : x->nranks;
-        bool mine = false;
-        for (uint32_t r = lo; r < hi; r++)
-            mine |= (int)ctx->rank_node[r] == ctx->node;
-        if (!mine)
-            continue;
-        char name[64];
-        cn_agg_filename(name, sizeof name, f);
-        const uint8_t *map = NULL;
-        cz_agg_file *af = NULL;
-        rc = lvl_pfs_map_part(genfd, name, &x->files[f], &map, &ctx->err);
-        if (rc == 0) /* only what this node decodes is verified, by its own checksums */
-            rc = cz_agg_open_flags(map, x->files[f].size, CZ_AGG_LAZY, &af, &ctx->err);
-        if (rc == 0)
-            rc = cz_agg_read_some(af, on_node, keep_var, c, CZ_AGG_GIVE, /* others' units */
-                                  &ctx->err);                       /* are not decoded */
-        if (rc != 0 && c->rc < 0)
-            rc = c->rc;
-        cz_agg_close(af);
-        lvl_pfs_unmap(map, &x->files[f]);
-        if (rc < 0)
-            cn_err_prefix(&ctx->err, "PFS generation %lld, %s: ", (long long)x->generation, name);
-    }
-    close(genfd);
-    if (rc == 0 && (rc = join_files(ctx, c)) < 0)
-        cn_err_prefix(&ctx->err, "PFS generation %lld: ", (long long)x->generation);
-    return rc;
+    const cairn_ctx *ctx = arg;
+    return rank < (uint32_t)ctx->nranks && (int)ctx->rank_node[rank] == ctx->node;
 }
 
 /* Write this node's rank files and manifest of generation ID (index X) from C. */
-static int write_local(cairn_ctx *ctx, long id, const cn_pindex *x, collect *c)
+static int write_local(cairn_ctx *ctx, long id, const cn_pindex *x, api_rvars *local)
 {
     char gen[64], gen_path[4500];
     cn_gen_dirname(gen, sizeof gen, id);
@@ -216,13 +73,13 @@ static int write_local(cairn_ctx *ctx, long id, const cn_pindex *x, collect *c)
         cn_rank_filename(name, sizeof name, (uint32_t)r);
         cz_opts z = {.buf_size = ctx->cfg.z_buffer, .threads = 0, .level = ctx->cfg.z_level};
         lvl_written w = {0};
-        rank_vars *rv = &c->local[r];
+        api_rvars *rv = &local[r];
         rc = lvl_local_write(genfd, gen_path, name, &proto, rv->src, (uint32_t)rv->n,
                              CN_IO_WRITE, &z, &w, &ctx->err);
         if (rc == 0 && k < m.nlocal)
             m.local[k++] = (cn_manifest_rank){(uint32_t)r, w.file_size, w.header_sum, w.full,
                                               w.full};
-        free_vars(rv);
+        api_rvars_free(rv);
     }
     if (rc == 0)
         rc = cn_dir_sync(genfd, &ctx->err);
@@ -245,13 +102,29 @@ static int open_stage(cairn_ctx *ctx, const char *job, char *path, size_t len)
     return lvl_pfs_open(path, job, false, &ignored);
 }
 
+/* Is every index of generation ID's chain under JOBFD? (Each is renamed into
+ * place after its files: an index there is a generation staged whole.) */
+static bool chain_there(int jobfd, long id)
+{
+    cn_err err = {0};
+    for (long at = id; at >= 0;) {
+        cn_pindex x;
+        if (lvl_pfs_index(jobfd, at, &x, &err) < 0)
+            return false;
+        long parent = x.parent;
+        cn_pindex_free(&x);
+        if (parent >= at)
+            return false;
+        at = parent;
+    }
+    return id >= 0;
+}
+
 int api_pfs_source(cairn_ctx *ctx, const char *job, long id, cn_err *err)
 {
-    char stage[sizeof ctx->node_path + 16], index[80];
+    char stage[sizeof ctx->node_path + 16];
     int fd = open_stage(ctx, job, stage, sizeof stage);
-    cn_gen_dirname(index, sizeof index - 8, id);
-    strcat(index, "/index"); /* staged whole or not at all (renamed into place) */
-    if (fd >= 0 && id >= 0 && faccessat(fd, index, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    if (fd >= 0 && chain_there(fd, id))
         return fd;
     if (fd >= 0)
         close(fd);
@@ -273,6 +146,10 @@ long api_pfs_find(cairn_ctx *ctx, const char *job, long bound, uint32_t nranks, 
         lvl_pfs_skip s;
         cn_err ignored = {0};
         long g = lvl_pfs_newest(fds[i], job, bound, nranks, &y, &s, i ? err : &ignored);
+        if (i == 0 && g >= 0 && !chain_there(fds[i], g)) { /* staged without its chain */
+            cn_pindex_free(&y);
+            g = -1;
+        }
         close(fds[i]);
         if (skip && (i == 1 || fds[1] < 0)) /* the PFS says what it passed over */
             *skip = s;
@@ -359,12 +236,8 @@ long api_pfs_newest(cairn_ctx *ctx, long bound, int *rc)
 
 static int stage_leader(cairn_ctx *ctx, long id)
 {
-    collect c = {ctx, calloc((size_t)ctx->nranks, sizeof *c.local), cz_h5_parts_new(), 0};
-    if (!c.local || !c.h5) {
-        free(c.local);
-        cz_h5_parts_free(c.h5);
-        return cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
-    }
+    api_rvars *local = calloc((size_t)ctx->nranks, sizeof *local);
+    CN_FAIL_IF(!local, &ctx->err, CAIRN_ENOMEM, "no memory");
     cn_pindex x = {0};
     int jobfd = api_pfs_source(ctx, ctx->pfs_job, id, &ctx->err);
     int rc = jobfd < 0 ? jobfd : lvl_pfs_index(jobfd, id, &x, &ctx->err);
@@ -372,18 +245,17 @@ static int stage_leader(cairn_ctx *ctx, long id)
         rc = cn_fail(&ctx->err, CAIRN_EMISMATCH, "PFS generation %ld is of job %s with %u ranks",
                      id, x.job, x.nranks);
     if (rc == 0)
-        rc = read_files(ctx, jobfd, &x, &c);
+        rc = api_pfs_read(ctx, jobfd, &x, on_node, ctx, local);
     int worst = rc;
     if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, ctx->leaders) != MPI_SUCCESS)
         rc = worst = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce among node leaders failed");
     if (rc == 0 && worst < 0)
         rc = api_echo(ctx, worst, "reading the PFS failed on another node");
     if (rc == 0)
-        rc = write_local(ctx, id, &x, &c);
+        rc = write_local(ctx, id, &x, local);
     for (int r = 0; r < ctx->nranks; r++)
-        free_vars(&c.local[r]);
-    free(c.local);
-    cz_h5_parts_free(c.h5);
+        api_rvars_free(&local[r]);
+    free(local);
     cn_pindex_free(&x);
     if (jobfd >= 0)
         close(jobfd);
@@ -395,18 +267,29 @@ int api_stage_in(cairn_ctx *ctx, long id)
     return api_agree(ctx, ctx->node_rank == 0 ? stage_leader(ctx, id) : 0);
 }
 
-/* Node leader: check the files of PFS generation ID (of ctx->pfs_job) that
- * this node answers for (those whose first rank is here), warning of damage. */
-static void check_leader(cairn_ctx *ctx, long id, long restored)
+/* Node leader: check the files of link LINK of PFS generation ID's chain (ID
+ * itself first) that this node answers for, warning of damage. False once
+ * the link cannot be read (its index): the chain is not followed further. */
+static bool check_link(cairn_ctx *ctx, int jobfd, long id, long link, long restored,
+                       long *parent)
 {
     cn_err err = {0};
     cn_pindex x = {0};
     char gen[64];
-    cn_gen_dirname(gen, sizeof gen, id);
-    int jobfd = api_pfs_source(ctx, ctx->pfs_job, id, &err);
+    cn_gen_dirname(gen, sizeof gen, link);
     int genfd = -1;
-    if (jobfd >= 0 && lvl_pfs_index(jobfd, id, &x, &err) == 0)
+    *parent = -1;
+    if (lvl_pfs_index(jobfd, link, &x, &err) == 0)
         genfd = cn_dir_open(jobfd, gen, false, &err);
+    char where[4400], what[96] = "";
+    source_path(ctx, ctx->pfs_job, id, where, sizeof where);
+    if (link != id)
+        snprintf(what, sizeof what, " (generation %ld, a link of its chain)", link);
+    const char *hint = id == restored ? "generation restored from node-local storage, which "
+                                        "holds it intact; only a newer flush makes the PFS a "
+                                        "usable fallback again"
+                                      : "it is the newest PFS generation: losing more nodes "
+                                        "than levels 1-3 survive would lose the checkpoint";
     for (uint32_t f = 0; genfd >= 0 && f < x.nfiles; f++) {
         uint32_t first = f * x.group;
         if (first >= (uint32_t)ctx->nranks || (int)ctx->rank_node[first] != ctx->node)
@@ -415,24 +298,33 @@ static void check_leader(cairn_ctx *ctx, long id, long restored)
         cn_agg_filename(name, sizeof name, f);
         const uint8_t *map = NULL;
         cn_err why = {0};
-        if (lvl_pfs_map(genfd, name, &x.files[f], &map, &why) < 0) {
-            char where[4400];
-            source_path(ctx, ctx->pfs_job, id, where, sizeof where);
-            cn_warn("the PFS copy of generation %ld is damaged: %s/%s/%s; %s", id, where, gen,
-                    why.msg,
-                    id == restored ? "generation restored from node-local storage, which holds "
-                                     "it intact; only a newer flush makes the PFS a usable "
-                                     "fallback again"
-                                   : "it is the newest PFS generation: losing more nodes than "
-                                     "levels 1-3 survive would lose the checkpoint");
-        }
+        if (lvl_pfs_map(genfd, name, &x.files[f], &map, &why) < 0)
+            cn_warn("the PFS copy of generation %ld is damaged%s: %s/%s/%s; %s", id, what,
+                    where, gen, why.msg, hint);
         lvl_pfs_unmap(map, &x.files[f]);
     }
-    if (err.msg[0] && err.code != -ENOENT)
+    bool ok = genfd >= 0;
+    if (!ok && link != id)
+        cn_warn("the PFS copy of generation %ld is damaged%s: %s; %s", id, what, err.msg, hint);
+    else if (!ok && err.msg[0] && err.code != -ENOENT)
         cn_warn("the PFS copy of generation %ld cannot be checked: %s", id, err.msg);
+    *parent = ok && x.parent < link ? x.parent : -1;
     cn_pindex_free(&x);
     if (genfd >= 0)
         close(genfd);
+    return ok;
+}
+
+/* Node leader: check the files of PFS generation ID (of ctx->pfs_job), and
+ * of every link of its chain, that this node answers for (those whose first
+ * rank is here), warning of damage. */
+static void check_leader(cairn_ctx *ctx, long id, long restored)
+{
+    cn_err err = {0};
+    int jobfd = api_pfs_source(ctx, ctx->pfs_job, id, &err);
+    long link = id, parent = -1;
+    while (jobfd >= 0 && link >= 0 && check_link(ctx, jobfd, id, link, restored, &parent))
+        link = parent;
     if (jobfd >= 0)
         close(jobfd);
 }

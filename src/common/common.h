@@ -11,7 +11,8 @@
  *   bytes    little-endian encoders and a bounds-checked reader.
  *   format   (format.h) the on-disk checkpoint file (format.c), the node manifest
  *            (manifest.c), the parity file's metadata (pfile.c), the index of
- *            a PFS generation (pindex.c), and a reader that maps a checkpoint
+ *            a PFS generation (pindex.c), the delta record of a rank in a PFS
+ *            increment (pdelta.c), and a reader that maps a checkpoint
  *            file and validates it (ckread.c).
  *   config   the key table, INI + environment loading (config.c).
  *   period   checkpoint intervals and durations parsed, Daly's formula (period.c).

@@ -212,7 +212,8 @@ static const key_def KEYS[] = {
      .doc = "also flush every Nth checkpoint (by count) to the PFS; 0: only those asked for at "
             "level 4"},
     {.section = "pfs", .name = "keep", .env = "CAIRN_PFS_KEEP", .kind = K_INT, .min = 1,
-     .max = 1000, .def = "2", FIELD(pfs_keep), .doc = "complete generations kept on the PFS"},
+     .max = 1000, .def = "2", FIELD(pfs_keep), .doc = "complete generations kept on the PFS (those a restart can take), each with every "
+            "generation its chain needs there (an increment's parent, down to its full base)"},
     {.section = "pfs", .name = "group", .env = "CAIRN_PFS_GROUP", .kind = K_INT, .min = 1,
      .max = 1000000, .def = "8", FIELD(pfs_group),
      .doc = "ranks per aggregated file: N ranks write M = ceil(N / group) files, each by the "

@@ -273,8 +273,8 @@ int cn_parity_check(const uint8_t *map, size_t size, const char *path, cn_parity
  * after its aggregated files: file i holds ranks [i * group, (i + 1) * group).
  */
 extern const uint8_t CN_PINDEX_MAGIC[8]; /* "CAIRNPX" 0x01 */
-#define CN_PINDEX_VERSION 2     /* 2 adds label and seconds; */
-#define CN_PINDEX_VERSION_OLD 1 /* version 1 is still read (and re-encoded as it was) */
+#define CN_PINDEX_VERSION 3     /* 2 adds label and seconds; 3 the chain (parent, base, source) */
+#define CN_PINDEX_VERSION_OLD 1 /* the oldest read; every version read is re-encoded as it was */
 #define CN_PINDEX_NAME "index"
 
 typedef struct cn_pfile {
@@ -292,8 +292,53 @@ typedef struct cn_pindex {
     uint64_t raw, stored;           /* bytes of state; bytes of the files */
     char label[CAIRN_LABEL_MAX + 1];/* version 2: the generation's label, "" none */
     double seconds;                 /* version 2: wall time of its checkpoint, 0 unknown */
+    /* Version 3: a generation stored as an increment (parent >= 0) holds only
+     * what changed since its parent, a PFS generation of the same job and rank
+     * count; base is the full generation its chain starts at (a full one:
+     * parent -1, base = generation; versions 1-2 are full). source: a
+     * fingerprint of the node-local rank files the flush read (cn_pindex_source),
+     * 0 unknown: an increment is flushed only onto a parent whose source is
+     * the node-local parent's. */
+    int64_t parent, base;
+    uint64_t source;
     cn_pfile *files;                /* nfiles entries */
 } cn_pindex;
+/*
+ * A rank's record in a PFS generation stored as an increment (pdelta.c): its
+ * variables at that generation, each whole or as the blocks its runs list
+ * (of BLOCK bytes) changed since the parent generation.
+ */
+extern const uint8_t CN_PDELTA_MAGIC[8]; /* "CAIRNPD" 0x01 */
+#define CN_PDELTA_VERSION 1
+#define CN_PDELTA_NAME ".cairn.delta"    /* the record's member in the aggregated files */
+
+typedef struct cn_pdelta_var {
+    char name[CAIRN_NAME_MAX + 1];
+    bool delta;                     /* only the blocks of RUNS stored; else whole */
+    uint8_t type, ndims;
+    uint64_t dims[CAIRN_MAX_DIMS], count, size; /* the variable at this generation */
+    uint32_t nruns;
+    cn_run *runs;                   /* owned */
+} cn_pdelta_var;
+
+typedef struct cn_pdelta {
+    uint32_t version, rank, block;
+    int64_t generation, parent;
+    uint32_t nvars;
+    cn_pdelta_var *v;               /* owned */
+} cn_pdelta;
+
+/* Bytes of V's member: its size, or for changes the bytes of its runs. */
+uint64_t cn_pdelta_stream(const cn_pdelta_var *v, uint32_t block);
+int cn_pdelta_encode(const cn_pdelta *d, uint8_t **out, size_t *len, cn_err *err);
+/* Parse and validate (hostile input); allocates (cn_pdelta_free, also after a failure). */
+int cn_pdelta_decode(const uint8_t *buf, size_t len, cn_pdelta *d, cn_err *err);
+void cn_pdelta_free(cn_pdelta *d);
+
+/* One rank's term of a source fingerprint: the fingerprint of a generation
+ * is the sum (mod 2^64) of these over its ranks, so node leaders can add up
+ * their ranks' in any order. HEADER_SUM: the rank file's, as its manifest says. */
+uint64_t cn_pindex_source(uint32_t rank, uint64_t header_sum);
 
 size_t cn_pindex_size(uint32_t nfiles); /* of the current version */
 uint32_t cn_pindex_nfiles(uint32_t nranks, uint32_t group);

@@ -163,16 +163,20 @@ typedef struct lvl_pfs_skip {
  * 0), its index in *X; -1 if none. SKIP (may be NULL) gets what it passed over. */
 long lvl_pfs_newest(int jobfd, const char *job, long bound, uint32_t nranks, cn_pindex *x,
                     lvl_pfs_skip *skip, cn_err *err);
-/* After a flush by a run of NRANKS ranks whose newest generation is NEWEST:
- * keep the KEEP newest complete generations of JOB and NRANKS up to NEWEST,
- * remove the older ones and older directories without an index; those above
- * NEWEST only with ABANDONED. Never another rank count's, nor a damaged index. */
 /* A run of NRANKS ranks of JOB wrote generation NEWEST: its complete PFS
  * generations above NEWEST are an abandoned timeline: set aside
  * (cn_set_aside), or with REMOVE removed. Returns how many. */
 int lvl_pfs_abandon(int jobfd, const char *job, uint32_t nranks, long newest, bool remove);
+/* After a flush by a run of NRANKS ranks whose newest generation is NEWEST:
+ * keep the KEEP newest complete generations of JOB and NRANKS up to NEWEST,
+ * remove the older ones and older directories without an index; those above
+ * NEWEST only with ABANDONED. Never another rank count's, nor a damaged index,
+ * nor a link of the chain of a generation that stays. */
 void lvl_pfs_prune(int jobfd, const char *job, uint32_t nranks, long newest, int keep,
                    bool abandoned);
+/* A generation newer than ID that stays (GOING says no) and needs ID, a
+ * link of its chain (its index names the way down); -1 if none. */
+long lvl_pfs_needed(int jobfd, long id, bool (*going)(void *arg, long id), void *arg);
 
 typedef struct lvl_pfs_file lvl_pfs_file;
 /* Start NAME.tmp under GENFD, written at most MIB_PER_S MiB/s (0: no limit). */

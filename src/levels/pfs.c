@@ -129,21 +129,30 @@ long lvl_pfs_newest(int jobfd, const char *job, long bound, uint32_t nranks, cn_
  * without an index goes when a complete generation is newer (a flush that
  * died). Never touched: another rank count's or job's generations, one whose
  * index is there but does not read (it may be either), anything else above
- * NEWEST.
+ * NEWEST, and every link of the chain of a generation that stays (an
+ * increment needs its parent, down to its full base): KEEP counts the
+ * generations a restart can take, and their chains stay with them.
  */
 void lvl_pfs_prune(int jobfd, const char *job, uint32_t nranks, long newest, int keep,
                    bool abandoned)
 {
-    long *ids = NULL;
+    long *ids = NULL, *parent = NULL;
     int n = 0, kept = 0;
     cn_err err = {0};
     if (cn_gen_list(jobfd, &ids, &n, &err) < 0)
         return;
+    bool *go = calloc((size_t)n + 1, sizeof *go);
+    parent = calloc((size_t)n + 1, sizeof *parent);
+    if (!go || !parent) {
+        free(go), free(parent), free(ids);
+        return; /* out of memory: nothing removed */
+    }
     for (int i = 0; i < n; i++) { /* newest first */
         cn_pindex x;
         cn_err why = {0};
         int rc = lvl_pfs_index(jobfd, ids[i], &x, &why);
         bool ours = rc == 0 && strcmp(x.job, job) == 0 && x.nranks == nranks;
+        parent[i] = rc == 0 ? x.parent : -1;
         if (rc == 0)
             cn_pindex_free(&x);
         if (rc == 0 && !ours)
@@ -151,14 +160,21 @@ void lvl_pfs_prune(int jobfd, const char *job, uint32_t nranks, long newest, int
         if (rc < 0 && !no_index(why.code))
             continue; /* damaged index: whose it is cannot be told */
         if (ids[i] > newest) {
-            if (!ours || !abandoned)
-                continue;
+            go[i] = ours && abandoned;
         } else if (ours && kept < keep) {
             kept++;
-            continue;
-        } else if (!ours && kept == 0) {
-            continue; /* newer than every complete one: maybe being written */
+        } else {
+            go[i] = ours || kept > 0; /* no index and newer than every complete one: maybe
+                                       * being written */
         }
+    }
+    for (int i = 0; i < n; i++) /* newest first: a staying link keeps its parent */
+        for (int j = i + 1; !go[i] && parent[i] >= 0 && j < n; j++)
+            if (ids[j] == parent[i])
+                go[j] = false;
+    for (int i = 0; i < n; i++) {
+        if (!go[i])
+            continue;
         char gen[64];
         cn_gen_dirname(gen, sizeof gen, ids[i]);
         if (cn_rmtree_at(jobfd, gen, &err) < 0)
@@ -167,7 +183,38 @@ void lvl_pfs_prune(int jobfd, const char *job, uint32_t nranks, long newest, int
             cn_info("removed PFS generation %ld of an abandoned timeline (store.prune_abandoned)",
                     ids[i]);
     }
+    free(go), free(parent), free(ids);
+}
+
+long lvl_pfs_needed(int jobfd, long id, bool (*going)(void *arg, long id), void *arg)
+{
+    long *ids = NULL;
+    int n = 0;
+    cn_err err = {0};
+    if (cn_gen_list(jobfd, &ids, &n, &err) < 0)
+        return -1;
+    long by = -1;
+    for (int i = 0; i < n && by < 0 && ids[i] > id; i++) { /* newer ones that stay */
+        if (going(arg, ids[i]))
+            continue;
+        cn_pindex x;
+        if (lvl_pfs_index(jobfd, ids[i], &x, &err) < 0)
+            continue;
+        long at = x.parent, base = x.base;
+        cn_pindex_free(&x);
+        if (base > id || at < id)
+            continue; /* its chain starts above ID or ends below it */
+        for (int hops = 0; at > id && hops < n; hops++) { /* walk down to ID */
+            if (lvl_pfs_index(jobfd, at, &x, &err) < 0)
+                break;
+            at = x.parent;
+            cn_pindex_free(&x);
+        }
+        if (at == id)
+            by = ids[i];
+    }
     free(ids);
+    return by;
 }
 
 int lvl_pfs_abandon(int jobfd, const char *job, uint32_t nranks, long newest, bool remove)

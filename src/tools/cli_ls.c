@@ -51,8 +51,9 @@ const char cli_ls_usage[] =
     "decode or a rank file has the wrong size). Only manifests and file sizes are\n"
     "checked; use 'cairn verify' to check the data. Files named *.tmp are ignored.\n"
     "PFS tells whether the generation is on the parallel file system (level 4):\n"
-    "its aggregated files and their bytes once its index is written, 'incomplete'\n"
-    "before; a generation only there has STATUS pfs-only. LEVEL is the highest\n"
+    "its aggregated files and their bytes once its index is written (and\n"
+    "'incr <- P' when it is stored there as the changes since PFS generation P),\n"
+    "'incomplete' before; a generation only there has STATUS pfs-only. LEVEL is the highest\n"
     "level the generation reached: 4 once it is complete on the PFS, else the\n"
     "level its node manifests record (1-3). The PFS is --pfs DIR, else pfs.dir of\n"
     "--config, else CAIRN_PFS_DIR (node manifests do not record it); with none of\n"
@@ -82,6 +83,7 @@ typedef struct pfs_gen {
     bool complete;
     uint32_t nfiles, nranks;
     uint64_t stored;
+    int64_t parent;               /* -1: full; else an increment of this PFS generation */
     double seconds;
     char label[CAIRN_LABEL_MAX + 1];
 } pfs_gen;
@@ -103,12 +105,13 @@ static size_t pfs_list(const cli_store *st, const char *job, pfs_gen **out)
     for (int i = 0; i < n; i++) {
         cn_pindex x;
         pfs_gen *g = &(*out)[i];
-        *g = (pfs_gen){.id = ids[i]};
+        *g = (pfs_gen){.id = ids[i], .parent = -1};
         if (lvl_pfs_index(jobfd, ids[i], &x, &err) == 0) {
             g->complete = strcmp(x.job, job) == 0;
             g->nfiles = x.nfiles;
             g->nranks = x.nranks;
             g->stored = x.stored;
+            g->parent = x.parent;
             g->seconds = x.seconds;
             memcpy(g->label, x.label, sizeof g->label);
             cn_pindex_free(&x);
@@ -248,6 +251,9 @@ static void add_pfs_cell(cli_table *t, const pfs_gen *p)
         cli_table_add(t, "-");
     else if (!p->complete)
         cli_table_add(t, "incomplete");
+    else if (p->parent >= 0)
+        cli_table_add(t, "%u files, %s, incr <- %lld", p->nfiles,
+                      cli_human(p->stored, hb, sizeof hb), (long long)p->parent);
     else
         cli_table_add(t, "%u files, %s", p->nfiles, cli_human(p->stored, hb, sizeof hb));
 }

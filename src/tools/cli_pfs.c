@@ -219,7 +219,26 @@ static void verify_gen(cli_vstate *v, int jobfd, const char *gpath, const char *
         cli_vfail(v, ipath, rc, &err, 0);
         return;
     }
-    cli_vok(v, ipath, cn_pindex_size(x.nfiles));
+    long missing = -1;
+    for (long at = x.parent; at >= 0 && missing < 0;) { /* the indexes of its chain */
+        cn_pindex y;
+        if (lvl_pfs_index(jobfd, at, &y, &err) < 0) {
+            missing = at;
+            break;
+        }
+        at = y.parent < at ? y.parent : -1;
+        cn_pindex_free(&y);
+    }
+    if (missing >= 0) {
+        cn_err why = {0};
+        cn_fail(&why, CAIRN_ECORRUPT, "stored as changes since generation %lld, a chain from "
+                "%lld: its link %ld is missing or damaged (%s)", (long long)x.parent,
+                (long long)x.base, missing, err.msg);
+        cli_vfail(v, ipath, CAIRN_ECORRUPT, &why, 0);
+        cn_err_clear(&err);
+    } else {
+        cli_vok(v, ipath, cn_pindex_size(x.nfiles));
+    }
     int genfd = cn_dir_open(jobfd, gname, false, &err);
     for (uint32_t f = 0; genfd >= 0 && f < x.nfiles; f++) {
         char name[32], fpath[CLI_PATH_MAX + 32];
@@ -363,6 +382,12 @@ static void print_index(const char *path, const cn_pindex *x)
     printf(FIELD "%u on %u nodes, %u per file (pfs.group)\n", "ranks:", x->nranks, x->nnodes,
            x->group);
     printf(FIELD "%s\n", "scheme:", cz_agg_scheme_name((int)x->scheme));
+    if (x->parent >= 0)
+        printf(FIELD "incr <- %lld: only what changed since PFS generation %lld (a chain from "
+               "%lld)\n", "chain:", (long long)x->parent, (long long)x->parent,
+               (long long)x->base);
+    else
+        printf(FIELD "full\n", "chain:");
     printf(FIELD "%s of state in %s (%u file%s)\n", "bytes:", cli_human(x->raw, a, sizeof a),
            cli_human(x->stored, b, sizeof b), x->nfiles, x->nfiles == 1 ? "" : "s");
     printf(FIELD "index valid; files not checked (use cairn verify)\n\n", "checked:");

@@ -11,6 +11,9 @@
  * here and from the PFS (pfs.dir of the configuration, or CAIRN_PFS_DIR):
  * renamed aside first (so a half-removed generation never looks like one),
  * then removed, never through a symlink. --dry-run lists and removes nothing.
+ * A PFS generation that a generation staying there needs (an increment's
+ * parent, down to its full base) is not removed: prune says which one needs
+ * it and exits 1.
  * A real cluster shows each node only its own directory: run it on every
  * node (the PFS part once is enough; again is harmless).
  * Daemons (cairnd) may serve the job and be at work on a generation it
@@ -41,7 +44,9 @@ const char cli_prune_usage[] =
     "(an abandoned timeline; unless store.prune_abandoned = on) and generations a\n"
     "job of another layout wrote (a restart on another rank count refuses them,\n"
     "and refuses to checkpoint over them). Each generation directory is renamed\n"
-    "aside, then removed. On a cluster, run it on every node. If daemons (cairnd)\n"
+    "aside, then removed. A PFS generation that another one staying there is\n"
+    "stored as changes to (its chain needs it) is not removed. On a cluster, run\n"
+    "it on every node. If daemons (cairnd)\n"
     "serve the job, prune first holds them (each finishes the generation it is at,\n"
     "then starts nothing) and releases them when done; if they do not pause within\n"
     "30 x daemon.timeout, nothing is removed.\n"
@@ -103,9 +108,13 @@ static int remove_dir(const char *verb, int dirfd, const char *path, const char 
     return 1;
 }
 
-/* Generations of DIRFD (a node or PFS job directory) that P picks. */
-static void prune_dir(const char *verb, int dirfd, const char *path, const pick *p, int *done,
-                      int *failed)
+static bool going(void *arg, long id) { return picked(arg, id); }
+
+/* Generations of DIRFD (a node or, with PFS, the PFS job directory) that P
+ * picks. On the PFS, a generation that the chain of one that stays needs
+ * (an increment's parent, down to its full base) is refused. */
+static void prune_dir(const char *verb, int dirfd, const char *path, const pick *p, bool pfs,
+                      int *done, int *failed)
 {
     long *ids = NULL;
     int n = 0;
@@ -118,8 +127,16 @@ static void prune_dir(const char *verb, int dirfd, const char *path, const pick 
     for (int i = 0; i < n; i++) {
         char name[64];
         cn_gen_dirname(name, sizeof name, ids[i]);
-        if (picked(p, ids[i]))
-            remove_dir(verb, dirfd, path, name, p->dry) ? (*done)++ : (*failed)++;
+        if (!picked(p, ids[i]))
+            continue;
+        long by = pfs ? lvl_pfs_needed(dirfd, ids[i], going, (void *)p) : -1;
+        if (by >= 0) {
+            cli_error(verb, "%s/%s: not removed: PFS generation %ld is stored as changes to it "
+                      "(its chain needs it); remove %ld too", path, name, by, by);
+            (*failed)++;
+            continue;
+        }
+        remove_dir(verb, dirfd, path, name, p->dry) ? (*done)++ : (*failed)++;
     }
     free(ids);
     int fd = p->abandoned ? cn_dir_listing_fd(dirfd) : -1;
@@ -215,14 +232,14 @@ int cli_prune(int argc, char **argv)
             printf("held cairnd on %zu node(s) of job %s\n", nheld, job);
     }
     for (size_t i = 0; jrc == CLI_EXIT_OK && i < j.nnodes; i++)
-        prune_dir(verb, j.node[i].fd, j.node[i].path, &p, &done, &failed);
+        prune_dir(verb, j.node[i].fd, j.node[i].path, &p, false, &done, &failed);
     cn_err err = {0};
     int jobfd = st.pfs[0] ? lvl_pfs_open(st.pfs, job, false, &err) : -1;
     if (jobfd >= 0) {
         char path[CLI_PATH_MAX], user[32];
         cn_user_dirname(user, sizeof user);
         snprintf(path, sizeof path, "%.2000s/%s/%s", st.pfs, user, job);
-        prune_dir(verb, jobfd, path, &p, &done, &failed);
+        prune_dir(verb, jobfd, path, &p, true, &done, &failed);
         close(jobfd);
     } else if (st.pfs[0] && jobfd != -ENOENT) {
         cli_error(verb, "PFS: %s", err.msg);

@@ -3,7 +3,7 @@
  * current format versions (tests/fuzz/corpus/<target>/):
  *
  *   mkcorpus DIR       writes DIR/fuzz_ckpt, fuzz_manifest, fuzz_parity, fuzz_pindex, fuzz_layout,
- *                      fuzz_h5map, and fuzz_agg's seeds of split HDF5 files
+ *                      fuzz_h5map, fuzz_pdelta, and fuzz_agg's seeds of split HDF5 files
  *   mkcorpus --previous FILE...   rewrites each node manifest or PFS index
  *                      FILE in the oldest format version that this build
  *                      still reads (manifest 3, PFS index 1: cairn 0.2.0),
@@ -17,7 +17,7 @@
  * name gives (replay.c checks that the message says so). Run it after a
  * format change and commit the result; the replay's valid-* checks fail
  * until then. Old seeds of other names are left alone: valid-v3-* and
- * valid-v4-* manifests and valid-v1-* PFS indexes are what earlier versions
+ * valid-v4-* manifests and valid-v1-* and valid-v2-* PFS indexes are what earlier versions
  * wrote (kept from their corpus): they must still decode, and re-encode to
  * the same bytes; valid-v3-* rank files are version 3 checkpoint files
  * (data at a 4 KiB page; valid-v3-lossy's predict frames are payload
@@ -637,7 +637,7 @@ static void pindex_seeds(void)
     cn_pfile files[3] = {{40000, 0xabc}, {38000, 0xdef}, {1000, 0x123}};
     cn_pindex x = {.scheme = CZ_AGG_AWARE, .generation = 16, .nranks = 8, .nnodes = 4,
                    .group = 3, .nfiles = 3, .raw = 120000, .stored = 79000, .seconds = 2.5,
-                   .files = files};
+                   .parent = -1, .base = 16, .source = 0x5eed, .files = files};
     snprintf(x.job, sizeof x.job, "job-42");
     snprintf(x.label, sizeof x.label, "day 3");
     uint8_t *a = NULL;
@@ -661,11 +661,61 @@ static void pindex_seeds(void)
     put("fuzz_pindex", "bad-seconds--nan", b, len);
     memcpy(b, a, len), b[40] ^= 0x01;
     put("fuzz_pindex", "bad-index-checksum", b, len);
+    size_t chain = at + CAIRN_LABEL_MAX + 1 + 8; /* parent, base, source */
+    memcpy(b, a, len), cn_put_u64(b + chain, 16), reseal_tail(b, len); /* its own parent */
+    put("fuzz_pindex", "bad-chain--parent", b, len);
+    memcpy(b, a, len), cn_put_u64(b + chain, 14), cn_put_u64(b + chain + 8, 15);
+    reseal_tail(b, len); /* base above the parent */
+    put("fuzz_pindex", "bad-chain--base", b, len);
     free(a), free(b);
+    x.parent = 15, x.base = 12; /* an increment */
+    if (cn_pindex_encode(&x, &a, &len, &err) != 0)
+        die("pindex", &err);
+    put("fuzz_pindex", "valid-incr-8-ranks-3-files", a, len);
+    free(a);
+    x.parent = -1, x.base = 16;
     files[1].size += 1; /* no longer adds up to stored */
     if (cn_pindex_encode(&x, &a, &len, &err) != 0)
         die("pindex", &err);
     put("fuzz_pindex", "bad-sizes-add", a, len);
+    free(a);
+}
+
+/* ---- delta records of PFS increments ----------------------------------------- */
+
+static void pdelta_seeds(void)
+{
+    cn_run runs[3] = {{0, 2}, {5, 1}, {9, 3}};
+    cn_pdelta_var v[3] = {
+        {.name = "field", .delta = true, .type = CAIRN_DOUBLE, .ndims = 2, .dims = {64, 96},
+         .count = 64 * 96, .size = 64 * 96 * 8, .nruns = 3, .runs = runs},
+        {.name = "step", .type = CAIRN_INT64, .ndims = 1, .dims = {1}, .count = 1, .size = 8},
+        {.name = "mesh", .delta = true, .type = CAIRN_FLOAT, .ndims = 1, .dims = {4096},
+         .count = 4096, .size = 16384},
+    };
+    cn_pdelta d = {.rank = 5, .block = 4096, .generation = 9, .parent = 8, .nvars = 3, .v = v};
+    uint8_t *a = NULL;
+    size_t len = 0;
+    cn_err err = {0};
+    if (cn_pdelta_encode(&d, &a, &len, &err) != 0)
+        die("pdelta", &err);
+    put("fuzz_pdelta", "valid-rank5-3-vars", a, len);
+    uint8_t *b = malloc(len);
+    memcpy(b, a, len), b[2] ^= 0x20;
+    put("fuzz_pdelta", "bad-magic", b, len);
+    memcpy(b, a, len), cn_put_u32(b + 8, CN_PDELTA_VERSION + 1), reseal_tail(b, len);
+    put("fuzz_pdelta", "bad-format-version", b, len);
+    memcpy(b, a, len), b[len - 20] ^= 0x01;
+    put("fuzz_pdelta", "bad-checksum", b, len);
+    memcpy(b, a, len), cn_put_u64(b + 32, 9), reseal_tail(b, len); /* parent = generation */
+    put("fuzz_pdelta", "bad-chain", b, len);
+    size_t run2 = 40 + 8 + 8 * 5 + 5 + 2 * 8; /* the first variable's third run */
+    memcpy(b, a, len), cn_put_u32(b + run2, 5), reseal_tail(b, len); /* overlaps run 2 */
+    put("fuzz_pdelta", "bad-run-order", b, len);
+    memcpy(b, a, len), cn_put_u64(b + 40 + 8 + 8 * 3, 100), reseal_tail(b, len);
+    put("fuzz_pdelta", "bad-sizes-disagree", b, len); /* count */
+    free(b);
+    put("fuzz_pdelta", "bad-checksum--truncated", a, len - 9);
     free(a);
 }
 
@@ -728,6 +778,7 @@ int main(int argc, char **argv)
     manifest_seeds();
     parity_seeds();
     pindex_seeds();
+    pdelta_seeds();
     layout_seeds();
     h5map_seeds();
     agg_h5_seeds();

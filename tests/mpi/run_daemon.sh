@@ -65,6 +65,17 @@ wipe_nodes 0 2
 check "  ... 2 nodes wiped: the chain decoded link by link, generation 5 bit-exact" \
   env CAIRN_INCR=on T_WORK=few scripts/mpirun.sh 8 "$TI" restore-id 5
 
+fresh_pfs daemon-l4incr
+start 4
+check "cairnd flushes increments: 4 incremental generations at level 4, the daemons flush each" \
+  bash -c "CAIRN_INCR=on T_WORK=few scripts/mpirun.sh 8 $TI save 4 4 && daemons_idle && test -e '$(pfs_gen 4)/index'"
+check "  ... PFS generations 2..4 are the changes since their parent (each flushed after it)" \
+  bash -c "for g in 2 3 4; do '$C' inspect \"$(dirname "$(pfs_gen 0)")/gen-\$g/index\" | grep -Eq \"^chain: +incr <- \$((g - 1))\" || exit 1; done"
+stop
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: generation 4 from the PFS chain, bit-exact" \
+  env CAIRN_INCR=on T_WORK=few scripts/mpirun.sh 8 "$TI" restore 4
+
 # The application dies in its third checkpoint; the daemons still raise the
 # first two, and drain flushes the newest complete one.
 fresh_pfs daemon-crash

@@ -59,6 +59,29 @@ check "a stage-in that failed on every node (empty stage directories): the resta
 check "  ... staged on node 2 only (the others empty): restored bit-exact" \
   bash -c "hooks_all $PRO && for n in 0 1 3; do (umask 077; mkdir -p '$st'\$n/'$sf') || exit 1; done && env -u CAIRN_JOB SLURM_JOB_ID=$CAIRN_JOB SLURM_JOB_UID=$(id -u) SLURMD_NODENAME=node2 CAIRN_RESTART_FROM=$first $PRO && test -e '${st}2/$sf/gen-3/index' && run_grep 'restoring generation 3 of job $first from the PFS' env CAIRN_RESTART_FROM=$first scripts/mpirun.sh 8 $T restore 3 && hooks_all $EPI"
 
+# The same with a chain on the PFS: the prolog stages every link.
+fresh_pfs hooks-chain
+export CAIRN_HOOK_LOG=$CAIRN_BASE/hooks.log
+u=$CAIRN_BASE/cairn-$(id -u)
+TI=$BUILD/tests/t_incr
+check "a job with incremental checkpoints saves 3 at level 4 (PFS chain 1 <- 2 <- 3)" \
+  bash -c "hooks_all $PRO && CAIRN_INCR=on T_WORK=few scripts/mpirun.sh 8 $TI save 3 4 && hooks_all $EPI"
+first=$CAIRN_JOB
+export CAIRN_JOB=t$CAIRN_TEST_TAG-hooks-chain-second
+check "  ... the prolog of a job restarting it stages generation 3 with its chain (1, 2)" \
+  bash -c "CAIRN_RESTART_FROM=$first hooks_all $PRO && for g in 1 2 3; do test -e '$u/$CAIRN_JOB/node1/stage/cairn-$(id -u)/$first/gen-'\$g/index || exit 1; done"
+for n in 0 1 2 3; do rm -rf "$u/$CAIRN_JOB/node$n/stage/cairn-$(id -u)/$first/gen-1"; done
+check "  ... a staged copy that lacks a link (gen-1 removed): the restart reads the PFS instead, bit-exact" \
+  run_grep "restoring generation 3 of job $first from the PFS" \
+  env CAIRN_RESTART_FROM="$first" CAIRN_INCR=on T_WORK=few scripts/mpirun.sh 8 "$TI" restore 3
+check "  ... epilog, then the prolog stages the chain again" \
+  bash -c "hooks_all $EPI && CAIRN_RESTART_FROM=$first hooks_all $PRO && test -e '$u/$CAIRN_JOB/node3/stage/cairn-$(id -u)/$first/gen-1/index'"
+mv "$CAIRN_PFS_DIR/cairn-$(id -u)/$first" "$CAIRN_PFS_DIR/moved-away"
+check "  ... the new job restores generation 3 from the staged chain, bit-exact" \
+  run_grep "restoring generation 3 of job $first from the PFS" \
+  env CAIRN_RESTART_FROM="$first" CAIRN_INCR=on T_WORK=few scripts/mpirun.sh 8 "$TI" restore 3
+check "  ... the epilog cleans up" hooks_all "$EPI"
+
 fresh_pfs hooks-refuse
 export CAIRN_HOOK_LOG=$CAIRN_BASE/hooks.log
 u=$CAIRN_BASE/cairn-$(id -u)

@@ -48,9 +48,99 @@ check "level 4 of an incremental chain (changed blocks only on node-local storag
   env CAIRN_INCR=on CAIRN_PFS_EVERY=2 scripts/mpirun.sh 8 "$T" save 4 3
 check "  ... pfs.every = 2 flushed generations 2 and 4 of 4 at level 3" \
   bash -c "test -e '$(pfs_gen 2)/index' && test -e '$(pfs_gen 4)/index' && test ! -e '$(pfs_gen 3)'"
+check "  ... generation 4's node-local parent (3) is not on the PFS: it went there full" \
+  run_grep '^chain: +full$' "$BUILD/cairn" inspect "$(pfs_gen 4)/index"
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: generation 4 (materialized from its chain) restores bit-exact" \
   scripts/mpirun.sh 8 "$T" restore 4
+
+# Increments on the PFS (issue 18): a generation node-local storage holds as
+# changes to its parent goes to the PFS as those changes when the PFS holds
+# the parent; a restore from the PFS alone applies the chain from its base.
+TI=$BUILD/tests/t_incr
+pfs_bytes() { du -sb "$(pfs_gen "$1")" | cut -f1; }
+export -f pfs_bytes
+fresh_pfs pfs-l4incr
+export CAIRN_INCR=on CAIRN_INCR_BLOCK=4K T_WORK=few
+check "level 4 increments: 8 ranks on 4 nodes save 5 incremental generations at level 4" \
+  scripts/mpirun.sh 8 "$TI" save 5 4
+check "  ... PFS generation 1 is full, 2..5 each name their parent (a chain from 1)" \
+  bash -c "'$BUILD/cairn' inspect '$(pfs_gen 1)/index' | grep -Eq '^chain: +full$' &&
+           for g in 2 3 4 5; do '$BUILD/cairn' inspect \"$(dirname "$(pfs_gen 0)")/gen-\$g/index\" | grep -Eq \"^chain: +incr <- \$((g - 1)): .*a chain from 1\" || exit 1; done"
+check "  ... generation 5 on the PFS holds only the changed bytes (under 1/8 of generation 1's)" \
+  bash -c "s1=\$(pfs_bytes 1); s5=\$(pfs_bytes 5); echo \"gen-1 \$s1 bytes, gen-5 \$s5 bytes\"; [ \$((s5 * 8)) -lt \$s1 ]"
+check "  ... pfs.keep = 2 kept 4 and 5 and the whole chain they need (1, 2, 3)" \
+  bash -c "for g in 1 2 3 4 5; do test -e \"$(dirname "$(pfs_gen 0)")/gen-\$g/index\" || exit 1; done"
+check "  ... cairn ls: the PFS column says which are increments" \
+  run_grep '^ +5 +4 .*incr <- 4' "$BUILD/cairn" ls --base "$CAIRN_BASE" --job "$CAIRN_JOB"
+check "  ... cairn prune --gen 1 refuses: generation 2 (kept) is stored as changes to it" \
+  run_grep_rc 1 'gen-1: not removed: PFS generation [2-5] is stored as changes to it' \
+  "$BUILD/cairn" prune --job "$CAIRN_JOB" --base "$CAIRN_BASE" --gen 1
+check "  ... and left it there" test -e "$(pfs_gen 1)/index"
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: generation 5 restored from the PFS chain 1..5, bit-exact" \
+  run_grep 'restoring generation 5 from the PFS' scripts/mpirun.sh 8 "$TI" restore 5
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: generation 3 (a link in the middle) restored, bit-exact" \
+  scripts/mpirun.sh 8 "$TI" restore-id 3
+f=$(pfs_gen 2)/agg-000001.cz
+cp "$f" "$CAIRN_PFS_DIR/agg.good"
+printf '\x5a' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") / 2)) conv=notrunc status=none
+wipe_nodes 0 1 2 3
+check "  ... link 2 damaged: 5, 4, 3 and 2 unusable, the message names link 2; generation 1 restored, bit-exact" \
+  run_grep 'PFS generation 5 \(changes since 4, a chain from 1\) needs generation 2: agg-000001.cz' scripts/mpirun.sh 8 "$TI" restore 1
+wipe_nodes 0 1 2 3
+check "  ... restart of generation 5 itself: CAIRN_ECORRUPT naming link 2, memory unchanged" \
+  run_grep 'needs generation 2: agg-000001.cz' scripts/mpirun.sh 8 "$TI" expect-fail-id 5 CAIRN_ECORRUPT
+cp "$CAIRN_PFS_DIR/agg.good" "$f"
+mv "$(pfs_gen 1)/index" "$CAIRN_PFS_DIR/index.1"
+wipe_nodes 0 1 2 3
+check "  ... the base's index gone: restart of 5 is CAIRN_ECORRUPT saying link 1 is missing, not ENOENT" \
+  run_grep 'PFS generation 5 .*its link 1 is missing' scripts/mpirun.sh 8 "$TI" expect-fail-id 5 CAIRN_ECORRUPT
+check "  ... cairn verify --job says generation 5's chain is broken" \
+  run_grep_rc 4 'gen-5/index.*its link 1 is missing' "$BUILD/cairn" verify --base "$CAIRN_BASE" --job "$CAIRN_JOB"
+mv "$CAIRN_PFS_DIR/index.1" "$(pfs_gen 1)/index"
+
+fresh_pfs pfs-l4incr-routed
+check "level 4 increments with a routed file and every block changed (incr.max_changed = 100): save 3" \
+  env -u T_CODECS CAIRN_INCR_MAX_CHANGED=100 scripts/mpirun.sh 8 "$T" save 3 4
+check "  ... PFS generation 3 is the changes since 2" \
+  run_grep '^chain: +incr <- 2' "$BUILD/cairn" inspect "$(pfs_gen 3)/index"
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: generation 3 and its routed file from the PFS chain, bit-exact" \
+  env -u T_CODECS scripts/mpirun.sh 8 "$T" restore 3
+
+fresh_pfs pfs-l4incr-keep
+check "level 4 increments, incr.full_every = 3, pfs.keep = 1: 8 ranks save 6 generations at level 4" \
+  env CAIRN_INCR_FULL_EVERY=3 CAIRN_PFS_KEEP=1 scripts/mpirun.sh 8 "$TI" save 6 4
+check "  ... the PFS holds the chain 4 <- 5 <- 6 (pfs.keep counts 6, its chain stays), not 1-3" \
+  bash -c "for g in 4 5 6; do test -e \"$(dirname "$(pfs_gen 0)")/gen-\$g/index\" || exit 1; done;
+           for g in 1 2 3; do test ! -e \"$(dirname "$(pfs_gen 0)")/gen-\$g\" || exit 1; done;
+           '$BUILD/cairn' inspect '$(pfs_gen 4)/index' | grep -Eq '^chain: +full$'"
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: generation 6 restored from the PFS chain 4..6, bit-exact" \
+  env CAIRN_INCR_FULL_EVERY=3 scripts/mpirun.sh 8 "$TI" restore 6
+
+fresh_pfs pfs-l4incr-back
+check "level 4 increments and a restart that goes back: save 5 at level 4" \
+  scripts/mpirun.sh 8 "$TI" save 5 4
+check "  ... a new job restores 3, writes 4 at level 1 and 5 at level 4: 5 (parent 3, the newest at level 3) goes as changes to the PFS's 3" \
+  bash -c "scripts/mpirun.sh 8 $TI resume-id 3 5 4 && '$BUILD/cairn' inspect '$(pfs_gen 5)/index' | grep -Eq '^chain: +incr <- 3: '"
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: the new 5 restores bit-exact" scripts/mpirun.sh 8 "$TI" restore 5
+
+# The PFS parent must hold what node-local storage diffed against: an index
+# that does not say which node-local files it was flushed from (version 1, as
+# cairn 0.2.0 wrote) never takes an increment.
+fresh_pfs pfs-l4incr-source
+check "level 4 increments onto a parent of unknown source: save 1 at level 4, its index rewritten as version 1" \
+  bash -c "scripts/mpirun.sh 8 $TI save 1 4 && '$BUILD/tests/mkcorpus' --previous '$(pfs_gen 1)/index' && '$BUILD/cairn' inspect '$(pfs_gen 1)/index' | grep -q 'format version 1'"
+check "  ... a new job restores 1 and writes 2 at level 4: an increment node-local, full on the PFS" \
+  bash -c "scripts/mpirun.sh 8 $TI resume-id 1 2 4 && '$BUILD/cairn' inspect '$(pfs_gen 2)/index' | grep -Eq '^chain: +full$' &&
+           '$BUILD/cairn' ls --base '$CAIRN_BASE' --job '$CAIRN_JOB' | grep -Eq '^ +2 .*incr <- 1'"
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: generation 2 restores bit-exact" scripts/mpirun.sh 8 "$TI" restore 2
+unset CAIRN_INCR CAIRN_INCR_BLOCK T_WORK
 
 fresh_pfs pfs-one
 check "level 4 on a single node (no level 2 or 3 possible), 4 ranks, groups of 3" \

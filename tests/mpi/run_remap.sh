@@ -55,6 +55,15 @@ check "  ... every node wiped, 3-D, 8 -> 3 ranks: from the PFS, bit-exact" \
            rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB-3d' &&
            run_grep 'PASS restore' rmp T_DIMS=3 CAIRN_JOB='$CAIRN_JOB-3d' 3 1 restore 1"
 
+fresh_pfs remap-pfs-incr
+check "remap, level 4 increments, 2-D: 8 ranks on 4 nodes save 3 generations at level 4 (incr.mode = on)" \
+  run_grep 'PASS save' rmp T_DIMS=2 CAIRN_PFS_GROUP=3 CAIRN_INCR=on  8 2 save 3 4
+check "  ... PFS generation 3 is stored as the changes since 2" \
+  run_grep '^chain: +incr <- 2' "$BUILD/cairn" inspect "$(pfs_gen 3)/index"
+wipe_nodes 0 1 2 3
+check "  ... every node wiped, 8 -> 4 ranks on 2 nodes: the PFS chain applied, remapped bit-exact" \
+  run_grep 'PASS restore' rmp T_DIMS=2  4 2 restore 3
+
 fresh remap-l3
 check "remap, level 3, 3-D: 8 ranks on 4 nodes (one set, m = 1) save 2 generations" \
   run_grep 'PASS save' rmp T_DIMS=3 CAIRN_SET_SIZE=4 CAIRN_EC_M=1  8 2 save 2 3

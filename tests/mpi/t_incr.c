@@ -30,6 +30,8 @@
  *   save N [LEVELS]   checkpoint generations 1..N; LEVELS is a level, or
  *                     "alt" for 1 on odd and 3 on even generations
  *   resume G N        restart (newest must be G), then save G+1..N at level 1
+ *   resume-id G N L   restart generation G, then save G+1..N at level 1, the
+ *                     last one (N) at level L
  *   restore G         restart CAIRN_LATEST, expect G, compare
  *   restore-id G      restart generation G, compare
  *   parents P1 P2 ..  cairn_generations, oldest first, must have these parents
@@ -344,6 +346,11 @@ int main(int argc, char **argv)
         long to = argc > 3 ? strtol(argv[3], NULL, 10) : a;
         ok = restart(ctx, CAIRN_LATEST, a, why, sizeof why) &&
              save(ctx, a + 1, to, NULL, 0, why, sizeof why);
+    } else if (strcmp(mode, "resume-id") == 0 && argc > 4) {
+        long to = strtol(argv[3], NULL, 10);
+        ok = restart(ctx, a, a, why, sizeof why) &&
+             save(ctx, a + 1, to - 1, NULL, 0, why, sizeof why) &&
+             save(ctx, to, to, argv[4], 0, why, sizeof why);
     } else if (strcmp(mode, "restore") == 0) {
         ok = restart(ctx, CAIRN_LATEST, a, why, sizeof why);
     } else if (strcmp(mode, "restore-id") == 0) {

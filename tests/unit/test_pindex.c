@@ -23,7 +23,7 @@ static cn_pindex sample(void)
 {
     cn_pindex x = {.version = CN_PINDEX_VERSION, .scheme = 2, .generation = 42, .nranks = 8,
                    .nnodes = 4, .group = 3, .nfiles = 3, .raw = 123456, .stored = 3500,
-                   .seconds = 12.5, .files = files3};
+                   .seconds = 12.5, .parent = -1, .base = 42, .source = 0x5eed, .files = files3};
     strcpy(x.job, "job-7");
     strcpy(x.label, "converged");
     return x;
@@ -57,25 +57,47 @@ static void test_round_trip(void **state)
     assert_memory_equal(y.files, files3, sizeof files3);
     assert_string_equal(y.label, "converged");
     assert_true(y.seconds == 12.5);
+    assert_int_equal(y.parent, -1);
+    assert_int_equal(y.base, 42);
+    assert_int_equal(y.source, 0x5eed);
     cn_pindex_free(&y);
     free(buf);
+
+    /* Version 3: an increment names its parent and base, base <= parent < generation. */
+    x.parent = 40, x.base = 37;
+    buf = encode(&x, &len);
+    assert_int_equal(cn_pindex_decode(buf, len, &y, &err), 0);
+    assert_int_equal(y.parent, 40);
+    assert_int_equal(y.base, 37);
+    cn_pindex_free(&y);
+    free(buf);
+    long bad[][2] = {{42, 37}, {40, 41}, {-2, 42}, {-1, 41}, {40, -1}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        x.parent = bad[i][0], x.base = bad[i][1];
+        assert_int_equal(cn_pindex_encode(&x, &buf, &len, &err), CAIRN_EINVAL);
+    }
+    x.parent = -1, x.base = 42;
 
     /* Version 1: no label or seconds; read, and written back byte for byte. */
     x.version = CN_PINDEX_VERSION_OLD;
     uint8_t *old = NULL, *again = NULL;
     size_t olen = 0, alen = 0;
     assert_int_equal(cn_pindex_encode(&x, &old, &olen, &err), 0);
-    assert_int_equal(olen, len - 72);
+    assert_int_equal(olen, len - 72 - 24);
     assert_int_equal(cn_pindex_decode(old, olen, &y, &err), 0);
     assert_int_equal(y.version, CN_PINDEX_VERSION_OLD);
     assert_string_equal(y.label, "");
     assert_true(y.seconds == 0);
+    assert_int_equal(y.parent, -1); /* older versions: every generation full */
+    assert_int_equal(y.base, 42);
     assert_int_equal(cn_pindex_encode(&y, &again, &alen, &err), 0);
     assert_int_equal(alen, olen);
     assert_memory_equal(again, old, olen);
     cn_pindex_free(&y);
     free(old), free(again);
-    x.version = 3;
+    x.version = CN_PINDEX_VERSION + 1;
+    assert_int_equal(cn_pindex_encode(&x, &old, &olen, &err), CAIRN_EINVAL);
+    x.version = 2, x.parent = 40, x.base = 37; /* no chain before version 3 */
     assert_int_equal(cn_pindex_encode(&x, &old, &olen, &err), CAIRN_EINVAL);
     x = sample(), x.label[1] = '\t';
     assert_int_equal(cn_pindex_encode(&x, &old, &olen, &err), CAIRN_EINVAL);
@@ -136,7 +158,7 @@ static void test_inconsistent_fields(void **state)
     refused(&x, "bad size of file 1");
     x = sample(), strcpy(x.job, "../x");
     refused(&x, "bad job id");
-    x = sample(), x.generation = -3;
+    x = sample(), x.generation = -3, x.base = -3;
     refused(&x, "inconsistent counts");
 }
 
