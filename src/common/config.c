@@ -244,9 +244,9 @@ static const key_def KEYS[] = {
             "synchronous checkpoints"},
     {.section = "daemon", .name = "boost_after", .env = "CAIRN_DAEMON_BOOST_AFTER",
      .kind = K_INT, .min = 0, .max = 86400, .def = "30", FIELD(daemon_boost_after),
-     .doc = "cairnd works at idle priority (SCHED_IDLE, I/O class idle: it yields every core "
-            "to the application) until the oldest generation queued to it, or a `cairn flush`, "
-            "has waited this many seconds; then, and whenever a drain, a hold or a stop waits "
+     .doc = "cairnd works at idle priority (SCHED_IDLE, I/O class idle, its session's autogroup "
+            "at nice 19: it yields every core to the application) until the oldest generation "
+            "queued to it, or a `cairn flush`, has waited this many seconds; then, and whenever a drain, a hold or a stop waits "
             "for it, at normal priority. 0: always at normal priority"},
     {.section = "log", .name = "level", .env = "CAIRN_LOG_LEVEL", .kind = K_ENUM,
      .words = LOG_WORDS, .def = "warn", FIELD(log_level),

@@ -11,7 +11,9 @@
  * epilog), a HOLD (a checkpoint or a restart about to rewrite generation
  * directories), a stop or SIGTERM; and when the oldest generation queued, or
  * a FLUSH asked for, has waited daemon.boost_after seconds (0: always
- * normal). A drain is asked of one daemon, but all of them do it: each tick
+ * normal). The process's autogroup, if the kernel has them, follows: nice
+ * 19 while the work is idle (SCHED_IDLE alone weighs nothing against another
+ * session's ranks), 0 when boosted. A drain is asked of one daemon, but all of them do it: each tick
  * of work.c's agreement tells every daemon whether one of them is waited on
  * (so the others follow from the next generation on). The socket thread, at
  * normal priority, decides: when a request comes, and once a second
@@ -39,6 +41,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -114,6 +117,33 @@ static void *probe(void *arg)
     return NULL;
 }
 
+/*
+ * The weight of this process's autogroup: nice 19 while idle, 0 otherwise.
+ * With autogroups on (Linux's sched_autogroup_enabled, a default of many
+ * distributions), each session shares the CPUs as one entity: cairnd runs
+ * in a session of its own (cairn start), so its threads' SCHED_IDLE ranks
+ * them only against each other, and the daemons took half the cores from
+ * the application's session. Raising the group's nice is allowed to anyone;
+ * the kernel takes at most ten changes a second from users (EAGAIN: the next
+ * apply, within REAPPLY_S, tries again). No autogroups: nothing to do.
+ */
+static void apply_group(d_state *st, bool idle)
+{
+    int fd = open("/proc/self/autogroup", O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char now[128] = "";
+    ssize_t n = read(fd, now, sizeof now - 1);
+    const char *want = idle ? "19" : "0", *at = n > 0 ? strstr(now, " nice ") : NULL;
+    if (!at || atoi(at + 6) != atoi(want)) {
+        if (write(fd, want, strlen(want)) < 0 && errno != EAGAIN && !st->prio.warned) {
+            cn_warn("cannot set this daemon's autogroup to nice %s: %s", want, strerror(errno));
+            st->prio.warned = true;
+        }
+    }
+    close(fd);
+}
+
 /* Under prio.mu: every thread of ours to IDLE or normal priority. */
 static void apply(d_state *st, bool idle)
 {
@@ -144,6 +174,8 @@ static void apply(d_state *st, bool idle)
         }
     }
     free(tids);
+    if (st->prio.cpu_idle)
+        apply_group(st, idle);
     st->prio.idle = idle ? 1 : 0;
     st->prio.applied = d_now();
 }

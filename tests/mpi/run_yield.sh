@@ -13,11 +13,18 @@ y_pids() { "$C" status | awk 'NR > 1 {print $2}'; }
 y_policy() { chrt -p "$1" | sed -n 's/.*current scheduling policy: *//p'; }
 # y_io PID: the I/O class of the main thread of PID, as ionice names it (idle, none, ...).
 y_io() { ionice -p "$1" | sed 's/:.*//'; }
-# y_all_at POLICY IOCLASS: every daemon's work thread is at them (and there are 4 daemons).
+# y_group PID: the nice value of PID's autogroup (empty on a kernel without autogroups).
+y_group() { sed -n 's/.* nice *//p' "/proc/$1/autogroup" 2>/dev/null; }
+# y_all_at POLICY IOCLASS: every daemon's work thread is at them (and there are 4 daemons),
+# and its autogroup, where the kernel has them, at nice 19 for SCHED_IDLE, else 0: the
+# daemons run in a session of their own, which would otherwise weigh as much as the
+# application's session, whatever the priority of the threads inside it.
 y_all_at() {
-  local p n=0
+  local p n=0 g
   for p in $(y_pids); do
     [ "$(y_policy "$p")" = "$1" ] && [ "$(y_io "$p")" = "$2" ] || return 1
+    g=$(y_group "$p")
+    [ -z "$g" ] || [ "$g" = "$([ "$1" = SCHED_IDLE ] && echo 19 || echo 0)" ] || return 1
     n=$((n + 1))
   done
   [ "$n" -eq "${Y_N:-4}" ]
@@ -30,7 +37,8 @@ y_wait_at() {
     [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null && { echo "process $3 ended first"; return 1; }
     sleep 0.1
   done
-  echo "not at $1/$2:"; for p in $(y_pids); do echo "  $p $(y_policy "$p") $(y_io "$p")"; done
+  echo "not at $1/$2:"
+  for p in $(y_pids); do echo "  $p $(y_policy "$p") $(y_io "$p") autogroup nice $(y_group "$p")"; done
   return 1
 }
 # y_drain_boosts: start cairn drain, see every daemon at normal priority while it waits,
@@ -49,12 +57,12 @@ y_hog() { Y_HOGS=(); for _ in $(seq "$1"); do (while :; do :; done) & Y_HOGS+=($
 y_unhog() { kill "${Y_HOGS[@]}" 2>/dev/null; wait "${Y_HOGS[@]}" 2>/dev/null; Y_HOGS=(); }
 # y_wait_file FILE: wait (at most 120 s) until FILE exists.
 y_wait_file() { for _ in $(seq 1200); do [ -e "$1" ] && return 0; sleep 0.1; done; return 1; }
-export -f y_pids y_policy y_io y_all_at y_wait_at y_drain_boosts y_wait_file
+export -f y_pids y_group y_policy y_io y_all_at y_wait_at y_drain_boosts y_wait_file
 
 # Each generation held 10 s by the daemons (so the drain waits long enough
 # to be seen); boost_after far away, so only what waits raises their priority.
 fresh_pfs yield
-check "yield: 4 daemons start with their work thread at SCHED_IDLE and I/O class idle" \
+check "yield: 4 daemons start with their work thread at SCHED_IDLE and I/O class idle, their autogroup at nice 19" \
   bash -c "CAIRN_DAEMON_DELAY_MS=10000 CAIRN_DAEMON_BOOST_AFTER=3600 '$C' start --nodes 4 >/dev/null && y_all_at SCHED_IDLE idle"
 check "  ... 2 generations at level 4 handed over: the daemons work on them, still at idle priority" \
   bash -c "scripts/mpirun.sh 8 $T save 2 4 && daemons_busy && y_all_at SCHED_IDLE idle"
