@@ -15,7 +15,7 @@
 #   L1_RANKS="1 2"  L1_SIZES="64 256 1024" (MiB per rank)  L1_IOS="write pmem"
 #   L1_REPS=5 (L1_REPS_LARGE=3 for sizes >= 1024 MiB)
 #   EC_SHARD=1024 (KiB per shard)  EC_REPS=21  EC_KS="4 8 16"  EC_MS="1 2 3 4"
-#   RING_SIZE=64 (MiB per member)  RING_MEMBERS=2,4,8,16  RING_REPS=5  RING_BLOCK=65536
+#   RING_SIZE=64 (MiB per member)  RING_MEMBERS=2,4,8,16,32  RING_REPS=5  RING_BLOCK=65536
 #   L3_SIZE=16 (MiB per rank)  L3_REPS=5
 #   Z_SIZE=64 (MiB: heat and random)  Z_REPS=5  Z_WARMUP=1  Z_HEAT_STEPS=1600
 #   Z_SCALE_SIZE=16 (MiB of heat for the buffer/thread table)  Z_EGM96=/usr/share/proj/egm96_15.gtx
@@ -147,7 +147,7 @@ bench_ec() {
 }
 
 # ---- ring: pipelined ring encode as the set grows, and a model to 1024 nodes ----
-# One job of as many ranks as the largest set: sets of 2 (a core each) to 16
+# One job of as many ranks as the largest set: sets of 2 (a core each) to 32
 # members (emulated, sharing the cores) encode RING_SIZE MiB each, m=1; the
 # ratio is time per byte of total work vs 2 members. Then the per-block
 # compute and transfer times feed a replay of the ring's schedule for 8..1024
@@ -160,7 +160,7 @@ bench_ring() {
     failed=1
     return
   fi
-  local size=${RING_SIZE:-64} members=${RING_MEMBERS:-2,4,8,16}
+  local size=${RING_SIZE:-64} members=${RING_MEMBERS:-2,4,8,16,32}
   local np=${members##*,}
   # Every rank: payload + parity + a scratch copy for the model, plus headroom.
   if ! mem_ok $((np * size * 3 + 512)) 0; then
