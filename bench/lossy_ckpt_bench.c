@@ -127,9 +127,9 @@ static void remove_tree(const char *path)
 /* The directory of generation 1 of JOB under BASE (one emulated node). */
 static void gen_dir(const char *base, const char *job, char *out, size_t cap)
 {
-    if (strlen(base) + strlen(job) + 64 > cap)
+    int n = snprintf(out, cap, "%s/cairn-%u/%s/node0/gen-1", base, (unsigned)getuid(), job);
+    if (n < 0 || (size_t)n >= cap)
         die("directory name too long: %s", base);
-    snprintf(out, cap, "%s/cairn-%u/%s/node0/gen-1", base, (unsigned)getuid(), job);
     struct stat st;
     if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode))
         die("generation directory %s not found after the checkpoint", out);

@@ -129,8 +129,9 @@ static const key_def KEYS[] = {
     {.section = "job", .name = "restart_from", .env = "CAIRN_RESTART_FROM", .kind = K_STR,
      .def = "", FIELD(restart_from), .check = check_id,
      .doc = "a previous job whose newest PFS generation cairn_restart takes when this job has "
-            "none of its own (read from the copy cairn-prolog staged on node-local storage if "
-            "there is one); empty: none. Same characters as job.id"},
+            "none of its own (read, on each node, from the copy cairn-prolog staged there if "
+            "that holds the generation whole with its chain, else from pfs.dir); empty: none. "
+            "Same characters as job.id"},
     {.section = "erasure", .name = "set_size", .env = "CAIRN_SET_SIZE", .kind = K_INT, .min = 2,
      .max = 1024, .def = "8", FIELD(set_size),
      .doc = "nodes per level-3 encoding set; the nodes are split into sets of nearly equal size "
