@@ -287,15 +287,31 @@ static int code_of(const char *name)
     return 1;
 }
 
+/* Rank 0 prints PASS, or FAIL with the reason of the first rank that failed
+ * (sent to it when that is another rank). */
 static int finish(const char *mode, int ok, const char *why)
 {
-    int all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf(all ? "PASS %s\n" : "FAIL %s: %s\n", mode, why);
+    int mine = ok ? nranks : rank, first = nranks;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    char reason[1200];
+    snprintf(reason, sizeof reason, "%s", why ? why : "");
+    if (first < nranks && first != 0) {
+        if (rank == first)
+            MPI_Send(reason, (int)sizeof reason, MPI_CHAR, 0, 77, MPI_COMM_WORLD);
+        else if (rank == 0)
+            MPI_Recv(reason, (int)sizeof reason, MPI_CHAR, first, 77, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        reason[sizeof reason - 1] = '\0';
+    }
+    if (rank == 0 && first == nranks)
+        printf("PASS %s\n", mode);
+    else if (rank == 0 && first == 0)
+        printf("FAIL %s: %s\n", mode, reason);
+    else if (rank == 0)
+        printf("FAIL %s: rank %d: %s\n", mode, first, reason);
     if (!ok)
         fprintf(stderr, "rank %d: FAIL %s: %s\n", rank, mode, why);
-    return all ? 0 : 1;
+    return first == nranks ? 0 : 1;
 }
 
 int main(int argc, char **argv)
