@@ -343,8 +343,9 @@ int cli_start(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
-/* How many sockets of the job in JOBFD accept a connection (a daemon listens). */
-static size_t connectable(int jobfd)
+/* How many sockets of the job in JOBFD accept a connection (a daemon
+ * listens); their node names added to INTO unless NULL. */
+static size_t connectable(int jobfd, cli_names *into)
 {
     cli_names names;
     cn_err err = {0};
@@ -355,6 +356,8 @@ static size_t connectable(int jobfd)
         int fd = cn_id_ok(names.v[i]) ? cn_dir_open(jobfd, names.v[i], false, &err) : -1;
         int s = fd >= 0 ? cn_sock_connect(fd, CN_SOCK_NAME, &err) : -1;
         n += s >= 0;
+        if (s >= 0 && into && !named(into, names.v[i]))
+            name_add(into, names.v[i]);
         if (s >= 0)
             close(s);
         if (fd >= 0)
@@ -409,12 +412,17 @@ int cli_stop(int argc, char **argv)
         return rc < 0 ? CLI_EXIT_OK : rc;
     cn_config cfg;
     rc = job_dir(&o, false, &cfg, &jobfd);
-    cli_names seen = {0};
+    /* The daemons listening now are those this stop ends: one STOP ends them
+     * all (they agree on it), so a daemon may be gone before it is asked. */
+    cli_names seen = {0}, listening = {0};
+    if (rc == CLI_EXIT_OK)
+        connectable(jobfd, &listening);
     size_t asked = rc == CLI_EXIT_OK ? answering(jobfd, true, &seen) : 0;
     if (rc == CLI_EXIT_MISSING ||
-        (rc == CLI_EXIT_OK && !asked && !connectable(jobfd) && !local_daemons(o.job))) {
+        (rc == CLI_EXIT_OK && !asked && !connectable(jobfd, NULL) && !local_daemons(o.job))) {
         printf("no cairnd serves job %s\n", o.job);
         cli_names_free(&seen);
+        cli_names_free(&listening);
         if (jobfd >= 0)
             close(jobfd);
         return CLI_EXIT_OK;
@@ -438,8 +446,8 @@ int cli_stop(int argc, char **argv)
     double until = now() + o.timeout;
     bool gone = false;
     while (!gone && now() < until) {
-        asked += connectable(jobfd) ? answering(jobfd, true, &seen) : 0;
-        gone = connectable(jobfd) == 0 && local_daemons(o.job) == 0 &&
+        asked += connectable(jobfd, NULL) ? answering(jobfd, true, &seen) : 0;
+        gone = connectable(jobfd, NULL) == 0 && local_daemons(o.job) == 0 &&
                (pid <= 0 || kill((pid_t)pid, 0) != 0);
         if (!gone)
             usleep(50000);
@@ -447,12 +455,17 @@ int cli_stop(int argc, char **argv)
     if (!gone) {
         cli_error(o.verb, "the daemons of job %s did not stop within %d s", o.job, o.timeout);
         cli_names_free(&seen);
+        cli_names_free(&listening);
         close(jobfd);
         return CLI_EXIT_ERROR;
     }
     unlinkat(jobfd, PID_NAME, 0);
-    printf("stopped %zu daemon(s) of job %s\n", asked, o.job);
+    for (size_t i = 0; i < listening.n; i++)
+        if (!named(&seen, listening.v[i]))
+            name_add(&seen, listening.v[i]);
+    printf("stopped %zu daemon(s) of job %s\n", seen.n, o.job);
     cli_names_free(&seen);
+    cli_names_free(&listening);
     close(jobfd);
     return CLI_EXIT_OK;
 }
