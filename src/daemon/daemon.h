@@ -49,6 +49,7 @@ typedef struct d_prio {          /* prio.c's, under its MU (boost_after, work_ti
     pid_t *others;               /* threads left as they are (socket thread, MPI's) */
     size_t nothers;
     bool started, cpu_idle;      /* SCHED_IDLE usable: a thread can leave it again */
+    bool own_group;              /* a session (autogroup) of its own: its weight is ours */
     bool warned;
     atomic_int lent;             /* d_lock gave the work thread normal priority */
     int idle;                    /* applied: 1 idle, 0 normal, -1 not yet (or lent) */

@@ -13,7 +13,8 @@
  * a FLUSH asked for, has waited daemon.boost_after seconds (0: always
  * normal). The process's autogroup, if the kernel has them, follows: nice
  * 19 while the work is idle (SCHED_IDLE alone weighs nothing against another
- * session's ranks), 0 when boosted. A drain is asked of one daemon, but all of them do it: each tick
+ * session's ranks), 0 when boosted; each daemon is in a session of its own
+ * for that (apply_group). A drain is asked of one daemon, but all of them do it: each tick
  * of work.c's agreement tells every daemon whether one of them is waited on
  * (so the others follow from the next generation on). The socket thread, at
  * normal priority, decides: when a request comes, and once a second
@@ -120,15 +121,22 @@ static void *probe(void *arg)
 /*
  * The weight of this process's autogroup: nice 19 while idle, 0 otherwise.
  * With autogroups on (Linux's sched_autogroup_enabled, a default of many
- * distributions), each session shares the CPUs as one entity: cairnd runs
- * in a session of its own (cairn start), so its threads' SCHED_IDLE ranks
- * them only against each other, and the daemons took half the cores from
- * the application's session. Raising the group's nice is allowed to anyone;
- * the kernel takes at most ten changes a second from users (EAGAIN: the next
+ * distributions), each session shares the CPUs as one entity: a daemon in a
+ * session apart from the ranks (cairn start's, or a launcher's) ranks its
+ * threads' SCHED_IDLE only against each other, and the daemons took half
+ * the cores from the application's session. The group is weighed only when
+ * it holds no rank: the daemon leads a session of its own (d_prio_init tries
+ * setsid, which a process group leader cannot), or it is in the session cairn
+ * start made for the launcher and the daemons (CAIRN_DAEMON_SID, on the host
+ * cairn start ran on); else the group is left as it is (a daemon launched in
+ * the application's session would slow the ranks with it). Raising the group's nice is allowed to anyone; the
+ * kernel takes at most ten changes a second from users (EAGAIN: the next
  * apply, within REAPPLY_S, tries again). No autogroups: nothing to do.
  */
 static void apply_group(d_state *st, bool idle)
 {
+    if (!st->prio.own_group)
+        return;
     int fd = open("/proc/self/autogroup", O_RDWR | O_CLOEXEC);
     if (fd < 0)
         return;
@@ -188,6 +196,10 @@ int d_prio_init(d_state *st, int boost_after, int ndaemons, cn_err *err)
     pthread_mutex_init(&st->prio.mu, NULL);
     st->prio.boost_after = boost_after;
     st->prio.work_tid = tid_self();
+    if (getsid(0) != getpid())
+        setsid(); /* fails for a process group leader (Open MPI's ranks are) */
+    const char *sid = getenv("CAIRN_DAEMON_SID"); /* cairn start's session, daemons only */
+    st->prio.own_group = getsid(0) == getpid() || (sid && atol(sid) > 0 && atol(sid) == getsid(0));
     st->prio.idle = -1;
     CPU_ZERO(&st->prio.cpus);
     if (sched_getaffinity(0, sizeof st->prio.cpus, &st->prio.cpus) != 0)

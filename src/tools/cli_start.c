@@ -294,6 +294,9 @@ int cli_start(int argc, char **argv)
     pid_t pid = fork();
     if (pid == 0) { /* the launcher, detached, quiet */
         setsid();
+        char sid[32]; /* the daemons' session holds only them and the launcher (prio.c) */
+        snprintf(sid, sizeof sid, "%d", (int)getpid());
+        setenv("CAIRN_DAEMON_SID", sid, 1);
         int null = open("/dev/null", O_RDONLY);
         dup2(null, 0), dup2(log, 1), dup2(log, 2);
         setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0); /* idle daemons yield the core */
