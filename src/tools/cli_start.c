@@ -449,7 +449,8 @@ int cli_stop(int argc, char **argv)
     double until = now() + o.timeout;
     bool gone = false;
     while (!gone && now() < until) {
-        asked += connectable(jobfd, NULL) ? answering(jobfd, true, &seen) : 0;
+        if (connectable(jobfd, NULL))
+            answering(jobfd, true, &seen); /* counted in SEEN */
         gone = connectable(jobfd, NULL) == 0 && local_daemons(o.job) == 0 &&
                (pid <= 0 || kill((pid_t)pid, 0) != 0);
         if (!gone)
