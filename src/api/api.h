@@ -147,6 +147,8 @@ struct cairn_ctx {
     bool echo;                    /* ctx->err only echoes another rank's failure */
     pthread_t trash_thread;       /* removes pruned generations in the background */
     bool trash_running;
+    pthread_t pfs_trash_thread;   /* the same on the PFS (first leader) */
+    bool pfs_trash_running;
     incr_tab *incr[4];            /* [L], L = 1..3: block hashes of the newest generation at
                                    * level >= L written or restored: the next level-L parent */
     api_need need;                /* cairn_need_checkpoint's clocks (interval.c) */
@@ -182,9 +184,11 @@ void api_note_lost(cairn_ctx *ctx, long id, int code, const char *fmt, ...)
 
 /* Pruned generations are renamed to "<prefix><name>.<pid>" and removed in
  * the background. api_trash_empty starts that removal (after waiting for the
- * previous one); with WAIT it also waits for it. trash.c. */
-#define API_TRASH_PREFIX ".trash-"
+ * previous one); with WAIT it also waits for it. api_trash_empty_pfs does the
+ * same in the PFS job directory JOBFD (on a thread of its own). trash.c. */
+#define API_TRASH_PREFIX CN_TRASH_PREFIX
 void api_trash_empty(cairn_ctx *ctx, bool wait);
+void api_trash_empty_pfs(cairn_ctx *ctx, int jobfd);
 /* Node leader: drop the generations this node no longer needs after writing
  * generation ID (prune.c): WHAT says which of those older than ID and those
  * newer (an abandoned timeline: only with store.prune_abandoned). Only
@@ -323,13 +327,18 @@ int api_flush(cairn_ctx *ctx, long id);
  * generation flushed full). */
 int api_flush_full(cairn_ctx *ctx, long id);
 /* A rank's generation materialized for a flush (layout in flush.c): META
- * bytes of records, then the data, LEN in all. */
+ * bytes of records, then the data, LEN in all. A member may be lent instead:
+ * LENT[i] (member i of the records) points at its bytes in the verified
+ * mapping of CHAIN, which the state keeps open, and BUF holds none of them.
+ * Only a state its own node writes is lent (never sent: flush.c). */
 typedef struct api_state {
     uint8_t *buf;
     uint64_t len, meta;
+    const uint8_t **lent;         /* NULL, or one per member (NULL: in BUF) */
+    struct api_chain *chain;      /* owned; NULL unless a member is lent */
 } api_state;
 /* A state's LEN bytes, zeroed (fetch.c); freed by api_state_free (S->buf of
- * S->len bytes; NULL accepted, set to NULL). */
+ * S->len bytes, S->lent and S->chain; NULL accepted, set to NULL). */
 void *api_state_alloc(uint64_t len);
 void api_state_free(api_state *s);
 /* One member of a state: a variable (or part of one) or routed file of RANK. */
@@ -337,9 +346,11 @@ typedef struct api_member {
     uint8_t kind, type, ndims;
     uint64_t dims[CAIRN_MAX_DIMS], count, size;
     const char *name;
+    const uint8_t *lent;          /* its SIZE bytes, lent (see api_state); NULL: copied */
 } api_member;
 /* A state of RANK holding members M[0..N-1] (flush.c): records written, the
- * data zeroed; DATA[i] receives where member i's SIZE bytes go. */
+ * data zeroed; DATA[i] receives where member i's SIZE bytes go (NULL for a
+ * lent member: the state points at M[i].lent). */
 int api_state_build(cairn_ctx *ctx, int rank, const api_member *m, size_t n, api_state *out,
                     uint8_t **data);
 /*

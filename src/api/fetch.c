@@ -88,6 +88,12 @@ void api_state_free(api_state *s)
     if (s->buf)
         munmap(s->buf, s->len ? (size_t)s->len : 1);
     s->buf = NULL;
+    if (s->chain)
+        api_chain_close(s->chain);
+    free(s->chain);
+    free(s->lent);
+    s->chain = NULL;
+    s->lent = NULL;
 }
 
 int api_fetch_start(cairn_ctx *ctx, int group, api_state *st, api_fetch **out)

@@ -54,12 +54,17 @@ int api_state_build(cairn_ctx *ctx, int rank, const api_member *m, size_t n, api
                     uint8_t **data)
 {
     uint64_t meta = STATE_HDR, len = 0;
+    bool lends = false;
     for (size_t i = 0; i < n; i++) {
         meta += REC_HDR + pad8(strlen(m[i].name) + 1);
-        len += pad8(m[i].size);
+        len += m[i].lent ? 0 : pad8(m[i].size);
+        lends |= m[i].lent != NULL;
     }
     len += meta;
     uint8_t *buf = api_state_alloc(len);
+    const uint8_t **lent = lends ? calloc(n ? n : 1, sizeof *lent) : NULL;
+    if (buf && lends && !lent)
+        api_state_free(&(state){.buf = buf, .len = len}), buf = NULL;
     CN_FAIL_IF(!buf || n > UINT32_MAX, &ctx->err, CAIRN_ENOMEM,
                "no memory to materialize rank %d (%llu bytes)", rank, (unsigned long long)len);
     uint8_t *p = buf, *dp = buf + meta;
@@ -76,15 +81,29 @@ int api_state_build(cairn_ctx *ctx, int rank, const api_member *m, size_t n, api
         cn_put_u64(p + 40, m[i].size);
         memcpy(p + REC_HDR, m[i].name, nl);
         p += REC_HDR + pad8(nl + 1);
-        data[i] = dp;
-        dp += pad8(m[i].size);
+        if (m[i].lent) {
+            lent[i] = m[i].lent;
+            data[i] = NULL;
+        } else {
+            data[i] = dp;
+            dp += pad8(m[i].size);
+        }
     }
-    *out = (state){buf, len, meta};
+    *out = (state){buf, len, meta, lent, NULL};
     return 0;
 }
 
-/* Rank RANK's generation ID rebuilt from its chain into *OUT. */
-static int materialize(cairn_ctx *ctx, int rank, long id, state *out)
+/* May entry E of a generation's only link be lent (its raw bytes in place)? */
+static bool lendable(const cn_entry *e)
+{
+    return e->codec == CN_CODEC_RAW && !(e->flags & (CN_ENTRY_PACKED | CN_ENTRY_DELTA)) &&
+           e->stored_size == e->raw_size;
+}
+
+/* Rank RANK's generation ID rebuilt from its chain into *OUT. With LEND, the
+ * variables a full generation stores raw are lent from its verified file
+ * (no copy; the state keeps the file open), the rest copied or decoded. */
+static int materialize(cairn_ctx *ctx, int rank, long id, bool lend, state *out)
 {
     api_gen *g = NULL;
     int n = 0;
@@ -106,19 +125,31 @@ static int materialize(cairn_ctx *ctx, int rank, long id, state *out)
         m[i] = (api_member){.kind = e->kind, .type = e->type, .ndims = e->ndims,
                             .count = e->count, .size = e->raw_size, .name = e->name};
         memcpy(m[i].dims, e->dims, sizeof m[i].dims);
+        if (lend && ch.n == 1 && lendable(e))
+            m[i].lent = c->map + e->offset;
     }
     state st = {0};
     if (rc == 0)
         rc = api_state_build(ctx, rank, m, ne, &st, data);
+    bool decode = false;
     for (uint32_t i = 0; rc == 0 && i < ne; i++) {
         const cn_entry *e = &c->e[i];
+        if (!data[i])
+            continue; /* lent */
         if (e->kind == CN_KIND_FILE) /* routed files whole (split if HDF5 in write_file) */
             memcpy(data[i], c->map + e->offset, e->raw_size);
         else
-            ptrs[i] = data[i];
+            ptrs[i] = data[i], decode = true;
     }
-    if (rc == 0)
+    if (rc == 0 && decode)
         rc = api_chain_apply(ctx, &ch, ptrs);
+    if (rc == 0 && st.lent) { /* the state keeps the mapping its members point into */
+        st.chain = malloc(sizeof *st.chain);
+        if (st.chain)
+            *st.chain = ch, ch = (api_chain){0};
+        else
+            rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory to materialize rank %d", rank);
+    }
     api_chain_close(&ch);
     free(ptrs), free(data), free(m);
     free(g);
@@ -152,9 +183,13 @@ static int parse_state(cairn_ctx *ctx, const state *s, cz_agg_var *v, size_t cap
         x->count = cn_get_u64(h + 32);
         x->size = cn_get_u64(h + 40);
         x->name = (const char *)cn_rd_take(&r, pad8((uint64_t)h[7] + 1));
-        bad |= x->size > s->len - at || pad8(x->size) > s->len - at;
-        x->data = bad ? NULL : s->buf + at;
-        at += bad ? 0 : pad8(x->size);
+        if (s->lent && s->lent[i]) { /* lent: not in the buffer */
+            x->data = s->lent[i];
+        } else {
+            bad |= x->size > s->len - at || pad8(x->size) > s->len - at;
+            x->data = bad ? NULL : s->buf + at;
+            at += bad ? 0 : pad8(x->size);
+        }
         if (!x->name || x->name[h[7]] != '\0')
             r.bad = true;
     }
@@ -164,6 +199,37 @@ static int parse_state(cairn_ctx *ctx, const state *s, cz_agg_var *v, size_t cap
 }
 
 static uint32_t state_nvars(const state *s) { return s->meta >= 4 ? cn_get_u32(s->buf) : 0; }
+
+/* A lent state made whole (its lent members copied into a buffer of its
+ * own), to be sent to another node's aggregator. */
+static int own_state(cairn_ctx *ctx, state *s)
+{
+    if (!s->lent)
+        return 0;
+    size_t cap = state_nvars(s), n = 0;
+    cz_agg_var *v = malloc(sizeof *v * (cap ? cap : 1));
+    CN_FAIL_IF(!v, &ctx->err, CAIRN_ENOMEM, "no memory");
+    int rc = parse_state(ctx, s, v, cap, &n);
+    uint64_t len = s->meta;
+    for (size_t i = 0; i < n; i++)
+        len += pad8(v[i].size);
+    state w = {api_state_alloc(len), len, s->meta, NULL, NULL};
+    if (rc == 0 && !w.buf)
+        rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory for a state (%llu bytes)",
+                     (unsigned long long)len);
+    if (rc == 0) {
+        memcpy(w.buf, s->buf, s->meta);
+        uint8_t *dp = w.buf + s->meta;
+        for (size_t i = 0; i < n; i++) {
+            memcpy(dp, v[i].data, v[i].size);
+            dp += pad8(v[i].size);
+        }
+        api_state_free(s);
+        *s = w;
+    }
+    free(v);
+    return rc;
+}
 
 /* The aggregator (node index = leaders rank) of file F. */
 static int aggregator(const cairn_ctx *ctx, int group, int f)
@@ -282,8 +348,9 @@ static int write_index(cairn_ctx *ctx, int jobfd, int genfd, long id, int group,
         cn_debug("generation %ld on the PFS%s: %d ranks in %d files, %llu -> %llu bytes", id,
                  plan->incr ? " (changes since its parent)" : "", ctx->nranks, nfiles,
                  (unsigned long long)x.raw, (unsigned long long)x.stored);
-        lvl_pfs_prune(jobfd, ctx->job, (uint32_t)ctx->nranks, id, ctx->cfg.pfs_keep,
-                      ctx->cfg.prune_abandoned);
+        if (lvl_pfs_prune(jobfd, ctx->job, (uint32_t)ctx->nranks, id, ctx->cfg.pfs_keep,
+                          ctx->cfg.prune_abandoned) > 0)
+            api_trash_empty_pfs(ctx, jobfd); /* removed in the background */
     }
     free(x.files);
     return rc;
@@ -320,10 +387,45 @@ static int may_replace(cairn_ctx *ctx, int jobfd, long id)
     return rc;
 }
 
+/* Ranks per file when every node writes its own ranks' files: the ranks of
+ * a node when each node holds one run of as many consecutive ranks, else 1. */
+static int node_group(const cairn_ctx *ctx)
+{
+    int k = 0;
+    for (int r = 0; r < ctx->nranks; r++)
+        k += ctx->rank_node[r] == ctx->rank_node[0];
+    for (int r = 0; r < ctx->nranks; r++)
+        if (ctx->nranks % k != 0 || ctx->rank_node[r] != ctx->rank_node[r - r % k])
+            return 1;
+    return k;
+}
+
+/* Collective over the leaders: the ranks per aggregated file. pfs.group,
+ * unless the generation goes to the PFS raw: every variable of every rank
+ * is lent (level 1 stored it raw: its time model, which weighs more than
+ * the PFS write, found no codec that pays), pfs.scheme and compress.codec
+ * are auto and the PFS is no slower than level-1 storage. Then no codec
+ * would pay on the PFS either and merging across nodes gains nothing: each
+ * node writes its own ranks' files, in parallel, nothing sent. */
+static int flush_group(cairn_ctx *ctx, const state *st, int *group)
+{
+    const cn_config *c = &ctx->cfg;
+    int raw = c->pfs_scheme == CZ_AGG_AUTO && c->codec == CN_CODEC_AUTO &&
+              (c->pfs_bandwidth == 0 || c->pfs_bandwidth >= c->z_bandwidth);
+    for (int r = 0; r < ctx->nranks; r++)
+        if ((int)ctx->rank_node[r] == ctx->node)
+            raw &= st[r].len == st[r].meta; /* every member lent */
+    int all = raw;
+    CN_FAIL_IF(MPI_Allreduce(&raw, &all, 1, MPI_INT, MPI_LAND, ctx->leaders) != MPI_SUCCESS,
+               &ctx->err, CAIRN_EMPI, "MPI_Allreduce among node leaders failed");
+    *group = all ? node_group(ctx) : c->pfs_group;
+    *group = *group < ctx->nranks ? *group : ctx->nranks;
+    return 0;
+}
+
 static int flush_leader(cairn_ctx *ctx, long id, bool full)
 {
-    int group = ctx->cfg.pfs_group < ctx->nranks ? ctx->cfg.pfs_group : ctx->nranks;
-    int nfiles = (int)cn_pindex_nfiles((uint32_t)ctx->nranks, (uint32_t)group);
+    int group = 1, nfiles = 0;
     char gen[64];
     cn_gen_dirname(gen, sizeof gen, id);
     int jobfd = -1, genfd = -1, rc = 0;
@@ -348,16 +450,26 @@ static int flush_leader(cairn_ctx *ctx, long id, bool full)
     if (full)
         plan.incr = false, plan.parent = -1, plan.base = id;
     state *st = calloc((size_t)ctx->nranks, sizeof *st);
-    uint64_t *sum = calloc(3 * (size_t)nfiles, sizeof *sum), *total = NULL;
-    if (ctx->node == 0)
-        total = calloc(3 * (size_t)nfiles, sizeof *total);
-    if (rc == 0 && (!st || !sum || (ctx->node == 0 && !total)))
+    if (rc == 0 && !st)
         rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
     for (int r = 0; rc == 0 && r < ctx->nranks; r++)
         if ((int)ctx->rank_node[r] == ctx->node)
             rc = plan.incr ? api_flush_delta(ctx, r, id, &plan, &st[r])
-                           : materialize(ctx, r, id, &st[r]);
+                           : materialize(ctx, r, id, true, &st[r]);
     rc = leaders_agree(ctx, rc, "materializing the generation");
+    if (rc == 0)
+        rc = flush_group(ctx, st, &group);
+    for (int r = 0; rc == 0 && r < ctx->nranks; r++) /* lent states are never sent */
+        if ((int)ctx->rank_node[r] == ctx->node &&
+            aggregator(ctx, group, r / group) != ctx->node)
+            rc = own_state(ctx, &st[r]);
+    rc = leaders_agree(ctx, rc, "materializing the generation");
+    nfiles = (int)cn_pindex_nfiles((uint32_t)ctx->nranks, (uint32_t)group);
+    uint64_t *sum = calloc(3 * (size_t)nfiles, sizeof *sum), *total = NULL;
+    if (ctx->node == 0)
+        total = calloc(3 * (size_t)nfiles, sizeof *total);
+    if (rc == 0 && (!sum || (ctx->node == 0 && !total)))
+        rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
     api_fetch *fetch = NULL;
     if (rc == 0)
         rc = api_fetch_start(ctx, group, st, &fetch); /* agreed */

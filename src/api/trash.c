@@ -6,7 +6,9 @@
  * generations it drops to ".trash-*" and a background thread removes every
  * ".trash-*" entry of the node directory. One thread at a time per context;
  * cairn_finalize waits for it. A crash leaves ".trash-*" behind, which the
- * next removal (or `cairn init` of the next job) finishes.
+ * next removal (or `cairn init` of the next job) finishes. The PFS prune
+ * after a flush (levels/pfs.c) does the same in the PFS job directory, on a
+ * second thread, so that level 4 does not wait for its removals either.
  */
 #include "api/api.h"
 
@@ -33,22 +35,33 @@ static void *empty_trash(void *arg)
     return NULL;
 }
 
-void api_trash_empty(cairn_ctx *ctx, bool wait)
+/* Remove DIRFD's trash on thread *T (RUNNING: one is there to wait for). */
+static void empty_at(pthread_t *t, bool *running, int dirfd, bool wait)
 {
-    if (ctx->trash_running) {
-        pthread_join(ctx->trash_thread, NULL);
-        ctx->trash_running = false;
+    if (*running) {
+        pthread_join(*t, NULL);
+        *running = false;
     }
-    int fd = cn_dir_listing_fd(ctx->nodefd);
+    int fd = cn_dir_listing_fd(dirfd);
     if (fd < 0)
         return;
-    if (pthread_create(&ctx->trash_thread, NULL, empty_trash, (void *)(intptr_t)fd) != 0) {
+    if (pthread_create(t, NULL, empty_trash, (void *)(intptr_t)fd) != 0) {
         empty_trash((void *)(intptr_t)fd); /* no thread: do it now */
         return;
     }
-    ctx->trash_running = true;
+    *running = true;
     if (wait) {
-        pthread_join(ctx->trash_thread, NULL);
-        ctx->trash_running = false;
+        pthread_join(*t, NULL);
+        *running = false;
     }
+}
+
+void api_trash_empty(cairn_ctx *ctx, bool wait)
+{
+    empty_at(&ctx->trash_thread, &ctx->trash_running, ctx->nodefd, wait);
+}
+
+void api_trash_empty_pfs(cairn_ctx *ctx, int jobfd)
+{
+    empty_at(&ctx->pfs_trash_thread, &ctx->pfs_trash_running, jobfd, false);
 }

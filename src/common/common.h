@@ -167,6 +167,9 @@ int cn_user_dirname(char *buf, size_t len);                     /* "cairn-<euid>
 /* The ids of the "gen-<id>" entries of directory DIRFD (node-local or PFS),
  * newest first, in a malloc'd *IDS. */
 int cn_gen_list(int dirfd, long **ids, int *n, cn_err *err);
+/* A pruned generation is renamed "<prefix><name>.<pid>" in its directory,
+ * node-local or PFS, and removed in the background (src/api/trash.c). */
+#define CN_TRASH_PREFIX ".trash-"
 int cn_rank_filename(char *buf, size_t len, uint32_t rank);     /* "rank-%u.ckpt" */
 /* Parse "gen-<id>"; returns id >= 0 or -1. */
 int64_t cn_parse_gen_dirname(const char *name);

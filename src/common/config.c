@@ -218,7 +218,11 @@ static const key_def KEYS[] = {
     {.section = "pfs", .name = "group", .env = "CAIRN_PFS_GROUP", .kind = K_INT, .min = 1,
      .max = 1000000, .def = "8", FIELD(pfs_group),
      .doc = "ranks per aggregated file: N ranks write M = ceil(N / group) files, each by the "
-            "node of the group's first rank"},
+            "node of the group's first rank. A generation level 1 stored raw goes as it is, "
+            "each node writing its own ranks' file in parallel (one per rank if nodes hold "
+            "unequal runs of ranks), when pfs.scheme and compress.codec are `auto` and "
+            "pfs.bandwidth is 0 or at least compress.bandwidth: no codec would pay on the PFS "
+            "either, so merging across nodes would only move the bytes"},
     {.section = "pfs", .name = "scheme", .env = "CAIRN_PFS_SCHEME", .kind = K_ENUM,
      .words = PFS_SCHEME_WORDS, .def = "auto", FIELD(pfs_scheme),
      .doc = "how a group's variables are merged before compression: `aware` groups variables "

@@ -379,7 +379,7 @@ static void print_index(const char *path, const cn_pindex *x)
     printf(FIELD "PFS index (level 4), format version %u\n", "kind:", x->version);
     printf(FIELD "%s\n", "job:", x->job);
     printf(FIELD "%lld\n", "generation:", (long long)x->generation);
-    printf(FIELD "%u on %u nodes, %u per file (pfs.group)\n", "ranks:", x->nranks, x->nnodes,
+    printf(FIELD "%u on %u nodes, %u per file\n", "ranks:", x->nranks, x->nnodes,
            x->group);
     printf(FIELD "%s\n", "scheme:", cz_agg_scheme_name((int)x->scheme));
     if (x->parent >= 0)

@@ -192,5 +192,33 @@ check "  ... the PFS generation 200 is set aside, not removed" \
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: the restart takes 150 from the PFS, bit-exact, not 200" \
   run_grep 'restoring generation 150 from the PFS' scripts/mpirun.sh 8 "$T" restore 150
+# A generation level 1 stored raw goes to the PFS as it is (issue 18, part 4):
+# no codec would pay there either, so each node writes its own ranks' file
+# from their verified rank files (lent, not copied) and nothing is sent.
+# With T_RAW (and without T_CODECS), t_ckpt's variables are noise: stored raw.
+fresh_pfs pfs-raw
+check "level 4, raw generation: 8 ranks on 4 nodes save 3 generations (pfs.group 3)" \
+  env -u T_CODECS T_RAW=1 scripts/mpirun.sh 8 "$T" save 3 4
+check "  ... one file per node (its 2 ranks, not pfs.group's 3), the index says so" \
+  bash -c "ls '$(pfs_gen 3)' | tr '\n' ' ' | grep -qx 'agg-000000.cz agg-000001.cz agg-000002.cz agg-000003.cz index ' &&
+           '$BUILD/cairn' inspect '$(pfs_gen 3)/index' | grep -Eq '^ranks: +8 on 4 nodes, 2 per file\$'"
+check "  ... generation 1 pruned (pfs.keep = 2), nothing of it left behind in the job directory" \
+  bash -c "test ! -e '$(pfs_gen 1)' && test -e '$(pfs_gen 2)/index' && ! ls -A \"\$(dirname '$(pfs_gen 3)')\" | grep -v '^gen-'"
+check "  ... its files verify (cairn verify --job)" \
+  "$BUILD/cairn" verify --job "$CAIRN_JOB"
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: restored from the PFS, bit-exact" \
+  env -u T_CODECS T_RAW=1 scripts/mpirun.sh 8 "$T" restore 3
+wipe_nodes 0 1 2 3
+check "  ... and onto another node layout (8 ranks on 2 nodes), bit-exact" \
+  env -u T_CODECS T_RAW=1 CAIRN_RANKS_PER_NODE=4 scripts/mpirun.sh 8 "$T" restore 3
+fresh_pfs pfs-raw-odd
+check "level 4, raw generation on nodes of unequal rank counts (3 ranks on 2 nodes): a file per rank, bit-exact after a wipe" \
+  bash -c "env -u T_CODECS T_RAW=1 scripts/mpirun.sh 3 $T save 2 4 >/dev/null &&
+           ls '$(pfs_gen 2)' | tr '\n' ' ' | grep -qx 'agg-000000.cz agg-000001.cz agg-000002.cz index ' &&
+           rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && env -u T_CODECS T_RAW=1 scripts/mpirun.sh 3 $T restore 2"
+fresh_pfs pfs-mixed
+check "level 4, compressible data keeps pfs.group (T_CODECS=mixed, 8 ranks: 3 files of 3, 3 and 2 ranks)" \
+  bash -c "scripts/mpirun.sh 8 $T save 1 4 >/dev/null && '$BUILD/cairn' inspect '$(pfs_gen 1)/index' | grep -Eq '^ranks: +8 on 4 nodes, 3 per file\$'"
 unset T_CODECS CAIRN_PFS_DIR CAIRN_PFS_GROUP CAIRN_SET_SIZE CAIRN_EC_M
 export CAIRN_RANKS_PER_NODE=2

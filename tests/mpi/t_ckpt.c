@@ -19,6 +19,8 @@
  *   live-rebuild L     checkpoint at level L, run $T_WIPE (wipes nodes), then
  *                      cairn_rebuild and restart in the same job
  * With T_VARS (see tv_protect), extra variables of chosen codecs and sizes.
+ * With T_RAW, every variable is noise and exact ("field" has no bound, "cube"
+ * is noise too), so level 1 stores all of them raw.
  * With T_CODECS=mixed, two compressible variables join in and every variable
  * gets a codec that depends on its rank (mixed codecs across ranks and
  * variables, raw and "auto" among them).
@@ -120,7 +122,8 @@ static void fill(long gen, int zero)
     for (int i = 0; i < 37 * 53; i++)
         field[i] = zero ? 0 : (double)mix((uint64_t)(rank * 1000003 + gen * 7919 + i)) / 3.0;
     for (int i = 0; i < 3 * 5 * 7; i++)
-        cube[i] = zero ? 0 : (float)(rank + gen * 0.5 + i * 0.25);
+        cube[i] = zero ? 0 : getenv("T_RAW") ? (float)mix((uint64_t)(rank * 7 + gen * 3 + i))
+                                             : (float)(rank + gen * 0.5 + i * 0.25);
     for (int i = 0; i < 1001; i++)
         ints[i] = zero ? 0 : (int32_t)mix((uint64_t)(rank + 77 * gen + 31 * i));
     for (int i = 0; i < 4099; i++)
@@ -226,7 +229,8 @@ static int protect_all(cairn_ctx *ctx)
     rc |= cairn_protect(ctx, "bytes", bytes, CAIRN_UINT8, 4099, 1, (size_t[]){4099});
     rc |= cairn_protect(ctx, "step", &step, CAIRN_INT64, 1, 0, NULL);
     rc |= cairn_protect(ctx, "empty", empty, CAIRN_UINT16, 0, 0, NULL);
-    rc |= cairn_protect_bound(ctx, "field", 1e-6); /* lossy within 1e-6 (exact in practice) */
+    if (!getenv("T_RAW"))
+        rc |= cairn_protect_bound(ctx, "field", 1e-6); /* lossy within 1e-6 (exact in practice) */
     if (!smooth)
         return rc;
     rc |= cairn_protect(ctx, "smooth", smooth, CAIRN_DOUBLE, NSMOOTH, 1, (size_t[]){NSMOOTH});
