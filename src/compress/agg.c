@@ -17,7 +17,7 @@
  *   auto            all four run over a sample (a prefix of every variable,
  *                   about 1/16 of the data, 1..16 MiB); the smallest wins.
  *                   With a time model (opts.bps) only when the trials can
- *                   pay for themselves (sampling_pays); else aware.
+ *                   pay for themselves; else aware (agg_auto.c).
  * A group's stream is cut into chunks of at most AGG_CHUNK raw bytes; each
  * chunk becomes one frame (compress.h) of the group's codec. With opts.bps
  * (the file's write bandwidth) the codec, raw included, is the one of least
@@ -84,41 +84,8 @@
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
 
-typedef struct wgroup {
-    size_t first, nvar;   /* table positions */
-    uint8_t type, codec, flags;
-    uint64_t raw, stored, nunits, sum;
-} wgroup;
-
-typedef struct writer {
-    const cz_agg_var *v;
-    size_t n;
-    size_t *order;        /* table position -> index into v */
-    int scheme;
-    uint32_t version;     /* AGG_VERSION_RAW with opts.bps, else AGG_VERSION with HDF5
-                           * parts, else AGG_VERSION_PLAIN */
-    uint64_t block;       /* 0 unless a block scheme */
-    int level;
-    int threads;
-    double bps;           /* the time model's write bandwidth; 0: by size alone */
-    uint32_t chunk;
-    cz_agg_sink sink;
-    void *arg;
-    uint64_t stored;      /* bytes passed to the sink */
-    uint8_t *raw, *trial, *scratch;
-    uint8_t *inners[2], *outers[2]; /* two sets while a unit is written (pipe) */
-    uint8_t *inner, *outer;         /* the set being filled */
-    int cur;
-    cz_agg_pipe *pipe;    /* the write stage's thread; NULL: the sink is called here */
-    int (*ready)(void *arg, const void *p, size_t len); /* opts.ready */
-    void *ready_arg;
-    wgroup *g;
-    uint32_t ngroups, npass2;
-    cz_agg_member *m;     /* members of the group being written */
-    cz_span *spans;       /* a raw unit's pieces, in the variables' memory */
-    size_t nspans, spans_cap;
-    uint8_t hdr[CZ_FRAME_HDR]; /* a raw unit's frame header */
-} writer;
+typedef agg_wgroup wgroup;
+typedef agg_writer writer;
 
 static double now_s(void)
 {
@@ -225,7 +192,7 @@ static size_t members(writer *w, const wgroup *g)
 /* ---- one group ---------------------------------------------------------- */
 
 /* Bytes [P, P + LEN) of a variable's data, there to be read (opts.ready). */
-static int ready(const writer *w, const void *p, uint64_t len, cn_err *err)
+int agg_ready(const writer *w, const void *p, uint64_t len, cn_err *err)
 {
     int rc = w->ready && len ? w->ready(w->ready_arg, p, (size_t)len) : 0;
     if (rc && err && !err->msg[0])
@@ -247,7 +214,7 @@ static int next_piece(const writer *w, cz_agg_member *m, uint64_t k, const uint8
     uint64_t left = x->size - m->cur_off;
     *t = left < k ? left : k;
     *p = (const uint8_t *)x->data + m->cur_off;
-    CN_TRY(ready(w, *p, *t, err));
+    CN_TRY(agg_ready(w, *p, *t, err));
     m->cur_off += *t;
     return 0;
 }
@@ -508,7 +475,7 @@ static int write_table(writer *w, uint64_t data_size, cn_err *err)
 }
 
 /* Write V[0..N-1] (checked by the caller) by SCHEME; RAW is their total. */
-static int write_scheme(writer *w, uint64_t raw, cn_err *err)
+int agg_write_scheme(writer *w, uint64_t raw, cn_err *err)
 {
     uint64_t most = 0;
     w->stored = 0;
@@ -560,111 +527,6 @@ static int write_scheme(writer *w, uint64_t raw, cn_err *err)
     return rc;
 }
 
-/* ---- AUTO: the paper's adaptive choice, by sampling ---------------------- */
-
-static int count_sink(void *arg, const void *buf, size_t len, cn_err *err)
-{
-    (void)buf;
-    (void)err;
-    *(uint64_t *)arg += len;
-    return 0;
-}
-
-/*
- * With a time model: is sampling the four schemes worth its work? Each
- * variable is modelled on its own (its codec by choose.c on the prefix the
- * trials would take, as the aware scheme would store it). The four trials compress the sample (PER bytes of each
- * variable at most) four times with those codecs; a better merge can at most
- * halve the stored bytes (mcrEngine's schemes differ by 1.3-2.2x in ratio),
- * saving at most half their write time. Sample only when that bound is
- * larger than the trials' CPU time; never when every variable stores raw
- * (then the schemes store the same bytes, up to the table).
- */
-static int sampling_pays(const writer *w, uint64_t per, bool *pays, cn_err *err)
-{
-    *pays = true;
-    if (w->bps <= 0)
-        return 0;
-    cz_env env = {.storage_bps = w->bps, .threads = w->threads > 0 ? w->threads : 1,
-                  .level = w->level, .buf_size = AGG_CHUNK};
-    double stored = 0, cpu = 0;
-    bool packs = false;
-    for (size_t i = 0; i < w->n; i++) {
-        const cz_agg_var *x = &w->v[i];
-        if (!x->size)
-            continue;
-        uint64_t s = x->size < per ? x->size : per; /* the prefix the trials would take */
-        s -= s % cairn_type_size((cairn_type)x->type);
-        if (!s)
-            continue;
-        CN_TRY(ready(w, x->data, s, err));
-        cz_model m;
-        cz_model_lossless(x->data, s, x->type, NULL, &env, &m);
-        int id = cz_pick(&m);
-        double ratio = m.stored[id] > 0 ? m.stored[id] / (double)s : 1.0;
-        stored += ratio * (double)x->size;
-        cpu += 4 * cz_model_cpu(&env, id, x->type, s, ratio);
-        packs |= id != CZ_RAW;
-    }
-    *pays = packs && cpu / env.threads < 0.5 * stored / w->bps;
-    return 0;
-}
-
-/* Try every scheme on a prefix of each variable; the smallest file wins.
- * With a time model and a sample that cannot pay (sampling_pays), the
- * aware scheme without trials (*SAMPLED 0). */
-static int pick_scheme(writer *w, uint64_t raw, uint64_t *sampled, cn_err *err)
-{
-    uint64_t budget = raw / 16;
-    budget = budget < (1u << 20) ? (1u << 20) : budget > (16u << 20) ? (16u << 20) : budget;
-    uint64_t per = w->n ? budget / w->n : 0;
-    per = per < 64 ? 64 : per & ~(uint64_t)7;
-    *sampled = 0;
-    bool pays = true;
-    CN_TRY(sampling_pays(w, per, &pays, err));
-    if (!pays) {
-        w->scheme = CZ_AGG_AWARE;
-        return 0;
-    }
-    cz_agg_var *s = malloc((w->n ? w->n : 1) * sizeof *s);
-    if (!s)
-        return cn_fail(err, CAIRN_ENOMEM, "no memory to sample %zu variables", w->n);
-    uint64_t total = 0;
-    for (size_t i = 0; i < w->n; i++) {
-        s[i] = w->v[i];
-        if (s[i].size > per) { /* a prefix of whole elements, without a shape */
-            size_t es = cairn_type_size((cairn_type)s[i].type);
-            s[i].size = per / es * es;
-            s[i].count = s[i].size / es;
-            s[i].ndims = 0;
-            memset(s[i].dims, 0, sizeof s[i].dims);
-        }
-        total += s[i].size;
-    }
-    writer t = *w;
-    t.v = s;
-    t.sink = count_sink;
-    static const int order[] = {CZ_AGG_AWARE, CZ_AGG_AWARE_BLOCK, CZ_AGG_AGNOSTIC,
-                                CZ_AGG_AGNOSTIC_BLOCK};
-    uint64_t best = UINT64_MAX;
-    int rc = 0;
-    for (int k = 0; k < 4 && !rc; k++) {
-        uint64_t size = 0;
-        t.arg = &size;
-        t.scheme = order[k];
-        t.block = cz_agg_is_block(order[k]) ? w->block : 0;
-        rc = write_scheme(&t, total, err);
-        if (!rc && size < best) {
-            best = size;
-            w->scheme = order[k];
-        }
-    }
-    free(s);
-    free(t.spans);
-    *sampled = total;
-    return rc;
-}
-
 /* ---- the entry point ------------------------------------------------------ */
 
 int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sink sink,
@@ -712,13 +574,13 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
     w.block = block;
     w.scheme = o->scheme;
     if (!rc && o->scheme == CZ_AGG_AUTO)
-        rc = pick_scheme(&w, raw, &sampled, err);
+        rc = agg_pick_scheme(&w, raw, &sampled, err);
     if (!rc) {
         w.block = cz_agg_is_block(w.scheme) ? block : 0;
         w.sink = sink;
         w.arg = arg;
         w.pipe = raw ? cz_agg_pipe_start(sink, arg) : NULL; /* NULL: written here */
-        rc = write_scheme(&w, raw, err);
+        rc = agg_write_scheme(&w, raw, err);
         cz_agg_pipe_stop(w.pipe);
     }
     if (!rc && st)

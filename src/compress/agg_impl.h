@@ -1,8 +1,9 @@
 /*
- * agg_impl.h - what agg.c (the writer) and agg_read.c (the parser and
- * reader) share about the aggregated file: the record sizes and limits of the
- * layout described in agg.c, and the walk that orders a group's bytes for
- * each merging scheme. Internal to src/compress.
+ * agg_impl.h - what agg.c (the writer), agg_auto.c (its scheme sampling) and
+ * agg_read.c (the parser and reader) share about the aggregated file: the
+ * record sizes and limits of the layout described in agg.c, the walk that
+ * orders a group's bytes for each merging scheme, and the writer's state.
+ * Internal to src/compress.
  */
 #ifndef CAIRN_AGG_IMPL_H
 #define CAIRN_AGG_IMPL_H
@@ -96,5 +97,50 @@ cz_agg_pipe *cz_agg_pipe_start(cz_agg_sink sink, void *arg);
 int cz_agg_pipe_post(cz_agg_pipe *p, const void *buf, size_t len, cn_err *err);
 int cz_agg_pipe_drain(cz_agg_pipe *p, cn_err *err);
 void cz_agg_pipe_stop(cz_agg_pipe *p);
+
+/* The writer (agg.c): one file being written, group by group. */
+typedef struct agg_wgroup {
+    size_t first, nvar;   /* table positions */
+    uint8_t type, codec, flags;
+    uint64_t raw, stored, nunits, sum;
+} agg_wgroup;
+
+typedef struct agg_writer {
+    const cz_agg_var *v;
+    size_t n;
+    size_t *order;        /* table position -> index into v */
+    int scheme;
+    uint32_t version;     /* AGG_VERSION_RAW with opts.bps, else AGG_VERSION with HDF5
+                           * parts, else AGG_VERSION_PLAIN */
+    uint64_t block;       /* 0 unless a block scheme */
+    int level;
+    int threads;
+    double bps;           /* the time model's write bandwidth; 0: by size alone */
+    uint32_t chunk;
+    cz_agg_sink sink;
+    void *arg;
+    uint64_t stored;      /* bytes passed to the sink */
+    uint8_t *raw, *trial, *scratch;
+    uint8_t *inners[2], *outers[2]; /* two sets while a unit is written (pipe) */
+    uint8_t *inner, *outer;         /* the set being filled */
+    int cur;
+    cz_agg_pipe *pipe;    /* the write stage's thread; NULL: the sink is called here */
+    int (*ready)(void *arg, const void *p, size_t len); /* opts.ready */
+    void *ready_arg;
+    agg_wgroup *g;
+    uint32_t ngroups, npass2;
+    cz_agg_member *m;     /* members of the group being written */
+    cz_span *spans;       /* a raw unit's pieces, in the variables' memory */
+    size_t nspans, spans_cap;
+    uint8_t hdr[CZ_FRAME_HDR]; /* a raw unit's frame header */
+} agg_writer;
+
+/* Write W's variables by W's scheme, RAW bytes in all, to its sink (agg.c). */
+int agg_write_scheme(agg_writer *w, uint64_t raw, cn_err *err);
+/* Bytes [P, P + LEN) of a variable's data, there to be read (opts.ready). */
+int agg_ready(const agg_writer *w, const void *p, uint64_t len, cn_err *err);
+/* Scheme auto: set w->scheme by sampling, or aware when sampling cannot pay
+ * (*SAMPLED: the bytes sampled, 0 then). agg_auto.c. */
+int agg_pick_scheme(agg_writer *w, uint64_t raw, uint64_t *sampled, cn_err *err);
 
 #endif /* CAIRN_AGG_IMPL_H */
