@@ -25,6 +25,14 @@ int api_flush(cairn_ctx *ctx, long id);
 /* As api_flush, always full (bench/l4_bench.c: an increment against the same
  * generation flushed full). */
 int api_flush_full(cairn_ctx *ctx, long id);
+/* A member's bytes lent from a verified rank file (DATA NULL: not lent),
+ * with that file's block checksums: SUMS[b] is the XXH3-64 of bytes
+ * [b * SUM_BLOCK, (b + 1) * SUM_BLOCK) of DATA, checked when it was opened. */
+typedef struct api_lent {
+    const uint8_t *data;
+    const uint64_t *sums;
+    uint64_t sum_block;
+} api_lent;
 /* A rank's generation materialized for a flush (layout in flush.c): META
  * bytes of records, then the data, LEN in all. A member may be lent instead:
  * LENT[i] (member i of the records) points at its bytes in the verified
@@ -33,7 +41,7 @@ int api_flush_full(cairn_ctx *ctx, long id);
 typedef struct api_state {
     uint8_t *buf;
     uint64_t len, meta;
-    const uint8_t **lent;         /* NULL, or one per member (NULL: in BUF) */
+    api_lent *lent;               /* NULL, or one per member (data NULL: in BUF) */
     struct api_chain *chain;      /* owned; NULL unless a member is lent */
 } api_state;
 /* A state's LEN bytes, zeroed (fetch.c); freed by api_state_free (S->buf of
@@ -45,11 +53,11 @@ typedef struct api_member {
     uint8_t kind, type, ndims;
     uint64_t dims[CAIRN_MAX_DIMS], count, size;
     const char *name;
-    const uint8_t *lent;          /* its SIZE bytes, lent (see api_state); NULL: copied */
+    api_lent lent;                /* its SIZE bytes, lent (see api_state); data NULL: copied */
 } api_member;
 /* A state of RANK holding members M[0..N-1] (flush.c): records written, the
  * data zeroed; DATA[i] receives where member i's SIZE bytes go (NULL for a
- * lent member: the state points at M[i].lent). */
+ * lent member: the state points at M[i].lent.data). */
 int api_state_build(cairn_ctx *ctx, int rank, const api_member *m, size_t n, api_state *out,
                     uint8_t **data);
 /*

@@ -57,12 +57,12 @@ int api_state_build(cairn_ctx *ctx, int rank, const api_member *m, size_t n, api
     bool lends = false;
     for (size_t i = 0; i < n; i++) {
         meta += REC_HDR + pad8(strlen(m[i].name) + 1);
-        len += m[i].lent ? 0 : pad8(m[i].size);
-        lends |= m[i].lent != NULL;
+        len += m[i].lent.data ? 0 : pad8(m[i].size);
+        lends |= m[i].lent.data != NULL;
     }
     len += meta;
     uint8_t *buf = api_state_alloc(len);
-    const uint8_t **lent = lends ? calloc(n ? n : 1, sizeof *lent) : NULL;
+    api_lent *lent = lends ? calloc(n ? n : 1, sizeof *lent) : NULL;
     if (buf && lends && !lent)
         api_state_free(&(state){.buf = buf, .len = len}), buf = NULL;
     CN_FAIL_IF(!buf || n > UINT32_MAX, &ctx->err, CAIRN_ENOMEM,
@@ -81,7 +81,7 @@ int api_state_build(cairn_ctx *ctx, int rank, const api_member *m, size_t n, api
         cn_put_u64(p + 40, m[i].size);
         memcpy(p + REC_HDR, m[i].name, nl);
         p += REC_HDR + pad8(nl + 1);
-        if (m[i].lent) {
+        if (m[i].lent.data) {
             lent[i] = m[i].lent;
             data[i] = NULL;
         } else {
@@ -126,7 +126,7 @@ static int materialize(cairn_ctx *ctx, int rank, long id, bool lend, state *out)
                             .count = e->count, .size = e->raw_size, .name = e->name};
         memcpy(m[i].dims, e->dims, sizeof m[i].dims);
         if (lend && ch.n == 1 && lendable(e))
-            m[i].lent = c->map + e->offset;
+            m[i].lent = (api_lent){c->map + e->offset, e->block_sums, c->h.block_size};
     }
     state st = {0};
     if (rc == 0)
@@ -183,8 +183,10 @@ static int parse_state(cairn_ctx *ctx, const state *s, cz_agg_var *v, size_t cap
         x->count = cn_get_u64(h + 32);
         x->size = cn_get_u64(h + 40);
         x->name = (const char *)cn_rd_take(&r, pad8((uint64_t)h[7] + 1));
-        if (s->lent && s->lent[i]) { /* lent: not in the buffer */
-            x->data = s->lent[i];
+        if (s->lent && s->lent[i].data) { /* lent: not in the buffer */
+            x->data = s->lent[i].data;
+            x->sums = s->lent[i].sums; /* verified: the file's own frames' checksums */
+            x->sum_block = s->lent[i].sum_block;
         } else {
             bad |= x->size > s->len - at || pad8(x->size) > s->len - at;
             x->data = bad ? NULL : s->buf + at;

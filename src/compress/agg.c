@@ -202,8 +202,9 @@ int agg_ready(const writer *w, const void *p, uint64_t len, cn_err *err)
 
 /* The next piece (at most K > 0 bytes, within one variable) of member M's
  * stream: *P and *T, its data arrived (ready); M moves past it. */
-static int next_piece(const writer *w, cz_agg_member *m, uint64_t k, const uint8_t **p,
-                      uint64_t *t, cn_err *err)
+/* The variable member M's stream is in (exhausted ones passed); M must have
+ * bytes left. */
+static const cz_agg_var *member_var(const writer *w, cz_agg_member *m)
 {
     const cz_agg_var *x = &w->v[w->order[m->first + m->cur]];
     while (x->size == m->cur_off) {
@@ -211,6 +212,13 @@ static int next_piece(const writer *w, cz_agg_member *m, uint64_t k, const uint8
         m->cur_off = 0;
         x = &w->v[w->order[m->first + m->cur]];
     }
+    return x;
+}
+
+static int next_piece(const writer *w, cz_agg_member *m, uint64_t k, const uint8_t **p,
+                      uint64_t *t, cn_err *err)
+{
+    const cz_agg_var *x = member_var(w, m);
     uint64_t left = x->size - m->cur_off;
     *t = left < k ? left : k;
     *p = (const uint8_t *)x->data + m->cur_off;
@@ -256,29 +264,49 @@ static int spans_of(writer *w, cz_agg_member *m, uint64_t k, cn_err *err)
 
 /* The next chunk of raw group G written straight from the variables' memory,
  * no copy: the frame header (checksum over the pieces), then the pieces.
- * *FILL: its raw bytes (0: the group's stream is over). */
+ * A variable with known block checksums (cz_agg_var.sums) goes a block a
+ * unit, its units starting on its blocks, each framed with its block's
+ * checksum (not hashed again). *FILL: its raw bytes (0: the stream is over). */
 static int raw_unit(writer *w, wgroup *g, cz_agg_walk *wk, XXH3_state_t *hs, size_t *fill,
                     cn_err *err)
 {
     w->nspans = 0;
     *fill = 0;
-    while (*fill < w->chunk) {
+    const uint64_t *known = NULL; /* the unit is one block whose checksum this is */
+    while (*fill < w->chunk && !known) {
         size_t mi;
         uint64_t piece = cz_agg_walk_piece(wk, &mi);
         if (!piece)
             break;
         uint64_t take = piece < w->chunk - *fill ? piece : w->chunk - *fill;
+        const cz_agg_var *x = member_var(w, &w->m[mi]);
+        uint64_t bs = x->sums ? x->sum_block : 0, off = w->m[mi].cur_off;
+        if (bs && off % bs == 0) {
+            if (*fill)
+                break; /* its block starts a unit of its own */
+            uint64_t len = x->size - off < bs ? x->size - off : bs;
+            if (len <= take) {
+                take = len;
+                known = &x->sums[off / bs];
+            }
+        } else if (bs && bs - off % bs < take) {
+            take = bs - off % bs; /* up to its next block: the unit after starts on one */
+        }
         CN_TRY(spans_of(w, &w->m[mi], take, err));
         cz_agg_walk_take(wk, take);
         *fill += (size_t)take;
     }
     if (!*fill)
         return 0;
-    XXH3_state_t fs;
-    XXH3_64bits_reset(&fs);
-    for (size_t i = 0; i < w->nspans; i++)
-        XXH3_64bits_update(&fs, w->spans[i].ptr, (size_t)w->spans[i].len);
-    cz_frame_raw_header(w->hdr, g->type, (uint32_t)*fill, XXH3_64bits_digest(&fs));
+    uint64_t sum = known ? *known : 0;
+    if (!known) {
+        XXH3_state_t fs;
+        XXH3_64bits_reset(&fs);
+        for (size_t i = 0; i < w->nspans; i++)
+            XXH3_64bits_update(&fs, w->spans[i].ptr, (size_t)w->spans[i].len);
+        sum = XXH3_64bits_digest(&fs);
+    }
+    cz_frame_raw_header(w->hdr, g->type, (uint32_t)*fill, sum);
     XXH3_64bits_update(hs, w->hdr, CZ_FRAME_HDR);
     CN_TRY(post(w, w->hdr, CZ_FRAME_HDR, err));
     for (size_t i = 0; i < w->nspans; i++) {

@@ -85,6 +85,7 @@ int agg_pick_scheme(writer *w, uint64_t raw, uint64_t *sampled, cn_err *err)
     uint64_t total = 0;
     for (size_t i = 0; i < w->n; i++) {
         s[i] = w->v[i];
+        s[i].sums = NULL; /* a prefix: its last block's checksum is not the sample's */
         if (s[i].size > per) { /* a prefix of whole elements, without a shape */
             size_t es = cairn_type_size((cairn_type)s[i].type);
             s[i].size = per / es * es;

@@ -372,6 +372,11 @@ typedef struct cz_agg_var {
     uint64_t count;              /* elements (for files: bytes) */
     uint64_t size;               /* bytes */
     const void *data;            /* write: borrowed; read callback: valid during the call only */
+    const uint64_t *sums;        /* write, may be NULL: the XXH3-64 of each SUM_BLOCK bytes of
+                                  * DATA (the last block shorter), known to match (the caller
+                                  * checked them); a raw group then frames those blocks with
+                                  * these checksums instead of hashing them again */
+    uint64_t sum_block;
 } cz_agg_var;
 typedef struct cz_agg_opts {
     int scheme;                  /* enum cz_agg_scheme */
