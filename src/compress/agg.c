@@ -65,7 +65,9 @@
  * trailer), and every frame carries the XXH3-64 of its raw bytes.
  *
  * A raw group's units after the first (whose bytes the codec was picked on)
- * are written from the variables' memory, without a copy (raw_unit).
+ * are written from the variables' memory, without a copy (raw_unit); a
+ * variable whose block checksums the caller knows (cz_agg_var.sums: a flush
+ * lending a verified rank file) goes a block a unit, framed with them.
  * Pipeline: the final write hands each unit to a thread of its own
  * (agg_pipe.c), which writes it through the sink while the next chunk is
  * gathered and compressed into a second buffer set; header and table are
