@@ -96,7 +96,7 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int emit(writer *w, const void *p, size_t len, cn_err *err)
+int agg_emit(writer *w, const void *p, size_t len, cn_err *err)
 {
     if (!len)
         return 0;
@@ -117,7 +117,7 @@ static int emit(writer *w, const void *p, size_t len, cn_err *err)
 static int post(writer *w, const void *p, size_t len, cn_err *err)
 {
     if (!w->pipe)
-        return emit(w, p, len, err);
+        return agg_emit(w, p, len, err);
     CN_TRY(cz_agg_pipe_post(w->pipe, p, len, err));
     w->stored += len;
     return 0;
@@ -129,7 +129,7 @@ static int post(writer *w, const void *p, size_t len, cn_err *err)
 static int emit_unit(writer *w, const uint8_t *p, size_t len, cn_err *err)
 {
     if (!w->pipe)
-        return emit(w, p, len, err);
+        return agg_emit(w, p, len, err);
     CN_TRY(post(w, p, len, err));
     w->cur ^= 1;
     w->inner = w->inners[w->cur];
@@ -438,72 +438,6 @@ static int write_group(writer *w, wgroup *g, cn_err *err)
     return 0;
 }
 
-/* ---- header, table, trailer --------------------------------------------- */
-
-static void put_header(const writer *w, uint64_t raw, uint8_t *h)
-{
-    memset(h, 0, AGG_HDR);
-    memcpy(h, cz_agg_magic, 8);
-    cn_put_u32(h + 8, w->version);
-    h[12] = (uint8_t)w->scheme;
-    cn_put_u32(h + 16, (uint32_t)w->block);
-    cn_put_u32(h + 20, (uint32_t)w->n);
-    cn_put_u32(h + 24, w->ngroups);
-    cn_put_u32(h + 28, w->chunk);
-    cn_put_u64(h + 32, raw);
-    cn_put_u64(h + 56, cn_hash(h, 56));
-}
-
-static int write_table(writer *w, uint64_t data_size, cn_err *err)
-{
-    size_t tlen = (size_t)w->ngroups * AGG_GROUP_REC;
-    for (size_t i = 0; i < w->n; i++)
-        tlen += AGG_VAR_FIXED + strlen(w->v[w->order[i]].name);
-    uint8_t *t = calloc(1, tlen + AGG_TRAILER);
-    if (!t)
-        return cn_fail(err, CAIRN_ENOMEM, "no memory for a table of %zu bytes", tlen);
-    uint8_t *p = t;
-    for (uint32_t i = 0; i < w->ngroups; i++, p += AGG_GROUP_REC) {
-        const wgroup *g = &w->g[i];
-        p[0] = g->codec;
-        p[1] = g->type;
-        p[2] = g->flags;
-        cn_put_u32(p + 4, (uint32_t)g->nvar);
-        cn_put_u64(p + 8, g->raw);
-        cn_put_u64(p + 16, g->stored);
-        cn_put_u64(p + 24, g->nunits);
-        cn_put_u64(p + 32, g->sum);
-    }
-    for (size_t i = 0; i < w->n; i++) {
-        const cz_agg_var *x = &w->v[w->order[i]];
-        size_t nl = strlen(x->name);
-        cn_put_u32(p, x->rank);
-        p[4] = x->kind;
-        p[5] = x->type;
-        p[6] = x->ndims;
-        cn_put_u16(p + 8, (uint16_t)nl);
-        cn_put_u32(p + 12, x->file);
-        for (int d = 0; d < CAIRN_MAX_DIMS; d++)
-            cn_put_u64(p + 16 + 8 * d, x->dims[d]);
-        cn_put_u64(p + 40, x->count);
-        cn_put_u64(p + 48, x->size);
-        memcpy(p + AGG_VAR_FIXED, x->name, nl);
-        p += AGG_VAR_FIXED + nl;
-    }
-    memcpy(p, cz_agg_tmagic, 8);
-    cn_put_u32(p + 8, w->version);
-    cn_put_u32(p + 12, (uint32_t)w->n);
-    cn_put_u32(p + 16, w->ngroups);
-    cn_put_u64(p + 24, data_size);
-    cn_put_u64(p + 32, tlen);
-    cn_put_u64(p + 40, cn_hash(t, tlen));
-    cn_put_u64(p + 48, (uint64_t)AGG_HDR + data_size + tlen + AGG_TRAILER);
-    cn_put_u64(p + 56, cn_hash(p, 56));
-    int rc = emit(w, t, tlen + AGG_TRAILER, err);
-    free(t);
-    return rc;
-}
-
 /* Write V[0..N-1] (checked by the caller) by SCHEME; RAW is their total. */
 int agg_write_scheme(writer *w, uint64_t raw, cn_err *err)
 {
@@ -536,13 +470,13 @@ int agg_write_scheme(writer *w, uint64_t raw, cn_err *err)
                      w->chunk);
     uint8_t h[AGG_HDR];
     if (!rc) {
-        put_header(w, raw, h);
-        rc = emit(w, h, AGG_HDR, err);
+        agg_put_header(w, raw, h);
+        rc = agg_emit(w, h, AGG_HDR, err);
     }
     for (uint32_t i = 0; !rc && i < w->ngroups; i++)
         rc = write_group(w, &w->g[i], err);
     if (!rc)
-        rc = write_table(w, w->stored - AGG_HDR, err);
+        rc = agg_write_table(w, w->stored - AGG_HDR, err);
     if (w->pipe) { /* no unit in flight when the buffers go */
         int drained = cz_agg_pipe_drain(w->pipe, rc ? NULL : err);
         rc = rc ? rc : drained;

@@ -1,8 +1,9 @@
 /*
- * agg_impl.h - what agg.c (the writer), agg_auto.c (its scheme sampling) and
- * agg_read.c (the parser and reader) share about the aggregated file: the
- * record sizes and limits of the layout described in agg.c, the walk that
- * orders a group's bytes for each merging scheme, and the writer's state.
+ * agg_impl.h - what agg.c (the writer), agg_auto.c (its scheme sampling),
+ * agg_table.c (the file's ends) and agg_read.c (the parser and reader)
+ * share about the aggregated file: the record sizes and limits of the
+ * layout described in agg.c, the walk that orders a group's bytes for each
+ * merging scheme, and the writer's state.
  * Internal to src/compress.
  */
 #ifndef CAIRN_AGG_IMPL_H
@@ -135,6 +136,13 @@ typedef struct agg_writer {
     uint8_t hdr[CZ_FRAME_HDR]; /* a raw unit's frame header */
 } agg_writer;
 
+/* LEN bytes at P to W's sink, in file order (after every unit posted; agg.c). */
+int agg_emit(agg_writer *w, const void *p, size_t len, cn_err *err);
+/* The file's header for RAW bytes of variables into H (AGG_HDR bytes), and
+ * the table and trailer after DATA_SIZE bytes of groups, emitted
+ * (agg_table.c). */
+void agg_put_header(const agg_writer *w, uint64_t raw, uint8_t *h);
+int agg_write_table(agg_writer *w, uint64_t data_size, cn_err *err);
 /* Write W's variables by W's scheme, RAW bytes in all, to its sink (agg.c). */
 int agg_write_scheme(agg_writer *w, uint64_t raw, cn_err *err);
 /* Bytes [P, P + LEN) of a variable's data, there to be read (opts.ready). */
