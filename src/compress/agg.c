@@ -268,7 +268,7 @@ static int spans_of(writer *w, cz_agg_member *m, uint64_t k, cn_err *err)
  * no copy: the frame header (checksum over the pieces), then the pieces.
  * A variable with known block checksums (cz_agg_var.sums) goes a block a
  * unit, its units starting on its blocks, each framed with its block's
- * checksum (not hashed again). *FILL: its raw bytes (0: the stream is over). */
+ * checksum (not hashed again), unless the scheme interleaves blocks. *FILL: its raw bytes (0: the stream is over). */
 static int raw_unit(writer *w, wgroup *g, cz_agg_walk *wk, XXH3_state_t *hs, size_t *fill,
                     cn_err *err)
 {
@@ -282,7 +282,9 @@ static int raw_unit(writer *w, wgroup *g, cz_agg_walk *wk, XXH3_state_t *hs, siz
             break;
         uint64_t take = piece < w->chunk - *fill ? piece : w->chunk - *fill;
         const cz_agg_var *x = member_var(w, &w->m[mi]);
-        uint64_t bs = x->sums ? x->sum_block : 0, off = w->m[mi].cur_off;
+        /* Not in the block schemes: their pieces (opts.block) are smaller than a
+         * block, and a unit per piece would only add frames. */
+        uint64_t bs = x->sums && !w->block ? x->sum_block : 0, off = w->m[mi].cur_off;
         if (bs && off % bs == 0) {
             if (*fill)
                 break; /* its block starts a unit of its own */
