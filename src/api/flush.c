@@ -100,10 +100,10 @@ static bool lendable(const cn_entry *e)
            e->stored_size == e->raw_size;
 }
 
-/* Rank RANK's generation ID rebuilt from its chain into *OUT. With LEND, the
- * variables a full generation stores raw are lent from its verified file
- * (no copy; the state keeps the file open), the rest copied or decoded. */
-static int materialize(cairn_ctx *ctx, int rank, long id, bool lend, state *out)
+/* Rank RANK's generation ID rebuilt from its chain into *OUT: the variables
+ * a full generation stores raw are lent from its verified file (no copy; the
+ * state keeps the file open), the rest copied or decoded. */
+static int materialize(cairn_ctx *ctx, int rank, long id, state *out)
 {
     api_gen *g = NULL;
     int n = 0;
@@ -125,7 +125,7 @@ static int materialize(cairn_ctx *ctx, int rank, long id, bool lend, state *out)
         m[i] = (api_member){.kind = e->kind, .type = e->type, .ndims = e->ndims,
                             .count = e->count, .size = e->raw_size, .name = e->name};
         memcpy(m[i].dims, e->dims, sizeof m[i].dims);
-        if (lend && ch.n == 1 && lendable(e))
+        if (ch.n == 1 && lendable(e))
             m[i].lent = (api_lent){c->map + e->offset, e->block_sums, c->h.block_size};
     }
     state st = {0};
@@ -350,9 +350,9 @@ static int write_index(cairn_ctx *ctx, int jobfd, int genfd, long id, int group,
         cn_debug("generation %ld on the PFS%s: %d ranks in %d files, %llu -> %llu bytes", id,
                  plan->incr ? " (changes since its parent)" : "", ctx->nranks, nfiles,
                  (unsigned long long)x.raw, (unsigned long long)x.stored);
-        if (lvl_pfs_prune(jobfd, ctx->job, (uint32_t)ctx->nranks, id, ctx->cfg.pfs_keep,
-                          ctx->cfg.prune_abandoned) > 0)
-            api_trash_empty_pfs(ctx, jobfd); /* removed in the background */
+        lvl_pfs_prune(jobfd, ctx->job, (uint32_t)ctx->nranks, id, ctx->cfg.pfs_keep,
+                      ctx->cfg.prune_abandoned);
+        api_trash_empty_pfs(ctx, jobfd); /* in the background: these, and a crash's */
     }
     free(x.files);
     return rc;
@@ -457,7 +457,7 @@ static int flush_leader(cairn_ctx *ctx, long id, bool full)
     for (int r = 0; rc == 0 && r < ctx->nranks; r++)
         if ((int)ctx->rank_node[r] == ctx->node)
             rc = plan.incr ? api_flush_delta(ctx, r, id, &plan, &st[r])
-                           : materialize(ctx, r, id, true, &st[r]);
+                           : materialize(ctx, r, id, &st[r]);
     rc = leaders_agree(ctx, rc, "materializing the generation");
     if (rc == 0)
         rc = flush_group(ctx, st, &group);

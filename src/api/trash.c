@@ -8,7 +8,8 @@
  * cairn_finalize waits for it. A crash leaves ".trash-*" behind, which the
  * next removal (or `cairn init` of the next job) finishes. The PFS prune
  * after a flush (levels/pfs.c) does the same in the PFS job directory, on a
- * second thread, so that level 4 does not wait for its removals either.
+ * second thread, so that level 4 does not wait for its removals either;
+ * every flush empties that trash, a crashed run's included.
  */
 #include "api/api.h"
 

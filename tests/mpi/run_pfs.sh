@@ -212,6 +212,11 @@ check "  ... every node wiped: restored from the PFS, bit-exact" \
 wipe_nodes 0 1 2 3
 check "  ... and onto another node layout (8 ranks on 2 nodes), bit-exact" \
   env -u T_CODECS T_RAW=1 CAIRN_RANKS_PER_NODE=4 scripts/mpirun.sh 8 "$T" restore 3
+mkdir -p "$(dirname "$(pfs_gen 3)")/.trash-gen-1.99999/x" # what a crash mid-removal leaves
+check "  ... generation 4 flushed, pruning nothing (pfs.keep 10): a crash's leftover trash is removed" \
+  bash -c "env -u T_CODECS T_RAW=1 T_FIRST=4 CAIRN_PFS_KEEP=10 scripts/mpirun.sh 8 $T save 1 4 >/dev/null &&
+           ! ls -A \"\$(dirname '$(pfs_gen 3)')\" | grep -v '^gen-' &&
+           test -e '$(pfs_gen 2)/index' && test -e '$(pfs_gen 3)/index' && test -e '$(pfs_gen 4)/index'"
 fresh_pfs pfs-raw-odd
 check "level 4, raw generation on nodes of unequal rank counts (3 ranks on 2 nodes): a file per rank, bit-exact after a wipe" \
   bash -c "env -u T_CODECS T_RAW=1 scripts/mpirun.sh 3 $T save 2 4 >/dev/null &&
