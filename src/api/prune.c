@@ -161,13 +161,12 @@ void api_prune(cairn_ctx *ctx, long id, int what)
                         "(or set store.prune_abandoned = on)", g[i].id, id, aside);
             continue;
         }
-        char name[64], trash[128];
-        cn_gen_dirname(name, sizeof name, g[i].id);
-        snprintf(trash, sizeof trash, "%s%s.%d", API_TRASH_PREFIX, name, (int)getpid());
-        if (renameat(ctx->nodefd, name, ctx->nodefd, trash) == 0)
+        int moved = cn_trash_gen(ctx->nodefd, g[i].id);
+        if (moved == 0)
             trashed++;
         else
-            cn_warn("prune: cannot move %s/%s aside: %s", ctx->node_path, name, strerror(errno));
+            cn_warn("prune: cannot move %s/" CN_GEN_PREFIX "%ld aside: %s", ctx->node_path,
+                    g[i].id, strerror(-moved));
     }
     free(g);
     if (trashed)

@@ -194,6 +194,14 @@ int cn_gen_dirname(char *buf, size_t len, int64_t gen)
     return (n < 0 || (size_t)n >= len) ? CAIRN_EINVAL : 0;
 }
 
+int cn_trash_gen(int dirfd, int64_t id)
+{
+    char gen[64], trash[128];
+    cn_gen_dirname(gen, sizeof gen, id);
+    snprintf(trash, sizeof trash, "%s%s.%d", CN_TRASH_PREFIX, gen, (int)getpid());
+    return renameat(dirfd, gen, dirfd, trash) == 0 ? 0 : -errno;
+}
+
 int cn_user_dirname(char *buf, size_t len)
 {
     int n = snprintf(buf, len, "cairn-%u", (unsigned)geteuid());

@@ -172,9 +172,8 @@ int lvl_pfs_abandon(int jobfd, const char *job, uint32_t nranks, long newest, bo
  * remove the older ones and older directories without an index; those above
  * NEWEST only with ABANDONED. Never another rank count's, nor a damaged index,
  * nor a link of the chain of a generation that stays. Removing is renaming to
- * CN_TRASH_PREFIX (the caller empties the trash, in the background); returns
- * how many were renamed. */
-int lvl_pfs_prune(int jobfd, const char *job, uint32_t nranks, long newest, int keep,
+ * CN_TRASH_PREFIX (the caller empties the trash, in the background). */
+void lvl_pfs_prune(int jobfd, const char *job, uint32_t nranks, long newest, int keep,
                    bool abandoned);
 /* A generation newer than ID that stays (GOING says no) and needs ID, a
  * link of its chain (its index names the way down); -1 if none. */

@@ -133,19 +133,19 @@ long lvl_pfs_newest(int jobfd, const char *job, long bound, uint32_t nranks, cn_
  * increment needs its parent, down to its full base): KEEP counts the
  * generations a restart can take, and their chains stay with them.
  */
-int lvl_pfs_prune(int jobfd, const char *job, uint32_t nranks, long newest, int keep,
-                  bool abandoned)
+void lvl_pfs_prune(int jobfd, const char *job, uint32_t nranks, long newest, int keep,
+                   bool abandoned)
 {
     long *ids = NULL, *parent = NULL;
-    int n = 0, kept = 0, trashed = 0;
+    int n = 0, kept = 0;
     cn_err err = {0};
     if (cn_gen_list(jobfd, &ids, &n, &err) < 0)
-        return 0;
+        return;
     bool *go = calloc((size_t)n + 1, sizeof *go);
     parent = calloc((size_t)n + 1, sizeof *parent);
     if (!go || !parent) {
         free(go), free(parent), free(ids);
-        return 0; /* out of memory: nothing removed */
+        return; /* out of memory: nothing removed */
     }
     for (int i = 0; i < n; i++) { /* newest first */
         cn_pindex x;
@@ -175,19 +175,15 @@ int lvl_pfs_prune(int jobfd, const char *job, uint32_t nranks, long newest, int 
     for (int i = 0; i < n; i++) {
         if (!go[i])
             continue;
-        char gen[64], trash[128];
+        char gen[64];
         cn_gen_dirname(gen, sizeof gen, ids[i]);
-        snprintf(trash, sizeof trash, "%s%s.%d", CN_TRASH_PREFIX, gen, (int)getpid());
-        bool moved = renameat(jobfd, gen, jobfd, trash) == 0;
-        trashed += moved;
-        if (!moved && cn_rmtree_at(jobfd, gen, &err) < 0) /* cannot be moved aside: now */
+        if (cn_trash_gen(jobfd, ids[i]) < 0 && cn_rmtree_at(jobfd, gen, &err) < 0) /* now */
             cn_warn("cannot remove PFS generation %ld: %s", ids[i], err.msg);
         else if (ids[i] > newest)
             cn_info("removed PFS generation %ld of an abandoned timeline (store.prune_abandoned)",
                     ids[i]);
     }
     free(go), free(parent), free(ids);
-    return trashed;
 }
 
 long lvl_pfs_needed(int jobfd, long id, bool (*going)(void *arg, long id), void *arg)
