@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#define NAP_MAX_NS 250000L /* api_allreduce_napping: a waiting rank's longest nap */
+
 static char init_msg[CN_MSG_MAX + 64]; /* cairn_errmsg(NULL): why cairn_init failed */
 
 int api_echo(cairn_ctx *ctx, int code, const char *fmt, ...)
@@ -37,6 +39,22 @@ int api_echo(cairn_ctx *ctx, int code, const char *fmt, ...)
     ctx->err.code = code;
     ctx->echo = true;
     return code;
+}
+
+int api_allreduce_napping(cairn_ctx *ctx, const void *in, void *out, int count,
+                          MPI_Datatype type, MPI_Op op)
+{
+    MPI_Request req;
+    if (MPI_Iallreduce(in, out, count, type, op, ctx->comm, &req) != MPI_SUCCESS)
+        return CAIRN_EMPI;
+    for (long ns = 1000;; ns = ns < NAP_MAX_NS / 2 ? 2 * ns : NAP_MAX_NS) {
+        int done = 0;
+        if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return CAIRN_EMPI;
+        if (done)
+            return 0;
+        nanosleep(&(struct timespec){.tv_nsec = ns}, NULL);
+    }
 }
 
 int api_agree(cairn_ctx *ctx, int rc)

@@ -6,7 +6,10 @@
  * has none. The job goes asynchronous only if a daemon of the same job, node
  * and configuration answers on every node (else it stays synchronous and,
  * if only some nodes have one, says so). After a generation is committed at
- * level 1 the leaders hand it over (GEN) and wait only for the daemon's OK.
+ * level 1 the leaders hand it over (GEN) and wait only for the daemon's OK;
+ * the ranks agree on the answers napping (api_allreduce_napping): a rank
+ * spinning in MPI would keep the answering thread, in the daemons' nice-19
+ * autogroup (daemon/prio.c), off the core for a slice of 0.01-0.15 s.
  * A daemon that does not answer within daemon.timeout, or refuses, makes the
  * whole job fall back to synchronous mode with a warning; level 1 is never
  * touched by the daemon, so nothing is lost. A daemon that refuses a
@@ -161,8 +164,8 @@ int api_daemon_gen(cairn_ctx *ctx, long id, int level, bool flush)
         rc = ask(ctx, &req);
         refused = rc < 0 && strncmp(ctx->err.msg, REFUSED, strlen(REFUSED)) == 0;
     }
-    int worst = rc;
-    if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS)
+    int worst = rc; /* napping: the ranks answered first leave the cores to the daemons */
+    if (api_allreduce_napping(ctx, &rc, &worst, 1, MPI_INT, MPI_MIN) != 0)
         worst = CAIRN_EMPI;
     if (worst == 0)
         return 0;
