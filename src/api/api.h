@@ -168,6 +168,10 @@ struct cairn_ctx {
  * code (an original failure before an echo), on every rank.
  */
 int api_agree(cairn_ctx *ctx, int rc);
+/* api_agree for a collective after node leaders waited for cairnd: its
+ * waiting ranks nap (api_allreduce_napping below), leaving the cores to the
+ * daemons that have still to answer. */
+int api_agree_napping(cairn_ctx *ctx, int rc);
 /*
  * Collective. MPI_Allreduce of COUNT values, but a rank that waits sleeps
  * (MPI_Iallreduce, tested with a growing nap of at most 0.25 ms) instead of
@@ -175,8 +179,8 @@ int api_agree(cairn_ctx *ctx, int rc);
  * would otherwise wait behind the spinning ranks of its node (prio.c).
  * 0 or CAIRN_EMPI.
  */
-int api_allreduce_napping(cairn_ctx *ctx, const void *in, void *out, int count,
-                          MPI_Datatype type, MPI_Op op);
+int api_allreduce_napping(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op,
+                          MPI_Comm comm);
 /* Every public call on a context starts here: the scratch error and the
  * message cairn_errmsg returns are cleared, so a call that succeeds leaves ""
  * and a failed one's message is its own. */

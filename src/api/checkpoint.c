@@ -287,7 +287,7 @@ static int hold_if_back(cairn_ctx *ctx, long id, bool *again)
     if (MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, ctx->comm) != MPI_SUCCESS)
         return api_agree(ctx, cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce failed"));
     *again = any;
-    return api_agree(ctx, any && ctx->node_rank == 0 ? api_daemon_hold(ctx) : 0);
+    return api_agree_napping(ctx, any && ctx->node_rank == 0 ? api_daemon_hold(ctx) : 0);
 }
 
 /* Collective: every manifest of generation ID (at LEVEL) gets the seconds
@@ -393,7 +393,7 @@ static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
      * some nodes have one, another configuration): none may work on what this
      * raises, flushes or prunes, so they are held (at once if none answers). */
     int held = ctx->node_rank == 0 ? api_daemon_hold(ctx) : 0;
-    rc = api_agree(ctx, held);
+    rc = api_agree_napping(ctx, held);
     if (rc == 0 && local > CAIRN_LEVEL_LOCAL)
         rc = api_raise(ctx, id, local);
     if (rc == 0)

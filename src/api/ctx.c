@@ -41,11 +41,11 @@ int api_echo(cairn_ctx *ctx, int code, const char *fmt, ...)
     return code;
 }
 
-int api_allreduce_napping(cairn_ctx *ctx, const void *in, void *out, int count,
-                          MPI_Datatype type, MPI_Op op)
+int api_allreduce_napping(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op,
+                          MPI_Comm comm)
 {
     MPI_Request req;
-    if (MPI_Iallreduce(in, out, count, type, op, ctx->comm, &req) != MPI_SUCCESS)
+    if (MPI_Iallreduce(in, out, count, type, op, comm, &req) != MPI_SUCCESS)
         return CAIRN_EMPI;
     for (long ns = 1000;; ns = ns < NAP_MAX_NS / 2 ? 2 * ns : NAP_MAX_NS) {
         int done = 0;
@@ -57,12 +57,14 @@ int api_allreduce_napping(cairn_ctx *ctx, const void *in, void *out, int count,
     }
 }
 
-int api_agree(cairn_ctx *ctx, int rc)
+/* api_agree; NAP: waiting ranks nap (api_allreduce_napping). */
+static int agree(cairn_ctx *ctx, int rc, bool nap)
 {
     /* The most negative code of an original failure wins, else of an echo of
      * one ("another member failed"), whatever code the echo carries. */
     int in[2] = {rc, rc < 0 && !ctx->echo ? rc : 0}, min[2];
-    if (MPI_Allreduce(in, min, 2, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS) {
+    if ((nap ? api_allreduce_napping(in, min, 2, MPI_INT, MPI_MIN, ctx->comm)
+             : MPI_Allreduce(in, min, 2, MPI_INT, MPI_MIN, ctx->comm)) != MPI_SUCCESS) {
         snprintf(ctx->msg, sizeof ctx->msg, "rank %d: MPI_Allreduce failed", ctx->rank);
         return CAIRN_EMPI;
     }
@@ -84,6 +86,10 @@ int api_agree(cairn_ctx *ctx, int rc)
     snprintf(ctx->msg, sizeof ctx->msg, "rank %d: %s", root, msg);
     return global;
 }
+
+int api_agree(cairn_ctx *ctx, int rc) { return agree(ctx, rc, false); }
+
+int api_agree_napping(cairn_ctx *ctx, int rc) { return agree(ctx, rc, true); }
 
 void api_enter(cairn_ctx *ctx)
 {

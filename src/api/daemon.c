@@ -165,7 +165,7 @@ int api_daemon_gen(cairn_ctx *ctx, long id, int level, bool flush)
         refused = rc < 0 && strncmp(ctx->err.msg, REFUSED, strlen(REFUSED)) == 0;
     }
     int worst = rc; /* napping: the ranks answered first leave the cores to the daemons */
-    if (api_allreduce_napping(ctx, &rc, &worst, 1, MPI_INT, MPI_MIN) != 0)
+    if (api_allreduce_napping(&rc, &worst, 1, MPI_INT, MPI_MIN, ctx->comm) != 0)
         worst = CAIRN_EMPI;
     if (worst == 0)
         return 0;
