@@ -63,8 +63,9 @@ static int agree(cairn_ctx *ctx, int rc, bool nap)
     /* The most negative code of an original failure wins, else of an echo of
      * one ("another member failed"), whatever code the echo carries. */
     int in[2] = {rc, rc < 0 && !ctx->echo ? rc : 0}, min[2];
-    if ((nap ? api_allreduce_napping(in, min, 2, MPI_INT, MPI_MIN, ctx->comm)
-             : MPI_Allreduce(in, min, 2, MPI_INT, MPI_MIN, ctx->comm)) != MPI_SUCCESS) {
+    int ok = nap ? api_allreduce_napping(in, min, 2, MPI_INT, MPI_MIN, ctx->comm) == 0
+                 : MPI_Allreduce(in, min, 2, MPI_INT, MPI_MIN, ctx->comm) == MPI_SUCCESS;
+    if (!ok) {
         snprintf(ctx->msg, sizeof ctx->msg, "rank %d: MPI_Allreduce failed", ctx->rank);
         return CAIRN_EMPI;
     }
