@@ -42,8 +42,10 @@
  *                 only its changes: an increment on the PFS.
  *   interval.c    when to checkpoint: per-level clocks, intervals from the
  *                 config or Young/Daly from measured costs.
- *   stagein.c     level 4 back: a PFS generation split back into node-local
- *                 rank files, for restart;
+ *   pfsrestore.c  level 4 back: each rank's share of a PFS generation read
+ *                 straight into protected memory (cairn_restart);
+ *   stagein.c     ... or split back into node-local rank files (a restart of
+ *                 one variable, a description); the newest PFS generation;
  *   pfsread.c     ... some ranks' variables read from the PFS, through the
  *                 generation's chain there from its full base;
  *   pfsapply.c    ... one link of that chain applied to one rank.
@@ -450,6 +452,16 @@ int api_chain_link(cairn_ctx *ctx, int rank, const struct api_gen *g, cn_ckpt **
  * protected, of a generation that holds variables for this rank, is
  * CAIRN_ESTATE (one of routed files only restores them). */
 int api_chain_match(cairn_ctx *ctx, const api_chain *ch, const char *only);
+/* The same check over any list of N stored entries of RANK in generation
+ * GEN: AT(ARG, i, out) describes the i-th (false: none there). */
+typedef struct api_stored {
+    const char *name;
+    uint8_t kind, type;
+    uint64_t count;
+} api_stored;
+typedef bool (*api_stored_fn)(void *arg, size_t i, api_stored *out);
+int api_match(cairn_ctx *ctx, long long gen, uint32_t rank, const char *only, size_t n,
+              api_stored_fn at, void *arg);
 /* Fill INFO with the newest link's variable NAME; CAIRN_ENOENT without it. */
 int api_chain_describe(cairn_ctx *ctx, const api_chain *ch, const char *name,
                        cairn_var_info *info);
@@ -505,6 +517,8 @@ api_var *api_var_add(cairn_ctx *ctx, const char *name);
 void api_routes_end(cairn_ctx *ctx);
 int api_staging_empty(cairn_ctx *ctx);
 int api_files_restore(cairn_ctx *ctx, const cn_ckpt *c);
+/* The same from the N entries of SRC (those of kind CN_KIND_FILE). */
+int api_files_restore_src(cairn_ctx *ctx, const lvl_src *src, size_t n);
 
 /* Collective inventory: ranks' local candidates and their intersection. */
 typedef struct api_gen {

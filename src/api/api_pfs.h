@@ -110,6 +110,15 @@ int api_pfs_read(cairn_ctx *ctx, int jobfd, const cn_pindex *x, bool (*want)(voi
 int api_pfs_apply(cairn_ctx *ctx, const cn_pindex *link, uint32_t rank, api_rvars *cur,
                   api_rvars *inc);
 int api_stage_in(cairn_ctx *ctx, long id);
+/* Collective (pfsrestore.c): every rank reads its own variables and routed
+ * files of PFS generation ID (this context's pfs_job) and, once every rank
+ * has them and they match what is protected, restores them; nothing
+ * node-local is written. Codes as api_stage_in's. */
+int api_pfs_restore(cairn_ctx *ctx, long id);
+/* Collective-free: the directory (an fd) holding PFS generation ID of
+ * ctx->pfs_job, its index in *X (cn_pindex_free), checked to be of this
+ * job's rank count; a negative code on failure. */
+int api_pfs_open_gen(cairn_ctx *ctx, long id, cn_pindex *x);
 /* Where to read JOB's generation ID of the PFS (an fd of the job's
  * directory): the copy cairn-prolog staged in this node's directory
  * (<node>/stage/cairn-<uid>/<job>) if it holds ID and every link of its

@@ -156,34 +156,51 @@ int api_chain_open(cairn_ctx *ctx, int rank, const api_gen *g, const api_gen *al
     return rc;
 }
 
-int api_chain_match(cairn_ctx *ctx, const api_chain *ch, const char *only)
+int api_match(cairn_ctx *ctx, long long gen, uint32_t rank, const char *only, size_t n,
+              api_stored_fn at, void *arg)
 {
-    const cn_ckpt *c = ch->link[ch->n - 1];
     size_t protected = 0, stored = 0;
+    api_stored e;
     for (size_t i = 0; i < ctx->nvars; i++)
         protected += ctx->vars[i].kind == CN_KIND_VAR;
-    for (uint32_t i = 0; i < c->h.nentries; i++)
-        stored += c->e[i].kind == CN_KIND_VAR;
+    for (size_t i = 0; i < n; i++)
+        stored += at(arg, i, &e) && e.kind == CN_KIND_VAR;
     CN_FAIL_IF(!only && protected == 0 && stored > 0, &ctx->err, CAIRN_ESTATE,
                "no variable is protected: protect the variables to restore before cairn_restart "
-               "(generation %lld holds %zu for rank %u)",
-               (long long)c->h.generation, stored, c->h.rank);
+               "(generation %lld holds %zu for rank %u)", gen, stored, rank);
     for (size_t i = 0; i < ctx->nvars; i++) {
         const api_var *v = &ctx->vars[i];
-        const cn_entry *e = cn_ckpt_find(c, v->name);
         if (v->kind == CN_KIND_FILE || (only && strcmp(v->name, only) != 0))
             continue; /* routed files are restored if present */
-        if (!e || e->kind != CN_KIND_VAR)
+        bool found = false;
+        for (size_t j = 0; !found && j < n; j++)
+            found = at(arg, j, &e) && strcmp(e.name, v->name) == 0;
+        if (!found || e.kind != CN_KIND_VAR)
             return cn_fail(&ctx->err, CAIRN_EMISMATCH, "variable '%s' is not in generation %lld",
-                           v->name, (long long)c->h.generation);
-        if (e->type != (uint8_t)v->type || e->count != v->count)
+                           v->name, gen);
+        if (e.type != (uint8_t)v->type || e.count != v->count)
             return cn_fail(&ctx->err, CAIRN_EMISMATCH,
                            "variable '%s': protected are %zu elements of type %s, generation "
                            "%lld stores %llu of type %s",
-                           v->name, v->count, cn_type_name(v->type), (long long)c->h.generation,
-                           (unsigned long long)e->count, cn_type_name(e->type));
+                           v->name, v->count, cn_type_name(v->type), gen,
+                           (unsigned long long)e.count, cn_type_name(e.type));
     }
     return 0;
+}
+
+/* api_stored_fn over a rank file's entries. */
+static bool ckpt_entry(void *arg, size_t i, api_stored *out)
+{
+    const cn_entry *e = &((const cn_ckpt *)arg)->e[i];
+    *out = (api_stored){e->name, e->kind, e->type, e->count};
+    return true;
+}
+
+int api_chain_match(cairn_ctx *ctx, const api_chain *ch, const char *only)
+{
+    const cn_ckpt *c = ch->link[ch->n - 1];
+    return api_match(ctx, (long long)c->h.generation, c->h.rank, only, c->h.nentries, ckpt_entry,
+                     (void *)c);
 }
 
 int api_chain_describe(cairn_ctx *ctx, const api_chain *ch, const char *name,

@@ -11,6 +11,9 @@
  * file makes the generation unusable, and every generation whose chain
  * needs it; with CAIRN_LATEST the newest older one that does not is tried,
  * with a warning naming the link that broke.
+ * A generation only the PFS holds (newer than levels 1-3 give back) is
+ * restored straight from it (pfsrestore.c), checked as thoroughly, or for
+ * one variable or a description staged in first (stagein.c).
  * When nothing can be restored the code says why (why_none): a checkpoint
  * that exists but is damaged or lost is CAIRN_ECORRUPT or CAIRN_ELOST, one
  * of another layout CAIRN_EMISMATCH, and CAIRN_ENOENT only means that there
@@ -90,10 +93,12 @@ void api_loss_message(cairn_ctx *ctx, const char *lost)
 /*
  * Level 4: when the PFS holds a newer generation than levels 1-3 can give
  * back (RC and WHOLE from api_recover), or the one asked for that they
- * cannot, stage it in, and say so (*STAGED). Returns RC otherwise; when RC
- * is CAIRN_ELOST its message also says what the PFS could not give.
+ * cannot, restore it straight from the PFS if DIRECT (*RESTORED: its id),
+ * else stage it in, and say so (*STAGED). Returns RC otherwise; when RC is
+ * CAIRN_ELOST its message also says what the PFS could not give.
  */
-static int from_pfs(cairn_ctx *ctx, long id, int rc, long whole, bool *staged)
+static int from_pfs(cairn_ctx *ctx, long id, int rc, long whole, bool direct, bool *staged,
+                    long *restored)
 {
     if (rc < 0 && rc != CAIRN_ELOST)
         return rc;
@@ -125,8 +130,10 @@ static int from_pfs(cairn_ctx *ctx, long id, int rc, long whole, bool *staged)
                         "holds none", p);
         }
         cn_err_clear(&ctx->err);
-        int src = api_stage_in(ctx, p);
+        int src = direct ? api_pfs_restore(ctx, p) : api_stage_in(ctx, p);
         *staged = src == 0;
+        if (src == 0 && direct)
+            *restored = p;
         if (src == CAIRN_ECORRUPT || src == CAIRN_ENOENT || src == CAIRN_EFORMAT)
             api_note_lost(ctx, p, src == CAIRN_EFORMAT ? src : CAIRN_ECORRUPT, "%s", ctx->msg);
         if (src == 0 || id != CAIRN_LATEST || (src != CAIRN_ECORRUPT && src != CAIRN_ENOENT))
@@ -240,12 +247,14 @@ int api_restart_pass(cairn_ctx *ctx, long id, const api_want *w, long *got)
     api_notes_reset(ctx, bound);
     long whole = -1; /* rebuild lost nodes first (levels 2 and 3) */
     bool staged = false;
+    long restored = -1; /* straight from the PFS (what restores everything) */
     int rc = api_recover(ctx, id, &whole);
-    CN_TRY(from_pfs(ctx, id, rc, whole, &staged));
+    CN_TRY(from_pfs(ctx, id, rc, whole, w->what == API_WANT_ALL, &staged, &restored));
     api_gen *g = NULL;
     int n = 0;
-    rc = api_agree(ctx, api_local_gens(ctx, ctx->rank, &g, &n));
-    if (rc == 0)
+    *got = restored;
+    rc = restored >= 0 ? 0 : api_agree(ctx, api_local_gens(ctx, ctx->rank, &g, &n));
+    if (rc == 0 && restored < 0)
         rc = api_pick(ctx, id, bound, g, n, try_generation, (void *)w, got);
     free(g);
     if (rc < 0)

@@ -143,3 +143,14 @@ int api_files_restore(cairn_ctx *ctx, const cn_ckpt *c)
     }
     return 0;
 }
+
+int api_files_restore_src(cairn_ctx *ctx, const lvl_src *src, size_t n)
+{
+    api_routes_end(ctx);
+    CN_TRY(api_staging_empty(ctx));
+    for (size_t i = 0; i < n; i++)
+        if (src[i].kind == CN_KIND_FILE)
+            CN_TRY(cn_write_atomic(ctx->filesfd, src[i].name, src[i].ptr, src[i].size,
+                                   &ctx->err));
+    return 0;
+}

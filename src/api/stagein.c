@@ -1,6 +1,9 @@
 /*
- * stagein.c - level 4 on the way back: a PFS generation split back to the
- * ranks, as node-local files, so that restart proceeds as from level 1.
+ * stagein.c - level 4 on the way back, through node-local files: a PFS
+ * generation split back to the ranks as node-local files, so that a restart
+ * that asks about one variable, or for one, proceeds as from level 1 (a full
+ * restart reads the PFS straight into memory: pfsrestore.c). Also: which
+ * PFS generation is the newest, and where to read it.
  *
  * The first rank finds the newest complete PFS generation (its index decodes
  * and names this job) and tells everyone. Then each node leader reads its
@@ -234,18 +237,25 @@ long api_pfs_newest(cairn_ctx *ctx, long bound, int *rc)
     return id;
 }
 
+int api_pfs_open_gen(cairn_ctx *ctx, long id, cn_pindex *x)
+{
+    int jobfd = api_pfs_source(ctx, ctx->pfs_job, id, &ctx->err);
+    int rc = jobfd < 0 ? jobfd : lvl_pfs_index(jobfd, id, x, &ctx->err);
+    if (rc == 0 && (x->nranks != (uint32_t)ctx->nranks || strcmp(x->job, ctx->pfs_job) != 0))
+        rc = cn_fail(&ctx->err, CAIRN_EMISMATCH, "PFS generation %ld is of job %s with %u ranks",
+                     id, x->job, x->nranks);
+    if (rc < 0 && jobfd >= 0)
+        close(jobfd);
+    return rc < 0 ? rc : jobfd;
+}
+
 static int stage_leader(cairn_ctx *ctx, long id)
 {
     api_rvars *local = calloc((size_t)ctx->nranks, sizeof *local);
     CN_FAIL_IF(!local, &ctx->err, CAIRN_ENOMEM, "no memory");
     cn_pindex x = {0};
-    int jobfd = api_pfs_source(ctx, ctx->pfs_job, id, &ctx->err);
-    int rc = jobfd < 0 ? jobfd : lvl_pfs_index(jobfd, id, &x, &ctx->err);
-    if (rc == 0 && (x.nranks != (uint32_t)ctx->nranks || strcmp(x.job, ctx->pfs_job) != 0))
-        rc = cn_fail(&ctx->err, CAIRN_EMISMATCH, "PFS generation %ld is of job %s with %u ranks",
-                     id, x.job, x.nranks);
-    if (rc == 0)
-        rc = api_pfs_read(ctx, jobfd, &x, on_node, ctx, local);
+    int jobfd = api_pfs_open_gen(ctx, id, &x);
+    int rc = jobfd < 0 ? jobfd : api_pfs_read(ctx, jobfd, &x, on_node, ctx, local);
     int worst = rc;
     if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, ctx->leaders) != MPI_SUCCESS)
         rc = worst = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce among node leaders failed");

@@ -24,6 +24,21 @@ check "  ... 3 of 4 nodes lost (m = 2): restart falls back to level 4 and says s
 wipe_nodes 0 1 2 3
 check "  ... every node-local directory wiped: restored from the PFS, bit-exact" \
   scripts/mpirun.sh 8 "$T" restore 3
+# Each rank reads its share straight into protected memory (issue 18): the
+# PFS keeps the generation, node-local storage gets nothing until the next
+# checkpoint, and a restart before then reads the PFS again.
+no_local_gen() { # no_local_gen G: no node of 0-3 holds a directory of generation G
+  local n; for n in 0 1 2 3; do
+    [ ! -e "$(gen_dir "$n" "$1")" ] || { echo "$(gen_dir "$n" "$1") exists"; return 1; }
+  done
+}
+check "  ... straight into memory: no node wrote generation 3 on node-local storage" no_local_gen 3
+check "  ... a second restart before any checkpoint reads the PFS again, bit-exact" \
+  run_grep 'restoring generation 3 from the PFS \(level 4\): node-local storage holds none' scripts/mpirun.sh 8 "$T" restore 3
+check "  ... a protected variable generation 3 lacks: CAIRN_EMISMATCH naming it, every rank's memory untouched" \
+  run_grep "message: .*variable 'x0' is not in generation 3" env T_VARS=none:100 scripts/mpirun.sh 8 "$T" expect-fail CAIRN_EMISMATCH
+check "  ... then a job checkpoints generation 4 at level 1 (full, no parent here) and restores it from node-local storage, bit-exact" \
+  bash -c "T_THEN=4 scripts/mpirun.sh 8 $T restore 3 >/dev/null && out=\$(scripts/mpirun.sh 8 $T restore 4 2>&1) && ! grep -q 'from the PFS' <<<\"\$out\""
 wipe_nodes 0 1 2 3
 check "  ... on another node layout (8 ranks on 2 nodes) from the PFS, bit-exact" \
   env CAIRN_RANKS_PER_NODE=4 CAIRN_JOB="$CAIRN_JOB" scripts/mpirun.sh 8 "$T" restore 3
