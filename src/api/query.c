@@ -156,7 +156,7 @@ static int holds(cairn_ctx *ctx, long id)
     return ok;
 }
 
-/* Collective, as restart.c's from_pfs: would a restart stage in a PFS
+/* Collective, as restart.c's from_pfs: would a restart read a PFS
  * generation (<= BOUND; newer than WHOLE, the generation levels 1-3 give,
  * or any if they give none)? Its id (and PLAN filled), or -1. *RC: errors
  * that stopped the look. */

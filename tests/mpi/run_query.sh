@@ -96,7 +96,7 @@ check "  ... cairn ls: the label of a PFS generation" \
   run_grep '^ +2 .* complete +gen 2$' "$BUILD/cairn" ls --job "$CAIRN_JOB"
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: the query writes nothing" query_writes_nothing 8 -1 READY 2 4 0 4 0
-check "  ... READY 2 from level 4, 4 nodes lost; the restart stages it in, bit-exact, label kept" \
+check "  ... READY 2 from level 4, 4 nodes lost; the restart reads it from the PFS, bit-exact, label kept" \
   run_grep 'restoring generation 2 from the PFS \(level 4\)' q8 query -1 READY 2 4 0 4 0
 wipe_nodes 0 1 2 3
 check "  ... every node wiped again: restart_var restores one variable from the PFS" \
