@@ -10,15 +10,25 @@
  * doubles (a smooth field with noise in its low bits, as a simulation's state
  * looks to a lossless codec). Each repetition, in this order:
  *   ckpt     untimed: the field moves on one step (every block changes), then
- *            cairn_checkpoint(id, CAIRN_LEVEL_LOCAL);
+ *            cairn_checkpoint(id, CAIRN_LEVEL_LOCAL), and its pruned
+ *            generation removed (cairn removes it on a thread of its own);
  *   l4       timed: api_flush(ctx, id), what level 4 adds to a checkpoint
  *            (the generation materialized, sent to the aggregators,
  *            aggregated, written, the index last): exactly the call
  *            cairn_checkpoint makes for level 4 after the lower levels;
+ *            then, untimed, the PFS generation it pruned removed (a thread
+ *            of its own, off the critical path: the copies below start on a
+ *            quiet machine, as the copy's own old files are removed
+ *            untimed);
  *   copy     timed: every rank copies its node's files of generation ID
  *            (rank file and manifest) into DIR/copy/node<i>/ with read() and
  *            write(), then fsync() and close() (as FTI's level 4 copies its
- *            files to the PFS directory).
+ *            files to the PFS directory);
+ *   checked  timed: the same copy into DIR/checked/node<i>/, each chunk read
+ *            also hashed once (XXH3-64) before it is written: the least a
+ *            copy that checks the bytes it makes durable does (level 4 checks
+ *            every block of the rank file against its checksum before it
+ *            writes it, and gives the PFS file checksums of its own).
  * Then RESTORE repetitions (the same count), each:
  *   wipe     untimed: every context finalized, every node-local directory of
  *            the job removed (a new allocation), new contexts;
@@ -44,6 +54,7 @@
  *
  * Output, from rank 0 (medians over the measured repetitions):
  *   bench: l4.ckpt V s ratio=R vs copy (stored S MiB; copy C MiB)
+ *   bench: l4.ckpt.checked V s ratio=R vs checked-copy
  *   bench: l4.restore V s ratio=R vs copy (stored S MiB; copy C MiB)
  *   bench: l4.incr V s ratio=R vs full (stored S MiB; full F MiB)
  * R is the median of the per-repetition ratios; S the bytes of the newest
@@ -55,6 +66,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +75,7 @@
 #include <unistd.h>
 
 #include <mpi.h>
+#include <xxhash.h>
 
 #include "bench.h"
 #include "bench_data.h"
@@ -74,6 +87,7 @@
 /* Level 4 alone (src/api/flush.c; collective): linked from the static library. */
 int api_flush(cairn_ctx *ctx, long id);
 int api_flush_full(cairn_ctx *ctx, long id);
+void api_trash_wait(cairn_ctx *ctx); /* pruned generations removed (trash.c) */
 
 static void barrier(void)
 {
@@ -146,12 +160,14 @@ static uint64_t each_file(const char *dir,
 typedef struct copy_to {
     const char *dir;
     uint8_t *buf;
+    bool hash;        /* hash each chunk read (the checked copy) */
+    uint64_t sum;     /* the chunks' hashes, combined (kept, so none is skipped) */
 } copy_to;
 
 /* each_file: copy SRC into the directory of ARG (a copy_to), synced. */
 static void copy_one(const char *src, const char *name, off_t size, void *arg)
 {
-    const copy_to *c = arg;
+    copy_to *c = arg;
     char dst[4096];
     snprintf(dst, sizeof dst, "%s/%s", c->dir, name);
     (void)size;
@@ -164,6 +180,8 @@ static void copy_one(const char *src, const char *name, off_t size, void *arg)
             die("read %s: %s", src, strerror(errno));
         if (n == 0)
             break;
+        if (c->hash)
+            c->sum ^= XXH3_64bits(c->buf, (size_t)n);
         for (ssize_t w = 0; w < n;) {
             ssize_t k = write(out, c->buf + w, (size_t)(n - w));
             if (k < 0)
@@ -176,14 +194,17 @@ static void copy_one(const char *src, const char *name, off_t size, void *arg)
     close(in);
 }
 
-/* Copy every regular file of directory FROM into directory TO (created);
- * returns the bytes copied. */
-static uint64_t copy_dir(const char *from, const char *to, uint8_t *buf)
+/* Copy every regular file of directory FROM into directory TO (created),
+ * hashing what it reads if HASH; returns the bytes copied. */
+static uint64_t copy_dir(const char *from, const char *to, uint8_t *buf, bool hash)
 {
     if (mkdir(to, 0700) != 0 && errno != EEXIST)
         die("mkdir %s: %s", to, strerror(errno));
-    copy_to c = {to, buf};
-    return each_file(from, copy_one, &c);
+    copy_to c = {to, buf, hash, 0};
+    uint64_t n = each_file(from, copy_one, &c);
+    if (hash && c.sum == 0x5eed) /* uses the sum: the hashing cannot be dropped */
+        printf("# (checked copy: an unlikely sum)\n");
+    return n;
 }
 
 /* each_file: read PATH whole into a fresh buffer, then free it. */
@@ -320,36 +341,49 @@ int main(int argc, char **argv)
     snprintf(node_dir, sizeof node_dir, "%s/node%d", job_dir, rank);
     snprintf(copy_root, sizeof copy_root, "%s/copy", pfs);
     snprintf(copy_dir_path, sizeof copy_dir_path, "%s/node%d", copy_root, rank);
+    char checked_root[2048], checked_path[2560];
+    snprintf(checked_root, sizeof checked_root, "%s/checked", pfs);
+    snprintf(checked_path, sizeof checked_path, "%s/node%d", checked_root, rank);
     snprintf(pfs_job, sizeof pfs_job, "%s/cairn-%u/%s", pfs, (unsigned)getuid(), job);
-    if (rank == 0 && mkdir(copy_root, 0700) != 0 && errno != EEXIST)
-        die("mkdir %s: %s", copy_root, strerror(errno));
+    if (rank == 0 && ((mkdir(copy_root, 0700) != 0 && errno != EEXIST) ||
+                      (mkdir(checked_root, 0700) != 0 && errno != EEXIST)))
+        die("mkdir %s or %s: %s", copy_root, checked_root, strerror(errno));
 
     size_t n = (size_t)size_mib * MIB / sizeof(double);
     double *u = xmalloc(n * sizeof *u), *ref = xmalloc(n * sizeof *ref);
     uint8_t *buf = xmalloc(IOBUF);
     cairn_ctx *ctx = open_ctx(u, n);
-    double t_l4[MAX_REPS], t_copy[MAX_REPS], t_rest[MAX_REPS], t_read[MAX_REPS];
+    double t_l4[MAX_REPS], t_copy[MAX_REPS], t_checked[MAX_REPS], t_rest[MAX_REPS],
+        t_read[MAX_REPS];
     uint64_t copied = 0, stored = 0;
     long id = 0;
     for (long r = 0; r < warmup + reps; r++) {
         field(u, n, rank, ++id);
         check_cairn(cairn_checkpoint(ctx, id, CAIRN_LEVEL_LOCAL), ctx, "cairn_checkpoint");
+        api_trash_wait(ctx);
         barrier();
         double t0 = now();
         check_cairn(api_flush(ctx, id), ctx, "api_flush");
         double tl = slowest(now() - t0);
+        api_trash_wait(ctx);
         char gen[3000], to[2700];
         snprintf(gen, sizeof gen, "%s/gen-%ld", node_dir, id);
         snprintf(to, sizeof to, "%s", copy_dir_path);
         wipe(to);
         barrier();
         t0 = now();
-        uint64_t c = copy_dir(gen, to, buf);
+        uint64_t c = copy_dir(gen, to, buf, false);
         double tc = slowest(now() - t0);
         check_mpi(MPI_Allreduce(&c, &copied, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD), "sum");
+        wipe(checked_path);
+        barrier();
+        t0 = now();
+        copy_dir(gen, checked_path, buf, true);
+        double th = slowest(now() - t0);
         if (r >= warmup) {
             t_l4[r - warmup] = tl;
             t_copy[r - warmup] = tc;
+            t_checked[r - warmup] = th;
         }
     }
     memcpy(ref, u, n * sizeof *u);
@@ -398,11 +432,14 @@ int main(int argc, char **argv)
                "(+%ld warm-up)\n", np, np, size_mib, reps, warmup);
         print_list("l4", t_l4, k);
         print_list("copy", t_copy, k);
+        print_list("checked", t_checked, k);
         print_list("restore", t_rest, k);
         print_list("read", t_read, k);
         double sm = (double)stored / (double)MIB, cm = (double)copied / (double)MIB;
         printf("bench: l4.ckpt %.4f s ratio=%.3f vs copy (stored %.1f MiB; copy %.1f MiB)\n",
                median(t_l4, k), med_ratio(t_l4, t_copy, k), sm, cm);
+        printf("bench: l4.ckpt.checked %.4f s ratio=%.3f vs checked-copy (a copy that hashes "
+               "every byte it copies once)\n", median(t_l4, k), med_ratio(t_l4, t_checked, k));
         printf("bench: l4.restore %.4f s ratio=%.3f vs copy (stored %.1f MiB; copy %.1f MiB)\n",
                median(t_rest, k), med_ratio(t_rest, t_read, k), sm, cm);
         print_list("incr", t_inc, k);

@@ -352,7 +352,8 @@ bench_agg() {
 # ---- l4: level 4 (flush, restore from the PFS alone) vs a plain copy of the files ----
 # L4_NP ranks, each its own emulated node, L4_SIZE MiB of doubles each (bench/l4_bench.c):
 # the flush of a level-1 generation against copying its files to the same PFS directory with
-# read()/write(), and the restart from the PFS alone (every node-local directory wiped)
+# read()/write() (l4.ckpt; l4.ckpt.checked against the same copy hashing what it reads), and
+# the restart from the PFS alone (every node-local directory wiped)
 # against reading those copies back; then, with incremental checkpoints, the flush of a
 # generation with 1% of its blocks changed as an increment (l4.incr) against the same
 # generation flushed full; medians of L4_REPS, stored bytes beside each figure.
@@ -363,9 +364,9 @@ bench_l4() {
     failed=1
     return
   fi
-  # Per rank: the array, its reference, level 1, the PFS copy and the plain copy.
-  if ! mem_ok $((np * size * 4 + 512)) $((np * size * 4 + 256)); then
-    echo "# skipped: l4: not enough free memory for $((np * size * 4)) MiB"
+  # Per rank: the array, its reference, level 1, the PFS copy and the two plain copies.
+  if ! mem_ok $((np * size * 6 + 512)) $((np * size * 6 + 256)); then
+    echo "# skipped: l4: not enough free memory for $((np * size * 6)) MiB"
     return
   fi
   mkdir -m 700 "$tmp/l4pfs"

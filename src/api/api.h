@@ -204,6 +204,9 @@ void api_note_lost(cairn_ctx *ctx, long id, int code, const char *fmt, ...)
 #define API_TRASH_PREFIX CN_TRASH_PREFIX
 void api_trash_empty(cairn_ctx *ctx, bool wait);
 void api_trash_empty_pfs(cairn_ctx *ctx, int jobfd);
+/* Wait for both removals, if running (cairn_finalize; l4_bench, so that its
+ * baselines run on a quiet machine). */
+void api_trash_wait(cairn_ctx *ctx);
 /* Node leader: drop the generations this node no longer needs after writing
  * generation ID (prune.c): WHAT says which of those older than ID and those
  * newer (an abandoned timeline: only with store.prune_abandoned). Only

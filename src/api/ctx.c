@@ -327,10 +327,7 @@ static int cores_per_rank(cairn_ctx *ctx)
 
 void api_ctx_free(cairn_ctx *ctx)
 {
-    if (ctx->trash_running)
-        pthread_join(ctx->trash_thread, NULL);
-    if (ctx->pfs_trash_running)
-        pthread_join(ctx->pfs_trash_thread, NULL);
+    api_trash_wait(ctx);
     api_daemon_close(ctx);
     api_incr_reset(ctx);
     if (ctx->nodefd >= 0)

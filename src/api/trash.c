@@ -66,3 +66,12 @@ void api_trash_empty_pfs(cairn_ctx *ctx, int jobfd)
 {
     empty_at(&ctx->pfs_trash_thread, &ctx->pfs_trash_running, jobfd, false);
 }
+
+void api_trash_wait(cairn_ctx *ctx)
+{
+    if (ctx->trash_running)
+        pthread_join(ctx->trash_thread, NULL);
+    if (ctx->pfs_trash_running)
+        pthread_join(ctx->pfs_trash_thread, NULL);
+    ctx->trash_running = ctx->pfs_trash_running = false;
+}
