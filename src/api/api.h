@@ -456,13 +456,13 @@ int api_chain_link(cairn_ctx *ctx, int rank, const struct api_gen *g, cn_ckpt **
  * CAIRN_ESTATE (one of routed files only restores them). */
 int api_chain_match(cairn_ctx *ctx, const api_chain *ch, const char *only);
 /* The same check over any list of N stored entries of RANK in generation
- * GEN: AT(ARG, i, out) describes the i-th (false: none there). */
+ * GEN: AT(ARG, i, out) describes the i-th. */
 typedef struct api_stored {
     const char *name;
     uint8_t kind, type;
     uint64_t count;
 } api_stored;
-typedef bool (*api_stored_fn)(void *arg, size_t i, api_stored *out);
+typedef void (*api_stored_fn)(void *arg, size_t i, api_stored *out);
 int api_match(cairn_ctx *ctx, long long gen, uint32_t rank, const char *only, size_t n,
               api_stored_fn at, void *arg);
 /* Fill INFO with the newest link's variable NAME; CAIRN_ENOENT without it. */

@@ -163,8 +163,10 @@ int api_match(cairn_ctx *ctx, long long gen, uint32_t rank, const char *only, si
     api_stored e;
     for (size_t i = 0; i < ctx->nvars; i++)
         protected += ctx->vars[i].kind == CN_KIND_VAR;
-    for (size_t i = 0; i < n; i++)
-        stored += at(arg, i, &e) && e.kind == CN_KIND_VAR;
+    for (size_t i = 0; i < n; i++) {
+        at(arg, i, &e);
+        stored += e.kind == CN_KIND_VAR;
+    }
     CN_FAIL_IF(!only && protected == 0 && stored > 0, &ctx->err, CAIRN_ESTATE,
                "no variable is protected: protect the variables to restore before cairn_restart "
                "(generation %lld holds %zu for rank %u)", gen, stored, rank);
@@ -173,8 +175,10 @@ int api_match(cairn_ctx *ctx, long long gen, uint32_t rank, const char *only, si
         if (v->kind == CN_KIND_FILE || (only && strcmp(v->name, only) != 0))
             continue; /* routed files are restored if present */
         bool found = false;
-        for (size_t j = 0; !found && j < n; j++)
-            found = at(arg, j, &e) && strcmp(e.name, v->name) == 0;
+        for (size_t j = 0; !found && j < n; j++) {
+            at(arg, j, &e);
+            found = strcmp(e.name, v->name) == 0;
+        }
         if (!found || e.kind != CN_KIND_VAR)
             return cn_fail(&ctx->err, CAIRN_EMISMATCH, "variable '%s' is not in generation %lld",
                            v->name, gen);
@@ -189,11 +193,10 @@ int api_match(cairn_ctx *ctx, long long gen, uint32_t rank, const char *only, si
 }
 
 /* api_stored_fn over a rank file's entries. */
-static bool ckpt_entry(void *arg, size_t i, api_stored *out)
+static void ckpt_entry(void *arg, size_t i, api_stored *out)
 {
     const cn_entry *e = &((const cn_ckpt *)arg)->e[i];
     *out = (api_stored){e->name, e->kind, e->type, e->count};
-    return true;
 }
 
 int api_chain_match(cairn_ctx *ctx, const api_chain *ch, const char *only)

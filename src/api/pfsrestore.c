@@ -29,11 +29,10 @@
 static bool is_me(void *arg, uint32_t rank) { return rank == (uint32_t)((cairn_ctx *)arg)->rank; }
 
 /* api_stored_fn over read variables. */
-static bool read_entry(void *arg, size_t i, api_stored *out)
+static void read_entry(void *arg, size_t i, api_stored *out)
 {
     const lvl_src *s = &((const api_rvars *)arg)->src[i];
     *out = (api_stored){s->name, s->kind, s->type, s->count};
-    return true;
 }
 
 /* Does RV hold every protected variable, each of its size? */
