@@ -143,3 +143,62 @@ check "  ... every node wiped: restored from the version-1 PFS index, bit-exact"
   run_grep 'restoring generation 2 from the PFS' env T_NOLABEL=1 scripts/mpirun.sh 4 "$TQ" query -1 READY 2 4 0 2
 unset CAIRN_PFS_DIR CAIRN_KEEP
 export CAIRN_RANKS_PER_NODE=2
+
+# The matrix: does the query say what the restart then does, for every
+# level and every number of nodes lost? 4 nodes of 2 ranks, one set of 4
+# with erasure.m = 1. Per setup (node-local levels 1, 2, 3, or 4 with its
+# PFS copy removed; and with a PFS copy: id 1 at level 4 under id 2 at
+# level 1, 2 or 3, or both at level 4), nodes 0.. wiped (02: nodes 0 and 2):
+# STATUS ID LEVEL REBUILD LOST, the restart's generation restored bit-exact
+# at that level, or its error, or CAIRN_ENOENT for NONE. Two jobs: the
+# setups, then every case (each its own cairn_init in a copy of its setup).
+export CAIRN_SET_SIZE=4 CAIRN_EC_M=1
+matrix_expect() { # SETUP LOST: the answer, as "STATUS ID LEVEL REBUILD LOST"
+  local s=$1 k=$2 n; n=$(printf %s "$k" | wc -c); [ "$k" = - ] && n=0
+  local local=${s: -1}; [ "$local" = 4 ] && local=3 # level 4 keeps a level-3 copy here
+  [ "$k" = - ] && { echo "READY 2 $local 0 0"; return; } # nothing lost: id 2, no rebuild
+  case $s:$k in
+    *:0123) case $s in nopfs-*) echo "NONE x x x x" ;; pfs-l4) echo "READY 2 4 0 4" ;; *) echo "READY 1 4 0 4" ;; esac ;;
+    nopfs-l1:*) echo "CAIRN_ELOST x x x x" ;;
+    nopfs-l2:0|nopfs-l2:02) echo "READY 2 2 2 $n" ;;
+    nopfs-l3:0|nopfs-l4:0) echo "READY 2 3 3 1" ;;
+    nopfs-*) echo "CAIRN_ELOST x x x x" ;;
+    pfs-l1:0) echo "READY 1 3 3 1" ;; # id 2 lost at level 1; id 1 rebuilt at level 3
+    pfs-l2:0|pfs-l2:02) echo "READY 2 2 2 $n" ;;
+    pfs-l3:0|pfs-l4:0) echo "READY 2 3 3 1" ;;
+    pfs-l4:*) echo "READY 2 4 0 $n" ;; # more than m lost: the PFS copy
+    pfs-*) echo "READY 1 4 0 $n" ;;
+  esac
+}
+matrix() {
+  local top; top=$(mktemp -d /dev/shm/cairn-matrix.XXXXXX); SCRATCH_DIRS+=("$top")
+  local setups="nopfs-l1 nopfs-l2 nopfs-l3 nopfs-l4 pfs-l1 pfs-l2 pfs-l3 pfs-l4" s k args=()
+  declare -A levels=([nopfs-l1]=1,1 [nopfs-l2]=2,2 [nopfs-l3]=3,3 [nopfs-l4]=4,4
+                     [pfs-l1]=4,1 [pfs-l2]=4,2 [pfs-l3]=4,3 [pfs-l4]=4,4)
+  for s in $setups; do
+    mkdir -p "$top/$s/base" "$top/$s/pfs"
+    case $s in nopfs-l[123]) args+=("$top/$s/base" -) ;; *) args+=("$top/$s/base" "$top/$s/pfs") ;; esac
+    args+=("${levels[$s]}")
+  done
+  run_grep 'PASS setup' scripts/mpirun.sh 8 "$TQ" setup "${args[@]}" || return 1
+  rm -rf "$top/nopfs-l4/pfs/"* # level 4 whose PFS copy is gone: its level-3 copy only
+  args=()
+  for s in $setups; do
+    for k in - 0 01 02 012 0123; do
+      local c=$top/case-$s-$k x
+      mkdir "$c" && cp -a "$top/$s/base" "$top/$s/pfs" "$c/" || return 1
+      for x in $(echo "$k" | grep -o '[0-3]'); do
+        rm -rf "$c/base/cairn-$(id -u)/$CAIRN_JOB/node$x"
+      done
+      args+=("$s/lost:$k" "$c/base")
+      case $s in nopfs-l[123]) args+=(-) ;; *) args+=("$c/pfs") ;; esac
+      # shellcheck disable=SC2207
+      args+=($(matrix_expect "$s" "$k"))
+    done
+  done
+  run_grep 'PASS cases' scripts/mpirun.sh 8 "$TQ" cases "${args[@]}"
+}
+fresh query-matrix
+check "matrix: levels 1-4 x 0-4 nodes lost x with and without a PFS copy (48 cases): the query says what the restart then does, bit-exact" \
+  matrix
+unset CAIRN_SET_SIZE CAIRN_EC_M

@@ -22,6 +22,12 @@
  *                       (CAIRN_ESTATE, or 0 for a generation of files only)
  *   label               cairn_label and cairn_errmsg: refusals change nothing,
  *                       a label is for one checkpoint, a success leaves ""
+ *   setup {BASE PFS LEVELS}...
+ *                       one job in each node-local base and PFS directory
+ *                       ("-": none): ids 1, 2, ... at LEVELS ("4,1")
+ *   cases {NAME BASE PFS STATUS ID LEVEL REBUILD LOST}...
+ *                       query (MAX -1) then restart in each, as query mode
+ *                       (the matrix of levels and losses: many in one job)
  * With T_NOVARS, save protects nothing (a generation of routed files only).
  * Data are a function of (rank, generation, T_SALT); a few blocks of each
  * variable change per generation, so incremental chains store deltas. Ranks
@@ -216,12 +222,10 @@ static void mode_save(cairn_ctx *ctx, long n, int level)
              count > 0 ? info[0].seconds : -1.0, g - 1, want);
 }
 
-static void mode_query(cairn_ctx *ctx, int argc, char **argv)
+/* The query (MAX) must say WANT and ARG (id level rebuild lost gens, "x":
+ * any); then the restart must do what it said (see the header). */
+static void query_case(cairn_ctx *ctx, long max, const char *want, const char *const arg[5])
 {
-    long max = atol(argv[2]);
-    const char *want = argv[3], *arg[5] = {"x", "x", "x", "x", "x"};
-    for (int k = 0; k < 5 && 4 + k < argc; k++)
-        arg[k] = argv[4 + k];
     protect(ctx, true, true, true);
     sentinel();
     cairn_gen_info info[16];
@@ -299,6 +303,84 @@ static void mode_query(cairn_ctx *ctx, int argc, char **argv)
             info[k].level != CAIRN_LEVEL_PFS)
             fail("generation %ld restored at level %d, the plan said %d", got, info[k].level,
                  p.level);
+}
+
+static void mode_query(cairn_ctx *ctx, int argc, char **argv)
+{
+    const char *arg[5] = {"x", "x", "x", "x", "x"};
+    for (int k = 0; k < 5 && 4 + k < argc; k++)
+        arg[k] = argv[4 + k];
+    query_case(ctx, atol(argv[2]), argv[3], arg);
+}
+
+/* Use the node-local base BASE and the PFS directory PFS ("-": none) for
+ * the next cairn_init. */
+static void use_dirs(const char *base, const char *pfs)
+{
+    setenv("CAIRN_BASE", base, 1);
+    if (strcmp(pfs, "-") == 0)
+        unsetenv("CAIRN_PFS_DIR");
+    else
+        setenv("CAIRN_PFS_DIR", pfs, 1);
+}
+
+/* setup {BASE PFS LEVELS}...: in each pair of directories, one job each,
+ * checkpoint ids 1, 2, ... at the levels LEVELS lists ("4,1": id 1 at
+ * level 4, id 2 at level 1), each labelled "gen G". */
+static void mode_setup(int argc, char **argv)
+{
+    for (int c = 2; c + 2 < argc && !why[0]; c += 3) {
+        use_dirs(argv[c], argv[c + 1]);
+        cairn_ctx *ctx = NULL;
+        int rc = cairn_init(MPI_COMM_WORLD, NULL, &ctx);
+        if (rc != 0 || protect(ctx, true, true, true) != 0)
+            fail("setup %s: init/protect: %s", argv[c + 2], cairn_errmsg(ctx));
+        long g = 1;
+        for (const char *l = argv[c + 2]; !why[0] && *l; l += l[1] == ',' ? 2 : 1, g++) {
+            char label[64];
+            snprintf(label, sizeof label, "gen %ld", g);
+            fill(g);
+            rc = write_notes(ctx, g) | cairn_label(ctx, label);
+            if (rc == 0)
+                rc = cairn_checkpoint(ctx, g, *l - '0');
+            if (rc != 0)
+                fail("setup %s: checkpoint %ld: %s: %s", argv[c + 2], g, cairn_strerror(rc),
+                     cairn_errmsg(ctx));
+        }
+        cairn_finalize(ctx);
+        if (!agreed() && !why[0])
+            snprintf(why, sizeof why, "(another rank)");
+    }
+}
+
+/* cases {NAME BASE PFS STATUS ID LEVEL REBUILD LOST}...: query mode's
+ * query and restart (MAX -1) in each pair of directories, one cairn_init
+ * each; every case runs, each failed one named. */
+static void mode_cases(int argc, char **argv)
+{
+    int failed = 0, cases = 0;
+    char first[sizeof why] = "";
+    for (int c = 2; c + 7 < argc; c += 8, cases++) {
+        use_dirs(argv[c + 1], argv[c + 2]);
+        cairn_ctx *ctx = NULL;
+        int rc = cairn_init(MPI_COMM_WORLD, NULL, &ctx);
+        if (rc != 0)
+            fail("init: %s: %s", cairn_strerror(rc), cairn_errmsg(NULL));
+        if (agreed()) {
+            const char *arg[5] = {argv[c + 4], argv[c + 5], argv[c + 6], argv[c + 7], "x"};
+            query_case(ctx, -1, argv[c + 3], arg);
+        }
+        cairn_finalize(ctx);
+        if (!agreed() && !why[0]) /* every rank leaves the loop together */
+            snprintf(why, sizeof why, "(another rank)");
+        if (rank == 0)
+            printf("case %s: %s\n", argv[c], why[0] ? "FAILED" : "ok");
+        if (why[0] && !failed++)
+            snprintf(first, sizeof first, "%s: %.1300s", argv[c], why);
+        why[0] = '\0';
+    }
+    if (failed)
+        snprintf(why, sizeof why, "%d of %d cases failed; the first: %s", failed, cases, first);
 }
 
 static void mode_var(cairn_ctx *ctx, long id)
@@ -434,9 +516,17 @@ int main(int argc, char **argv)
     salt = getenv("T_SALT") ? atol(getenv("T_SALT")) : 0;
     ids = ids_own;
     const char *mode = argc > 1 ? argv[1] : "";
+    bool many = strcmp(mode, "setup") == 0 || strcmp(mode, "cases") == 0; /* their own inits */
     cairn_ctx *ctx = NULL;
-    int rc = cairn_init(MPI_COMM_WORLD, NULL, &ctx);
-    if (rc != 0)
+    int rc = many ? 0 : cairn_init(MPI_COMM_WORLD, NULL, &ctx);
+    if (strcmp(mode, "setup") == 0 && argc >= 5 && (argc - 2) % 3 == 0)
+        mode_setup(argc, argv);
+    else if (strcmp(mode, "cases") == 0 && argc >= 10 && (argc - 2) % 8 == 0)
+        mode_cases(argc, argv);
+    else if (many)
+        fail("usage: t_query setup {BASE PFS LEVELS}... | cases {NAME BASE PFS STATUS ID LEVEL "
+             "REBUILD LOST}...");
+    else if (rc != 0)
         fail("init: %s: %s", cairn_strerror(rc), cairn_errmsg(NULL));
     else if (strcmp(mode, "save") == 0 && argc == 4)
         mode_save(ctx, atol(argv[2]), atoi(argv[3]));
@@ -458,14 +548,15 @@ int main(int argc, char **argv)
             fail("generation %ld's routed file was not restored", got);
     } else if (strcmp(mode, "label") == 0)
         mode_label(ctx);
-    else
+    else if (!many)
         fail("usage: t_query save N LEVEL | query MAX STATUS [ID LEVEL REBUILD LOST GENS] | "
              "var ID | noprot CODE | label");
     int ok = !why[0], all = 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (rank == 0)
         printf(all ? "PASS %s\n" : "FAIL %s: %s\n", mode, ok ? "(another rank)" : why);
-    cairn_finalize(ctx);
+    if (ctx)
+        cairn_finalize(ctx);
     if (ids != ids_own)
         free(ids);
     MPI_Finalize();
