@@ -559,6 +559,13 @@ typedef struct api_want {
  * holds something newer or nothing else can, then pick generation ID (or the
  * newest usable, CAIRN_LATEST) and do W with it; *GOT gets its id. */
 int api_restart_pass(cairn_ctx *ctx, long id, const api_want *w, long *got);
+/* Collective: the restart's choice between levels 1-3 and the PFS, once
+ * the recovery (api_recover, or api_recover_plan for the query) gave RC
+ * (0 or CAIRN_ELOST) and WHOLE (the generation levels 1-3 make whole, -1
+ * none): the newest PFS generation <= BOUND (only ID unless CAIRN_LATEST)
+ * to read instead, when levels 1-3 lost theirs, give none or an older one;
+ * else -1. *PRC: MPI failures. */
+long api_pfs_instead(cairn_ctx *ctx, long id, long bound, int rc, long whole, int *prc);
 /* Collective: ctx->msg says that LOST (the message of api_recover's
  * CAIRN_ELOST) is final: the PFS holds no copy, or a damaged one (noted). */
 void api_loss_message(cairn_ctx *ctx, const char *lost);

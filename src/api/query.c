@@ -7,12 +7,14 @@
  *   1. recovery (api_recover_plan): which generation a rebuild would make
  *      whole, at which level and for which nodes; every node verifies its
  *      files of the candidates as a restart's recovery does;
- *   2. the PFS, as restart.c's from_pfs: its newest generation (of this
- *      rank count; else job.restart_from's) if newer than what levels 1-3
- *      give, or if they give nothing: the index decoded, and every
- *      aggregated file checked against the index (size, checksum, group
- *      table) by a leader of a node whose ranks it holds; a damaged one is
- *      passed over, as a restart's staging would pass it over;
+ *   2. the PFS, by restart.c's own choice (api_pfs_instead): its newest
+ *      generation (of this rank count; else job.restart_from's) if newer
+ *      than what levels 1-3 give, or if they give nothing, or lost more
+ *      nodes than they rebuild (CAIRN_ELOST: READY from the PFS, and
+ *      UNUSABLE only without a usable PFS copy): the index decoded, and
+ *      every aggregated file checked against the index (size, checksum,
+ *      group table) by a leader of a node whose ranks it holds; a damaged
+ *      one is passed over, as a restart's staging would pass it over;
  *   3. the pick (api_pick, the restart's own loop): the newest generation
  *      every rank can use, every link of its chain opened and every block
  *      checksum verified on every rank; on the nodes step 1 would rebuild,
@@ -157,14 +159,16 @@ static int holds(cairn_ctx *ctx, long id)
 }
 
 /* Collective, as restart.c's from_pfs: would a restart read a PFS
- * generation (<= BOUND; newer than WHOLE, the generation levels 1-3 give,
- * or any if they give none)? Its id (and PLAN filled), or -1. *RC: errors
- * that stopped the look. */
-static long pfs_plan(cairn_ctx *ctx, long bound, long whole, cairn_restart_plan *plan, int *rc)
+ * generation (<= BOUND) instead of levels 1-3, after the recovery gave
+ * LOCAL (0 or CAIRN_ELOST) and WHOLE? The same choice (api_pfs_instead),
+ * with each candidate's files checked where the restart would read them.
+ * Its id (and PLAN filled), or -1. *RC: errors that stopped the look. */
+static long pfs_plan(cairn_ctx *ctx, long bound, int local, long whole, cairn_restart_plan *plan,
+                     int *rc)
 {
     for (*rc = 0;;) {
-        long p = api_pfs_newest(ctx, bound, rc);
-        if (*rc < 0 || p < 0 || p <= whole)
+        long p = api_pfs_instead(ctx, CAIRN_LATEST, bound, local, whole, rc);
+        if (*rc < 0 || p < 0)
             return -1;
         int ok = api_agree(ctx, ctx->node_rank == 0 ? pfs_files_ok(ctx, p) : 0);
         if (ok == CAIRN_EMPI)
@@ -242,19 +246,23 @@ CAIRN_EXPORT int cairn_restart_query(cairn_ctx *ctx, long max_id, cairn_restart_
         return rc;
     }
     rc = api_recover_plan(ctx, bound, r); /* step 1 */
-    char lost[sizeof ctx->msg] = "";
-    if (rc == CAIRN_ELOST)
-        snprintf(lost, sizeof lost, "%s", ctx->msg);
-    int prc = 0;
-    long p = rc == 0 || rc == CAIRN_ELOST ? pfs_plan(ctx, bound, rc == 0 ? r->id : -1, &out,
-                                                     &prc)
-                                          : -1; /* step 2 */
-    if (rc == CAIRN_ELOST && p < 0 && prc == 0) { /* too much lost, no PFS to make up */
-        api_loss_message(ctx, lost);
-        out = (cairn_restart_plan){.status = CAIRN_RESTART_UNUSABLE, .code = rc, .id = -1};
-        rc = 0;
+    long p = -1;
+    if (rc == 0 || rc == CAIRN_ELOST) { /* step 2, as restart.c's from_pfs */
+        char lost[sizeof ctx->msg] = "";
+        if (rc == CAIRN_ELOST)
+            snprintf(lost, sizeof lost, "%s", ctx->msg);
+        int prc = 0;
+        p = pfs_plan(ctx, bound, rc, r->id, &out, &prc);
+        if (prc < 0) {
+            rc = prc;
+        } else if (p >= 0) {
+            rc = 0; /* the PFS makes up for what levels 1-3 lost, if they did */
+        } else if (rc == CAIRN_ELOST) { /* too much lost, no PFS to make up */
+            api_loss_message(ctx, lost);
+            out = (cairn_restart_plan){.status = CAIRN_RESTART_UNUSABLE, .code = rc, .id = -1};
+            rc = 0;
+        }
     }
-    rc = rc < 0 ? rc : prc;
     if (rc == 0 && p < 0 && out.status == CAIRN_RESTART_NONE) { /* step 3 */
         api_gen *g = NULL;
         int n = 0;

@@ -90,12 +90,21 @@ void api_loss_message(cairn_ctx *ctx, const char *lost)
     cn_err_clear(&ctx->err);
 }
 
+long api_pfs_instead(cairn_ctx *ctx, long id, long bound, int rc, long whole, int *prc)
+{
+    long p = api_pfs_newest(ctx, bound, prc);
+    if (*prc < 0 || p < 0 || (id != CAIRN_LATEST && p != id) || (rc == 0 && whole >= p))
+        return -1; /* levels 1-3 give as much, or the PFS has nothing (else) */
+    return p;      /* levels 1-3 lost it (CAIRN_ELOST), give nothing, or an older one */
+}
+
 /*
  * Level 4: when the PFS holds a newer generation than levels 1-3 can give
  * back (RC and WHOLE from api_recover), or the one asked for that they
- * cannot, restore it straight from the PFS if DIRECT (*RESTORED: its id),
- * else stage it in, and say so (*STAGED). Returns RC otherwise; when RC is
- * CAIRN_ELOST its message also says what the PFS could not give.
+ * cannot (api_pfs_instead: the choice the query makes too), restore it
+ * straight from the PFS if DIRECT (*RESTORED: its id), else stage it in,
+ * and say so (*STAGED). Returns RC otherwise; when RC is CAIRN_ELOST its
+ * message also says what the PFS could not give.
  */
 static int from_pfs(cairn_ctx *ctx, long id, int rc, long whole, bool direct, bool *staged,
                     long *restored)
@@ -108,10 +117,10 @@ static int from_pfs(cairn_ctx *ctx, long id, int rc, long whole, bool direct, bo
     long bound = id == CAIRN_LATEST ? 0x7fffffffffffffffL : id;
     for (;;) {
         int prc = 0;
-        long p = api_pfs_newest(ctx, bound, &prc);
+        long p = api_pfs_instead(ctx, id, bound, rc, whole, &prc);
         if (prc < 0)
             return api_agree(ctx, prc);
-        if (p < 0 || (id != CAIRN_LATEST && p != id) || (rc == 0 && whole >= p)) {
+        if (p < 0) {
             if (rc < 0) /* the PFS cannot make up for it: the loss, and any PFS damage */
                 api_loss_message(ctx, lost);
             return rc;
