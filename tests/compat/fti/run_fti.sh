@@ -17,6 +17,7 @@ FTI_RV=$BUILD/tests/compat/fti/recovervar
 FTI_MB=1     # MB per process: 512 x 131 doubles twice on 4 ranks
 FTI_EVERY=60 # iterations between checkpoints (heatdis runs 600)
 FTI_AFTER=500 # the same after a restart (fewer: the restart is what is tested)
+FTI_EXTRA=() # cairn variables fti_crash gives both of its runs (CAIRN_EC_M=1)
 
 fti_clean() { # fti_clean CMD...: run CMD without the CAIRN_* variables of the suite
   local v unset=()
@@ -89,7 +90,7 @@ fti_crash() {
   shift 3
   fti_set Node_size "$ns"
   fti_levels "$lvl"
-  if fti_run "$FTI_DIR/crash.log" "$np" env "CAIRN_CKPT_EVERY_$lvl=$FTI_EVERY" \
+  if fti_run "$FTI_DIR/crash.log" "$np" env "CAIRN_CKPT_EVERY_$lvl=$FTI_EVERY" "${FTI_EXTRA[@]}" \
     CAIRN_FAULT=ckpt.begin:gen=3 "$FTI_H" $FTI_MB "$FTI_CFG" "$FTI_DIR/crash.bin"; then
     echo "the run did not crash"; tail "$FTI_DIR/crash.log"; return 1
   fi
@@ -102,7 +103,7 @@ fti_crash() {
       { echo "generation 2 is not at level $lvl:"; "$BUILD/cairn" ls --base "$FTI_DIR/local" --job "$job"; return 1; }
   fi
   fti_wipe "$@"
-  fti_run "$FTI_DIR/restart.log" "$np" env "CAIRN_CKPT_EVERY_$lvl=$FTI_AFTER" \
+  fti_run "$FTI_DIR/restart.log" "$np" env "CAIRN_CKPT_EVERY_$lvl=$FTI_AFTER" "${FTI_EXTRA[@]}" \
     "$FTI_H" $FTI_MB "$FTI_CFG" "$FTI_DIR/final.bin" || return 1
   lost=""
   [ $# -gt 0 ] && [ "$lvl" != 4 ] && lost=", after [a-z]+ $# lost node"
@@ -121,6 +122,27 @@ check "fti: level 3 (4 nodes, group_size 4): crash, nodes 1 and 2 lost, decoded,
 fti_new l4
 check "fti: level 4 (glbl_dir): crash, every node lost, recovered from the PFS, bit-exact" \
   fti_crash 4 4 2 0 1
+
+# Level 4 with erasure.m = 1 (group_size 4, node_size 1: 4 nodes; m by
+# CAIRN_EC_M): 2 of the 4 nodes lost is more than level 3 rebuilds, and the PFS
+# holds checkpoint 2 whole. FTI_Init must say so (the restart query: READY at
+# level 4, not "lost"), recover it bit-exact and go on from its iteration,
+# never from 0; the later checkpoints set nothing aside (no abandoned-gen-*).
+fti_pfs_m1() {
+  FTI_EXTRA=(CAIRN_EC_M=1)
+  fti_crash 4 4 1 0 1
+  local rc=$?
+  FTI_EXTRA=()
+  [ "$rc" = 0 ] || return 1
+  fti_need "$FTI_DIR/restart.log" 'encoding set 0 lost 2 nodes \(0 1\), level 3 rebuilds at most erasure.m = 1' \
+    'restoring generation 2 from the PFS \(level 4\)' || return 1
+  ! grep -E '^Step : 0,' "$FTI_DIR/restart.log" || { echo "the restarted run began at iteration 0"; return 1; }
+  ! find "$FTI_DIR/pfs" "$FTI_DIR/local" -name 'abandoned-*' | grep . ||
+    { echo "generations were set aside as abandoned"; return 1; }
+}
+fti_new pfsm1
+check "fti: level 4, erasure.m = 1, 2 of 4 nodes lost: FTI_Init finds checkpoint 2 on the PFS, recovers it bit-exact, goes on from it; nothing set aside" \
+  fti_pfs_m1
 
 # Level 1, killed from outside: once a generation of id 2 or more is
 # complete, one rank of the running job gets SIGKILL, wherever it is; the

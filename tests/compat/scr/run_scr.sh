@@ -131,6 +131,33 @@ check "  ... every node lost: restart names ckpt.20, read from the PFS, byte-ide
 export SCR_FLUSH=0
 unset SCR_PREFIX_SIZE
 
+# Level 4 with erasure.m = 1 (RS, SCR_SET_FAILURES=1, 4 nodes): 2 of the 4
+# nodes lost is more than level 3 rebuilds, and the prefix (the PFS) holds
+# ckpt.20 whole. SCR_Have_restart must offer it (the restart query: READY at
+# level 4, not "lost"), it restores byte-identical, the run goes on from step
+# 20 (never from 0), and its next checkpoints set nothing aside.
+scr_fresh pfsm1
+export SCR_COPY_TYPE=RS SCR_SET_SIZE=4 SCR_SET_FAILURES=1 SCR_FLUSH=2
+SCR_RPN=1
+check "scr level 4 over RS with 1 failure per set (4 ranks on 4 nodes, SCR_FLUSH=2): killed at checkpoint 5" \
+  scr_crash 5 ckpt.20 -c 5
+check "  ... ckpt.20 (generation 4) is in the prefix directory" \
+  test -e "$SCR_W/cairn-$(id -u)/$CAIRN_JOB/gen-4/index"
+wipe_nodes 0 1
+scr_pfs_m1() {
+  scr_resume_saw ckpt.20 'restoring generation 4 from the PFS' -c 5 || return 1
+  grep -Eq 'encoding set 0 lost 2 nodes \(0 1\), level 3 rebuilds at most erasure.m = 1' "$SCR_W/run.log" ||
+    { echo "the restart did not lose more than level 3 rebuilds"; tail "$SCR_W/run.log"; return 1; }
+  grep -q '^Completed checkpoint ckpt.25\.$' "$SCR_W/run.log" && ! grep -q '^Completed checkpoint ckpt.5\.$' "$SCR_W/run.log" ||
+    { echo "the run did not go on from step 20"; return 1; }
+  ! find "$SCR_W" "$CAIRN_BASE" -name 'abandoned-*' | grep . || { echo "generations were set aside"; return 1; }
+}
+check "  ... nodes 0 and 1 lost: SCR_Have_restart offers ckpt.20, read from the PFS, byte-identical; the run goes on from step 20, nothing set aside" \
+  scr_pfs_m1
+export SCR_FLUSH=0
+unset SCR_SET_SIZE SCR_SET_FAILURES
+SCR_RPN=2
+
 # SCR_Complete_restart(0) on one rank: SCR offers the next older checkpoint.
 scr_fresh fallback
 export SCR_COPY_TYPE=SINGLE SCR_CACHE_SIZE=3

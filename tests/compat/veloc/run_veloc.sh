@@ -132,6 +132,35 @@ rm -rf "$(vjob)"
 check "  ... all node-local storage lost: restart from the PFS, byte-identical" \
   vrestart heatdis_mem "$VW/v.cfg"
 
+# Level 4 with erasure.m = 1 (4 nodes of one rank; cairn's key in VeloC's
+# file): 2 of the 4 nodes lost is more than level 3 rebuilds, and the PFS
+# holds checkpoint 200 whole. VELOC_Restart_test must give 200 (the restart
+# query: READY at level 4, not "lost"), the restart reads it from the PFS, the
+# run goes on from 200 (never from 0) byte-identical, and its checkpoints 400
+# and 600 set nothing aside.
+vfresh pfsm1
+printf 'scratch = %s\npersistent = %s\nec_interval = 0\nerasure.m = 1\njob.ranks_per_node = 1\n' "$VS" "$VP" >"$VW/v.cfg"
+check "veloc level 4 over ec with erasure.m = 1 (4 nodes): crash at 400; 200 at level 3 here and on the PFS" \
+  bash -c "vcrash heatdis_mem '$VW/v.cfg' && test \"\$(vlevel 200)\" = 3 && vpfs 200"
+vwipe 0 1
+veloc_pfs_m1() {
+  local log=$VW/restart.log
+  vmpi 4 "$VB/heatdis_mem" 1 "$VW/v.cfg" "$VW/restarted.bin" >"$log" 2>&1 ||
+    { tail -n 25 "$log"; echo "the restart failed"; return 1; }
+  local p
+  for p in 'Previous checkpoint found at iteration 200,' \
+    'encoding set 0 lost 2 nodes \(0 1\), level 3 rebuilds at most erasure.m = 1' \
+    'restoring generation 200 from the PFS \(level 4\)'; do
+    grep -Eq -- "$p" "$log" || { tail -n 25 "$log"; echo "no line matches '$p'"; return 1; }
+  done
+  ! grep -Eq '^Step : (0|100),' "$log" || { echo "the restarted run did not go on from 200"; return 1; }
+  cmp "$VREF" "$VW/restarted.bin" || return 1
+  vpfs 400 && vpfs 600 || { echo "checkpoints 400 and 600 are not on the PFS"; return 1; }
+  ! find "$VS" "$VP" -name 'abandoned-*' | grep . || { echo "generations were set aside"; return 1; }
+}
+check "  ... nodes 0 and 1 lost: VELOC_Restart_test gives 200, read from the PFS; the run goes on from it byte-identical, nothing set aside" \
+  veloc_pfs_m1
+
 # The file-based example: VELOC_Route_file, level 3, a node lost.
 vfresh file
 printf 'scratch = %s\njob.ranks_per_node = 1\n' "$VS" >"$VW/v.cfg"
