@@ -436,7 +436,11 @@ CAIRN_EXPORT int cairn_generations(cairn_ctx *ctx, cairn_gen_info *info, int max
  * protected memory or any file (no rebuild, staging or pruning; daemons left
  * alone): which generation, from which level, after rebuilding how many lost
  * nodes' files. Unlike cairn_generations, a generation that a rebuild or the
- * PFS can restore counts. Returns 0 with PLAN filled whenever it could look
+ * PFS can restore counts: it makes the restart's own choice between levels
+ * 1-3 and the PFS, so with more nodes lost than levels 1-3 rebuild (what
+ * cairn_rebuild fails with CAIRN_ELOST for) the plan is READY at level 4
+ * when the PFS holds a usable copy, UNUSABLE (CAIRN_ELOST) only when it
+ * does not. Returns 0 with PLAN filled whenever it could look
  * (PLAN->status tells "start fresh", CAIRN_RESTART_NONE, which is exactly a
  * restart's CAIRN_ENOENT, from "a checkpoint exists that this run cannot
  * use", CAIRN_RESTART_UNUSABLE with the restart's code, and then
