@@ -5,7 +5,8 @@
 # cairn_restart_var) through incremental chains, node losses and the PFS;
 # restart with nothing protected; labels and seconds (manifests, PFS index,
 # cairn ls and inspect); a fresh start below old generations; checkpoints in
-# the previous release's manifest and index formats. Sourced by tests/run.sh
+# the previous release's manifest and index formats; the matrix of levels
+# 1-4, 0 to 4 nodes lost, with and without a PFS copy. Sourced by tests/run.sh
 # (uses lib.sh's fresh/check helpers); runs alone as CAIRN_TEST_ONLY=query.
 TQ=$BUILD/tests/t_query
 q4() { scripts/mpirun.sh 4 "$TQ" "$@"; }
