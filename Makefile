@@ -4,6 +4,7 @@
 #   make test       quick suite: unit, fuzz-corpus replay, MPI, CLI (installs deps first)
 #   make check      `test`, then the suite under ASan/UBSan and built with MPICH
 #   make test-cluster  4 nodes as Linux namespaces, MPI across them (root; part of `test`)
+#   make crash      every crash state of a level-1 checkpoint and a level-4 flush (root; `test` samples them)
 #   make demo       the main job: heat stencil on 8 ranks / 4 emulated nodes with daemons, crash, restart
 #   make bench      benchmarks; every figure is a `bench:` line with a ratio
 #   make bench-quick  every headline figure of make bench from smaller runs
@@ -84,7 +85,7 @@ EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all lib test check check-mpich test-cluster test-cluster-mpich demo bench bench-quick asan fuzz install clean deps
+.PHONY: all lib test crash check check-mpich test-cluster test-cluster-mpich demo bench bench-quick asan fuzz install clean deps
 all: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/tests/mktree $(BUILD)/tests/mkcorpus $(BUILD)/tests/fielddiff $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN)
 lib: $(LIBA) $(LIBSO)
 
@@ -210,6 +211,11 @@ uninstall-scr: install-check
 test: deps
 	$(MAKE) all
 	BUILD=$(BUILD) bash tests/run.sh
+
+# Every crash state (tests/crash/README.md), not the sample `make test` runs.
+crash: deps
+	$(MAKE) all
+	CAIRN_TEST_ONLY=crash CAIRN_CRASH_ALL=1 BUILD=$(BUILD) bash tests/run.sh
 
 asan: deps
 	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" OPT="-O1 -g" all

@@ -11,10 +11,10 @@
 #      crash state the model allows is built from them (crashstates.py) and
 #      restarted: the old generation or the new one, bit-exact, nothing else.
 # CAIRN_CRASH_ALL=1 (make crash) tries every distinct state; otherwise an even
-# sample of CAIRN_CRASH_SAMPLE (default 30) per level.
+# sample of CAIRN_CRASH_SAMPLE (default 24) per trace.
 
 CRASH_SO=$BUILD/tests/crash/libtrace.so
-CRASH_SAMPLE=${CAIRN_CRASH_SAMPLE:-30}
+CRASH_SAMPLE=${CAIRN_CRASH_SAMPLE:-24}
 [ -n "${CAIRN_CRASH_ALL:-}" ] && CRASH_SAMPLE=0
 # A restart per crash state: one rank, an Open MPI singleton without a daemon
 # (ignored by MPICH), so that a state costs a fraction of a second.
@@ -70,13 +70,16 @@ crash_roundtrip() {
   unset CAIRN_BASE CAIRN_PFS_DIR CAIRN_JOB
 }
 
-# crash_states LABEL LEVEL DIR [--only pfs]: trace generation 2 at LEVEL over a
-# durable generation 1 in DIR/top, then try the crash states (restart: 1 or 2).
+# crash_states LABEL LEVEL DIR [VAR=VALUE...] [-- CRASHSTATES-ARGS]: trace
+# generation 2 at LEVEL over a durable generation 1 in DIR/top (the variables
+# in the environment of every run), then try the crash states (restart: 1 or 2).
 crash_states() {
   local label=$1 level=$2 dir=$3; shift 3
-  local top=$dir/top job="t$CAIRN_TEST_TAG-crash-$label"
+  local top=$dir/top job="t$CAIRN_TEST_TAG-crash-$label" what=${CRASH_SAMPLE/#0/all}
   mkdir -p "$top" && mkdir -m 700 "$top/node" "$top/pfs"
   local -a env=("${CRASH_MPI_ENV[@]}" CAIRN_JOB="$job" CAIRN_KEEP=1 CAIRN_PFS_KEEP=1)
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do env+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
   check "crash $label: generation 1 at level $level (the old one, durable before the trace)" \
     env "${env[@]}" CAIRN_BASE="$top/node" CAIRN_PFS_DIR="$top/pfs" "$T" save 1 "$level"
   sync -f "$top" && cp -a "$top" "$dir/pre"
@@ -84,7 +87,7 @@ crash_states() {
     env "${env[@]}" CAIRN_BASE="$top/node" CAIRN_PFS_DIR="$top/pfs" T_FIRST=2 \
         CRASH_TRACE="$dir/trace" CRASH_ROOTS="$top" LD_PRELOAD="$PWD/$CRASH_SO" "$T" save 1 "$level"
   local restart="env ${env[*]} CAIRN_BASE=\$CRASH_STATE/node CAIRN_PFS_DIR=\$CRASH_STATE/pfs $PWD/$T"
-  check "crash $label: every crash state restarts generation 1 or 2, bit-exact (sample ${CRASH_SAMPLE:-all})" \
+  check "crash $label: every crash state restarts generation 1 or 2, bit-exact (states: $what)" \
     python3 tests/crash/crashstates.py --label "$label" --top "$top" --pre "$dir/pre" \
       --trace "$dir/trace" --out "$dir/state" --max "$CRASH_SAMPLE" --keep-failed "$dir/failed" \
       --check "$restart restore-either 1 2" --old-check "$restart restore 1" \
@@ -106,7 +109,8 @@ else
     echo "# ext4 on a loop device at $CRASH_EXT4; crash states are written out and restarted there"
     crash_roundtrip ext4 "$CRASH_EXT4"
     crash_states level1 1 "$CRASH_EXT4/l1"
-    crash_states level4 4 "$CRASH_EXT4/l4" --only pfs # the node is lost: the PFS alone
+    crash_states level1-pmem 1 "$CRASH_EXT4/l1p" CAIRN_IO=pmem # libpmem's path: map, copy, msync
+    crash_states level4 4 "$CRASH_EXT4/l4" -- --only pfs # the node is lost: the PFS alone
     crash_unmount "$CRASH_EXT4"
   fi
   if ! grep -qw xfs /proc/filesystems && ! modprobe -q xfs 2>/dev/null; then
