@@ -4,6 +4,7 @@
 #   make test       quick suite: unit, fuzz-corpus replay, MPI, CLI (installs deps first)
 #   make check      `test`, then the suite under ASan/UBSan and built with MPICH
 #   make test-cluster  4 nodes as Linux namespaces, MPI across them (root; part of `test`)
+#   make crash      every crash state of a level-1 checkpoint and a level-4 flush (root; `test` samples them)
 #   make demo       the main job: heat stencil on 8 ranks / 4 emulated nodes with daemons, crash, restart
 #   make bench      benchmarks; every figure is a `bench:` line with a ratio
 #   make bench-quick  every headline figure of make bench from smaller runs
@@ -84,7 +85,7 @@ EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all lib test check check-mpich test-cluster test-cluster-mpich demo bench bench-quick asan fuzz install clean deps
+.PHONY: all lib test crash check check-mpich test-cluster test-cluster-mpich demo bench bench-quick asan fuzz install clean deps
 all: lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/tests/mktree $(BUILD)/tests/mkcorpus $(BUILD)/tests/fielddiff $(UNIT_BIN) $(MPI_TEST_BIN) $(REPLAY_BIN) $(EXAMPLE_BIN) $(BENCH_BIN)
 lib: $(LIBA) $(LIBSO)
 
@@ -150,6 +151,13 @@ $(BUILD)/tests/mktree: tests/cli/mktree.c $(COMMON_SRC:%.c=$(BUILD)/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $(filter-out %.h,$^) $(DEP_LIBS) $(LDFLAGS_ALL)
 
+# The crash-state test's recorder (tests/crash/README.md): an LD_PRELOAD library.
+CRASH_TRACER := $(BUILD)/tests/crash/libtrace.so
+all: $(CRASH_TRACER)
+$(CRASH_TRACER): tests/crash/trace.c tests/crash/trace_pmem.c tests/crash/trace.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -fPIC -shared -o $@ $(filter %.c,$^) -ldl -lpthread $(LDFLAGS_ALL)
+
 $(BUILD)/tests/fielddiff: tests/cli/fielddiff.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -o $@ $< -lm $(LDFLAGS_ALL)
@@ -203,6 +211,11 @@ uninstall-scr: install-check
 test: deps
 	$(MAKE) all
 	BUILD=$(BUILD) bash tests/run.sh
+
+# Every crash state (tests/crash/README.md), not the sample `make test` runs.
+crash: deps
+	$(MAKE) all
+	CAIRN_TEST_ONLY=crash CAIRN_CRASH_ALL=1 BUILD=$(BUILD) bash tests/run.sh
 
 asan: deps
 	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" OPT="-O1 -g" all

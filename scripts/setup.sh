@@ -25,6 +25,7 @@ pkgs=(
   slurmctld slurmd slurm-client munge   # a real Slurm for tests/slurm (started by the test)
   util-linux                            # setpriv: the hooks act as the job's user
   bsdutils                              # script: a pseudo-terminal for the CLI's progress tests
+  e2fsprogs xfsprogs                    # mkfs.ext4, mkfs.xfs: crash states on a real file system (tests/crash)
 )
 # `setup.sh mpich` also installs MPICH beside Open MPI (for `make check-mpich`);
 # Open MPI stays the default mpicc/mpirun.

@@ -6,18 +6,19 @@
 #
 #   CAIRN_TEST_ONLY="levels pfs" bash tests/run.sh   runs only those sections
 # (unit replay cli config install mpi ring levels lossy incr pfs h5 user daemon owed hooks
-# nodes need auto query remap fortran python fti scr veloc slurm cluster drill demo); the rest
+# nodes need auto query remap fortran python fti scr veloc crash slurm cluster drill demo); the rest
 # are counted as skipped.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 : "${BUILD:=build}"
 export BUILD
 PASSED=0 FAILED=0 SKIPPED=0
-SCRATCH_DIRS=() MOUNTS=()
+SCRATCH_DIRS=() MOUNTS=() LOOPS=()
 source tests/mpi/lib.sh
 cleanup() {
   pkill -f "^[^ ]*cairnd --job t$CAIRN_TEST_TAG-" 2>/dev/null # daemons a failed check left running
   for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null; done
+  for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done # loop devices, after their unmount
   for d in "${SCRATCH_DIRS[@]}"; do rm -rf "$d"; done
 }
 trap cleanup EXIT
@@ -136,6 +137,7 @@ section python tests/python/run_python.sh "the Python binding: package cairn und
 section fti tests/compat/fti/run_fti.sh "the FTI layer: FTI programs (fti.h + MPI only) crash and restart at levels 1-4, bit-exact"
 section scr tests/compat/scr/run_scr.sh "cairn-scr: an SCR program (heat stencil) crashes and restarts at every copy type"
 section veloc tests/compat/veloc/run_veloc.sh "the VeloC layer: VeloC's heatdis examples crash and restart at levels 1-4, bit-exact"
+section crash tests/crash/run_crash.sh "a real file system (ext4, XFS on a loop device) and the crash states of a level-1 checkpoint and a level-4 flush"
 
 # The Slurm test and the cluster lab use machine-wide names (slurmctld's
 # ports, munge, the namespace nodes): two suites on one machine take turns.

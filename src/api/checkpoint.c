@@ -4,7 +4,10 @@
  * Commit protocol (a crash at any instant leaves the previous complete
  * generation restorable):
  *   1. the node leader clears and creates <node>/gen-<id>/ (refused when
- *      another layout wrote it: api_may_replace); when generation ID or
+ *      another layout wrote it: api_may_replace) and syncs <node>, so that
+ *      the new entry is durable before step 4 trashes an older generation
+ *      (tests/crash: without it a crash can keep the removal and lose the
+ *      new generation's name, leaving nothing); when generation ID or
  *      newer ones exist (a fresh start, or a restart from an older one),
  *      the complete ones are set aside first, as abandoned-gen-<id>
  *      (prune.c, API_PRUNE_AT; removed with store.prune_abandoned), never
@@ -344,6 +347,8 @@ static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
     if (rc == 0 && ctx->node_rank == 0) {
         int fd = cn_dir_open(ctx->nodefd, gen, true, &ctx->err);
         rc = fd < 0 ? fd : close(fd);
+        if (rc == 0)
+            rc = cn_dir_sync(ctx->nodefd, &ctx->err);
     }
     CN_TRY(api_agree(ctx, rc));
 

@@ -8,6 +8,8 @@
  *   restore GEN [LEVEL]  restart LATEST, expect GEN, compare every byte; with
  *                      T_THEN=ID, then checkpoint ID (at LEVEL, default 1)
  *   restore-id GEN [LEVEL]  restart generation GEN explicitly (T_THEN too)
+ *   restore-either OLD NEW  restart LATEST, expect OLD or NEW (a crash state,
+ *                      tests/crash), compare every byte with the one restored
  *   expect-fail CODE [GEN]  restart (LATEST, or generation GEN) must fail with
  *                      CODE (e.g. CAIRN_ENOENT) everywhere, and leave every
  *                      protected variable holding the sentinel bytes put
@@ -394,6 +396,19 @@ int main(int argc, char **argv)
                 snprintf(why, sizeof why, "checkpoint %ld after the restart: %s: %s", then,
                          cairn_strerror(rc), cairn_errmsg(ctx));
         }
+        ok = why[0] == '\0';
+    } else if (strcmp(mode, "restore-either") == 0 && argc > 3) {
+        long got = -2, newer = strtol(argv[3], NULL, 10);
+        fill(0, 1);
+        rc = cairn_restart(ctx, CAIRN_LATEST, &got);
+        if (rc != 0)
+            snprintf(why, sizeof why, "restart: %s: %s", cairn_strerror(rc), cairn_errmsg(ctx));
+        else if (got != arg && got != newer)
+            snprintf(why, sizeof why, "restored generation %ld, expected %ld or %ld", got, arg, newer);
+        else if (!same(got) || !check_routed(ctx, got))
+            snprintf(why, sizeof why, "restored bytes differ from generation %ld", got);
+        if (rank == 0 && rc == 0)
+            printf("restored %ld\n", got);
         ok = why[0] == '\0';
     } else if (strcmp(mode, "resume") == 0) {
         long n = argc > 3 ? atol(argv[3]) : 1, got = -2;

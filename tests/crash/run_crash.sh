@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# run_crash.sh - cairn on a real disk file system, and the crash states of its
+# commit protocol (tests/crash/README.md). Sourced by tests/run.sh (section
+# `crash`; uses its check/skip and MOUNTS/LOOPS/SCRATCH_DIRS, which its EXIT
+# trap unmounts, detaches and removes).
+#   1. ext4, and XFS where the kernel has it and mkfs.xfs is installed, each on
+#      a loop device made here (root only): a level-1 checkpoint and a level-4
+#      flush with node directory and PFS directory on it, restarted bit-exact.
+#   2. On ext4: the file-system operations of a level-1 checkpoint and of a
+#      level-4 flush are recorded (tests/crash/trace.c, LD_PRELOAD) and every
+#      crash state the model allows is built from them (crashstates.py) and
+#      restarted: the old generation or the new one, bit-exact, nothing else.
+# CAIRN_CRASH_ALL=1 (make crash) tries every distinct state; otherwise an even
+# sample of CAIRN_CRASH_SAMPLE (default 24) per trace.
+
+CRASH_SO=$BUILD/tests/crash/libtrace.so
+CRASH_SAMPLE=${CAIRN_CRASH_SAMPLE:-24}
+[ -n "${CAIRN_CRASH_ALL:-}" ] && CRASH_SAMPLE=0
+# A restart per crash state: one rank, an Open MPI singleton without a daemon
+# (ignored by MPICH), so that a state costs a fraction of a second.
+CRASH_MPI_ENV=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+               OMPI_MCA_ess_singleton_isolated=1 OMPI_MCA_btl=self CAIRN_RANKS_PER_NODE=1
+               T_RAW=1 CAIRN_LOG_LEVEL=warn)
+
+# crash_mount FSTYPE: a fresh FSTYPE on a loop device, mounted at $CRASH_MNT
+# (empty on failure). Not in a subshell: the trap's lists must see the names.
+crash_mount() {
+  local fs=$1 img dev mnt
+  CRASH_MNT=
+  img=$(mktemp /var/tmp/cairn-crash-$fs.XXXXXX.img) || return 1
+  SCRATCH_DIRS+=("$img")
+  truncate -s 320M "$img" || return 1 # XFS wants 300 MB at least
+  dev=$(losetup -f --show "$img") || { echo "losetup failed" >&2; return 1; }
+  LOOPS+=("$dev")
+  case $fs in
+    ext4) mkfs.ext4 -q -F "$dev" >/dev/null ;;
+    xfs) mkfs.xfs -q -f "$dev" >/dev/null ;;
+  esac || { echo "mkfs.$fs failed" >&2; return 1; }
+  mnt=$(mktemp -d /var/tmp/cairn-crash-$fs.XXXXXX) || return 1
+  mount -t "$fs" "$dev" "$mnt" || { echo "mount $dev failed" >&2; return 1; }
+  MOUNTS+=("$mnt"); SCRATCH_DIRS+=("$mnt")
+  [ "$(findmnt -n -o FSTYPE --target "$mnt")" = "$fs" ] || { echo "$mnt is not $fs" >&2; return 1; }
+  CRASH_MNT=$mnt
+}
+
+# crash_unmount MNT: unmount MNT and detach its loop device now (the trap does it otherwise).
+crash_unmount() {
+  local dev m l keep=(); dev=$(findmnt -n -o SOURCE --target "$1")
+  umount "$1" && losetup -d "$dev" || return 1
+  for m in "${MOUNTS[@]}"; do [ "$m" = "$1" ] || keep+=("$m"); done
+  MOUNTS=("${keep[@]}"); keep=() # the trap must not detach a number another user got since
+  for l in "${LOOPS[@]}"; do [ "$l" = "$dev" ] || keep+=("$l"); done
+  LOOPS=("${keep[@]}")
+}
+
+# crash_roundtrip FS MNT: levels 1 and 4 on FS, 4 ranks on 2 nodes, bit-exact.
+crash_roundtrip() {
+  local fs=$1 mnt=$2
+  export CAIRN_BASE=$mnt/node CAIRN_PFS_DIR=$mnt/pfs CAIRN_JOB="t$CAIRN_TEST_TAG-crash-$fs"
+  mkdir -m 700 "$CAIRN_BASE" "$CAIRN_PFS_DIR"
+  check "$fs: level 1: 4 ranks on 2 nodes checkpoint 2 generations on $fs" \
+    env CAIRN_RANKS_PER_NODE=2 T_RAW=1 scripts/mpirun.sh 4 "$T" save 2 1
+  check "  ... a new job restarts generation 2 from $fs, bit-exact" \
+    env CAIRN_RANKS_PER_NODE=2 T_RAW=1 scripts/mpirun.sh 4 "$T" restore 2
+  check "$fs: level 4: generations 3 and 4 flushed to a PFS directory on $fs" \
+    env CAIRN_RANKS_PER_NODE=2 T_RAW=1 T_FIRST=3 scripts/mpirun.sh 4 "$T" save 2 4
+  rm -rf "$CAIRN_BASE"/*
+  check "  ... node-local storage wiped: restart reads generation 4 from the PFS on $fs, bit-exact" \
+    run_grep 'from the PFS' env CAIRN_RANKS_PER_NODE=2 T_RAW=1 scripts/mpirun.sh 4 "$T" restore 4
+  unset CAIRN_BASE CAIRN_PFS_DIR CAIRN_JOB
+}
+
+# crash_states LABEL LEVEL DIR [VAR=VALUE...] [-- CRASHSTATES-ARGS]: trace
+# generation 2 at LEVEL over a durable generation 1 in DIR/top (the variables
+# in the environment of every run), then try the crash states (restart: 1 or 2).
+crash_states() {
+  local label=$1 level=$2 dir=$3; shift 3
+  local top=$dir/top job="t$CAIRN_TEST_TAG-crash-$label" what=${CRASH_SAMPLE/#0/all}
+  mkdir -p "$top" && mkdir -m 700 "$top/node" "$top/pfs"
+  local -a env=("${CRASH_MPI_ENV[@]}" CAIRN_JOB="$job" CAIRN_KEEP=1 CAIRN_PFS_KEEP=1)
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do env+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  check "crash $label: generation 1 at level $level (the old one, durable before the trace)" \
+    env "${env[@]}" CAIRN_BASE="$top/node" CAIRN_PFS_DIR="$top/pfs" "$T" save 1 "$level"
+  sync -f "$top" && cp -a "$top" "$dir/pre"
+  check "crash $label: generation 2 at level $level, traced (tests/crash/trace.c)" \
+    env "${env[@]}" CAIRN_BASE="$top/node" CAIRN_PFS_DIR="$top/pfs" T_FIRST=2 \
+        CRASH_TRACE="$dir/trace" CRASH_ROOTS="$top" LD_PRELOAD="$PWD/$CRASH_SO" "$T" save 1 "$level"
+  local restart="env ${env[*]} CAIRN_BASE=\$CRASH_STATE/node CAIRN_PFS_DIR=\$CRASH_STATE/pfs $PWD/$T"
+  check "crash $label: every crash state restarts generation 1 or 2, bit-exact (states: $what)" \
+    python3 tests/crash/crashstates.py --label "$label" --top "$top" --pre "$dir/pre" \
+      --trace "$dir/trace" --out "$dir/state" --max "$CRASH_SAMPLE" --keep-failed "$dir/failed" \
+      --check "$restart restore-either 1 2" --old-check "$restart restore 1" \
+      --new-check "$restart restore 2" --report "$dir/report" "$@"
+  cat "$dir/report" 2>/dev/null # the state count and failures: "crash: LABEL states=N failures=F"
+}
+
+if [ "$(id -u)" -ne 0 ]; then
+  skip "crash: a loop device and mount need root; the crash states are not tried either"
+elif ! command -v mkfs.ext4 >/dev/null || ! command -v losetup >/dev/null; then
+  skip "crash: mkfs.ext4 or losetup is missing (scripts/setup.sh installs e2fsprogs)"
+elif [ ! -f "$CRASH_SO" ]; then
+  check "crash: the tracer $CRASH_SO was built" test -f "$CRASH_SO"
+else
+  crash_mount ext4; CRASH_EXT4=$CRASH_MNT
+  if [ -z "$CRASH_EXT4" ]; then
+    check "crash: an ext4 file system on a loop device" false
+  else
+    echo "# ext4 on a loop device at $CRASH_EXT4; crash states are written out and restarted there"
+    crash_roundtrip ext4 "$CRASH_EXT4"
+    crash_states level1 1 "$CRASH_EXT4/l1"
+    crash_states level1-pmem 1 "$CRASH_EXT4/l1p" CAIRN_IO=pmem # libpmem's path: map, copy, msync
+    crash_states level4 4 "$CRASH_EXT4/l4" -- --only pfs # the node is lost: the PFS alone
+    crash_unmount "$CRASH_EXT4"
+  fi
+  if ! grep -qw xfs /proc/filesystems && ! modprobe -q xfs 2>/dev/null; then
+    skip "crash: XFS (the kernel has no xfs)"
+  elif ! command -v mkfs.xfs >/dev/null; then
+    skip "crash: XFS (mkfs.xfs is missing: scripts/setup.sh installs xfsprogs)"
+  else
+    crash_mount xfs; CRASH_XFS=$CRASH_MNT
+    if [ -z "$CRASH_XFS" ]; then
+      check "crash: an XFS file system on a loop device" false
+    else
+      crash_roundtrip xfs "$CRASH_XFS"
+      crash_unmount "$CRASH_XFS"
+    fi
+  fi
+fi
