@@ -291,13 +291,16 @@ int64_t cn_parse_gen_dirname(const char *name)
     if (strncmp(name, CN_GEN_PREFIX, pl) != 0)
         return -1;
     const char *d = name + pl;
-    if (!*d || strlen(d) > 18 || (d[0] == '0' && d[1]))
+    if (!*d || (d[0] == '0' && d[1]))
         return -1;
-    int64_t v = 0;
+    int64_t v = 0; /* every id of 0..INT64_MAX (LONG_MAX, what the API takes): 19 digits */
     for (; *d; d++) {
         if (*d < '0' || *d > '9')
             return -1;
-        v = v * 10 + (*d - '0');
+        int digit = *d - '0';
+        if (v > (INT64_MAX - digit) / 10)
+            return -1; /* above INT64_MAX: no id of ours */
+        v = v * 10 + digit;
     }
     return v;
 }
