@@ -262,11 +262,17 @@ int cn_rank_filename(char *buf, size_t len, uint32_t rank)
 
 int cn_set_aside(int dirfd, int64_t id, char *out, size_t len, cn_err *err)
 {
+    return cn_set_aside_as(dirfd, id, CN_ABANDONED_PREFIX, out, len, err);
+}
+
+int cn_set_aside_as(int dirfd, int64_t id, const char *prefix, char *out, size_t len,
+                    cn_err *err)
+{
     char name[64];
     cn_gen_dirname(name, sizeof name, id);
     for (int n = 0; n < 1000; n++) {
-        int w = n ? snprintf(out, len, CN_ABANDONED_PREFIX "%s.%d", name, n)
-                  : snprintf(out, len, CN_ABANDONED_PREFIX "%s", name);
+        int w = n ? snprintf(out, len, "%s%s.%d", prefix, name, n)
+                  : snprintf(out, len, "%s%s", prefix, name);
         if (w < 0 || (size_t)w >= len)
             return cn_fail(err, CAIRN_EINVAL, "name too long");
         int r = renameat2(dirfd, name, dirfd, out, RENAME_NOREPLACE);
@@ -282,7 +288,7 @@ int cn_set_aside(int dirfd, int64_t id, char *out, size_t len, cn_err *err)
         if (errno != EEXIST)
             return cn_fail_errno(err, errno, "cannot set %s aside as %s", name, out);
     }
-    return cn_fail(err, CAIRN_EIO, "cannot set %s aside: 1000 abandoned copies exist", name);
+    return cn_fail(err, CAIRN_EIO, "cannot set %s aside: 1000 copies set aside exist", name);
 }
 
 int64_t cn_parse_gen_dirname(const char *name)
