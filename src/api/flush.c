@@ -17,11 +17,13 @@
  *      a routed file that is HDF5 goes in as its datasets, skeleton and map
  *      (src/compress/h5agg.c), so equal datasets of the ranks merge;
  *   4. sizes and checksums are summed to the first leader, which writes the
- *      index last (the generation is complete from then on) and prunes the
- *      PFS to pfs.keep generations (of this rank count, none newer than
- *      this one unless store.prune_abandoned: levels/pfs.c).
+ *      index last (the generation is complete from then on), syncs the job
+ *      directory (the new entry durable before anything older goes) and
+ *      prunes the PFS to pfs.keep generations (of this rank count, none
+ *      newer than this one unless store.prune_abandoned: levels/pfs.c).
  * A generation id on the PFS that another rank count wrote is never
- * replaced: the flush fails with CAIRN_EMISMATCH.
+ * replaced: the flush fails with CAIRN_EMISMATCH. One whose index does not
+ * read is set aside as damaged-gen-<id> (logged), never removed.
  * A generation node-local storage holds as an increment goes to the PFS as
  * an increment too when its parent is there as it was diffed against
  * (flush_incr.c decides, collectively); otherwise it is materialized full.
@@ -37,6 +39,7 @@
  */
 #include "api/api.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -346,6 +349,8 @@ static int write_index(cairn_ctx *ctx, int jobfd, int genfd, long id, int group,
     if (rc == 0)
         rc = cn_write_atomic(genfd, CN_PINDEX_NAME, buf, len, &ctx->err);
     free(buf);
+    if (rc == 0) /* the new generation's entry durable before any older one goes */
+        rc = cn_dir_sync(jobfd, &ctx->err);
     if (rc == 0) {
         cn_debug("generation %ld on the PFS%s: %d ranks in %d files, %llu -> %llu bytes", id,
                  plan->incr ? " (changes since its parent)" : "", ctx->nranks, nfiles,
@@ -368,13 +373,27 @@ static int leaders_agree(cairn_ctx *ctx, int rc, const char *what)
 }
 
 /* First leader: may generation ID on the PFS (JOBFD) be replaced? Not when
- * another rank count's run wrote it: that may be its only copy. */
+ * another rank count's run wrote it: that may be its only copy. One whose
+ * index is there but does not read (checksum, EIO) is whose, nobody can tell:
+ * as the prune keeps it, so does the flush, set aside (CN_DAMAGED_PREFIX),
+ * out of the way of the new one and of every restart, never removed. */
 static int may_replace(cairn_ctx *ctx, int jobfd, long id)
 {
     cn_pindex x;
-    cn_err ignored = {0};
-    if (lvl_pfs_index(jobfd, id, &x, &ignored) < 0)
-        return 0; /* none, or no index: an unfinished flush */
+    cn_err why = {0};
+    if (lvl_pfs_index(jobfd, id, &x, &why) < 0) {
+        if (why.code == CAIRN_ENOENT || why.code == -ENOENT)
+            return 0; /* none, or no index: an unfinished flush */
+        char aside[128];
+        cn_err err = {0};
+        if (cn_set_aside_as(jobfd, id, CN_DAMAGED_PREFIX, aside, sizeof aside, &err) < 0)
+            return cn_fail(&ctx->err, CAIRN_EIO, "%s; it cannot be set aside (%s): it is not "
+                           "replaced", why.msg, err.msg);
+        cn_warn("%s: set aside as %s in the PFS job directory (kept, never restored; remove it "
+                "by hand once nothing in it is of use), generation %ld is flushed anew",
+                why.msg, aside, id);
+        return cn_dir_sync(jobfd, &ctx->err);
+    }
     int rc = 0;
     if (x.nranks != (uint32_t)ctx->nranks || strcmp(x.job, ctx->job) != 0) {
         char was[96], now[96];

@@ -38,8 +38,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PRUNE_MAX 4096 /* generation directories looked at per node */
-
 typedef struct pgen {
     long id, parent;
     int level, target;            /* reached, and asked for (1..3) */
@@ -54,12 +52,11 @@ static int cmp_pgen_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
+/* G sorted newest first (cmp_pgen_desc): a binary search. */
 static pgen *find(pgen *g, size_t n, long id)
 {
-    for (size_t i = 0; i < n; i++)
-        if (g[i].id == id)
-            return &g[i];
-    return NULL;
+    pgen key = {.id = id};
+    return bsearch(&key, g, n, sizeof *g, cmp_pgen_desc);
 }
 
 /* Read what prune needs of generation G's manifest. */
@@ -101,16 +98,36 @@ void api_prune(cairn_ctx *ctx, long id, int what)
             close(fd);
         return;
     }
-    pgen *g = calloc(PRUNE_MAX, sizeof *g);
-    size_t n = 0;
-    for (struct dirent *de; g && (de = readdir(d)) != NULL && n < PRUNE_MAX;) {
+    /* Every gen-* entry (a parent not seen would make its child look
+     * unrestorable, and be dropped): the array grows as needed. */
+    pgen *g = NULL;
+    size_t n = 0, cap = 0;
+    bool nomem = false;
+    for (struct dirent *de; !nomem && (de = readdir(d)) != NULL;) {
         int64_t x = cn_parse_gen_dirname(de->d_name);
-        if (x >= 0)
-            g[n++] = (pgen){.id = (long)x, .parent = -1};
+        if (x < 0)
+            continue;
+        if (n == cap) {
+            size_t want = cap ? 2 * cap : 64;
+            pgen *bigger = realloc(g, want * sizeof *g);
+            if (!bigger) {
+                nomem = true;
+                break;
+            }
+            g = bigger, cap = want;
+        }
+        g[n++] = (pgen){.id = (long)x, .parent = -1};
     }
     closedir(d);
-    if (!g)
+    if (nomem) { /* not all seen: dropping any could break a chain; next time */
+        cn_warn("prune: %s: no memory to list its generations; nothing pruned", ctx->node_path);
+        free(g);
         return;
+    }
+    if (!n) {
+        free(g);
+        return;
+    }
     qsort(g, n, sizeof *g, cmp_pgen_desc);
     for (size_t i = n; i-- > 0;) { /* oldest first: a parent is decided before its child */
         examine(ctx, &g[i]);
@@ -137,19 +154,21 @@ void api_prune(cairn_ctx *ctx, long id, int what)
         if (ctx->incr[l])
             keep_chain(g, n, find(g, n, (long)ctx->incr[l]->gen));
     int trashed = 0;
-    long newer = what & API_PRUNE_AT ? id : id + 1; /* the first id set aside */
+    bool at = what & API_PRUNE_AT; /* ID itself is set aside too (no id + 1: ID may be LONG_MAX) */
+    long below = at ? id - 1 : id; /* the newest id kept in place */
     for (size_t i = 0; i < n; i++) {
-        if (!g[i].mine || (g[i].id < newer ? g[i].keep || !(what & API_PRUNE_OLDER)
-                                           : !(what & API_PRUNE_NEWER)))
+        bool newer = g[i].id > below;
+        if (!g[i].mine || (!newer ? g[i].keep || !(what & API_PRUNE_OLDER)
+                                  : !(what & API_PRUNE_NEWER)))
             continue;
-        if (g[i].id >= newer && g[i].complete && !ctx->cfg.prune_abandoned) {
+        if (newer && g[i].complete && !ctx->cfg.prune_abandoned) {
             /* An abandoned timeline: set aside, where no restart takes it
              * in place of this run's newer data, and kept. */
             char aside[128];
             cn_err err = {0};
             if (cn_set_aside(ctx->nodefd, g[i].id, aside, sizeof aside, &err) < 0)
                 cn_warn("prune: %s: %s", ctx->node_path, err.msg);
-            else if (ctx->node == 0 && newer > id)
+            else if (ctx->node == 0 && !at)
                 cn_warn("generation %ld is newer than generation %ld this run wrote (the "
                         "restart took an older one): set aside as %s on every node, never "
                         "restored; remove it with 'cairn prune --abandoned' (or set "
@@ -175,7 +194,7 @@ void api_prune(cairn_ctx *ctx, long id, int what)
         cn_err err = {0};
         int jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &err);
         if (jobfd >= 0) {
-            lvl_pfs_abandon(jobfd, ctx->job, (uint32_t)ctx->nranks, newer - 1,
+            lvl_pfs_abandon(jobfd, ctx->job, (uint32_t)ctx->nranks, below,
                             ctx->cfg.prune_abandoned);
             close(jobfd);
         }

@@ -182,6 +182,14 @@ int64_t cn_parse_gen_dirname(const char *name);
  * removes it. OUT gets the new name. */
 #define CN_ABANDONED_PREFIX "abandoned-"
 int cn_set_aside(int dirfd, int64_t id, char *out, size_t len, cn_err *err);
+/* A PFS generation whose index is there but does not read (checksum, EIO),
+ * when a flush rewrites its id: never removed (it may be the only copy a
+ * human can still salvage), set aside as "damaged-gen-<id>[.<n>]", which no
+ * restart, daemon or prune reads. */
+#define CN_DAMAGED_PREFIX "damaged-"
+/* cn_set_aside with another PREFIX (CN_ABANDONED_PREFIX, CN_DAMAGED_PREFIX). */
+int cn_set_aside_as(int dirfd, int64_t id, const char *prefix, char *out, size_t len,
+                    cn_err *err);
 
 /* ---- when to checkpoint (period.c) ------------------------------------- */
 

@@ -262,11 +262,17 @@ int cn_rank_filename(char *buf, size_t len, uint32_t rank)
 
 int cn_set_aside(int dirfd, int64_t id, char *out, size_t len, cn_err *err)
 {
+    return cn_set_aside_as(dirfd, id, CN_ABANDONED_PREFIX, out, len, err);
+}
+
+int cn_set_aside_as(int dirfd, int64_t id, const char *prefix, char *out, size_t len,
+                    cn_err *err)
+{
     char name[64];
     cn_gen_dirname(name, sizeof name, id);
     for (int n = 0; n < 1000; n++) {
-        int w = n ? snprintf(out, len, CN_ABANDONED_PREFIX "%s.%d", name, n)
-                  : snprintf(out, len, CN_ABANDONED_PREFIX "%s", name);
+        int w = n ? snprintf(out, len, "%s%s.%d", prefix, name, n)
+                  : snprintf(out, len, "%s%s", prefix, name);
         if (w < 0 || (size_t)w >= len)
             return cn_fail(err, CAIRN_EINVAL, "name too long");
         int r = renameat2(dirfd, name, dirfd, out, RENAME_NOREPLACE);
@@ -282,7 +288,7 @@ int cn_set_aside(int dirfd, int64_t id, char *out, size_t len, cn_err *err)
         if (errno != EEXIST)
             return cn_fail_errno(err, errno, "cannot set %s aside as %s", name, out);
     }
-    return cn_fail(err, CAIRN_EIO, "cannot set %s aside: 1000 abandoned copies exist", name);
+    return cn_fail(err, CAIRN_EIO, "cannot set %s aside: 1000 copies set aside exist", name);
 }
 
 int64_t cn_parse_gen_dirname(const char *name)
@@ -291,13 +297,16 @@ int64_t cn_parse_gen_dirname(const char *name)
     if (strncmp(name, CN_GEN_PREFIX, pl) != 0)
         return -1;
     const char *d = name + pl;
-    if (!*d || strlen(d) > 18 || (d[0] == '0' && d[1]))
+    if (!*d || (d[0] == '0' && d[1]))
         return -1;
-    int64_t v = 0;
+    int64_t v = 0; /* every id of 0..INT64_MAX (LONG_MAX, what the API takes): 19 digits */
     for (; *d; d++) {
         if (*d < '0' || *d > '9')
             return -1;
-        v = v * 10 + (*d - '0');
+        int digit = *d - '0';
+        if (v > (INT64_MAX - digit) / 10)
+            return -1; /* above INT64_MAX: no id of ours */
+        v = v * 10 + digit;
     }
     return v;
 }

@@ -7,7 +7,11 @@
  * Directories are created 0700 and never followed through symlinks (as on
  * node-local storage). An aggregated file is written through a throttle (the
  * aggregator's share of the file system's bandwidth), as NAME.tmp, synced,
- * and renamed into place; its size and XXH3-64 go into the index. A
+ * and renamed into place (the generation directory synced); its size and
+ * XXH3-64 go into the index. A directory this creates on the way to the job
+ * directory is synced into its parent at once (open_durable); the flush
+ * syncs the job directory once the index is written, before any older
+ * generation goes (api/flush.c). A
  * generation without an index is incomplete: never offered for restart, and
  * removed by a later prune. Prune never removes what another layout wrote
  * (another rank count), nor, unless asked, generations newer than the run's
@@ -29,6 +33,23 @@
 
 #define INDEX_MAX (64u << 20)
 
+/* Directory NAME under DIRFD, created if CREATE and not there; a directory
+ * created here is made durable in DIRFD (fsync) before it is used, so that
+ * what goes into it never hangs on an entry a crash can lose. */
+static int open_durable(int dirfd, const char *name, bool create, cn_err *err)
+{
+    int fd = cn_dir_open(dirfd, name, false, err);
+    if (fd != -ENOENT || !create)
+        return fd;
+    *err = (cn_err){0};
+    fd = cn_dir_open(dirfd, name, true, err);
+    if (fd >= 0 && cn_dir_sync(dirfd, err) < 0) {
+        close(fd);
+        return err->code;
+    }
+    return fd;
+}
+
 int lvl_pfs_open(const char *pfs_dir, const char *job, bool create, cn_err *err)
 {
     CN_FAIL_IF(!pfs_dir[0], err, CAIRN_ECONFIG,
@@ -38,11 +59,11 @@ int lvl_pfs_open(const char *pfs_dir, const char *job, bool create, cn_err *err)
         return cn_err_prefix(err, "pfs.dir: "), basefd;
     char user[64];
     cn_user_dirname(user, sizeof user);
-    int userfd = cn_dir_open(basefd, user, create, err);
+    int userfd = open_durable(basefd, user, create, err);
     close(basefd);
     if (userfd < 0)
         return cn_err_prefix(err, "%s/", pfs_dir), userfd;
-    int jobfd = cn_dir_open(userfd, job, create, err);
+    int jobfd = open_durable(userfd, job, create, err);
     close(userfd);
     if (jobfd < 0)
         cn_err_prefix(err, "%s/%s/", pfs_dir, user);
@@ -327,6 +348,8 @@ int lvl_pfs_commit(lvl_pfs_file *f, int genfd, cn_pfile *out, cn_err *err)
         rc = cn_fail_errno(err, errno, "cannot close %s on the PFS", f->tmp);
     if (rc == 0 && renameat(genfd, f->tmp, genfd, f->name) != 0)
         rc = cn_fail_errno(err, errno, "cannot rename %s on the PFS", f->tmp);
+    if (rc == 0) /* its name durable before the index (written after) names it */
+        rc = cn_dir_sync(genfd, err);
     if (rc < 0)
         unlinkat(genfd, f->tmp, 0);
     else

@@ -169,4 +169,36 @@ rm -rf "$(gen_dir 0 6)" "$(gen_dir 1 6)" "$(gen_dir 2 6)"
 wipe_nodes 4 5
 check "  ... 6 gone too: 5 (level 1) is lost with its nodes, 4 restores" ti8 restore 4
 export CAIRN_RANKS_PER_NODE=2
-unset CAIRN_SET_SIZE CAIRN_EC_M CAIRN_INCR CAIRN_INCR_BLOCK CAIRN_KEEP
+unset CAIRN_SET_SIZE CAIRN_EC_M
+
+# More generation directories than the node-local prune once looked at (4096,
+# in readdir order; issue 29): 5000 directories it must leave alone (their
+# manifests do not read) come after generation 1 was written, so the listing
+# (tmpfs: newest first) ends with 1. Generation 2 diffs against 1, and 3 is
+# full again (incr.full_every = 2): keep = 2 keeps 3 and 2 with the chain 2
+# needs. A prune that did not see 1 took 2 for unrestorable, and dropped it.
+fresh incr-many
+check "more than 4096 generation directories: generation 1 saved (4 ranks on 2 nodes)" ti save 1
+fake_gens() { # fake_gens N: N gen-* directories on each node whose manifest does not read
+  python3 - "$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB" "$1" <<'PY'
+import os, sys
+job, n = sys.argv[1], int(sys.argv[2])
+for node in ("node0", "node1"):
+    for i in range(n):
+        d = os.path.join(job, node, "gen-%d" % (100000 + i))
+        os.mkdir(d, 0o700)
+        with open(os.path.join(d, "manifest"), "w") as f:
+            f.write("not a manifest")
+PY
+}
+export -f fake_gens
+check "  ... 5000 more gen-* directories on each node" fake_gens 5000
+check "  ... a new job restores 1, saves 2 (changes since 1) and 3 (full: incr.full_every = 2)" \
+  env CAIRN_INCR_FULL_EVERY=2 scripts/mpirun.sh 4 "$TI" resume-id 1 3 1
+check "  ... the prune kept 2 and the 1 it needs on every node (it saw every directory)" \
+  bash -c "for n in 0 1; do for g in 1 2 3; do test -e \"\$(gen_dir \$n \$g)/manifest\" || { echo \"node\$n gen-\$g missing\"; exit 1; }; done; done"
+check "  ... and left the 5000 it cannot judge alone" \
+  bash -c "[ \$(ls -d '$CAIRN_BASE'/cairn-*/'$CAIRN_JOB'/node0/gen-1?????  | wc -l) = 5000 ]"
+check "  ... a new job restores generation 2 (its chain 1, 2), bit-exact" ti restore-id 2
+check "  ... and 3, bit-exact" ti restore-id 3
+unset CAIRN_INCR CAIRN_INCR_BLOCK CAIRN_KEEP

@@ -122,19 +122,19 @@ static int tv_protect(cairn_ctx *ctx)
 static void fill(long gen, int zero)
 {
     for (int i = 0; i < 37 * 53; i++)
-        field[i] = zero ? 0 : (double)mix((uint64_t)(rank * 1000003 + gen * 7919 + i)) / 3.0;
+        field[i] = zero ? 0 : (double)mix((uint64_t)rank * 1000003 + (uint64_t)gen * 7919 + (uint64_t)i) / 3.0;
     for (int i = 0; i < 3 * 5 * 7; i++)
-        cube[i] = zero ? 0 : getenv("T_RAW") ? (float)mix((uint64_t)(rank * 7 + gen * 3 + i))
+        cube[i] = zero ? 0 : getenv("T_RAW") ? (float)mix((uint64_t)rank * 7 + (uint64_t)gen * 3 + (uint64_t)i)
                                              : (float)(rank + gen * 0.5 + i * 0.25);
     for (int i = 0; i < 1001; i++)
-        ints[i] = zero ? 0 : (int32_t)mix((uint64_t)(rank + 77 * gen + 31 * i));
+        ints[i] = zero ? 0 : (int32_t)mix((uint64_t)rank + 77 * (uint64_t)gen + 31 * (uint64_t)i);
     for (int i = 0; i < 4099; i++)
-        bytes[i] = zero ? 0 : (uint8_t)mix((uint64_t)(rank * 13 + gen * 17 + i));
-    step = zero ? 0 : gen * 100 + rank;
+        bytes[i] = zero ? 0 : (uint8_t)mix((uint64_t)rank * 13 + (uint64_t)gen * 17 + (uint64_t)i);
+    step = zero ? 0 : (int64_t)((uint64_t)gen * 100 + (uint64_t)rank); /* wraps: any id */
     for (int i = 0; smooth && i < NSMOOTH; i++)
         smooth[i] = zero ? 0 : 300.0 + (double)rank + 0.01 * (double)gen + sin(i * 1e-3) * 20.0;
     for (int i = 0; ramp && i < 777; i++)
-        ramp[i] = zero ? 0 : (int32_t)(i / 7 + gen);
+        ramp[i] = zero ? 0 : (int32_t)(uint32_t)((uint64_t)gen + (uint64_t)(i / 7));
     tv_fill(gen, zero);
 }
 
@@ -363,8 +363,9 @@ int main(int argc, char **argv)
         long pause_ms = getenv("T_PAUSE_MS") ? atol(getenv("T_PAUSE_MS")) : 0;
         long first = getenv("T_FIRST") ? atol(getenv("T_FIRST")) : 1;
         long stride = getenv("T_STEP") ? atol(getenv("T_STEP")) : 1;
-        for (long g = first; ok && g < first + arg * stride; g += stride) {
-            if (g > first && pause_ms > 0) /* compute between checkpoints */
+        for (long k = 0; ok && k < arg; k++) { /* no first + arg * stride: ids up to LONG_MAX */
+            long g = first + k * stride;
+            if (k > 0 && pause_ms > 0) /* compute between checkpoints */
                 nanosleep(&(struct timespec){pause_ms / 1000, pause_ms % 1000 * 1000000L}, NULL);
             fill(g, 0);
             write_routed(ctx, g);

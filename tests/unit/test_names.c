@@ -23,8 +23,14 @@ static void test_parse_gen_dirname(void **state)
     assert_int_equal(cn_parse_gen_dirname("gen-0"), 0);
     assert_int_equal(cn_parse_gen_dirname("gen-12"), 12);
     assert_int_equal(cn_parse_gen_dirname("gen-999999999999999999"), 999999999999999999ll);
+    /* every id the API takes (long: up to LONG_MAX), a nanosecond timestamp among them */
+    assert_int_equal(cn_parse_gen_dirname("gen-1000000000000000000"), 1000000000000000000ll);
+    assert_int_equal(cn_parse_gen_dirname("gen-1700000000000000000"), 1700000000000000000ll);
+    assert_int_equal(cn_parse_gen_dirname("gen-9223372036854775807"), INT64_MAX);
     static const char *const bad[] = {"gen-012", "gen-", "gen-1x", "gen--1", "gen-+1", "gen- 1",
-                                      "gen-1 ", "gen-1000000000000000000", "gen", "",
+                                      "gen-1 ", "gen-9223372036854775808", "gen-9999999999999999999",
+                                      "gen-18446744073709551616", "gen-10000000000000000000",
+                                      "gen-00000000000000000001", "gen", "",
                                       "Gen-1", "xgen-1", "manifest", "gen-0x1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         if (cn_parse_gen_dirname(bad[i]) != -1)
@@ -35,6 +41,9 @@ static void test_parse_gen_dirname(void **state)
     assert_string_equal(buf, "gen-12");
     assert_int_equal(cn_parse_gen_dirname(buf), 12);
     assert_int_equal(cn_gen_dirname(buf, 6, 12), CAIRN_EINVAL);
+    assert_int_equal(cn_gen_dirname(buf, sizeof buf, INT64_MAX), 0); /* round trip */
+    assert_string_equal(buf, "gen-9223372036854775807");
+    assert_int_equal(cn_parse_gen_dirname(buf), INT64_MAX);
     assert_int_equal(cn_rank_filename(buf, sizeof buf, 7), 0);
     assert_string_equal(buf, "rank-7.ckpt");
     assert_int_equal(cn_rank_filename(buf, 11, 7), CAIRN_EINVAL);
