@@ -22,6 +22,19 @@ CRASH_MPI_ENV=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
                OMPI_MCA_ess_singleton_isolated=1 OMPI_MCA_btl=self CAIRN_RANKS_PER_NODE=1
                T_RAW=1 CAIRN_LOG_LEVEL=warn)
 
+# crash_clean CMD...: CMD without the CAIRN_* and T_* settings earlier sections
+# exported (codecs, set sizes, jobs), but with the launcher and this run's tag.
+crash_clean() {
+  local v unset=()
+  for v in $(compgen -e); do
+    case $v in
+      CAIRN_TEST_TAG | CAIRN_LAUNCHER | CAIRN_LOG_LEVEL) ;;
+      CAIRN_* | T_*) unset+=(-u "$v") ;;
+    esac
+  done
+  env "${unset[@]}" "$@"
+}
+
 # crash_mount FSTYPE: a fresh FSTYPE on a loop device, mounted at $CRASH_MNT
 # (empty on failure). Not in a subshell: the trap's lists must see the names.
 crash_mount() {
@@ -30,7 +43,7 @@ crash_mount() {
   img=$(mktemp /var/tmp/cairn-crash-$fs.XXXXXX.img) || return 1
   SCRATCH_DIRS+=("$img")
   truncate -s 320M "$img" || return 1 # XFS wants 300 MB at least
-  dev=$(losetup -f --show "$img") || { echo "losetup failed" >&2; return 1; }
+  dev=$(losetup -f --show "$img") || { CRASH_NOLOOP="losetup -f found no loop device"; return 1; }
   LOOPS+=("$dev")
   case $fs in
     ext4) mkfs.ext4 -q -F "$dev" >/dev/null ;;
@@ -56,18 +69,18 @@ crash_unmount() {
 # crash_roundtrip FS MNT: levels 1 and 4 on FS, 4 ranks on 2 nodes, bit-exact.
 crash_roundtrip() {
   local fs=$1 mnt=$2
-  export CAIRN_BASE=$mnt/node CAIRN_PFS_DIR=$mnt/pfs CAIRN_JOB="t$CAIRN_TEST_TAG-crash-$fs"
-  mkdir -m 700 "$CAIRN_BASE" "$CAIRN_PFS_DIR"
+  local -a on=(CAIRN_BASE="$mnt/node" CAIRN_PFS_DIR="$mnt/pfs" CAIRN_JOB="t$CAIRN_TEST_TAG-crash-$fs"
+               CAIRN_RANKS_PER_NODE=2 T_RAW=1)
+  mkdir -m 700 "$mnt/node" "$mnt/pfs"
   check "$fs: level 1: 4 ranks on 2 nodes checkpoint 2 generations on $fs" \
-    env CAIRN_RANKS_PER_NODE=2 T_RAW=1 scripts/mpirun.sh 4 "$T" save 2 1
+    crash_clean "${on[@]}" scripts/mpirun.sh 4 "$T" save 2 1
   check "  ... a new job restarts generation 2 from $fs, bit-exact" \
-    env CAIRN_RANKS_PER_NODE=2 T_RAW=1 scripts/mpirun.sh 4 "$T" restore 2
+    crash_clean "${on[@]}" scripts/mpirun.sh 4 "$T" restore 2
   check "$fs: level 4: generations 3 and 4 flushed to a PFS directory on $fs" \
-    env CAIRN_RANKS_PER_NODE=2 T_RAW=1 T_FIRST=3 scripts/mpirun.sh 4 "$T" save 2 4
-  rm -rf "$CAIRN_BASE"/*
+    crash_clean "${on[@]}" T_FIRST=3 scripts/mpirun.sh 4 "$T" save 2 4
+  rm -rf "${mnt:?}/node/"*
   check "  ... node-local storage wiped: restart reads generation 4 from the PFS on $fs, bit-exact" \
-    run_grep 'from the PFS' env CAIRN_RANKS_PER_NODE=2 T_RAW=1 scripts/mpirun.sh 4 "$T" restore 4
-  unset CAIRN_BASE CAIRN_PFS_DIR CAIRN_JOB
+    run_grep 'from the PFS' crash_clean "${on[@]}" scripts/mpirun.sh 4 "$T" restore 4
 }
 
 # crash_states LABEL LEVEL DIR [VAR=VALUE...] [-- CRASHSTATES-ARGS]: trace
@@ -81,14 +94,15 @@ crash_states() {
   while [ $# -gt 0 ] && [ "$1" != -- ]; do env+=("$1"); shift; done
   [ $# -gt 0 ] && shift
   check "crash $label: generation 1 at level $level (the old one, durable before the trace)" \
-    env "${env[@]}" CAIRN_BASE="$top/node" CAIRN_PFS_DIR="$top/pfs" "$T" save 1 "$level"
+    crash_clean "${env[@]}" CAIRN_BASE="$top/node" CAIRN_PFS_DIR="$top/pfs" "$T" save 1 "$level"
   sync -f "$top" && cp -a "$top" "$dir/pre"
   check "crash $label: generation 2 at level $level, traced (tests/crash/trace.c)" \
-    env "${env[@]}" CAIRN_BASE="$top/node" CAIRN_PFS_DIR="$top/pfs" T_FIRST=2 \
-        CRASH_TRACE="$dir/trace" CRASH_ROOTS="$top" LD_PRELOAD="$PWD/$CRASH_SO" "$T" save 1 "$level"
+    crash_clean "${env[@]}" CAIRN_BASE="$top/node" CAIRN_PFS_DIR="$top/pfs" T_FIRST=2 \
+        CRASH_TRACE="$dir/trace" CRASH_ROOTS="$top" LD_PRELOAD="$PWD/$CRASH_SO" \
+        ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" "$T" save 1 "$level"
   local restart="env ${env[*]} CAIRN_BASE=\$CRASH_STATE/node CAIRN_PFS_DIR=\$CRASH_STATE/pfs $PWD/$T"
   check "crash $label: every crash state restarts generation 1 or 2, bit-exact (states: $what)" \
-    python3 tests/crash/crashstates.py --label "$label" --top "$top" --pre "$dir/pre" \
+    crash_clean python3 tests/crash/crashstates.py --label "$label" --top "$top" --pre "$dir/pre" \
       --trace "$dir/trace" --out "$dir/state" --max "$CRASH_SAMPLE" --keep-failed "$dir/failed" \
       --check "$restart restore-either 1 2" --old-check "$restart restore 1" \
       --new-check "$restart restore 2" --report "$dir/report" "$@"
@@ -102,8 +116,11 @@ elif ! command -v mkfs.ext4 >/dev/null || ! command -v losetup >/dev/null; then
 elif [ ! -f "$CRASH_SO" ]; then
   check "crash: the tracer $CRASH_SO was built" test -f "$CRASH_SO"
 else
+  CRASH_NOLOOP=
   crash_mount ext4; CRASH_EXT4=$CRASH_MNT
-  if [ -z "$CRASH_EXT4" ]; then
+  if [ -n "$CRASH_NOLOOP" ]; then
+    skip "crash: $CRASH_NOLOOP (no loop devices here, e.g. a container): no real file system to try"
+  elif [ -z "$CRASH_EXT4" ]; then
     check "crash: an ext4 file system on a loop device" false
   else
     echo "# ext4 on a loop device at $CRASH_EXT4; crash states are written out and restarted there"
@@ -113,7 +130,9 @@ else
     crash_states level4 4 "$CRASH_EXT4/l4" -- --only pfs # the node is lost: the PFS alone
     crash_unmount "$CRASH_EXT4"
   fi
-  if ! grep -qw xfs /proc/filesystems && ! modprobe -q xfs 2>/dev/null; then
+  if [ -n "$CRASH_NOLOOP" ]; then
+    :
+  elif ! grep -qw xfs /proc/filesystems && ! modprobe -q xfs 2>/dev/null; then
     skip "crash: XFS (the kernel has no xfs)"
   elif ! command -v mkfs.xfs >/dev/null; then
     skip "crash: XFS (mkfs.xfs is missing: scripts/setup.sh installs xfsprogs)"
