@@ -109,6 +109,35 @@ crash_states() {
   cat "$dir/report" 2>/dev/null # the state count and failures: "crash: LABEL states=N failures=F"
 }
 
+# crash_model: the checker itself, on a textbook atomic replacement of a file
+# (tests/crash/replace.py): with its fsyncs no crash state holds anything but
+# the old or the new bytes; without them the model must find states that do.
+crash_model() {
+  local d want=$1 rc=0
+  d=$(mktemp -d /dev/shm/cairn-crash-model.XXXXXX); SCRATCH_DIRS+=("$d")
+  mkdir -p "$d/top/d" && printf old >"$d/top/d/data" && cp -a "$d/top" "$d/pre" &&
+    CRASH_TRACE="$d/trace" CRASH_ROOTS="$d/top" LD_PRELOAD="$PWD/$CRASH_SO" \
+      python3 tests/crash/replace.py "$d/top/d" "$want" || return 1
+  python3 tests/crash/crashstates.py --label "model-$want" --top "$d/top" --pre "$d/pre" \
+    --trace "$d/trace" --out "$d/state" --report "$d/report" \
+    --check 'c=$(cat "$CRASH_STATE/d/data") && { [ "$c" = old ] || [ "$c" = new ]; }' \
+    --old-check '[ "$(cat "$CRASH_STATE/d/data")" = old ]' \
+    --new-check '[ "$(cat "$CRASH_STATE/d/data")" = new ]' || rc=$?
+  cat "$d/report"
+  if [ "$want" = sync ]; then
+    [ "$rc" -eq 0 ]
+  else # failures, and only for the reason planted: exit 1 and a count above 0
+    [ "$rc" -eq 1 ] && grep -Eq 'failures=[1-9]' "$d/report"
+  fi
+}
+
+if [ -f "$CRASH_SO" ]; then
+  check "crash model: an atomic replacement with its fsyncs: every crash state holds the old or the new bytes" \
+    crash_model sync
+  check "crash model: the same without the fsyncs: the model finds the states that hold neither" \
+    crash_model nosync
+fi
+
 if [ "$(id -u)" -ne 0 ]; then
   skip "crash: a loop device and mount need root; the crash states are not tried either"
 elif ! command -v mkfs.ext4 >/dev/null || ! command -v losetup >/dev/null; then
