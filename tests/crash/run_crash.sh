@@ -10,8 +10,9 @@
 #      level-4 flush are recorded (tests/crash/trace.c, LD_PRELOAD) and every
 #      crash state the model allows is built from them (crashstates.py) and
 #      restarted: the old generation or the new one, bit-exact, nothing else.
-# CAIRN_CRASH_ALL=1 (make crash) tries every distinct state; otherwise an even
-# sample of CAIRN_CRASH_SAMPLE (default 24) per trace.
+# CAIRN_CRASH_ALL=1 (make crash) tries every distinct state, and adds a trace
+# of the level-4 flush whose node-local directory crashes too; otherwise an
+# even sample of CAIRN_CRASH_SAMPLE (default 24) per trace.
 
 CRASH_SO=$BUILD/tests/crash/libtrace.so
 CRASH_SAMPLE=${CAIRN_CRASH_SAMPLE:-24}
@@ -157,6 +158,9 @@ else
     crash_states level1 1 "$CRASH_EXT4/l1"
     crash_states level1-pmem 1 "$CRASH_EXT4/l1p" CAIRN_IO=pmem # libpmem's path: map, copy, msync
     crash_states level4 4 "$CRASH_EXT4/l4" -- --only pfs # the node is lost: the PFS alone
+    if [ -n "${CAIRN_CRASH_ALL:-}" ]; then # and with the node's own crash state too (~400 states)
+      crash_states level4-node 4 "$CRASH_EXT4/l4n"
+    fi
     crash_unmount "$CRASH_EXT4"
   fi
   if [ -n "$CRASH_NOLOOP" ]; then
