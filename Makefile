@@ -151,12 +151,13 @@ $(BUILD)/tests/mktree: tests/cli/mktree.c $(COMMON_SRC:%.c=$(BUILD)/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $(filter-out %.h,$^) $(DEP_LIBS) $(LDFLAGS_ALL)
 
-# The crash-state test's recorder (tests/crash/README.md): an LD_PRELOAD library.
+# The crash-state test's recorder (tests/crash/README.md): an LD_PRELOAD library,
+# never built with the sanitizers (it is preloaded into programs that are not).
 CRASH_TRACER := $(BUILD)/tests/crash/libtrace.so
 all: $(CRASH_TRACER)
 $(CRASH_TRACER): tests/crash/trace.c tests/crash/trace_pmem.c tests/crash/trace.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -fPIC -shared -o $@ $(filter %.c,$^) -ldl -lpthread $(LDFLAGS_ALL)
+	$(CC) -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -MMD -MP -fPIC -shared -o $@ $(filter %.c,$^) -ldl -lpthread
 
 $(BUILD)/tests/fielddiff: tests/cli/fielddiff.c
 	@mkdir -p $(dir $@)

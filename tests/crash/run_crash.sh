@@ -10,8 +10,9 @@
 #      level-4 flush are recorded (tests/crash/trace.c, LD_PRELOAD) and every
 #      crash state the model allows is built from them (crashstates.py) and
 #      restarted: the old generation or the new one, bit-exact, nothing else.
-# CAIRN_CRASH_ALL=1 (make crash) tries every distinct state; otherwise an even
-# sample of CAIRN_CRASH_SAMPLE (default 24) per trace.
+# CAIRN_CRASH_ALL=1 (make crash) tries every distinct state, and adds a trace
+# of the level-4 flush whose node-local directory crashes too; otherwise an
+# even sample of CAIRN_CRASH_SAMPLE (default 24) per trace.
 
 CRASH_SO=$BUILD/tests/crash/libtrace.so
 CRASH_SAMPLE=${CAIRN_CRASH_SAMPLE:-24}
@@ -22,6 +23,19 @@ CRASH_MPI_ENV=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
                OMPI_MCA_ess_singleton_isolated=1 OMPI_MCA_btl=self CAIRN_RANKS_PER_NODE=1
                T_RAW=1 CAIRN_LOG_LEVEL=warn)
 
+# crash_clean CMD...: CMD without the CAIRN_* and T_* settings earlier sections
+# exported (codecs, set sizes, jobs), but with the launcher and this run's tag.
+crash_clean() {
+  local v unset=()
+  for v in $(compgen -e); do
+    case $v in
+      CAIRN_TEST_TAG | CAIRN_LAUNCHER | CAIRN_LOG_LEVEL) ;;
+      CAIRN_* | T_*) unset+=(-u "$v") ;;
+    esac
+  done
+  env "${unset[@]}" "$@"
+}
+
 # crash_mount FSTYPE: a fresh FSTYPE on a loop device, mounted at $CRASH_MNT
 # (empty on failure). Not in a subshell: the trap's lists must see the names.
 crash_mount() {
@@ -30,7 +44,7 @@ crash_mount() {
   img=$(mktemp /var/tmp/cairn-crash-$fs.XXXXXX.img) || return 1
   SCRATCH_DIRS+=("$img")
   truncate -s 320M "$img" || return 1 # XFS wants 300 MB at least
-  dev=$(losetup -f --show "$img") || { echo "losetup failed" >&2; return 1; }
+  dev=$(losetup -f --show "$img") || { CRASH_NOLOOP="losetup -f found no loop device"; return 1; }
   LOOPS+=("$dev")
   case $fs in
     ext4) mkfs.ext4 -q -F "$dev" >/dev/null ;;
@@ -56,18 +70,18 @@ crash_unmount() {
 # crash_roundtrip FS MNT: levels 1 and 4 on FS, 4 ranks on 2 nodes, bit-exact.
 crash_roundtrip() {
   local fs=$1 mnt=$2
-  export CAIRN_BASE=$mnt/node CAIRN_PFS_DIR=$mnt/pfs CAIRN_JOB="t$CAIRN_TEST_TAG-crash-$fs"
-  mkdir -m 700 "$CAIRN_BASE" "$CAIRN_PFS_DIR"
+  local -a on=(CAIRN_BASE="$mnt/node" CAIRN_PFS_DIR="$mnt/pfs" CAIRN_JOB="t$CAIRN_TEST_TAG-crash-$fs"
+               CAIRN_RANKS_PER_NODE=2 T_RAW=1)
+  mkdir -m 700 "$mnt/node" "$mnt/pfs"
   check "$fs: level 1: 4 ranks on 2 nodes checkpoint 2 generations on $fs" \
-    env CAIRN_RANKS_PER_NODE=2 T_RAW=1 scripts/mpirun.sh 4 "$T" save 2 1
+    crash_clean "${on[@]}" scripts/mpirun.sh 4 "$T" save 2 1
   check "  ... a new job restarts generation 2 from $fs, bit-exact" \
-    env CAIRN_RANKS_PER_NODE=2 T_RAW=1 scripts/mpirun.sh 4 "$T" restore 2
+    crash_clean "${on[@]}" scripts/mpirun.sh 4 "$T" restore 2
   check "$fs: level 4: generations 3 and 4 flushed to a PFS directory on $fs" \
-    env CAIRN_RANKS_PER_NODE=2 T_RAW=1 T_FIRST=3 scripts/mpirun.sh 4 "$T" save 2 4
-  rm -rf "$CAIRN_BASE"/*
+    crash_clean "${on[@]}" T_FIRST=3 scripts/mpirun.sh 4 "$T" save 2 4
+  rm -rf "${mnt:?}/node/"*
   check "  ... node-local storage wiped: restart reads generation 4 from the PFS on $fs, bit-exact" \
-    run_grep 'from the PFS' env CAIRN_RANKS_PER_NODE=2 T_RAW=1 scripts/mpirun.sh 4 "$T" restore 4
-  unset CAIRN_BASE CAIRN_PFS_DIR CAIRN_JOB
+    run_grep 'from the PFS' crash_clean "${on[@]}" scripts/mpirun.sh 4 "$T" restore 4
 }
 
 # crash_states LABEL LEVEL DIR [VAR=VALUE...] [-- CRASHSTATES-ARGS]: trace
@@ -81,19 +95,49 @@ crash_states() {
   while [ $# -gt 0 ] && [ "$1" != -- ]; do env+=("$1"); shift; done
   [ $# -gt 0 ] && shift
   check "crash $label: generation 1 at level $level (the old one, durable before the trace)" \
-    env "${env[@]}" CAIRN_BASE="$top/node" CAIRN_PFS_DIR="$top/pfs" "$T" save 1 "$level"
+    crash_clean "${env[@]}" CAIRN_BASE="$top/node" CAIRN_PFS_DIR="$top/pfs" "$T" save 1 "$level"
   sync -f "$top" && cp -a "$top" "$dir/pre"
   check "crash $label: generation 2 at level $level, traced (tests/crash/trace.c)" \
-    env "${env[@]}" CAIRN_BASE="$top/node" CAIRN_PFS_DIR="$top/pfs" T_FIRST=2 \
-        CRASH_TRACE="$dir/trace" CRASH_ROOTS="$top" LD_PRELOAD="$PWD/$CRASH_SO" "$T" save 1 "$level"
+    crash_clean "${env[@]}" CAIRN_BASE="$top/node" CAIRN_PFS_DIR="$top/pfs" T_FIRST=2 \
+        CRASH_TRACE="$dir/trace" CRASH_ROOTS="$top" LD_PRELOAD="$PWD/$CRASH_SO" \
+        ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" "$T" save 1 "$level"
   local restart="env ${env[*]} CAIRN_BASE=\$CRASH_STATE/node CAIRN_PFS_DIR=\$CRASH_STATE/pfs $PWD/$T"
   check "crash $label: every crash state restarts generation 1 or 2, bit-exact (states: $what)" \
-    python3 tests/crash/crashstates.py --label "$label" --top "$top" --pre "$dir/pre" \
+    crash_clean python3 tests/crash/crashstates.py --label "$label" --top "$top" --pre "$dir/pre" \
       --trace "$dir/trace" --out "$dir/state" --max "$CRASH_SAMPLE" --keep-failed "$dir/failed" \
       --check "$restart restore-either 1 2" --old-check "$restart restore 1" \
       --new-check "$restart restore 2" --report "$dir/report" "$@"
   cat "$dir/report" 2>/dev/null # the state count and failures: "crash: LABEL states=N failures=F"
 }
+
+# crash_model: the checker itself, on a textbook atomic replacement of a file
+# (tests/crash/replace.py): with its fsyncs no crash state holds anything but
+# the old or the new bytes; without them the model must find states that do.
+crash_model() {
+  local d want=$1 rc=0
+  d=$(mktemp -d /dev/shm/cairn-crash-model.XXXXXX); SCRATCH_DIRS+=("$d")
+  mkdir -p "$d/top/d" && printf old >"$d/top/d/data" && cp -a "$d/top" "$d/pre" &&
+    CRASH_TRACE="$d/trace" CRASH_ROOTS="$d/top" LD_PRELOAD="$PWD/$CRASH_SO" \
+      python3 tests/crash/replace.py "$d/top/d" "$want" || return 1
+  python3 tests/crash/crashstates.py --label "model-$want" --top "$d/top" --pre "$d/pre" \
+    --trace "$d/trace" --out "$d/state" --report "$d/report" \
+    --check 'c=$(cat "$CRASH_STATE/d/data") && { [ "$c" = old ] || [ "$c" = new ]; }' \
+    --old-check '[ "$(cat "$CRASH_STATE/d/data")" = old ]' \
+    --new-check '[ "$(cat "$CRASH_STATE/d/data")" = new ]' || rc=$?
+  cat "$d/report"
+  if [ "$want" = sync ]; then
+    [ "$rc" -eq 0 ]
+  else # failures, and only for the reason planted: exit 1 and a count above 0
+    [ "$rc" -eq 1 ] && grep -Eq 'failures=[1-9]' "$d/report"
+  fi
+}
+
+if [ -f "$CRASH_SO" ]; then
+  check "crash model: an atomic replacement with its fsyncs: every crash state holds the old or the new bytes" \
+    crash_model sync
+  check "crash model: the same without the fsyncs: the model finds the states that hold neither" \
+    crash_model nosync
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
   skip "crash: a loop device and mount need root; the crash states are not tried either"
@@ -102,8 +146,11 @@ elif ! command -v mkfs.ext4 >/dev/null || ! command -v losetup >/dev/null; then
 elif [ ! -f "$CRASH_SO" ]; then
   check "crash: the tracer $CRASH_SO was built" test -f "$CRASH_SO"
 else
+  CRASH_NOLOOP=
   crash_mount ext4; CRASH_EXT4=$CRASH_MNT
-  if [ -z "$CRASH_EXT4" ]; then
+  if [ -n "$CRASH_NOLOOP" ]; then
+    skip "crash: $CRASH_NOLOOP (no loop devices here, e.g. a container): no real file system to try"
+  elif [ -z "$CRASH_EXT4" ]; then
     check "crash: an ext4 file system on a loop device" false
   else
     echo "# ext4 on a loop device at $CRASH_EXT4; crash states are written out and restarted there"
@@ -111,9 +158,14 @@ else
     crash_states level1 1 "$CRASH_EXT4/l1"
     crash_states level1-pmem 1 "$CRASH_EXT4/l1p" CAIRN_IO=pmem # libpmem's path: map, copy, msync
     crash_states level4 4 "$CRASH_EXT4/l4" -- --only pfs # the node is lost: the PFS alone
+    if [ -n "${CAIRN_CRASH_ALL:-}" ]; then # and with the node's own crash state too (~400 states)
+      crash_states level4-node 4 "$CRASH_EXT4/l4n"
+    fi
     crash_unmount "$CRASH_EXT4"
   fi
-  if ! grep -qw xfs /proc/filesystems && ! modprobe -q xfs 2>/dev/null; then
+  if [ -n "$CRASH_NOLOOP" ]; then
+    :
+  elif ! grep -qw xfs /proc/filesystems && ! modprobe -q xfs 2>/dev/null; then
     skip "crash: XFS (the kernel has no xfs)"
   elif ! command -v mkfs.xfs >/dev/null; then
     skip "crash: XFS (mkfs.xfs is missing: scripts/setup.sh installs xfsprogs)"

@@ -12,16 +12,17 @@
  * exported symbols sees every call it makes. Traced: open/open64/openat/
  * openat64/creat, write/pwrite/pwrite64/writev/pwritev, ftruncate, fallocate,
  * posix_fallocate, rename/renameat/renameat2, mkdir/mkdirat, unlink/unlinkat,
- * rmdir, fsync/fdatasync/syncfs/sync/sync_file_range, dup/dup2/dup3, close,
- * and libpmem's pmem_map_file/pmem_unmap/pmem_msync/pmem_persist/pmem_drain
- * (a mapping's bytes are recorded as a write when they are made durable).
+ * rmdir, fsync/fdatasync/syncfs/sync/sync_file_range, dup/dup2/dup3, close;
+ * stdio's fopen/fclose, and libpmem's pmem_map_file/pmem_unmap/pmem_msync/
+ * pmem_persist/pmem_memcpy_nodrain/pmem_drain (trace_pmem.c: a mapping's
+ * bytes are recorded as a write when they are made durable).
  *
  * Lines (paths last, absolute, as resolved at the time of the call):
  *   open FD CREATED TRUNC ISDIR PATH     write FD OFF LEN DATAOFF
- *   trunc FD LEN                         fsync FD | fdatasync FD | sfr FD | syncfs FD | sync
- *   close FD                             dup OLDFD NEWFD
- *   mkdir PATH    rmdir PATH    unlink PATH    rename OLD\tNEW
- *   pmem ADDR LEN CREATED PATH  (a mapping)    mflush ADDR OFF LEN DATAOFF  (bytes made durable)
+ *   trunc FD LEN    grow FD LEN (fallocate)    falloc_keep FD OFF LEN (keeps the size)
+ *   fsync FD | fdatasync FD | sfr FD | syncfs FD | sync    close FD    dup OLDFD NEWFD
+ *   mkdir PATH    rmdir PATH    unlink PATH    rename OLD\tNEW    exchange A\tB
+ *   pmem ADDR LEN PATH (a mapping)    mflush ADDR OFF LEN DATAOFF (bytes made durable)
  *   munmap ADDR
  * A mutex orders the lines of concurrent threads; the tracer owns its fd
  * table (which fds are under a root) and the two output files. This file:
@@ -329,12 +330,17 @@ int ftruncate(int fd, off_t len)
     return fd_op(get_ftruncate()(fd, len), fd, "trunc %d %lld", (long long)len, 0);
 }
 /* fallocate without FALLOC_FL_KEEP_SIZE (mode 0) can only grow the file: a
- * truncate to OFF+LEN when that is longer (the replayer keeps the larger size). */
+ * truncate to OFF+LEN when that is longer (the replayer keeps the larger size).
+ * KEEP_SIZE alone changes nothing a reader sees; any other mode (punching
+ * holes, zeroing, collapsing) is logged as falloc_other, which the replayer
+ * refuses to model rather than get wrong. */
 int fallocate(int fd, int mode, off_t off, off_t len)
 {
     int rc = get_fallocate()(fd, mode, off, len);
-    if (mode != 0)
+    if (mode == FALLOC_FL_KEEP_SIZE)
         return fd_op(rc, fd, "falloc_keep %d %lld %lld", (long long)off, (long long)len);
+    if (mode != 0)
+        return fd_op(rc, fd, "falloc_other %d %lld %lld", (long long)mode, (long long)off);
     return fd_op(rc, fd, "grow %d %lld %lld", (long long)(off + len), 0);
 }
 int posix_fallocate(int fd, off_t off, off_t len)
