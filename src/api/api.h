@@ -156,6 +156,8 @@ struct cairn_ctx {
     api_need need;                /* cairn_need_checkpoint's clocks (interval.c) */
     int dfd;                      /* node leader: socket to cairnd, -1 none */
     int hold_fd;                  /* node leader: a HOLD on the daemons, -1 none */
+    int live_fd;                  /* node leader: <node>/app.lock (live.c), -1 none */
+    bool live_busy;               /* node leader: CN_LIVE_BUSY read-locked (live.c) */
     bool daemon;                  /* node leader: dfd is a live, accepted connection */
     bool async;                   /* every rank: the job hands levels 2-4 to cairnd */
     bool daemon_warned;           /* said once why the job is not async */
@@ -370,6 +372,16 @@ void api_daemon_close(cairn_ctx *ctx);
  * done by api_daemon_close). */
 int api_daemon_hold(cairn_ctx *ctx);
 void api_daemon_release(cairn_ctx *ctx);
+
+/* The application's mark for cairn prune (live.c), node leaders only (no-ops
+ * elsewhere): open it (again, after the node directory changed) and close it;
+ * begin/end bracket a checkpoint or restart: begin waits while a prune holds
+ * the node (at most 30 x daemon.timeout), end publishes the parents of the
+ * next checkpoints (ctx->incr) and lets a prune in. */
+void api_live_open(cairn_ctx *ctx);
+void api_live_close(cairn_ctx *ctx);
+void api_live_begin(cairn_ctx *ctx);
+void api_live_end(cairn_ctx *ctx);
 
 /* Codecs (compress.c): resolve every source's codec (configured, per
  * variable, or the pick of api_codecs_choose) and the pipeline options. */

@@ -332,6 +332,7 @@ static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
 {
     double t0 = MPI_Wtime();
     cn_fault_point("ckpt.begin", id, ctx->rank);
+    api_live_begin(ctx); /* node leader: waits while cairn prune holds the node (live.c) */
 
     char gen[64], gen_path[4500];
     cn_gen_dirname(gen, sizeof gen, id);
@@ -439,6 +440,7 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)
     if (reached)
         api_need_done(ctx, reached, rc == 0 ? MPI_Wtime() - began : 0);
     api_daemon_release(ctx); /* the daemons, if it held them (write_generation) */
+    api_live_end(ctx);       /* the next parents published, cairn prune let in */
     /* Routes are for this checkpoint only (routed.c), taken in or not. Once
      * the generation is complete, its files are in it: the staged copies go. */
     api_routes_end(ctx);

@@ -266,7 +266,9 @@ int api_reopen_dirs(cairn_ctx *ctx)
      * the daemon of the directory as it is now (api_daemon_connect). */
     api_daemon_close(ctx);
     ctx->async = false;
-    return open_dirs(ctx);
+    int rc = open_dirs(ctx);
+    api_live_open(ctx); /* the mark goes with the node directory */
+    return rc;
 }
 
 int api_open_node_dir(cairn_ctx *ctx)
@@ -329,6 +331,7 @@ void api_ctx_free(cairn_ctx *ctx)
 {
     api_trash_wait(ctx);
     api_daemon_close(ctx);
+    api_live_close(ctx);
     api_incr_reset(ctx);
     if (ctx->nodefd >= 0)
         close(ctx->nodefd);
@@ -367,7 +370,7 @@ CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **
         snprintf(init_msg, sizeof init_msg, "out of memory");
         return CAIRN_ENOMEM;
     }
-    ctx->nodefd = ctx->filesfd = ctx->dfd = ctx->hold_fd = -1;
+    ctx->nodefd = ctx->filesfd = ctx->dfd = ctx->hold_fd = ctx->live_fd = -1;
     ctx->node_comm = ctx->leaders = ctx->set_comm = MPI_COMM_NULL;
     ctx->last_id = -1;
     if (MPI_Comm_dup(comm, &ctx->comm) != MPI_SUCCESS) {
@@ -401,6 +404,7 @@ CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **
         api_need_start(ctx);
         if (ctx->node_rank == 0)
             api_trash_empty(ctx, false); /* leftovers of a crashed job */
+        api_live_open(ctx); /* for cairn prune: this run, and its parents */
         api_daemon_connect(ctx);
         /* info: one line per job (rank 0's); every rank's at debug */
         cn_log(ctx->rank == 0 ? CN_LOG_INFO : CN_LOG_DEBUG,

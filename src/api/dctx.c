@@ -24,7 +24,7 @@ int api_dctx_open(MPI_Comm comm, const cn_config *cfg, const char *job, const ch
     cairn_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return cn_fail(err, CAIRN_ENOMEM, "out of memory");
-    ctx->nodefd = ctx->filesfd = ctx->dfd = ctx->hold_fd = -1;
+    ctx->nodefd = ctx->filesfd = ctx->dfd = ctx->hold_fd = ctx->live_fd = -1;
     ctx->comm = ctx->node_comm = ctx->leaders = ctx->set_comm = MPI_COMM_NULL;
     ctx->last_id = -1;
     if (MPI_Comm_dup(comm, &ctx->comm) != MPI_SUCCESS ||

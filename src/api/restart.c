@@ -280,11 +280,21 @@ int api_restart_pass(cairn_ctx *ctx, long id, const api_want *w, long *got)
     return 0;
 }
 
+static int restart(cairn_ctx *ctx, long id, long *restored_id);
+
 CAIRN_EXPORT int cairn_restart(cairn_ctx *ctx, long id, long *restored_id)
 {
     if (!ctx)
         return CAIRN_EINVAL;
     api_enter(ctx);
+    api_live_begin(ctx); /* node leader: not while cairn prune removes (live.c) */
+    int rc = restart(ctx, id, restored_id);
+    api_live_end(ctx); /* the parents it set (ctx->incr) published */
+    return rc;
+}
+
+static int restart(cairn_ctx *ctx, long id, long *restored_id)
+{
     int rc = id < 0 && id != CAIRN_LATEST
                  ? cn_fail(&ctx->err, CAIRN_EINVAL, "restart: bad generation id %ld", id)
                  : 0;

@@ -347,6 +347,22 @@ int cn_sock_connect(int dirfd, const char *name, cn_err *err);
 int cn_sock_listen(int dirfd, const char *name, cn_err *err);
 bool cn_sock_peer_ok(int fd);
 
+/* ---- the running application's mark (live.c) --------------------------- */
+/* <node>/app.lock: the pid of the application that runs on the node
+ * directory and the parents of its next checkpoints (levels 1..3, -1 none);
+ * OFD locks on byte CN_LIVE_ALIVE (held by the application while it lives)
+ * and CN_LIVE_BUSY (the application's while it checkpoints or restarts,
+ * `cairn prune`'s while it removes). */
+#define CN_LIVE_NAME "app.lock"
+enum { CN_LIVE_ALIVE = 0, CN_LIVE_BUSY = 1 };
+int cn_live_open(int nodefd, bool create);           /* fd, or -errno */
+/* Lock SLOT (read or WRITE), trying for TIMEOUT_MS: 0, -EAGAIN (taken), -errno. */
+int cn_live_lock(int fd, int slot, bool write, int timeout_ms);
+void cn_live_unlock(int fd, int slot);
+bool cn_live_taken(int fd, int slot);                 /* does another holder lock SLOT? */
+int cn_live_write(int fd, long pid, const long parent[3]);
+int cn_live_read(int fd, long *pid, long parent[3]);  /* CAIRN_ECORRUPT if it does not parse */
+
 /* ---- fault injection (fault.c) ----------------------------------------- */
 /*
  * CAIRN_FAULT="POINT[:gen=N][:rank=R][:after_us=U]" makes the process kill

@@ -175,10 +175,6 @@ int lvl_pfs_abandon(int jobfd, const char *job, uint32_t nranks, long newest, bo
  * CN_TRASH_PREFIX (the caller empties the trash, in the background). */
 void lvl_pfs_prune(int jobfd, const char *job, uint32_t nranks, long newest, int keep,
                    bool abandoned);
-/* A generation newer than ID that stays (GOING says no) and needs ID, a
- * link of its chain (its index names the way down); -1 if none. */
-long lvl_pfs_needed(int jobfd, long id, bool (*going)(void *arg, long id), void *arg);
-
 typedef struct lvl_pfs_file lvl_pfs_file;
 /* Start NAME.tmp under GENFD, written at most MIB_PER_S MiB/s (0: no limit). */
 int lvl_pfs_create(int genfd, const char *name, int mib_per_s, lvl_pfs_file **out, cn_err *err);

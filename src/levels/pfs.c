@@ -207,37 +207,6 @@ void lvl_pfs_prune(int jobfd, const char *job, uint32_t nranks, long newest, int
     free(go), free(parent), free(ids);
 }
 
-long lvl_pfs_needed(int jobfd, long id, bool (*going)(void *arg, long id), void *arg)
-{
-    long *ids = NULL;
-    int n = 0;
-    cn_err err = {0};
-    if (cn_gen_list(jobfd, &ids, &n, &err) < 0)
-        return -1;
-    long by = -1;
-    for (int i = 0; i < n && by < 0 && ids[i] > id; i++) { /* newer ones that stay */
-        if (going(arg, ids[i]))
-            continue;
-        cn_pindex x;
-        if (lvl_pfs_index(jobfd, ids[i], &x, &err) < 0)
-            continue;
-        long at = x.parent, base = x.base;
-        cn_pindex_free(&x);
-        if (base > id || at < id)
-            continue; /* its chain starts above ID or ends below it */
-        for (int hops = 0; at > id && hops < n; hops++) { /* walk down to ID */
-            if (lvl_pfs_index(jobfd, at, &x, &err) < 0)
-                break;
-            at = x.parent;
-            cn_pindex_free(&x);
-        }
-        if (at == id)
-            by = ids[i];
-    }
-    free(ids);
-    return by;
-}
-
 int lvl_pfs_abandon(int jobfd, const char *job, uint32_t nranks, long newest, bool remove)
 {
     long *ids = NULL;

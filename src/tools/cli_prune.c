@@ -7,21 +7,28 @@
  *
  * Generations are named (--gen N, repeatable) or everything above an id
  * (--above N); --abandoned takes the "abandoned-gen-*" directories a run set
- * aside (an abandoned timeline, see cn_set_aside). Each one goes from every node directory of the job visible
- * here and from the PFS (pfs.dir of the configuration, or CAIRN_PFS_DIR):
- * renamed aside first (so a half-removed generation never looks like one),
- * then removed, never through a symlink. --dry-run lists and removes nothing.
- * A PFS generation that a generation staying there needs (an increment's
- * parent, down to its full base) is not removed: prune says which one needs
- * it and exits 1.
+ * aside (an abandoned timeline, see cn_set_aside). Each one goes from every
+ * node directory of the job visible here and from the PFS (pfs.dir of the
+ * configuration, or CAIRN_PFS_DIR): renamed aside first (so a half-removed
+ * generation never looks like one), then removed, newest first, never
+ * through a symlink. --dry-run lists and removes nothing.
+ * Prune plans before it removes, for every directory (each node's and the
+ * PFS's): a generation that one which stays is stored as changes to (its
+ * parent in the manifest on a node, in the index on the PFS) is refused,
+ * unless --with-dependents, which removes those too (down every chain) and
+ * lists them. The parents of the running application's next checkpoints
+ * (published in <node>/app.lock, common/live.c) and their chains are never
+ * removed. Any refusal: nothing is removed anywhere, exit 1.
  * A real cluster shows each node only its own directory: run it on every
  * node (the PFS part once is enough; again is harmless).
- * Daemons (cairnd) may serve the job and be at work on a generation it
- * removes: before removing anything, prune holds the daemon of every node
- * directory it sees (HOLD, cli_daemon.c, as the library does; they finish the
- * generation they are at, then start nothing), and releases them at the end.
- * With no daemon listening it removes at once, as ever; a daemon that will
- * not pause within 30 x daemon.timeout makes it remove nothing (exit 1).
+ * Before it plans, prune holds what may be at work on the job: the running
+ * application (the write lock of app.lock: its leader finishes the
+ * checkpoint or restart it is in and starts none until prune ends), then
+ * the daemons (cairnd) of every node directory it sees (HOLD, cli_daemon.c,
+ * as the library does; they finish the generation they are at, then start
+ * nothing); both are released at the end. With nothing running it removes at
+ * once; an application or a daemon that will not pause within 30 x
+ * daemon.timeout makes it remove nothing (exit 1).
  */
 #include "tools/tools.h"
 #include "levels/levels.h"
@@ -35,8 +42,8 @@
 #include <unistd.h>
 
 const char cli_prune_usage[] =
-    "Usage: cairn prune --job ID (--gen N ... | --above N | --abandoned) [--dry-run]\n"
-    "                   [--base DIR] [--config FILE]\n"
+    "Usage: cairn prune --job ID (--gen N ... | --above N | --abandoned)\n"
+    "                   [--with-dependents] [--dry-run] [--base DIR] [--config FILE]\n"
     "\n"
     "Remove generations of job ID by hand, from every node directory visible here\n"
     "and from the PFS (pfs.dir of --config, or CAIRN_PFS_DIR). cairn never removes\n"
@@ -44,12 +51,20 @@ const char cli_prune_usage[] =
     "(an abandoned timeline; unless store.prune_abandoned = on) and generations a\n"
     "job of another layout wrote (a restart on another rank count refuses them,\n"
     "and refuses to checkpoint over them). Each generation directory is renamed\n"
-    "aside, then removed. A PFS generation that another one staying there is\n"
-    "stored as changes to (its chain needs it) is not removed. On a cluster, run\n"
-    "it on every node. If daemons (cairnd)\n"
-    "serve the job, prune first holds them (each finishes the generation it is at,\n"
-    "then starts nothing) and releases them when done; if they do not pause within\n"
-    "30 x daemon.timeout, nothing is removed.\n"
+    "aside, then removed. On a cluster, run it on every node.\n"
+    "\n"
+    "A generation that another one staying is stored as changes to (an\n"
+    "increment's parent, down to its full base; on node-local storage and on the\n"
+    "PFS) is not removed, unless --with-dependents: then those go too, and are\n"
+    "listed. Neither is the generation the running application's next checkpoint\n"
+    "diffs against, nor any generation its chain needs. Any refusal: nothing is\n"
+    "removed, exit 1.\n"
+    "\n"
+    "If the application runs, prune first holds it (it finishes the checkpoint or\n"
+    "restart it is in, and starts none until prune is done); if daemons (cairnd)\n"
+    "serve the job, prune then holds them (each finishes the generation it is at,\n"
+    "then starts nothing). Both go on when prune is done; if either does not pause\n"
+    "within 30 x daemon.timeout, nothing is removed.\n"
     "\n"
     "Options:\n"
     "  -j, --job ID        the job\n"
@@ -57,6 +72,9 @@ const char cli_prune_usage[] =
     "  -a, --above N       remove every generation newer than N\n"
     "  -A, --abandoned     remove the abandoned-gen-* directories a run set aside:\n"
     "                      generations newer than one it restored and then wrote\n"
+    "  -D, --with-dependents\n"
+    "                      also remove every generation stored as changes to one\n"
+    "                      that goes (listed); never the running application's\n"
     "  -n, --dry-run       print what would be removed, remove nothing\n"
     "  -b, --base DIR      node-local base directory (default: CAIRN_BASE, else\n"
     "                      store.base of --config, else /dev/shm)\n"
@@ -65,7 +83,8 @@ const char cli_prune_usage[] =
     "  -h, --help          show this help\n"
     "\n"
     "prune exits 0 when it removed (or would remove) at least one directory, 3 when\n"
-    "no generation matched, 1 when a removal failed or the daemons would not hold.\n";
+    "no generation matched, 1 when a removal failed or was refused, or the\n"
+    "application or the daemons would not hold.\n";
 
 #define MAX_GENS 256
 #define PRUNE_TIMEOUT_S 10 /* daemon.timeout's default, if the configuration does not load */
@@ -76,6 +95,7 @@ typedef struct pick {
     long above;                   /* -1: none */
     bool abandoned;               /* the abandoned-gen-* directories too */
     bool dry;
+    bool dependents;              /* --with-dependents */
 } pick;
 
 static bool picked(const pick *p, long id)
@@ -86,6 +106,28 @@ static bool picked(const pick *p, long id)
         if (p->gen[i] == id)
             return true;
     return false;
+}
+
+/* One directory prune works on: a node's, or the PFS job directory, and what
+ * goes from it (the plan, made for every directory before anything goes). */
+typedef struct gdir {
+    const char *path, *node;      /* node: its name; NULL for the PFS */
+    int fd;
+    long *ids, *parent;           /* newest first; parent -1: full, or not known */
+    int n;
+    bool *go;
+    long *root;                   /* of a dependent: the picked generation it needs; else -1 */
+    int live;                     /* node: <node>/app.lock (common/live.c), -1 none */
+    bool alive, held;             /* an application runs on it; prune holds it */
+    long pid, need[3];            /* its pid, the parents of its next checkpoints */
+} gdir;
+
+static int find_id(const gdir *d, long id)
+{
+    for (int i = 0; i < d->n; i++)
+        if (d->ids[i] == id)
+            return i;
+    return -1;
 }
 
 /* Remove directory NAME under DIRFD (printed as PATH/NAME). 1 removed, 0 failed. */
@@ -108,47 +150,156 @@ static int remove_dir(const char *verb, int dirfd, const char *path, const char 
     return 1;
 }
 
-static bool going(void *arg, long id) { return picked(arg, id); }
-
-/* Generations of DIRFD (a node or, with PFS, the PFS job directory) that P
- * picks. On the PFS, a generation that the chain of one that stays needs
- * (an increment's parent, down to its full base) is refused. */
-static void prune_dir(const char *verb, int dirfd, const char *path, const pick *p, bool pfs,
-                      int *done, int *failed)
+/* The generations of D and the parent of each (its manifest on a node, its
+ * index on the PFS; -1 when it is full or says nothing that reads). */
+static int list_dir(const char *verb, const char *job, gdir *d)
 {
-    long *ids = NULL;
-    int n = 0;
     cn_err err = {0};
-    if (cn_gen_list(dirfd, &ids, &n, &err) < 0) {
-        cli_error(verb, "%s: %s", path, err.msg);
-        (*failed)++;
-        return;
+    if (cn_gen_list(d->fd, &d->ids, &d->n, &err) < 0) {
+        cli_error(verb, "%s: %s", d->path, err.msg);
+        return -1;
     }
-    for (int i = 0; i < n; i++) {
-        char name[64];
-        cn_gen_dirname(name, sizeof name, ids[i]);
-        if (!picked(p, ids[i]))
-            continue;
-        long by = pfs ? lvl_pfs_needed(dirfd, ids[i], going, (void *)p) : -1;
-        if (by >= 0) {
-            cli_error(verb, "%s/%s: not removed: PFS generation %ld is stored as changes to it "
-                      "(its chain needs it); remove %ld too", path, name, by, by);
-            (*failed)++;
+    size_t k = (size_t)d->n + 1;
+    d->parent = cli_alloc(k * sizeof *d->parent);
+    d->root = cli_alloc(k * sizeof *d->root);
+    d->go = cli_alloc(k * sizeof *d->go);
+    for (int i = 0; i < d->n; i++) {
+        d->parent[i] = d->root[i] = -1;
+        d->go[i] = false;
+        cn_err ignored = {0};
+        if (!d->node) {
+            cn_pindex x;
+            if (lvl_pfs_index(d->fd, d->ids[i], &x, &ignored) == 0) {
+                d->parent[i] = x.parent;
+                cn_pindex_free(&x);
+            }
             continue;
         }
-        remove_dir(verb, dirfd, path, name, p->dry) ? (*done)++ : (*failed)++;
+        char name[64];
+        cn_gen_dirname(name, sizeof name, d->ids[i]);
+        int genfd = cn_dir_open(d->fd, name, false, &ignored);
+        cn_manifest m;
+        if (genfd >= 0 && cli_manifest_load(genfd, job, d->ids[i], d->node, &m, &ignored) == 0) {
+            d->parent[i] = (long)m.parent;
+            cn_manifest_free(&m);
+        }
+        if (genfd >= 0)
+            close(genfd);
     }
-    free(ids);
-    int fd = p->abandoned ? cn_dir_listing_fd(dirfd) : -1;
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (fd >= 0 && !d)
+    return 0;
+}
+
+/* The plan for D: what P picks, and with --with-dependents every generation
+ * stored as changes to one that goes. Refused (printed; the count returned):
+ * a generation a kept one is stored as changes to, and any link of the chain
+ * the running application's next checkpoint diffs against. */
+static int plan_dir(const char *verb, gdir *d, const pick *p)
+{
+    int refused = 0;
+    for (int i = 0; i < d->n; i++)
+        d->go[i] = picked(p, d->ids[i]);
+    for (int i = d->n; i-- > 0;) { /* oldest first: a parent is decided before its child */
+        int j = d->parent[i] >= 0 ? find_id(d, d->parent[i]) : -1;
+        if (d->go[i] || j < 0 || !d->go[j] || !p->dependents)
+            continue;
+        d->go[i] = true;
+        d->root[i] = d->root[j] >= 0 ? d->root[j] : d->ids[j];
+    }
+    for (int i = 0; i < d->n; i++) { /* a kept child: its parent stays */
+        int j = d->parent[i] >= 0 ? find_id(d, d->parent[i]) : -1;
+        if (d->go[i] || j < 0 || !d->go[j])
+            continue;
+        char name[64];
+        cn_gen_dirname(name, sizeof name, d->ids[j]);
+        cli_error(verb, "%s/%s: not removed: %sgeneration %ld is stored as changes to it (its "
+                  "chain needs it); remove %ld too, or pass --with-dependents", d->path, name,
+                  d->node ? "" : "PFS ", d->ids[i], d->ids[i]);
+        refused++;
+    }
+    for (int l = 0; d->alive && l < 3; l++) { /* the running application's parents */
+        bool seen = false;
+        for (int e = 0; e < l; e++)
+            seen |= d->need[e] == d->need[l];
+        if (d->need[l] < 0 || seen)
+            continue;
+        int hops = 0;
+        for (int k = find_id(d, d->need[l]); k >= 0 && hops <= d->n; hops++) {
+            if (d->go[k]) {
+                char name[64];
+                cn_gen_dirname(name, sizeof name, d->ids[k]);
+                cli_error(verb, "%s/%s: not removed: the running application (pid %ld) diffs "
+                          "its next checkpoint at level %d against generation %ld%s", d->path,
+                          name, d->pid, l + 1, d->need[l],
+                          d->ids[k] == d->need[l] ? "" : ", whose chain needs it");
+                refused++;
+            }
+            k = d->parent[k] >= 0 ? find_id(d, d->parent[k]) : -1;
+        }
+    }
+    return refused;
+}
+
+/* Remove what the plan of D says (newest first: a chain is never left broken
+ * half-way), then with --abandoned its abandoned-gen-* directories. */
+static void prune_dir(const char *verb, const gdir *d, const pick *p, int *done, int *failed)
+{
+    for (int i = 0; i < d->n; i++) {
+        if (!d->go[i])
+            continue;
+        char name[64];
+        cn_gen_dirname(name, sizeof name, d->ids[i]);
+        if (d->root[i] >= 0)
+            printf("%s/%s: %s too: stored as changes to generation %ld, whose chain needs %ld "
+                   "(--with-dependents)\n", d->path, name, p->dry ? "would go" : "goes",
+                   d->parent[i], d->root[i]);
+        remove_dir(verb, d->fd, d->path, name, p->dry) ? (*done)++ : (*failed)++;
+    }
+    int fd = p->abandoned ? cn_dir_listing_fd(d->fd) : -1;
+    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+    if (fd >= 0 && !dir)
         close(fd);
-    for (struct dirent *de; d && (de = readdir(d)) != NULL;)
+    for (struct dirent *de; dir && (de = readdir(dir)) != NULL;)
         if (strncmp(de->d_name, CN_ABANDONED_PREFIX, strlen(CN_ABANDONED_PREFIX)) == 0 &&
             strlen(de->d_name) < 256)
-            remove_dir(verb, dirfd, path, de->d_name, p->dry) ? (*done)++ : (*failed)++;
-    if (d)
-        closedir(d);
+            remove_dir(verb, d->fd, d->path, de->d_name, p->dry) ? (*done)++ : (*failed)++;
+    if (dir)
+        closedir(dir);
+}
+
+/* Node D: is an application running on it? Unless DRY, hold it (it finishes
+ * the checkpoint or restart it is in, within TIMEOUT_MS, and starts none
+ * until prune ends); then read the parents it published. 0, or -1 (printed):
+ * it did not leave its checkpoint in time. */
+static int hold_app(const char *verb, gdir *d, bool dry, int timeout_ms)
+{
+    d->live = cn_live_open(d->fd, !dry); /* made, so that an application starting now waits */
+    if (d->live < 0)
+        return 0;
+    if (!dry) {
+        int rc = cn_live_lock(d->live, CN_LIVE_BUSY, true, 0);
+        if (rc == -EAGAIN) {
+            printf("waiting for the application on node %s to finish its checkpoint\n", d->node);
+            fflush(stdout);
+            rc = cn_live_lock(d->live, CN_LIVE_BUSY, true, timeout_ms);
+        }
+        if (rc < 0) {
+            cli_error(verb, "the application on node %s %s", d->node,
+                      rc == -EAGAIN ? "did not finish its checkpoint in time"
+                                    : "cannot be held (app.lock)");
+            return -1;
+        }
+        d->held = true;
+    }
+    d->alive = cn_live_taken(d->live, CN_LIVE_ALIVE) &&
+               cn_live_read(d->live, &d->pid, d->need) == 0;
+    return 0;
+}
+
+static void free_dir(gdir *d)
+{
+    free(d->ids), free(d->parent), free(d->go), free(d->root);
+    if (d->live >= 0)
+        close(d->live); /* the application goes on */
 }
 
 static int parse_id(const char *verb, const char *s, long *out)
@@ -167,14 +318,14 @@ int cli_prune(int argc, char **argv)
     static const struct option opts[] = {
         {"job", required_argument, NULL, 'j'},  {"gen", required_argument, NULL, 'g'},
         {"above", required_argument, NULL, 'a'}, {"dry-run", no_argument, NULL, 'n'},
-        {"abandoned", no_argument, NULL, 'A'},
+        {"abandoned", no_argument, NULL, 'A'},  {"with-dependents", no_argument, NULL, 'D'},
         {"base", required_argument, NULL, 'b'}, {"config", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
     const char *verb = argv[0], *base = NULL, *config = NULL, *job = NULL;
     pick p = {.above = -1};
     int c, rc;
-    while ((c = getopt_long(argc, argv, ":j:g:a:Anb:c:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":j:g:a:ADnb:c:h", opts, NULL)) != -1) {
         switch (c) {
         case 'j': job = optarg; break;
         case 'g':
@@ -188,6 +339,7 @@ int cli_prune(int argc, char **argv)
                 return rc;
             break;
         case 'A': p.abandoned = true; break;
+        case 'D': p.dependents = true; break;
         case 'n': p.dry = true; break;
         case 'b': base = optarg; break;
         case 'c': config = optarg; break;
@@ -206,52 +358,73 @@ int cli_prune(int argc, char **argv)
     rc = cli_store_open(verb, base, config, &st);
     if (rc != CLI_EXIT_OK)
         return rc;
-    int done = 0, failed = 0;
     cli_job j;
     int jrc = cli_job_open(verb, &st, job, &j);
     if (jrc == CLI_EXIT_USAGE) {
         cli_store_close(&st);
         return jrc;
     }
-    /* Hold the job's daemons (none may be at work on what goes) until the end. */
-    int *held = jrc == CLI_EXIT_OK ? cli_alloc((j.nnodes ? j.nnodes : 1) * sizeof *held) : NULL;
+    size_t nnodes = jrc == CLI_EXIT_OK ? j.nnodes : 0, nd = 0;
+    gdir *d = cli_alloc((nnodes + 1) * sizeof *d);
+    int *held = cli_alloc((nnodes + 1) * sizeof *held);
     size_t nheld = 0;
-    if (jrc == CLI_EXIT_OK && !p.dry) {
-        cn_config cfg;
-        cn_err ignored = {0};
-        int timeout_s = 30 * (cn_config_load(&cfg, config, &ignored) == 0 ? cfg.daemon_timeout
-                                                                           : PRUNE_TIMEOUT_S);
-        if (cli_daemon_hold(verb, &j, timeout_s * 1000, held, &nheld) != CLI_EXIT_OK) {
-            cli_error(verb, "nothing removed: the daemons may be at work on it");
-            free(held);
-            cli_job_close(&j);
-            cli_store_close(&st);
-            return CLI_EXIT_ERROR;
-        }
-        if (nheld)
+    bool daemons = false; /* held: to be released */
+    cn_config cfg;
+    cn_err ignored = {0};
+    int timeout_s = 30 * (cn_config_load(&cfg, config, &ignored) == 0 ? cfg.daemon_timeout
+                                                                       : PRUNE_TIMEOUT_S);
+    int failed = 0, done = 0, apps = 0;
+    for (size_t i = 0; i < nnodes; i++) /* the application first: it may need its daemon */
+        d[nd++] = (gdir){.path = j.node[i].path, .node = j.node[i].name, .fd = j.node[i].fd,
+                         .live = -1};
+    for (size_t i = 0; !failed && i < nd; i++) {
+        failed += hold_app(verb, &d[i], p.dry, timeout_s * 1000) < 0;
+        apps += d[i].alive && d[i].held;
+    }
+    if (apps)
+        printf("held the running application on %d node(s) of job %s\n", apps, job);
+    if (!failed && nnodes && !p.dry) { /* then the daemons: none may be at work on what goes */
+        failed = cli_daemon_hold(verb, &j, timeout_s * 1000, held, &nheld) != CLI_EXIT_OK;
+        daemons = !failed;
+        if (!failed && nheld)
             printf("held cairnd on %zu node(s) of job %s\n", nheld, job);
     }
-    for (size_t i = 0; jrc == CLI_EXIT_OK && i < j.nnodes; i++)
-        prune_dir(verb, j.node[i].fd, j.node[i].path, &p, false, &done, &failed);
+    char pfs_path[CLI_PATH_MAX];
     cn_err err = {0};
-    int jobfd = st.pfs[0] ? lvl_pfs_open(st.pfs, job, false, &err) : -1;
+    int jobfd = !failed && st.pfs[0] ? lvl_pfs_open(st.pfs, job, false, &err) : -1;
     if (jobfd >= 0) {
-        char path[CLI_PATH_MAX], user[32];
+        char user[32];
         cn_user_dirname(user, sizeof user);
-        snprintf(path, sizeof path, "%.2000s/%s/%s", st.pfs, user, job);
-        prune_dir(verb, jobfd, path, &p, true, &done, &failed);
-        close(jobfd);
-    } else if (st.pfs[0] && jobfd != -ENOENT) {
+        snprintf(pfs_path, sizeof pfs_path, "%.2000s/%s/%s", st.pfs, user, job);
+        d[nd++] = (gdir){.path = pfs_path, .fd = jobfd, .live = -1};
+    } else if (!failed && st.pfs[0] && jobfd != -ENOENT) {
         cli_error(verb, "PFS: %s", err.msg);
         failed++;
     }
-    if (jrc == CLI_EXIT_OK) { /* the daemons go on */
-        cli_daemon_release(held, j.nnodes);
-        free(held);
+    /* The plan, for every directory, before anything goes. */
+    for (size_t i = 0; !failed && i < nd; i++)
+        failed += list_dir(verb, job, &d[i]) < 0;
+    int refused = 0;
+    for (size_t i = 0; !failed && i < nd; i++)
+        refused += plan_dir(verb, &d[i], &p);
+    if (refused)
+        cli_error(verb, "nothing removed: %d generation director%s must stay", refused,
+                  refused == 1 ? "y" : "ies");
+    else if (failed)
+        cli_error(verb, "nothing removed");
+    for (size_t i = 0; !failed && !refused && i < nd; i++)
+        prune_dir(verb, &d[i], &p, &done, &failed);
+    for (size_t i = 0; i < nd; i++) /* the application and the daemons go on */
+        free_dir(&d[i]);
+    if (daemons)
+        cli_daemon_release(held, nnodes);
+    free(held), free(d);
+    if (jobfd >= 0)
+        close(jobfd);
+    if (jrc == CLI_EXIT_OK)
         cli_job_close(&j);
-    }
     cli_store_close(&st);
-    if (failed)
+    if (failed || refused)
         return CLI_EXIT_ERROR;
     if (!done) {
         cli_error(verb, "no generation of job %s matched", job);

@@ -4,8 +4,10 @@
 # is flushed by the next daemons, even after the application wrote newer
 # generations meanwhile, so a job that then loses every node restarts from
 # it; and `cairn prune` holds the job's daemons (HOLD, as the library does)
-# before it removes generation directories, so it never takes one from under
-# a daemon at work on it. Sourced by tests/run.sh (section owed); uses lib.sh
+# and the running application (app.lock) before it removes generation
+# directories, so it never takes one from under a daemon or a checkpoint at
+# work on it, and never one a generation that stays, or the application's
+# next checkpoint, needs. Sourced by tests/run.sh (section owed); uses lib.sh
 # and `check`, and runs alone (CAIRN_TEST_ONLY=owed).
 
 export CAIRN_DAEMON_LAUNCHER="bash scripts/mpirun.sh"
@@ -105,6 +107,80 @@ check "cairn prune while a daemon does not pause in time (daemon.timeout 1: 30 s
   bash -c "CAIRN_DAEMON_DELAY_MS=45000 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 1 3 && o_busy_after -1 && CAIRN_DAEMON_TIMEOUT=1 run_grep_rc 1 'node node0 did not pause its work within 30 s' '$C' prune --job '$CAIRN_JOB' --gen 1 && test \$(ls -d '$CAIRN_BASE'/cairn-*/'$CAIRN_JOB'/node*/gen-1 | wc -l) = 4"
 check "  ... the daemons go on: generation 1 reaches level 3; cairn stop" \
   bash -c "o_idle && test \"\$(o_level 1)\" = 3 && '$C' stop >/dev/null"
+# cairn prune and incremental chains (issue 29): a generation another one
+# that stays is stored as changes to is not removed on node-local storage
+# either, unless --with-dependents (which removes those too, and lists them).
+TI=$BUILD/tests/t_incr
+export TI
+o_incr() { env -u CAIRN_PFS_EVERY CAIRN_INCR=on CAIRN_INCR_BLOCK=4K CAIRN_KEEP=3 T_WORK=few "$@"; }
+# o_gens G...: exactly these generations on each of the 4 nodes
+o_gens() {
+  for n in 0 1 2 3; do
+    got=$(ls "$CAIRN_BASE"/cairn-*/"$CAIRN_JOB/node$n" | sed -n 's/^gen-//p' | sort -n | xargs)
+    [ "$got" = "$*" ] || { echo "node$n holds generations '$got', expected '$*'"; return 1; }
+  done
+}
+# o_wait PATTERN FILE: wait (at most 120 s) until a line of FILE matches PATTERN
+o_wait() {
+  for _ in $(seq 1200); do grep -Eq -- "$1" "$2" 2>/dev/null && return 0; sleep 0.1; done
+  echo "no line matches '$1' in $2:"; cat "$2"; return 1
+}
+export -f o_incr o_gens o_wait
+fresh owed-prune-chain
+check "prune and chains: 8 ranks on 4 nodes save generations 1..3 as one chain (3 <- 2 <- 1)" \
+  bash -c "o_incr scripts/mpirun.sh 8 $TI save 3 >/dev/null && o_incr scripts/mpirun.sh 8 $TI parents -1 1 2"
+check "  ... cairn prune --gen 2 refuses on node-local storage: generation 3 is stored as changes to it (exit 1)" \
+  run_grep_rc 1 'node3/gen-2: not removed: generation 3 is stored as changes to it .*--with-dependents' \
+  "$C" prune --job "$CAIRN_JOB" --gen 2
+check "  ... and removed nothing: 1, 2 and 3 on every node" o_gens 1 2 3
+check "  ... --with-dependents --dry-run: generation 3 would go too, and says why; nothing removed" \
+  bash -c "run_grep 'node0/gen-3: would go too: stored as changes to generation 2' '$C' prune --job '$CAIRN_JOB' --gen 2 --with-dependents --dry-run && o_gens 1 2 3"
+check "  ... --with-dependents: 2 and 3 removed from every node, 3 listed as a dependent; 1 stays" \
+  bash -c "out=\$('$C' prune --job '$CAIRN_JOB' --gen 2 --with-dependents) && grep -q 'node2/gen-3: goes too' <<<\"\$out\" && grep -q '^removed .*/node1/gen-2\$' <<<\"\$out\" && o_gens 1"
+check "  ... a new job restores generation 1, bit-exact" o_incr scripts/mpirun.sh 8 "$TI" restore 1
+
+# ... and the running application: it publishes the parent of its next
+# checkpoint (<node>/app.lock), so prune never takes it nor what its chain
+# needs. The application waits at the start of its checkpoint 3 (after 1 and
+# 2 <- 1) until a file exists: alive, between two checkpoints.
+fresh owed-prune-live
+O_GO4=$(mktemp -u /dev/shm/cairn-owed-go.XXXXXX); O_APP=$(mktemp /dev/shm/cairn-owed-app.XXXXXX)
+SCRATCH_DIRS+=("$O_GO4" "$O_APP" "$O_APP.rc")
+(o_incr env CAIRN_FAULT="ckpt.begin:gen=3:until=$O_GO4" scripts/mpirun.sh 8 "$TI" save 3 >"$O_APP" 2>&1; echo $? >"$O_APP.rc") &
+check "the running application: generations 1 and 2 (<- 1) written, it waits before 3; app.lock names parent 2 on every node" \
+  bash -c "o_wait 'waiting at ckpt.begin' '$O_APP' && for n in 0 1 2 3; do o_wait '^parents 2 ' \"\$(dirname \"\$(gen_dir \$n 1)\")/app.lock\" || exit 1; done"
+check "  ... cairn prune --gen 2 --with-dependents refuses: the application's next checkpoint diffs against 2" \
+  run_grep_rc 1 'node0/gen-2: not removed: the running application \(pid [0-9]+\) diffs its next checkpoint at level 1 against generation 2$' \
+  "$C" prune --job "$CAIRN_JOB" --gen 2 --with-dependents
+check "  ... cairn prune --gen 1 --with-dependents refuses too: 2, which the application needs, is stored as changes to 1" \
+  run_grep_rc 1 'node3/gen-1: not removed: the running application .* against generation 2, whose chain needs it' \
+  "$C" prune --job "$CAIRN_JOB" --gen 1 --with-dependents
+check "  ... nothing removed" o_gens 1 2
+touch "$O_GO4"
+check "  ... the application goes on: generation 3 (changes since 2) written, exit 0" \
+  bash -c "o_wait . '$O_APP.rc' && test \"\$(cat '$O_APP.rc')\" = 0 && grep -q PASS '$O_APP' && o_incr scripts/mpirun.sh 8 $TI parents -1 1 2"
+check "  ... a new job restores generation 3 (chain 1, 2, 3), bit-exact" o_incr scripts/mpirun.sh 8 "$TI" restore 3
+check "  ... the application gone, app.lock names no live run: prune --gen 3 removes 3 alone" \
+  bash -c "'$C' prune --job '$CAIRN_JOB' --gen 3 >/dev/null && o_gens 1 2"
+
+# prune holds the application: one in the middle of a checkpoint (waiting
+# before its manifests, until a file exists) is waited for; prune removes
+# nothing until the checkpoint is over, and the application's next one waits
+# for prune.
+fresh owed-prune-hold
+O_GO5=$(mktemp -u /dev/shm/cairn-owed-go.XXXXXX); O_PR=$(mktemp /dev/shm/cairn-owed-prune.XXXXXX)
+SCRATCH_DIRS+=("$O_GO5" "$O_APP.2" "$O_APP.2.rc" "$O_PR" "$O_PR.rc")
+(env -u CAIRN_PFS_EVERY CAIRN_KEEP=3 CAIRN_FAULT="ckpt.manifest:gen=2:until=$O_GO5" scripts/mpirun.sh 8 "$T" save 2 >"$O_APP.2" 2>&1; echo $? >"$O_APP.2.rc") &
+check "prune holds the application: it wrote generation 1 and waits inside checkpoint 2" \
+  o_wait 'waiting at ckpt.manifest' "$O_APP.2"
+("$C" prune --job "$CAIRN_JOB" --gen 1 >"$O_PR" 2>&1; echo $? >"$O_PR.rc") &
+check "  ... cairn prune --gen 1 waits for the application's checkpoint, and has removed nothing" \
+  bash -c "o_wait 'waiting for the application on node node[0-3] to finish its checkpoint' '$O_PR' && ! grep -q removed '$O_PR' && test ! -e '$O_PR.rc' && for n in 0 1 2 3; do test -e \"\$(gen_dir \$n 1)/manifest\" || exit 1; done"
+touch "$O_GO5"
+check "  ... the checkpoint ends (exit 0); then prune holds the application on 4 nodes and removes generation 1" \
+  bash -c "o_wait . '$O_APP.2.rc' && test \"\$(cat '$O_APP.2.rc')\" = 0 && o_wait . '$O_PR.rc' && test \"\$(cat '$O_PR.rc')\" = 0 &&
+           grep -qx 'held the running application on 4 node(s) of job $CAIRN_JOB' '$O_PR' && grep -q '^removed .*/node3/gen-1\$' '$O_PR' && o_gens 2"
+check "  ... a new job restores generation 2, bit-exact" scripts/mpirun.sh 8 "$T" restore 2
 logs=()
 for d in "${SCRATCH_DIRS[@]}"; do logs+=("$d"/cairn-*/t*-owed*/cairnd.log); done
 check "no daemon log of this section shows a sanitizer report" \
