@@ -106,6 +106,23 @@ for point in made opened; do
     bash -c "test -e '$SAFE/swapped' && target_intact && went_on_safely $rc 0"
 done
 
+# ---- (b) the same race by the attacker's own program, at nice 19 -----------------------------
+# The attacker is the job's user here: its own directory <base>/cairn-<uid> is
+# where a root hook that makes directories by name can be raced.
+sticky_base; fresh_target; RD=$(mktemp -d /tmp/cairn-race.XXXXXX); SCRATCH_DIRS+=("$RD"); chown "$AU:$AG" "$RD"
+ahook() { env -u CAIRN_JOB SLURM_JOB_ID="$1" SLURM_JOB_UID="$AU" SLURMD_NODENAME=node0 CAIRN_BASE="$B" CAIRN_HOOK_LOG="$B/hooks.log" "$PRO" >/dev/null 2>&1; }
+ahook "t$CAIRN_TEST_TAG-race-b0"
+as_a nice -n 19 "$BUILD/tests/t_hookrace" "$SAFE/target" "$RD/stop" "$RD/ready" "$B/cairn-$AU" >"$RD/out" 2>&1 &
+racer=$!
+for _ in $(seq 100); do [ -e "$RD/ready" ] && break; sleep 0.1; done
+statuses=
+for i in 1 2 3 4 5 6 7 8; do ahook "t$CAIRN_TEST_TAG-race-b$i"; statuses="$statuses$?"; done
+touch "$RD/stop"; wait "$racer"
+check "(b) a racing program of the job's user at nice 19 over 8 prologs ($(cat "$RD/out"); statuses $statuses): root's 0600 file keeps owner and mode" \
+  bash -c "test -e '$RD/ready' && target_intact && [[ '$statuses' =~ ^[01]{8}$ ]]"
+check "  ... every prolog that said ready made a real directory of that user, mode 700" \
+  bash -c "for i in 1 2 3 4 5 6 7 8; do s=\${statuses:\$((i - 1)):1}; d='$B/cairn-$AU/t$CAIRN_TEST_TAG-race-b'\$i/node0; [ \$s = 1 ] && continue; [ ! -L \$d ] && [ \"\$(stat -c '%u %a' \$d)\" = '$AU 700' ] || exit 1; done; [ ! -L '$B/cairn-$AU' ]"
+
 # ---- (c) a squatter's <base>/cairn-<victim uid> -------------------------------------------
 sticky_base; fresh_target; J=t$CAIRN_TEST_TAG-squat; export J
 as_a mkdir -m 755 "$B/cairn-$VU" && as_a touch "$B/cairn-$VU/bait"
