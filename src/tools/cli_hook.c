@@ -315,36 +315,47 @@ static bool same(const struct stat *a, const struct stat *b)
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
-/* Make <base>/cairn-<uid> (root, in the base): root's fresh empty directory
- * given to the user through its descriptor. *FD: it, or -1 to look again. */
+/* Make <base>/cairn-<uid> (root, in the base): root's fresh empty directory,
+ * made under a name of its own, given to the user through its descriptor,
+ * then renamed into place without replacing anything (so a prolog of another
+ * job of the user never sees it half made). *FD: it, or -1 to look again. */
 static int make_user_dir(const cli_hookrun *h, int basefd, const char *name, int *fd)
 {
+    char tmp[128], tmp_path[sizeof h->base + 128];
+    snprintf(tmp, sizeof tmp, ".cairn-new-%u.%d", (unsigned)h->uid, (int)getpid());
+    snprintf(tmp_path, sizeof tmp_path, "%s/%s", h->base, tmp);
     *fd = -1;
-    if (mkdirat(basefd, name, 0700) != 0)
-        return errno == EEXIST ? 0 : cli_hook_node(h, "cannot create %s: %s", h->userdir,
-                                                    strerror(errno));
-    fault(h, "made", h->userdir);
-    int d = openat(basefd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (mkdirat(basefd, tmp, 0700) != 0)
+        return cli_hook_node(h, "cannot create %s: %s", tmp_path, strerror(errno));
+    fault(h, "made", tmp_path);
+    int d = openat(basefd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
-    if (d < 0)
-        return 0; /* replaced already: look again */
-    if (fstat(d, &st) != 0 || st.st_uid != geteuid() || st.st_nlink != 2 ||
-        (st.st_mode & 07777) != 0700) {
-        close(d); /* not root's fresh directory: look again */
-        return 0;
+    if (d >= 0 && (fstat(d, &st) != 0 || st.st_uid != geteuid() || st.st_nlink != 2 ||
+                   (st.st_mode & 07777) != 0700)) {
+        close(d); /* not root's fresh directory */
+        d = -1;
     }
-    fault(h, "opened", h->userdir);
-    if (fchown(d, h->uid, h->gid) != 0 || fchmod(d, 0700) != 0) {
-        int e = errno;
-        close(d);
-        return cli_hook_node(h, "cannot give %s to uid %u: %s", h->userdir, (unsigned)h->uid,
-                             strerror(e));
+    if (d >= 0) {
+        fault(h, "opened", tmp_path);
+        if (fchown(d, h->uid, h->gid) != 0 || fchmod(d, 0700) != 0) {
+            int e = errno;
+            close(d);
+            unlinkat(basefd, tmp, AT_REMOVEDIR);
+            return cli_hook_node(h, "cannot give %s to uid %u: %s", h->userdir, (unsigned)h->uid,
+                                 strerror(e));
+        }
     }
     struct stat now;
-    if (fstatat(basefd, name, &now, AT_SYMLINK_NOFOLLOW) != 0 || !same(&st, &now)) {
-        cli_hook_log(h, "warning", "%s was replaced while being made; looking again",
-                     h->userdir);
-        close(d);
+    if (d < 0 || fstatat(basefd, tmp, &now, AT_SYMLINK_NOFOLLOW) != 0 || !same(&st, &now) ||
+        renameat2(basefd, tmp, basefd, name, RENAME_NOREPLACE) != 0 ||
+        fstatat(basefd, name, &now, AT_SYMLINK_NOFOLLOW) != 0 || !same(&st, &now)) {
+        if (d >= 0)
+            close(d);
+        /* Replaced while being made, or another prolog was first: look again.
+         * Whatever is left under the temporary name is removed only if it is
+         * an empty directory (never followed), else set aside. */
+        if (unlinkat(basefd, tmp, AT_REMOVEDIR) != 0 && errno != ENOENT)
+            return set_aside(h, basefd, tmp, "was replaced while being made");
         return 0;
     }
     *fd = d;

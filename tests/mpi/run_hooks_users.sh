@@ -121,7 +121,7 @@ touch "$RD/stop"; wait "$racer"
 check "(b) a racing program of the job's user at nice 19 over 8 prologs ($(cat "$RD/out"); statuses $statuses): root's 0600 file keeps owner and mode" \
   bash -c "test -e '$RD/ready' && target_intact && [[ '$statuses' =~ ^[01]{8}$ ]]"
 check "  ... every prolog that said ready made a real directory of that user, mode 700" \
-  bash -c "for i in 1 2 3 4 5 6 7 8; do s=\${statuses:\$((i - 1)):1}; d='$B/cairn-$AU/t$CAIRN_TEST_TAG-race-b'\$i/node0; [ \$s = 1 ] && continue; [ ! -L \$d ] && [ \"\$(stat -c '%u %a' \$d)\" = '$AU 700' ] || exit 1; done; [ ! -L '$B/cairn-$AU' ]"
+  bash -c "st='$statuses'; for i in 1 2 3 4 5 6 7 8; do s=\${st:\$((i - 1)):1}; d='$B/cairn-$AU/t$CAIRN_TEST_TAG-race-b'\$i/node0; [ \$s = 1 ] && continue; [ ! -L \$d ] && [ \"\$(stat -c '%u %a' \$d)\" = '$AU 700' ] || exit 1; done; [ ! -L '$B/cairn-$AU' ]"
 
 # ---- (c) a squatter's <base>/cairn-<victim uid> -------------------------------------------
 sticky_base; fresh_target; J=t$CAIRN_TEST_TAG-squat; export J
@@ -142,6 +142,17 @@ check "  ... the victim's job checkpoints and restores bit-exact; the epilog cle
   bash -c "vjob save 2 1 && run_grep 'PASS restore' vjob restore 2 && vhooks '$EPI' && ! test -e '$B/cairn-$VU/$J' && target_intact"
 check "  ... an epilog facing a squatter's entry leaves it alone: exit 0, not followed" \
   bash -c "as_a ln -s '$SAFE/rootdir' '$B/sq' && rm -rf '$B/cairn-$VU' && mv '$B/sq' '$B/cairn-$VU' && vhooks '$EPI' && test -L '$B/cairn-$VU' && target_intact"
+
+# Prologs of the victim's jobs at once on one node (a fresh base): none sees
+# <base>/cairn-<uid> half made (root's, before it is given away) and sets it aside.
+sticky_base; J=t$CAIRN_TEST_TAG-together; export J
+check "8 prologs of the victim at once on a fresh base: all exit 0, nothing set aside or left half made" \
+  bash -c "pids=; for n in 0 1 2 3 4 5 6 7; do env -u CAIRN_JOB SLURM_JOB_ID=\$J-\$((n % 2)) SLURM_JOB_UID=$VU SLURMD_NODENAME=node\$n CAIRN_BASE='$B' CAIRN_HOOK_LOG='$B/hooks.log' '$PRO' & pids=\"\$pids \$!\"; done; rc=0; for p in \$pids; do wait \$p || rc=1; done; [ \$rc = 0 ] && [ -z \"\$(ls -A '$B' | grep -v -x -e cairn-$VU -e hooks.log)\" ] && J=\$J-1 went_on_safely 0 7 && J=\$J-0 went_on_safely 0 6"
+
+sticky_base; J=t$CAIRN_TEST_TAG-paused; export J
+printf '#!/bin/bash\n: >"%s/paused"\nsleep 1\n' "$SAFE" >"$SAFE/pause"; chmod 755 "$SAFE/pause"; rm -f "$SAFE/paused"
+check "  ... a prolog paused between making <base>/cairn-<uid> and giving it away (fault point): another's prolog meanwhile exits 0, nothing set aside" \
+  bash -c "env -u CAIRN_JOB CAIRN_HOOK_FAULT='opened:$SAFE/pause' SLURM_JOB_ID=\$J-a SLURM_JOB_UID=$VU SLURMD_NODENAME=node0 CAIRN_BASE='$B' CAIRN_HOOK_LOG='$B/hooks.log' '$PRO' & a=\$!; for _ in \$(seq 100); do [ -e '$SAFE/paused' ] && break; sleep 0.05; done; test -e '$SAFE/paused' || exit 1; env -u CAIRN_JOB SLURM_JOB_ID=\$J-b SLURM_JOB_UID=$VU SLURMD_NODENAME=node1 CAIRN_BASE='$B' CAIRN_HOOK_LOG='$B/hooks.log' '$PRO' || exit 1; wait \$a || exit 1; [ -z \"\$(ls -A '$B' | grep -v -x -e cairn-$VU -e hooks.log)\" ] && J=\$J-a went_on_safely 0 0 && J=\$J-b went_on_safely 0 1"
 
 # ---- (d) an epilog whose drain failed -----------------------------------------------------
 sticky_base; victim_pfs; J=t$CAIRN_TEST_TAG-kept; export J
