@@ -26,8 +26,8 @@
  *
  * The environment (any scheduler; Slurm sets the SLURM_* ones): job
  * CAIRN_JOB else SLURM_JOB_ID; user CAIRN_JOB_UID else SLURM_JOB_UID else
- * the caller; node by the library's rule (cn_node_name); base CAIRN_BASE else
- * /dev/shm; log CAIRN_HOOK_LOG (a file) else syslog; plus CAIRN_HOOK_NEED,
+ * the caller; node by the library's rule (cn_node_name); base store.base
+ * (CAIRN_BASE, else CAIRN_CONFIG_FILE's, else /dev/shm); log CAIRN_HOOK_LOG (a file) else syslog; plus CAIRN_HOOK_NEED,
  * CAIRN_RESTART_FROM with CAIRN_PFS_DIR, CAIRN_HOOK_DRAIN_TIMEOUT and
  * CAIRN_HOOK_UNFLUSHED. Exit 0: ready; 1: drain the node; a bad environment
  * is logged as an error and nothing is done, status 0 (the site's
@@ -178,27 +178,6 @@ uint64_t cli_hook_free(int dirfd)
     if (fstatvfs(dirfd, &sv) != 0)
         return 0;
     return (uint64_t)sv.f_bavail * sv.f_frsize;
-}
-
-/* "1048576", "64K", "1.5G", "1P" (powers of 1024, as numfmt --from=iec): 0 or -1. */
-static int parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno || v < 0 || *s == '-' || *s == '+' || *s == ' ')
-        return -1;
-    const char *units = "KMGTPE", *u = *end ? strchr(units, *end) : NULL;
-    if (*end && (!u || end[1]))
-        return -1;
-    for (int i = 0; u && i <= u - units; i++)
-        v *= 1024;
-    if (v >= 18446744073709551615.0)
-        return -1;
-    *out = (uint64_t)v;
-    if ((double)*out < v)
-        (*out)++;
-    return 0;
 }
 
 /* ---- the fault point (tests) ------------------------------------------- */
@@ -484,84 +463,6 @@ static int as_user(const cli_hookrun *h, int userfd)
     return cli_hook_node(h, "the hook's user side died of signal %d", WTERMSIG(st));
 }
 
-/* ---- the environment ------------------------------------------------------ */
-
-/* Fill H from the environment. 0 ok; otherwise the status to exit with (logged). */
-static int read_env(cli_hookrun *h)
-{
-    const char *job = getenv("CAIRN_JOB"), *uid = getenv("CAIRN_JOB_UID"), *v;
-    if (!job || !*job)
-        job = getenv("SLURM_JOB_ID");
-    if (!uid || !*uid)
-        uid = getenv("SLURM_JOB_UID");
-    const char *log = getenv("CAIRN_HOOK_LOG");
-    if (log && *log)
-        h->logfd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
-    cn_err err = {0};
-    if (cn_config_load(&h->cfg, NULL, &err) < 0)
-        return cli_hook_bad_env(h, "cannot name this node (cairn config --node): %s", err.msg);
-    cn_node_name(h->cfg.node, h->node, NULL);
-    if (!job || !*job)
-        return cli_hook_bad_env(h, "no job id: set SLURM_JOB_ID or CAIRN_JOB");
-    snprintf(h->job, sizeof h->job, "%.*s", (int)sizeof h->job - 1, job);
-    if (!cn_id_ok(job))
-        return cli_hook_bad_env(h, "job id '%.80s' is not 1-63 of A-Z a-z 0-9 . _ -", job);
-    if (!cn_id_ok(h->node))
-        return cli_hook_bad_env(h, "node name '%s' is not 1-63 of A-Z a-z 0-9 . _ -", h->node);
-    if (uid && *uid) {
-        char *end;
-        errno = 0;
-        unsigned long u = strtoul(uid, &end, 10);
-        if (*end || errno || uid[0] < '0' || uid[0] > '9' || u >= (uid_t)-1)
-            return cli_hook_bad_env(h, "uid '%.40s' is not a number", uid);
-        h->uid = (uid_t)u;
-    } else {
-        h->uid = getuid();
-    }
-    if (geteuid() != 0 && geteuid() != h->uid)
-        return cli_hook_bad_env(h, "running as uid %u, the hook can act only for itself, not "
-                                "for uid %u: run it as root", (unsigned)geteuid(),
-                                (unsigned)h->uid);
-    struct passwd *pw = getpwuid(h->uid);
-    h->gid = pw ? pw->pw_gid : (gid_t)h->uid;
-    v = getenv("CAIRN_BASE");
-    snprintf(h->base, sizeof h->base, "%s", v && *v ? v : "/dev/shm");
-    snprintf(h->userdir, sizeof h->userdir, "%s/cairn-%u", h->base, (unsigned)h->uid);
-    snprintf(h->jobdir, sizeof h->jobdir, "%s/%s", h->userdir, h->job);
-    snprintf(h->nodedir, sizeof h->nodedir, "%s/%s", h->jobdir, h->node);
-    v = getenv("CAIRN_HOOK_NEED");
-    if (parse_size(v && *v ? v : "0", &h->need) < 0)
-        return cli_hook_bad_env(h, "CAIRN_HOOK_NEED='%.40s' is not a size (bytes, K, M, G, T)",
-                                v);
-    h->restart_from = getenv("CAIRN_RESTART_FROM");
-    if (h->restart_from && !*h->restart_from)
-        h->restart_from = NULL;
-    if (h->prolog && h->restart_from) {
-        if (!cn_id_ok(h->restart_from))
-            return cli_hook_bad_env(h, "CAIRN_RESTART_FROM='%.80s' is not a job id",
-                                    h->restart_from);
-        if (!h->cfg.pfs_dir[0])
-            return cli_hook_bad_env(h, "CAIRN_RESTART_FROM needs CAIRN_PFS_DIR (the PFS)");
-    }
-    v = getenv("CAIRN_HOOK_DRAIN_TIMEOUT");
-    h->drain_timeout = 300;
-    if (v && *v) {
-        char *end;
-        long t = strtol(v, &end, 10);
-        if (*end || t <= 0 || t > 86400 * 7)
-            return cli_hook_bad_env(h, "CAIRN_HOOK_DRAIN_TIMEOUT='%.40s' is not a number of "
-                                    "seconds", v);
-        h->drain_timeout = (int)t;
-    }
-    v = getenv("CAIRN_HOOK_UNFLUSHED");
-    if (v && *v && strcmp(v, "keep") != 0 && strcmp(v, "drain") != 0)
-        return cli_hook_bad_env(h, "CAIRN_HOOK_UNFLUSHED='%.40s' is not keep or drain", v);
-    h->unflushed_drain = v && strcmp(v, "drain") == 0;
-    ssize_t n = readlink("/proc/self/exe", h->self, sizeof h->self - 1);
-    h->self[n > 0 ? n : 0] = '\0';
-    return -1;
-}
-
 int cli_hook(int argc, char **argv)
 {
     const char *verb = "hook";
@@ -574,7 +475,7 @@ int cli_hook(int argc, char **argv)
     h->prolog = strcmp(argv[1], "prolog") == 0;
     h->name = h->prolog ? "cairn-prolog" : "cairn-epilog";
     h->logfd = -1;
-    int rc = read_env(h);
+    int rc = cli_hook_read_env(h);
     if (rc >= 0)
         return rc;
     int basefd;

@@ -17,7 +17,8 @@
  *   cli_prune.c    cairn prune (generations cairn never removes itself)
  *   cli_pfs.c      level 4 files (aggregated files, index): verify, inspect
  *   cli_hook.c     cairn hook prolog|epilog: the root side (base, cairn-<uid>,
- *                  dropping to the job's user); cli_hook_prolog.c the user's
+ *                  dropping to the job's user); cli_hook_env.c its
+ *                  environment; cli_hook_prolog.c the user's
  *                  side of the prolog (directories, stage-in), cli_hook_epilog.c
  *                  of the epilog (drain, stop, keep or remove the node's files)
  *   progress.c     the progress line of long verbs, on a terminal only
@@ -155,6 +156,9 @@ typedef struct cli_hookrun {
     char self[4096];         /* this program, for `cairn drain` and `cairn stop` */
 } cli_hookrun;
 
+/* Fill H (prolog, name and logfd = -1 set) from the environment
+ * (cli_hook_env.c): -1 when it is good; else the status to exit with, logged. */
+int cli_hook_read_env(cli_hookrun *h);
 /* "DATE TIME LEVEL HOOK job J node N: message" to CAIRN_HOOK_LOG, else syslog;
  * LEVEL "info", "warning" or "err"; anything but info also on stderr. */
 void cli_hook_log(const cli_hookrun *h, const char *level, const char *fmt, ...)

@@ -111,6 +111,10 @@ else
 fi
 check "hooks without a job id: say which variable, do nothing, exit 0 (not the node's fault)" \
   bash -c "env -u CAIRN_JOB -u SLURM_JOB_ID $PRO 2>&1 | grep -q 'set SLURM_JOB_ID or CAIRN_JOB; nothing done'; test \${PIPESTATUS[0]} = 0"
+check "hooks with a bad setting (CAIRN_HOOK_UNFLUSHED=maybe, CAIRN_HOOK_NEED=lots): say which, do nothing, exit 0" \
+  bash -c "for e in CAIRN_HOOK_UNFLUSHED=maybe CAIRN_HOOK_NEED=lots; do out=\$(env \$e CAIRN_NODE=node0 CAIRN_BASE='$CAIRN_BASE/none' $PRO 2>&1) || exit 1; grep -q \"\${e%%=*}='\${e#*=}' is not .*; nothing done\" <<<\"\$out\" || exit 1; done; ! test -e '$CAIRN_BASE/none'"
+check "cairn help hook: the environment and exit statuses; a bad argument is a usage error (2)" \
+  bash -c "'$CAIRN_CLI' help hook | grep -q 'CAIRN_HOOK_UNFLUSHED=keep|drain' && '$CAIRN_CLI' hook prologue 2>/dev/null; test \$? = 2"
 PRO=$PWD/$PRO EPI=$PWD/$EPI
 source tests/mpi/run_hooks_users.sh
 unset CAIRN_HOOK_LOG CAIRN_CLI CAIRN_DAEMON_LAUNCHER CAIRN_PFS_DIR CAIRN_SET_SIZE CAIRN_EC_M
