@@ -172,3 +172,19 @@ check "(d) no daemon at all: level 1, every 2nd generation to the PFS; the epilo
   bash -c "vhooks '$PRO' && as_v env CAIRN_BASE='$B' CAIRN_PFS_DIR='$VP' CAIRN_JOB='$J' CAIRN_PFS_EVERY=2 scripts/mpirun.sh 8 '$T' save 3 1 && test -e '$VP/cairn-$VU/$J/gen-2/index' && vhooks '$EPI' CAIRN_PFS_DIR='$VP' && test -e '$B/cairn-$VU/$J/node3/gen-3/manifest'"
 check "  ... the next job restores generation 3 bit-exact" \
   run_grep 'PASS restore' as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" scripts/mpirun.sh 8 "$T" restore 3
+
+# ---- stage-in as the user, through the library's index decoder and chain walk -------------------
+first=$J; J=t$CAIRN_TEST_TAG-staged; export J
+sf=$B/cairn-$VU/$J/node2/stage/cairn-$VU/$first
+check "stage-in as the victim: the prolog of a job restarting $first stages its generation 2 (the PFS's newest), the victim's files" \
+  bash -c "vhooks '$PRO' CAIRN_PFS_DIR='$VP' CAIRN_RESTART_FROM='$first' && test -e '$sf/gen-2/index' && [ -z \"\$(find '$B/cairn-$VU/$J' ! -user cairn-test)\" ] && grep -q 'staged generation 2 of job $first in' '$B/hooks.log'"
+mv "$VP/cairn-$VU/$first" "$VP/cairn-$VU/moved-away"
+check "  ... the job restores generation 2 of $first from the staged copy (PFS copy moved away), bit-exact" \
+  run_grep "restoring generation 2 of job $first from the PFS" as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" CAIRN_RESTART_FROM="$first" scripts/mpirun.sh 8 "$T" restore 2
+mv "$VP/cairn-$VU/moved-away" "$VP/cairn-$VU/$first"
+# A generation whose index does not decode (a forged or torn one) is no
+# generation: the prolog stages nothing (it once copied whatever had an index file).
+J=t$CAIRN_TEST_TAG-forged; export J
+as_v mkdir -p -m 700 "$VP/cairn-$VU/$J-src/gen-7" && head -c 4096 /dev/urandom | as_v tee "$VP/cairn-$VU/$J-src/gen-7/index" >/dev/null
+check "stage-in of a job whose newest generation has a forged index: nothing staged, no stage directory left, exit 0" \
+  bash -c "vhooks '$PRO' CAIRN_PFS_DIR='$VP' CAIRN_RESTART_FROM='$J-src' && ! test -e '$B/cairn-$VU/$J/node0/stage/cairn-$VU/$J-src' && grep -q 'job $J-src has no complete generation' '$B/hooks.log'"
