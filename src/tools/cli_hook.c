@@ -15,7 +15,8 @@
  *      fchmod through the descriptor, then a check that the name still is
  *      that directory). An entry that is not a directory of the job's user
  *      (a squatter's directory, a symlink, a file) is set aside with renameat
- *      (which never follows the last component) to a hidden name in the base,
+ *      (which never follows the last component) to a hidden name in the base
+ *      that nobody can guess ahead (64 random bits, as the temporary names),
  *      logged, and a fresh directory is made; bounded retries. The job goes
  *      on and the node stays in service. The epilog never creates and leaves
  *      such an entry alone;
@@ -50,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -267,13 +269,26 @@ static int open_base(const cli_hookrun *h, int *out)
     return 0;
 }
 
-/* Rename the entry NAME of the base out of the way (never following it). */
+/* A name nobody can guess ahead: PREFIX<uid>.<time>.<64 random bits>, into OUT. */
+static void unguessable(const cli_hookrun *h, const char *prefix, char *out, size_t len)
+{
+    uint64_t r = 0;
+    if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        r = (uint64_t)t.tv_nsec * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() << 32;
+    }
+    snprintf(out, len, "%s%u.%lld.%016llx", prefix, (unsigned)h->uid, (long long)time(NULL),
+             (unsigned long long)r);
+}
+
+/* Rename the entry NAME of the base out of the way (never following it), to
+ * a name no user can have taken ahead. */
 static int set_aside(const cli_hookrun *h, int basefd, const char *name, const char *what)
 {
     char aside[128];
-    for (int i = 0; i < 100; i++) {
-        snprintf(aside, sizeof aside, ".cairn-aside-%u.%lld.%d.%d", (unsigned)h->uid,
-                 (long long)time(NULL), (int)getpid(), i);
+    for (int i = 0; i < 8; i++) {
+        unguessable(h, ".cairn-aside-", aside, sizeof aside);
         if (renameat2(basefd, name, basefd, aside, RENAME_NOREPLACE) == 0) {
             cli_hook_log(h, "warning", "%s/%s %s: set aside as %s/%s (not followed); a fresh "
                          "directory is made", h->base, name, what, h->base, aside);
@@ -301,11 +316,15 @@ static bool same(const struct stat *a, const struct stat *b)
 static int make_user_dir(const cli_hookrun *h, int basefd, const char *name, int *fd)
 {
     char tmp[128], tmp_path[sizeof h->base + 128];
-    snprintf(tmp, sizeof tmp, ".cairn-new-%u.%d", (unsigned)h->uid, (int)getpid());
-    snprintf(tmp_path, sizeof tmp_path, "%s/%s", h->base, tmp);
     *fd = -1;
-    if (mkdirat(basefd, tmp, 0700) != 0)
-        return cli_hook_node(h, "cannot create %s: %s", tmp_path, strerror(errno));
+    for (int i = 0;; i++) { /* a temporary name nobody can have taken ahead */
+        unguessable(h, ".cairn-new-", tmp, sizeof tmp);
+        snprintf(tmp_path, sizeof tmp_path, "%s/%s", h->base, tmp);
+        if (mkdirat(basefd, tmp, 0700) == 0)
+            break;
+        if (errno != EEXIST || i == 7)
+            return cli_hook_node(h, "cannot create %s: %s", tmp_path, strerror(errno));
+    }
     fault(h, "made", tmp_path);
     int d = openat(basefd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
