@@ -110,17 +110,12 @@ static int open_stage(cairn_ctx *ctx, const char *job, char *path, size_t len)
 static bool chain_there(int jobfd, long id)
 {
     cn_err err = {0};
-    for (long at = id; at >= 0;) {
-        cn_pindex x;
-        if (lvl_pfs_index(jobfd, at, &x, &err) < 0)
-            return false;
-        long parent = x.parent;
-        cn_pindex_free(&x);
-        if (parent >= at)
-            return false;
-        at = parent;
-    }
-    return id >= 0;
+    long *ids = NULL;
+    int n = 0;
+    if (id < 0 || lvl_pfs_chain(jobfd, id, &ids, &n, &err) < 0)
+        return false;
+    free(ids);
+    return true;
 }
 
 int api_pfs_source(cairn_ctx *ctx, const char *job, long id, cn_err *err)

@@ -151,6 +151,13 @@ static inline const uint8_t *lvl_parity_row(const lvl_parity_in *in, int row)
 int lvl_pfs_open(const char *pfs_dir, const char *job, bool create, cn_err *err);
 /* Read and decode generation ID's index under JOBFD (CAIRN_ENOENT: none yet). */
 int lvl_pfs_index(int jobfd, long id, cn_pindex *x, cn_err *err);
+/* Generation ID and every link of its chain under JOBFD (an increment's
+ * parent, down to its full base), ID first, in a malloc'd *IDS of *N: each
+ * index read and decoded (lvl_pfs_index), each naming an older parent. The
+ * one chain walk of the library, the restart's stage check and the prolog's
+ * stage-in. Fails (CAIRN_ENOENT, CAIRN_ECORRUPT, ...) if a link's index is
+ * missing or does not read. */
+int lvl_pfs_chain(int jobfd, long id, long **ids, int *n, cn_err *err);
 /* What lvl_pfs_newest passed over: the newest generation whose index is there
  * but does not read (-1 none; WHY says what is wrong), and the newest complete
  * one of another rank count (-1 none; its NRANKS and NNODES). */

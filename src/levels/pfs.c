@@ -94,6 +94,45 @@ int lvl_pfs_index(int jobfd, long id, cn_pindex *x, cn_err *err)
     return rc;
 }
 
+int lvl_pfs_chain(int jobfd, long id, long **ids, int *n, cn_err *err)
+{
+    *ids = NULL;
+    *n = 0;
+    long *out = NULL;
+    int len = 0, cap = 0;
+    for (long at = id; at >= 0;) {
+        cn_pindex x;
+        int rc = lvl_pfs_index(jobfd, at, &x, err);
+        if (rc < 0) {
+            free(out);
+            return rc;
+        }
+        long parent = x.parent;
+        cn_pindex_free(&x);
+        if (len == cap) {
+            cap = cap ? 2 * cap : 8;
+            long *more = realloc(out, (size_t)cap * sizeof *more);
+            if (!more) {
+                free(out);
+                return cn_fail(err, CAIRN_ENOMEM, "no memory");
+            }
+            out = more;
+        }
+        out[len++] = at;
+        if (parent >= at) { /* a chain only goes down: a loop or a forged index */
+            free(out);
+            return cn_fail(err, CAIRN_ECORRUPT, "PFS generation %ld names %ld as its parent",
+                           at, parent);
+        }
+        at = parent;
+    }
+    if (len == 0)
+        return cn_fail(err, CAIRN_ENOENT, "no generation %ld", id);
+    *ids = out;
+    *n = len;
+    return 0;
+}
+
 /* No index file (or no directory): a generation not (yet) complete. */
 static bool no_index(int code) { return code == CAIRN_ENOENT || code == -ENOENT; }
 

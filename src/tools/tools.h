@@ -16,6 +16,11 @@
  *   cli_drill.c    cairn drill (runs scripts/drill.sh)
  *   cli_prune.c    cairn prune (generations cairn never removes itself)
  *   cli_pfs.c      level 4 files (aggregated files, index): verify, inspect
+ *   cli_hook.c     cairn hook prolog|epilog: the root side (base, cairn-<uid>,
+ *                  dropping to the job's user); cli_hook_env.c its
+ *                  environment; cli_hook_prolog.c the user's
+ *                  side of the prolog (directories, stage-in), cli_hook_epilog.c
+ *                  of the epilog (drain, stop, keep or remove the node's files)
  *   progress.c     the progress line of long verbs, on a terminal only
  *
  * Adding a verb: one X(...) line in CLI_VERB_LIST below, and in a file of its
@@ -34,6 +39,7 @@
 #include "common/common.h"
 
 #include <stdio.h>
+#include <sys/types.h>
 #include <time.h>
 
 /* ---- exit statuses ------------------------------------------------------ */
@@ -75,7 +81,8 @@ void cli_print_exit_codes(FILE *f);
     X(status, "what each node daemon of a job is doing")                                         \
     X(flush, "ask the daemons to flush the newest complete generation to the PFS")              \
     X(drain, "flush the newest complete generation to the PFS and wait (epilogs)")              \
-    X(drill, "inject failures into a real MPI job, restart, verify (failure drills)")
+    X(drill, "inject failures into a real MPI job, restart, verify (failure drills)")            \
+    X(hook, "the scheduler's prolog and epilog, run as root on each node (Slurm)")
 
 #define CLI_X_DECL(name, summary)                                                                 \
     int cli_##name(int argc, char **argv);                                                        \
@@ -127,6 +134,53 @@ void cli_table_free(cli_table *t);
  * CFG (ckpt.every_<L>, or Young/Daly from COST[L] seconds, else the nearest
  * lower level's, and fail.mtbf_<L>), as a table on F (cli_config.c). */
 void cli_intervals(FILE *f, const cn_config *cfg, const double cost[5]);
+
+/* ---- the scheduler hooks (cli_hook*.c) ---------------------------------- */
+
+/* One run of `cairn hook prolog|epilog`, read from the environment by root
+ * (cli_hook.c) and handed to the child that is the job's user. */
+typedef struct cli_hookrun {
+    bool prolog;             /* else the epilog */
+    const char *name;        /* "cairn-prolog" or "cairn-epilog", in every log line */
+    char job[CN_JOB_MAX + 1], node[CN_JOB_MAX + 1];
+    uid_t uid;               /* the job's user */
+    gid_t gid;               /* its primary group (its uid if it has no passwd entry) */
+    char base[4096];
+    char userdir[4200], jobdir[4300], nodedir[4400]; /* for messages only: never opened */
+    int logfd;               /* CAIRN_HOOK_LOG (opened by root, O_APPEND), or -1: syslog */
+    cn_config cfg;           /* the configuration (pfs.dir: CAIRN_PFS_DIR) */
+    uint64_t need;           /* CAIRN_HOOK_NEED, bytes */
+    const char *restart_from; /* CAIRN_RESTART_FROM or NULL */
+    int drain_timeout;       /* CAIRN_HOOK_DRAIN_TIMEOUT, seconds */
+    bool unflushed_drain;    /* CAIRN_HOOK_UNFLUSHED=drain */
+    char self[4096];         /* this program, for `cairn drain` and `cairn stop` */
+} cli_hookrun;
+
+/* Fill H (prolog, name and logfd = -1 set) from the environment
+ * (cli_hook_env.c): -1 when it is good; else the status to exit with, logged. */
+int cli_hook_read_env(cli_hookrun *h);
+/* "DATE TIME LEVEL HOOK job J node N: message" to CAIRN_HOOK_LOG, else syslog;
+ * LEVEL "info", "warning" or "err"; anything but info also on stderr. */
+void cli_hook_log(const cli_hookrun *h, const char *level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Log "...; the node should be drained" (err); returns 1. */
+int cli_hook_node(const cli_hookrun *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Log "...; nothing done" (err: the environment is wrong); returns 0. */
+int cli_hook_bad_env(const cli_hookrun *h, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* BYTES as numfmt --to=iec prints them ("64K", "1.0P"), into BUF. */
+const char *cli_hook_size(uint64_t bytes, char *buf, size_t len);
+/* Free bytes for an unprivileged user on DIRFD's file system (0 if unknown). */
+uint64_t cli_hook_free(int dirfd);
+/* The user's sides, run in a child that is the job's user, with USERFD the
+ * checked <base>/cairn-<uid>: the exit status (0 ready, 1 drain the node). */
+int cli_hook_prolog_user(const cli_hookrun *h, int userfd);
+int cli_hook_epilog_user(const cli_hookrun *h, int userfd);
+/* As the user: open NAME under DIRFD (PATH for messages), a directory of the
+ * user (not a link; mode set to 0700 if it was not), made if missing and
+ * CREATE. fd >= 0; -ENOENT if missing and not CREATE; else -1 after logging
+ * why the node should be drained. */
+int cli_hook_dir(const cli_hookrun *h, int dirfd, const char *name, const char *path, bool create);
 
 /* ---- progress on a terminal (progress.c) ------------------------------- */
 

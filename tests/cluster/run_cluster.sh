@@ -176,7 +176,8 @@ s_rebuild() { # level 3, two nodes wiped, `cairn rebuild` from a node, then a pl
 # hostname: job A checkpoints (80 on the PFS) and crashes; job B restarts it:
 # each node's prolog stages A's generation 80 in, A's PFS copy is then moved
 # away, B's ranks (SLURMD_NODENAME set, as Slurm sets it) must restore from
-# what the prolog staged, and each node's epilog must remove B's directory.
+# what the prolog staged, and each node's epilog must remove B's directory
+# (B checkpoints at level 4: an epilog removes only what the PFS holds).
 hook() { # hook NODE HOOK JOB: run a hook as slurmd would (bare environment, root)
   on "$1" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin SLURM_JOB_ID="$3" SLURM_JOB_UID=0 \
     SLURMD_NODENAME="slurm-$1" CAIRN_BASE=/dev/shm CAIRN_PFS_DIR="$CAIRN_PFS_DIR" \
@@ -193,7 +194,7 @@ s_slurm-hooks() {
   done
   mv "$pfs/$a" "$pfs/$a.moved-away" # the restart must read the staged copies
   run_heat "$b-restart" "$b" env CAIRN_RESTART_FROM="$a" bash "$here/slurm-task" "$heat" "${args[@]}" \
-    --ckpt-every "$EVERY" --restart --out "$W/$b.bin"
+    --ckpt-every "$EVERY" --levels 4 --restart --out "$W/$b.bin"
   local got; got=$(sed -n 's/^heat: restored generation \([0-9]*\).*/\1/p' "$W/$b-restart.log")
   [ "$rc" -eq 0 ] && [ "$got" = $G ] ||
     { show "$W/$b-restart.log"; fail "job $b (status $rc) restored '${got:-nothing}', not generation $G staged by the prolog"; return 1; }

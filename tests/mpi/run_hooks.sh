@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # run_hooks.sh - the scheduler hooks in scripts/slurm/ driven by plain
 # environment variables (as any scheduler can; the real-Slurm test is apart):
-# the prolog makes each node's directory and refuses a planted symlink, a
-# directory of another user and a disk without the space asked for; a job
+# the prolog makes each node's directory, sets aside a symlink planted as
+# <base>/cairn-<uid>, refuses a job directory of another user and a disk
+# without the space asked for; a job
 # checkpoints with daemons; the epilog drains to the PFS, stops the daemons
 # and cleans up without following a symlink; a second job restores from the
 # PFS. Sourced by tests/run.sh after run_daemon.sh (fresh_pfs, check, $T).
 
-PRO=scripts/slurm/cairn-prolog EPI=scripts/slurm/cairn-epilog
+PRO=${HOOK_PRO:-scripts/slurm/cairn-prolog} EPI=${HOOK_EPI:-scripts/slurm/cairn-epilog}
 export CAIRN_CLI=$BUILD/cairn CAIRN_DAEMON_LAUNCHER="bash scripts/mpirun.sh"
 export CAIRN_RANKS_PER_NODE=2 CAIRN_SET_SIZE=4 CAIRN_EC_M=2
 hooks_all() { # hooks_all HOOK: run HOOK for node0..node3 as Slurm would (SLURM_* only)
@@ -87,11 +88,11 @@ export CAIRN_HOOK_LOG=$CAIRN_BASE/hooks.log
 u=$CAIRN_BASE/cairn-$(id -u)
 victim=$(mktemp -d /dev/shm/cairn-victim.XXXXXX); SCRATCH_DIRS+=("$victim"); touch "$victim/precious"
 ln -s "$victim" "$u"
-check "prolog refuses a symlink planted as <base>/cairn-<uid>: exit 1, says so" \
-  bash -c "CAIRN_NODE=node0 $PRO 2>&1; test \$? = 1 && grep -q 'cairn-$(id -u) is a symlink; refusing it' '$CAIRN_HOOK_LOG'"
-check "epilog does not follow it either: the victim keeps its file" \
-  bash -c "CAIRN_NODE=node0 $EPI; test -e '$victim/precious'"
-rm "$u"; mkdir -m 700 "$u"; mkdir -m 700 "$u/$CAIRN_JOB"; chown 65534 "$u/$CAIRN_JOB"
+check "epilog leaves a symlink planted as <base>/cairn-<uid> alone: exit 0, not followed" \
+  bash -c "CAIRN_NODE=node0 $EPI && test -L '$u' && test -e '$victim/precious' && test \$(ls -A '$victim') = precious"
+check "prolog sets a symlink planted as <base>/cairn-<uid> aside (not followed), makes the directory: exit 0, says so" \
+  bash -c "CAIRN_NODE=node0 $PRO 2>&1 && grep -q 'cairn-$(id -u) is a symlink: set aside as' '$CAIRN_HOOK_LOG' && ! test -L '$u' && test -d '$u/$CAIRN_JOB/node0' && test \$(ls -A '$victim') = precious"
+rm -rf "$u"; mkdir -m 700 "$u"; mkdir -m 700 "$u/$CAIRN_JOB"; chown 65534 "$u/$CAIRN_JOB"
 check "prolog refuses a job directory owned by another user: exit 1, names the owner" \
   bash -c "CAIRN_NODE=node0 $PRO 2>&1; test \$? = 1 && grep -q 'is owned by uid 65534, not by the job.s user' '$CAIRN_HOOK_LOG'"
 rm -rf "${u:?}/$CAIRN_JOB"; mkdir -m 700 "$u/$CAIRN_JOB"; ln -s "$victim" "$u/$CAIRN_JOB/node1"
@@ -110,4 +111,10 @@ else
 fi
 check "hooks without a job id: say which variable, do nothing, exit 0 (not the node's fault)" \
   bash -c "env -u CAIRN_JOB -u SLURM_JOB_ID $PRO 2>&1 | grep -q 'set SLURM_JOB_ID or CAIRN_JOB; nothing done'; test \${PIPESTATUS[0]} = 0"
+check "hooks with a bad setting (CAIRN_HOOK_UNFLUSHED=maybe, CAIRN_HOOK_NEED=lots): say which, do nothing, exit 0" \
+  bash -c "for e in CAIRN_HOOK_UNFLUSHED=maybe CAIRN_HOOK_NEED=lots; do out=\$(env \$e CAIRN_NODE=node0 CAIRN_BASE='$CAIRN_BASE/none' $PRO 2>&1) || exit 1; grep -q \"\${e%%=*}='\${e#*=}' is not .*; nothing done\" <<<\"\$out\" || exit 1; done; ! test -e '$CAIRN_BASE/none'"
+check "cairn help hook: the environment and exit statuses; a bad argument is a usage error (2)" \
+  bash -c "'$CAIRN_CLI' help hook | grep -q 'CAIRN_HOOK_UNFLUSHED=keep|drain' && '$CAIRN_CLI' hook prologue 2>/dev/null; test \$? = 2"
+PRO=$PWD/$PRO EPI=$PWD/$EPI
+source tests/mpi/run_hooks_users.sh
 unset CAIRN_HOOK_LOG CAIRN_CLI CAIRN_DAEMON_LAUNCHER CAIRN_PFS_DIR CAIRN_SET_SIZE CAIRN_EC_M
