@@ -52,6 +52,14 @@ some() { # some GLOB-RESULT...: fail when a glob of test programs matched nothin
   FAILED=$((FAILED + 1)); echo "not ok - no test program matches $1 (was the build complete?)"; return 1
 }
 
+# Every command the suite calls is installed (scripts/setup.sh --check): a missing one is
+# this one failure, not a dozen checks failing later for no reason they can name.
+if ! tools=$(bash scripts/setup.sh --check 2>&1); then
+  echo "not ok - the commands the suite calls are installed"; echo "#   $tools"
+  echo "0 passed, 1 failed, 0 skipped"
+  exit 1
+fi
+
 if want unit; then
   MARK=$SECONDS
   echo "# unit tests"
