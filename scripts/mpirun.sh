@@ -68,14 +68,14 @@ report() {
       echo "mpirun.sh: rank $r: $how; nothing on stderr"
       n=$((n + 1))
     else
-      quiet+=("$r ($how)")
+      quiet+=("rank $r: $how")
     fi
   done < <(for f in "$d"/rank-*.status; do
              [ -e "$f" ] || continue
              r=${f##*/rank-}; r=${r%.status}
              read -r rc t <"$f" && [ "$rc" != 0 ] && echo "$t $rc $r"
            done | sort -n)
-  [ ${#quiet[@]} -eq 0 ] || echo "mpirun.sh: then: rank ${quiet[*]}"
+  [ ${#quiet[@]} -eq 0 ] || (IFS=';'; echo "mpirun.sh: then ${quiet[*]}" | sed 's/;/; /g')
   [ ${#none[@]} -eq 0 ] || echo "mpirun.sh: rank(s) ${none[*]}: no exit status recorded (stopped by the launcher, or never started)"
   return 0
 }
