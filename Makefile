@@ -126,9 +126,17 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(NOMPI_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $(filter-out %.h,$^) $(CMOCKA) $(DEP_LIBS) $(LDFLAGS_ALL)
 
+# The compatibility layers' configuration readers are fuzzed too: fuzz_fti_conf.c,
+# fuzz_scr_conf.c and fuzz_veloc_config.c include their layer's reader (FUZZ_INCLUDED,
+# prerequisites only). They call no MPI, but their headers include mpi.h.
+MPI_INC = $(shell $(MPICC) --showme:compile 2>/dev/null || $(MPICC) -compile_info 2>/dev/null | tr ' ' '\n' | grep '^-I')
+FUZZ_INCLUDED := $(wildcard src/compat/*/*.c src/compat/*/*.h)
+$(BUILD)/tests/replay_fuzz_fti_conf: $(wildcard src/compat/fti/*)
+$(BUILD)/tests/replay_fuzz_scr_conf: $(wildcard src/compat/scr/*)
+$(BUILD)/tests/replay_fuzz_veloc_config: $(wildcard src/compat/veloc/*)
 $(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(COMMON_SRC:%.c=$(BUILD)/%.o) $(COMPRESS_SRC:%.c=$(BUILD)/%.o)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $(filter-out %.h,$^) $(DEP_LIBS) $(LDFLAGS_ALL)
+	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc $(MPI_INC) -o $@ $(filter-out %.h $(FUZZ_INCLUDED),$^) $(DEP_LIBS) $(LDFLAGS_ALL)
 
 # cairnd, the node daemon: an MPI program over the library's internals.
 $(BUILD)/src/daemon/%.o: src/daemon/%.c
@@ -254,7 +262,7 @@ bench-quick: deps
 	$(MAKE) all
 	BUILD=$(BUILD) QUICK=1 bash bench/run.sh
 
-FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -DCAIRN_NO_MPI -O1 -g -Iinclude -Isrc $(HDF5_FLAGS) -fsanitize=fuzzer,address,undefined
+FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -DCAIRN_NO_MPI -O1 -g -Iinclude -Isrc $(MPI_INC) $(HDF5_FLAGS) -fsanitize=fuzzer,address,undefined
 fuzz: deps
 	@mkdir -p $(BUILD)/fuzz
 	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \

@@ -64,8 +64,15 @@ run_heat() {
   secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
   return $rc
 }
-# show_log NAME: the last lines of a run's output, indented (after a failure).
-show_log() { tail -n 15 "$work/$1.log" | sed 's/^/    | /'; }
+# show_log NAME: after a failure, the failing ranks' own messages and statuses
+# (scripts/mpirun.sh's report), else the last lines of the run's output, indented.
+show_log() {
+  if grep -q '^mpirun.sh: ' "$work/$1.log"; then
+    grep '^mpirun.sh: ' "$work/$1.log" | sed 's/^/    | /'
+  else
+    tail -n 15 "$work/$1.log" | sed 's/^/    | /'
+  fi
+}
 # show_disk: the generation directories on each emulated node (when the CLI can't say).
 show_disk() {
   local n

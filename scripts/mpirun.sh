@@ -6,7 +6,39 @@
 # by default Open MPI's or MPICH's mpirun runs NP ranks on this machine,
 # oversubscribed, as root if need be. Emulated nodes are set by the caller
 # (CAIRN_RANKS_PER_NODE or CAIRN_NODE in the environment).
+#
+# When the default run fails, the failing ranks speak for themselves: each
+# rank runs under this script (--rank, below), which copies its stderr into a
+# per-rank file and records its exit status; after a failed run the ranks that
+# failed are printed, the first to fail first, each with its exit status (or
+# signal) and the last lines of its own stderr, after the launcher's message
+# ("exited without calling finalize" alone names no cause).
 set -eu
+
+# --rank DIR PROGRAM [ARGS...]: one rank, as the launcher started it. Runs
+# PROGRAM with stdin, stdout and the environment as given, stderr also copied
+# to DIR/rank-R.err; then writes "STATUS TIME" to DIR/rank-R.status and ends
+# as PROGRAM did (its exit status, or the same signal). Signals the launcher
+# sends to this wrapper go on to PROGRAM.
+if [ "${1:-}" = --rank ]; then
+  dir=$2; shift 2
+  r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-${PMIX_RANK:-}}}
+  [ -n "$r" ] && [ -d "$dir" ] || exec "$@" # not a rank we know how to name: run it plainly
+  "$@" 0<&0 2> >(tee "$dir/rank-$r.err" >&2) &
+  child=$!
+  for s in TERM INT HUP QUIT USR1 USR2; do trap "kill -$s $child 2>/dev/null" "$s"; done
+  while :; do # (bash's own "Killed" notice is not the rank's: not shown)
+    { wait "$child" && rc=0 || rc=$?; } 2>/dev/null
+    kill -0 "$child" 2>/dev/null || break # ended; else a trapped signal ended the wait
+  done
+  echo "$rc $(date +%s%N)" >"$dir/rank-$r.status"
+  if [ "$rc" -gt 128 ] && [ "$rc" -lt 160 ]; then # ended by a signal: end by it too
+    for s in TERM INT HUP QUIT USR1 USR2; do trap - "$s"; done
+    kill -"$((rc - 128))" $$ 2>/dev/null
+  fi
+  exit "$rc"
+fi
+
 [ "$1" = -n ] && shift # as `cairn start` calls a launcher: LAUNCHER -n NP ...
 np=$1; shift
 case "${CAIRN_LAUNCHER:-}" in
@@ -14,12 +46,66 @@ case "${CAIRN_LAUNCHER:-}" in
   *mpirun.sh*) ;; # this script itself (as for `cairn rebuild`): exec'ing it would loop forever
   *) exec ${CAIRN_LAUNCHER} -n "$np" "$@" ;;
 esac
+
+# report DIR: the ranks that failed, first first, each with its status and its
+# own last lines on stderr (to stderr).
+report() {
+  local d=$1 f r rc t n=0 quiet=() none=()
+  for ((r = 0; r < np; r++)); do [ -e "$d/rank-$r.status" ] || none+=("$r"); done
+  while read -r t rc r; do
+    [ -n "$r" ] || continue
+    if [ "$rc" -gt 128 ] && [ "$rc" -lt 160 ]; then
+      how="killed by signal $((rc - 128)) ($(kill -l "$((rc - 128))" 2>/dev/null || echo '?'))"
+    else
+      how="exit status $rc"
+    fi
+    f=$d/rank-$r.err
+    if [ "$n" -lt 3 ] && [ -s "$f" ]; then
+      echo "mpirun.sh: rank $r: $how; its last lines on stderr:"
+      tail -n 8 "$f" | sed 's/^/mpirun.sh:   | /'
+      n=$((n + 1))
+    elif [ "$n" -lt 3 ]; then
+      echo "mpirun.sh: rank $r: $how; nothing on stderr"
+      n=$((n + 1))
+    else
+      quiet+=("rank $r: $how")
+    fi
+  done < <(for f in "$d"/rank-*.status; do
+             [ -e "$f" ] || continue
+             r=${f##*/rank-}; r=${r%.status}
+             read -r rc t <"$f" && [ "$rc" != 0 ] && echo "$t $rc $r"
+           done | sort -n)
+  [ ${#quiet[@]} -eq 0 ] || (IFS=';'; echo "mpirun.sh: then ${quiet[*]}" | sed 's/;/; /g')
+  [ ${#none[@]} -eq 0 ] || echo "mpirun.sh: rank(s) ${none[*]}: no exit status recorded (stopped by the launcher, or never started)"
+  return 0
+}
+
+# launch CMD...: run the launcher CMD, signals passed on to it; on failure,
+# report the ranks (from $rd); exit with its status.
+launch() {
+  local pid rc
+  "$@" 0<&0 &
+  pid=$!
+  for s in TERM INT HUP QUIT; do trap "kill -$s $pid 2>/dev/null" "$s"; done
+  while :; do
+    wait "$pid" && rc=0 || rc=$?
+    kill -0 "$pid" 2>/dev/null || break
+  done
+  if [ "$rc" -ne 0 ]; then
+    echo "mpirun.sh: the launcher exited with status $rc; the ranks that failed, in the order they ended:"
+    report "$rd"
+  fi >&2
+  exit "$rc"
+}
+self=$(readlink -f "$0")
+rd=$(mktemp -d "${TMPDIR:-/tmp}/cairn-ranks.XXXXXX")
+trap 'rm -rf "$rd"' EXIT
 if mpirun --version 2>&1 | grep -q 'Open MPI'; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   # Shared-memory transport within the host, TCP on loopback otherwise; no
   # network probing on machines without one.
-  exec mpirun --oversubscribe --bind-to none --mca btl self,vader,tcp \
+  launch mpirun --oversubscribe --bind-to none --mca btl self,vader,tcp \
        --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo \
-       -np "$np" "$@"
+       -np "$np" bash "$self" --rank "$rd" "$@"
 fi
-exec mpirun -n "$np" "$@"
+launch mpirun -n "$np" bash "$self" --rank "$rd" "$@"

@@ -2,6 +2,9 @@
 # setup.sh: install the Debian packages cairn builds, tests and benchmarks with.
 # Idempotent: does nothing when every package is already installed. Waits for
 # another package manager's lock instead of failing. Run as root (or via sudo).
+# `setup.sh --check` installs nothing: it lists the commands the suite, the demo,
+# the bench and the hooks call that are not on PATH (with the package that has
+# each) and exits 1 if there is one; tests/run.sh runs it first.
 set -eu
 
 pkgs=(
@@ -26,7 +29,42 @@ pkgs=(
   util-linux                            # setpriv: the hooks act as the job's user
   bsdutils                              # script: a pseudo-terminal for the CLI's progress tests
   e2fsprogs xfsprogs                    # mkfs.ext4, mkfs.xfs: crash states on a real file system (tests/crash)
+  procps                                # pgrep, pkill, ps: the tests find and stop daemons
+  iproute2                              # ip: the namespace lab's network (tests/cluster)
+  psmisc                                # fuser: the lab names what holds a node's /dev/shm
+  passwd                                # useradd: the hook tests' unprivileged victim and attacker
+  strace                                # the PFS fsync-order check (tests/mpi/run_pfs.sh)
 )
+
+# The commands called from tests/, scripts/, bench/ and the Makefile, beyond the
+# essential ones every Debian has (coreutils, grep, sed, findutils, diffutils),
+# by the package that has them: "PACKAGE COMMAND...", one package a line.
+tools=(
+  "make make" "gcc gcc" "binutils ar nm objdump readelf" "pkg-config pkg-config"
+  "openmpi-bin mpirun" "libopenmpi-dev mpicc mpif90" "gfortran gfortran" "python3 python3"
+  "clang clang" "xdelta3 xdelta3"
+  "slurmctld slurmctld" "slurmd slurmd" "slurm-client sbatch srun scontrol sinfo squeue scancel"
+  "munge munged mungekey munge unmunge"
+  "util-linux setpriv nsenter unshare setsid flock chrt ionice taskset"
+  "bsdutils script logger" "procps pgrep pkill ps" "iproute2 ip" "psmisc fuser"
+  "coreutils numfmt timeout truncate nproc" "libc-bin getent ldd" "hostname hostname"
+  "mount mount umount losetup" "dpkg dpkg-query" "passwd useradd" "strace strace"
+  "e2fsprogs mkfs.ext4" "xfsprogs mkfs.xfs" "util-linux findmnt"
+)
+if [ "${1:-}" = --check ]; then
+  # Slurm's and munge's daemons live in /usr/sbin, which a user's PATH may lack;
+  # only root runs them (the Slurm test), and root's PATH has it.
+  [ "$(id -u)" -eq 0 ] || PATH=$PATH:/usr/sbin:/sbin
+  absent=()
+  for t in "${tools[@]}"; do
+    set -- $t
+    p=$1; shift
+    for c in "$@"; do command -v "$c" >/dev/null 2>&1 || absent+=("$c ($p)"); done
+  done
+  [ ${#absent[@]} -eq 0 ] && exit 0
+  echo "setup --check: not on PATH: ${absent[*]}; install them with 'make deps' (scripts/setup.sh)" >&2
+  exit 1
+fi
 # `setup.sh mpich` also installs MPICH beside Open MPI (for `make check-mpich`);
 # Open MPI stays the default mpicc/mpirun.
 if [ "${1:-}" = mpich ]; then

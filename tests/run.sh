@@ -53,6 +53,14 @@ some() { # some GLOB-RESULT...: fail when a glob of test programs matched nothin
   FAILED=$((FAILED + 1)); echo "not ok - no test program matches $1 (was the build complete?)"; return 1
 }
 
+# Every command the suite calls is installed (scripts/setup.sh --check): a missing one is
+# this one failure, not a dozen checks failing later for no reason they can name.
+if ! tools=$(bash scripts/setup.sh --check 2>&1); then
+  echo "not ok - the commands the suite calls are installed"; echo "#   $tools"
+  echo "0 passed, 1 failed, 0 skipped"
+  exit 1
+fi
+
 if want unit; then
   MARK=$SECONDS
   echo "# unit tests"
@@ -173,6 +181,10 @@ if want demo; then
   MARK=$SECONDS
   echo "# the demo (small grid): crash, restart, verify against an uninterrupted run"
   check "demo: heat stencil, 8 ranks on 4 nodes with daemons, levels 1-4, crash + drain + 2 nodes lost, rebuilt, bit-exact; then on 6 ranks (remapped), bit-exact" env NX=256 NY=256 bash scripts/demo.sh
+  check "demo: a run that fails unplanned (rank 2 killed at a fault point) says which rank, how it ended and its own last message" \
+    bash -c "out=\$(NX=64 NY=64 STEPS=100 EVERY=50 CRASH_AT=75 MORE=10 CAIRN_FAULT=ckpt.write:rank=2 bash scripts/demo.sh 2>&1); rc=\$?
+             [ \$rc -eq 1 ] && grep -A1 '^    | mpirun.sh: rank 2: killed by signal 9 (KILL); its last lines on stderr:\$' <<<\"\$out\" |
+             grep -q 'fault injection: killing the process at ckpt.write' || { echo \"exit \$rc\"; tail -n 20 <<<\"\$out\"; exit 1; }"
   took demo
 fi
 

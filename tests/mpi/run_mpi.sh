@@ -72,6 +72,23 @@ for point in ckpt.write:gen=3:rank=1 ckpt.commit:gen=3:rank=3 ckpt.manifest:gen=
   check "  ... restart restores generation 2" mpi restore 2
 done
 
+# A failed run names its failing ranks with their own words (scripts/mpirun.sh), not
+# only the launcher's ("exited without calling finalize" says nothing of the cause).
+fresh rank-says
+mpi save 2 >/dev/null
+check "a rank killed at a fault point: the launcher's report names it, its signal and its own last message" \
+  bash -c "out=\$(CAIRN_FAULT=ckpt.write:gen=3:rank=1 scripts/mpirun.sh $NP $T save 3 2>&1); rc=\$?
+           [ \$rc -ne 0 ] && grep -A1 '^mpirun.sh: rank 1: killed by signal 9 (KILL); its last lines on stderr:\$' <<<\"\$out\" |
+           grep -q '^mpirun.sh:   | .*fault injection: killing the process at ckpt.write (generation 3)' ||
+           { echo \"exit \$rc\"; tail -n 30 <<<\"\$out\"; exit 1; }"
+check "  ... a rank that exits 1: its exit status and its message ('FAIL restore')" \
+  bash -c "out=\$(scripts/mpirun.sh $NP $T restore 9 2>&1); rc=\$?
+           [ \$rc -ne 0 ] && grep -A1 '^mpirun.sh: rank [0-3]: exit status 1; its last lines on stderr:\$' <<<\"\$out\" |
+           grep -q '^mpirun.sh:   | rank [0-3]: FAIL restore: restored generation 2, expected 9' ||
+           { echo \"exit \$rc\"; tail -n 30 <<<\"\$out\"; exit 1; }"
+check "  ... a run that succeeds has no such report" \
+  bash -c "out=\$(scripts/mpirun.sh $NP $T restore 2 2>&1) && ! grep -q '^mpirun.sh: ' <<<\"\$out\""
+
 fresh kill-two
 check "CAIRN_FAULT with two specs (;): the second, which matches, kills the job at generation 2" \
   crash "ckpt.begin:gen=9;ckpt.begin:gen=2:rank=1" save 3

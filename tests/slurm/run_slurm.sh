@@ -66,6 +66,15 @@ trap 'exit 130' INT TERM
 [ "$(id -u)" = 0 ] || die setup "needs root: it runs munged, slurmctld and slurmd"
 for f in cairn cairnd tests/t_ckpt; do [ -x "$BUILD/$f" ] || die setup "$BUILD/$f is missing: build first (make -j2 all)"; done
 T=$(mktemp -d /tmp/cairn-slurm.XXXXXX) && chmod 755 "$T" && mkdir "$T/log" || die setup "cannot make a temp dir"
+# The jobs run as an unprivileged user, who may not reach the build tree (a clone in /root,
+# mode 700, on a fresh machine: "cairn: Permission denied"): they, and the hooks' commands
+# run as that user, use copies in $T/bin (cairnd and any cairn-* helper beside the CLI, where
+# `cairn start` and the hooks look for them).
+BIN=$T/bin
+progs=("$BUILD"/cairn "$BUILD"/cairnd "$BUILD"/tests/t_ckpt)
+for f in "$BUILD"/cairn-*; do [ -f "$f" ] && [ -x "$f" ] && progs+=("$f"); done
+mkdir -m 755 "$BIN" && cp "${progs[@]}" "$BIN"/ && chmod -R a+rX "$BIN" ||
+  die setup "cannot copy the programs to $BIN"
 missing=()
 for p in slurmctld slurmd slurm-client munge; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
@@ -136,7 +145,7 @@ for h in prolog epilog; do
   cat >"$T/hooks/$h" <<EOF
 #!/bin/sh
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin CAIRN_BASE=$T/base CAIRN_PFS_DIR=$T/pfs CAIRN_SET_SIZE=4 CAIRN_EC_M=2 \\
-  CAIRN_CLI=$BUILD/cairn CAIRN_HOOK_LOG=$T/log/hooks.log CAIRN_HOOK_DRAIN_TIMEOUT=120
+  CAIRN_CLI=$BIN/cairn CAIRN_HOOK_LOG=$T/log/hooks.log CAIRN_HOOK_DRAIN_TIMEOUT=120
 # keep the daemons' log, which the epilog removes with the job directory
 [ $h = prolog ] || cp "$T/base/cairn-\$SLURM_JOB_UID/\$SLURM_JOB_ID/cairnd.log" "$T/log/cairnd.\$SLURM_JOB_ID.log" 2>/dev/null
 # a restart names the job it restarts in its comment (sbatch --comment=restart-from=ID)
@@ -196,11 +205,11 @@ run_job() { # sets JID, JST (COMPLETED, FAILED, ...) and JEX (exit:signal)
   JEX=$(sed -n 's/.* ExitCode=\([0-9:]*\).*/\1/p' <<<"$s")
   case $JST in PENDING | CONFIGURING | RUNNING | COMPLETING | '') die "job $1" "job $JID still ${JST:-unknown} after 180 s" ;; esac
 }
-seen=$(as_user srun -N 4 -n 4 --ntasks-per-node=1 sh -c "echo \$SLURMD_NODENAME=\$($BUILD/cairn config --node)" 2>&1 | sort | tr '\n' ' ')
+seen=$(as_user srun -N 4 -n 4 --ntasks-per-node=1 sh -c "echo \$SLURMD_NODENAME=\$($BIN/cairn config --node)" 2>&1 | sort | tr '\n' ' ')
 check "srun as $JU on 4 nodes sharing one hostname; each task's node is its Slurm NodeName (cairn config --node)" test "$seen" = "n0=n0 n1=n1 n2=n2 n3=n3 "
 
 # --- 3. job 1: daemons, 3 checkpoints, drain; job 2: restore from the PFS -------
-C=$BUILD/cairn TC=$BUILD/tests/t_ckpt
+C=$BIN/cairn TC=$BIN/t_ckpt
 cat >"$T/work/save.sh" <<EOF
 #!/bin/bash
 export CAIRN_JOB=\$SLURM_JOB_ID

@@ -321,7 +321,8 @@ int cfti_conf_mark(const char *path, int failure, const char *exec_id, char *msg
     char line[4096], section[64] = "";
     int done_failure = 0, done_id = 0, in_restart = 0, last_nl = 1;
     while (fgets(line, sizeof line, f)) {
-        last_nl = line[strlen(line) - 1] == '\n';
+        size_t len = strlen(line); /* 0 for a line that starts with a NUL byte */
+        last_nl = len > 0 && line[len - 1] == '\n';
         char copy[4096], *s;
         snprintf(copy, sizeof copy, "%s", line);
         s = trim(copy);

@@ -4,7 +4,8 @@
  * ${NAME} in a value replaced by the environment's value (empty if unset),
  * one pair of surrounding double quotes dropped. Multi-item lines (CKPT=,
  * STORE=, GROUPS= descriptors) are refused, naming the file and line; so is
- * a line that is not KEY=VALUE. What the keys mean is scr_conf.c's: each
+ * a line that is not KEY=VALUE, and one longer than 4094 bytes (never read
+ * as two lines). What the keys mean is scr_conf.c's: each
  * simple pair goes to the caller's function. Allocates nothing that
  * outlives a call but cscr_expand's result, which the caller frees.
  */
@@ -85,6 +86,13 @@ int cscr_conffile_read(const char *path, cscr_kv_fn fn, void *arg, char *why, si
     char line[4096];
     int ok = 1;
     for (int no = 1; ok && fgets(line, sizeof line, fp); no++) {
+        size_t len = strlen(line);
+        if (len == sizeof line - 1 && line[len - 1] != '\n' && getc(fp) != EOF) {
+            /* not split into two lines, the second read as a KEY=VALUE of its own */
+            snprintf(why, wlen, "%s:%d: line longer than %zu bytes", path, no, sizeof line - 2);
+            ok = 0;
+            break;
+        }
         char *hash = strchr(line, '#');
         if (hash)
             *hash = '\0';

@@ -129,7 +129,7 @@ static int take(parsed *p, vl_config *c, size_t *used, const char *key, const ch
     if (strcmp(key, "scratch") == 0 || strcmp(key, "persistent") == 0) {
         char *dst = key[0] == 's' ? p->scratch : p->persistent;
         if (get_path(v, dst, PATH_MAX))
-            return bad(rank, path, line, "%s: path '%s' too long", key, v);
+            return bad(rank, path, line, "%s: the path is too long: '%s'", key, v);
         return 0;
     }
     if (strcmp(key, "mode") == 0) {
