@@ -181,6 +181,16 @@ check "  ... the checkpoint ends (exit 0); then prune holds the application on 4
   bash -c "o_wait . '$O_APP.2.rc' && test \"\$(cat '$O_APP.2.rc')\" = 0 && o_wait . '$O_PR.rc' && test \"\$(cat '$O_PR.rc')\" = 0 &&
            grep -qx 'held the running application on 4 node(s) of job $CAIRN_JOB' '$O_PR' && grep -q '^removed .*/node3/gen-1\$' '$O_PR' && o_gens 2"
 check "  ... a new job restores generation 2, bit-exact" scripts/mpirun.sh 8 "$T" restore 2
+# The daemons and the largest id (issue 29): their agreement took INT64_MAX
+# for "nothing to work on", so a generation of id LONG_MAX stayed queued at
+# level 1 forever.
+fresh owed-maxid
+check "cairnd and id LONG_MAX: handed over at level 3, the daemons raise it to level 3" \
+  bash -c "'$C' start --nodes 4 >/dev/null && env -u CAIRN_PFS_EVERY T_FIRST=9223372036854775807 scripts/mpirun.sh 8 $T save 1 3 && o_idle && test \"\$(o_level 9223372036854775807)\" = 3 && '$C' stop >/dev/null"
+wipe_nodes 2
+check "  ... node 2 lost: a new job rebuilds it from the parity and restores it, bit-exact" \
+  scripts/mpirun.sh 8 "$T" restore 9223372036854775807
+
 logs=()
 for d in "${SCRATCH_DIRS[@]}"; do logs+=("$d"/cairn-*/t*-owed*/cairnd.log); done
 check "no daemon log of this section shows a sanitizer report" \
