@@ -41,12 +41,14 @@ static int try_generation(cairn_ctx *ctx, const api_gen *g, const api_gen *all, 
     const api_want *w = arg;
     api_chain ch = {0};
     int rc = api_chain_open(ctx, ctx->rank, g, all, n, &ch);
-    long mine = ch.broken >= 0 ? ch.broken : LONG_MAX, low = LONG_MAX;
+    /* The oldest broken link as the largest LONG_MAX - link (none: -1), so that
+     * a broken link LONG_MAX (an id the API takes) is no "none". */
+    long mine = ch.broken >= 0 ? LONG_MAX - ch.broken : -1, high = -1;
     int level = g->level, min_level = g->level;
-    if (MPI_Allreduce(&mine, &low, 1, MPI_LONG, MPI_MIN, ctx->comm) != MPI_SUCCESS ||
+    if (MPI_Allreduce(&mine, &high, 1, MPI_LONG, MPI_MAX, ctx->comm) != MPI_SUCCESS ||
         MPI_Allreduce(&level, &min_level, 1, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS)
         rc = rc ? rc : cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce failed");
-    *broken = low == LONG_MAX ? -1 : low;
+    *broken = high < 0 ? -1 : LONG_MAX - high;
     rc = api_agree(ctx, rc); /* unusable first: a mismatch with a corrupt generation is moot */
     if (rc == 0 && w->what == API_WANT_INFO) {
         rc = api_agree(ctx, api_chain_describe(ctx, &ch, w->name, w->info));

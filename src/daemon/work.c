@@ -146,7 +146,8 @@ static bool newest_full(d_state *st, cairn_ctx *ctx, d_gen g)
  * newest is raised), so the newest generation goes first, and the older
  * ones go with it (d_set_busy drops what is at or below the one done). A
  * flush owed is never passed over: that generation is offered, and work_gen
- * flushes it (its raise skipped when superseded). INT64_MAX: nothing.
+ * flushes it (its raise skipped when superseded). -1: nothing (every id of
+ * 0..INT64_MAX is one the API takes).
  * The daemons agree on the MIN of their offers, so a generation is passed
  * over only where every daemon that holds it passes it over; and one that a
  * daemon has not been handed yet cannot be: its node leader hands over G
@@ -155,15 +156,15 @@ static bool newest_full(d_state *st, cairn_ctx *ctx, d_gen g)
 static int64_t next_offer(d_state *st, cairn_ctx *ctx)
 {
     pthread_mutex_lock(&st->mu);
-    d_gen last = st->nqueue ? st->queue[st->nqueue - 1] : (d_gen){INT64_MAX, 0, 0, 0};
-    int64_t oldest = st->nqueue ? st->queue[0].id : INT64_MAX;
+    d_gen last = st->nqueue ? st->queue[st->nqueue - 1] : (d_gen){-1, 0, 0, 0};
+    int64_t oldest = st->nqueue ? st->queue[0].id : -1;
     bool several = st->nqueue > 1;
     pthread_mutex_unlock(&st->mu);
     if (!several || !newest_full(st, ctx, last))
         return oldest;
     pthread_mutex_lock(&st->mu);
-    int64_t offer = INT64_MAX;
-    for (size_t i = 0; i < st->nqueue && offer == INT64_MAX; i++) {
+    int64_t offer = -1;
+    for (size_t i = 0; i < st->nqueue && offer < 0; i++) {
         d_gen g = st->queue[i];
         if (g.id > last.id)
             break; /* queued since: the next tick looks again */
@@ -259,7 +260,10 @@ void d_run(d_state *st, cairn_ctx *ctx)
         pthread_mutex_unlock(&st->mu);
         if (nqueue) /* tests: hold the daemons until the application is done */
             cn_fault_point("cairnd.offer", newest, ctx->rank);
-        v[0] = next_offer(st, ctx);
+        /* v[0]: the offer as id + INT64_MIN (INT64_MIN..-1), so that the MIN is the
+         * oldest offer and INT64_MAX, none, is above every id (up to INT64_MAX) */
+        int64_t offer = next_offer(st, ctx);
+        v[0] = offer < 0 ? INT64_MAX : offer + INT64_MIN;
         if (d_agree_min(ctx, v, 5) != 0) {
             cn_error("MPI failed between the daemons; stopping");
             return;
@@ -275,7 +279,7 @@ void d_run(d_state *st, cairn_ctx *ctx)
         if ((v[0] != INT64_MAX || v[2] || v[3]) && reopen(ctx) != 0)
             cn_warn("%s", ctx->err.msg);
         if (v[0] != INT64_MAX)
-            work_gen(st, ctx, v[0]);
+            work_gen(st, ctx, v[0] - INT64_MIN);
         else if (v[2] || v[3])
             d_drain(st, ctx, ndrain, nflush);
         else if (v[1] && v[1] < -1 && ctx->cfg.pfs_dir[0]) {

@@ -36,6 +36,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,11 +283,18 @@ static int hold_app(const char *verb, gdir *d, bool dry, int timeout_ms)
             fflush(stdout);
             rc = cn_live_lock(d->live, CN_LIVE_BUSY, true, timeout_ms);
         }
-        if (rc < 0) {
-            cli_error(verb, "the application on node %s %s", d->node,
-                      rc == -EAGAIN ? "did not finish its checkpoint in time"
-                                    : "cannot be held (app.lock)");
+        if (rc == -EAGAIN) {
+            cli_error(verb, "the application on node %s did not finish its checkpoint in time",
+                      d->node);
             return -1;
+        }
+        if (rc < 0) { /* no OFD locks here: the parents count while their pid lives */
+            cli_error(verb, "%s/%s: cannot lock it (%s): the application is not held; the "
+                      "parents it names count while its process lives", d->path, CN_LIVE_NAME,
+                      strerror(-rc));
+            d->alive = cn_live_read(d->live, &d->pid, d->need) == 0 && d->pid > 0 &&
+                       (kill((pid_t)d->pid, 0) == 0 || errno == EPERM);
+            return 0;
         }
         d->held = true;
     }

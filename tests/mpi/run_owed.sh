@@ -166,21 +166,36 @@ check "  ... the application gone, app.lock names no live run: prune --gen 3 rem
 # prune holds the application: one in the middle of a checkpoint (waiting
 # before its manifests, until a file exists) is waited for; prune removes
 # nothing until the checkpoint is over, and the application's next one waits
-# for prune.
+# for prune. The application then waits before its checkpoint 3 (a second
+# file), alive, until prune is done.
 fresh owed-prune-hold
 O_GO5=$(mktemp -u /dev/shm/cairn-owed-go.XXXXXX); O_PR=$(mktemp /dev/shm/cairn-owed-prune.XXXXXX)
-SCRATCH_DIRS+=("$O_GO5" "$O_APP.2" "$O_APP.2.rc" "$O_PR" "$O_PR.rc")
-(env -u CAIRN_PFS_EVERY CAIRN_KEEP=3 CAIRN_FAULT="ckpt.manifest:gen=2:until=$O_GO5" scripts/mpirun.sh 8 "$T" save 2 >"$O_APP.2" 2>&1; echo $? >"$O_APP.2.rc") &
+SCRATCH_DIRS+=("$O_GO5" "$O_GO5.3" "$O_APP.2" "$O_APP.2.rc" "$O_PR" "$O_PR.rc")
+(env -u CAIRN_PFS_EVERY CAIRN_KEEP=3 CAIRN_FAULT="ckpt.manifest:gen=2:until=$O_GO5;ckpt.begin:gen=3:until=$O_GO5.3" scripts/mpirun.sh 8 "$T" save 3 >"$O_APP.2" 2>&1; echo $? >"$O_APP.2.rc") &
 check "prune holds the application: it wrote generation 1 and waits inside checkpoint 2" \
   o_wait 'waiting at ckpt.manifest' "$O_APP.2"
 ("$C" prune --job "$CAIRN_JOB" --gen 1 >"$O_PR" 2>&1; echo $? >"$O_PR.rc") &
 check "  ... cairn prune --gen 1 waits for the application's checkpoint, and has removed nothing" \
   bash -c "o_wait 'waiting for the application on node node[0-3] to finish its checkpoint' '$O_PR' && ! grep -q removed '$O_PR' && test ! -e '$O_PR.rc' && for n in 0 1 2 3; do test -e \"\$(gen_dir \$n 1)/manifest\" || exit 1; done"
 touch "$O_GO5"
-check "  ... the checkpoint ends (exit 0); then prune holds the application on 4 nodes and removes generation 1" \
-  bash -c "o_wait . '$O_APP.2.rc' && test \"\$(cat '$O_APP.2.rc')\" = 0 && o_wait . '$O_PR.rc' && test \"\$(cat '$O_PR.rc')\" = 0 &&
-           grep -qx 'held the running application on 4 node(s) of job $CAIRN_JOB' '$O_PR' && grep -q '^removed .*/node3/gen-1\$' '$O_PR' && o_gens 2"
-check "  ... a new job restores generation 2, bit-exact" scripts/mpirun.sh 8 "$T" restore 2
+check "  ... checkpoint 2 ends; then prune holds the application (alive) on 4 nodes and removes generation 1" \
+  bash -c "o_wait . '$O_PR.rc' && test \"\$(cat '$O_PR.rc')\" = 0 && grep -qx 'held the running application on 4 node(s) of job $CAIRN_JOB' '$O_PR' &&
+           grep -q '^removed .*/node3/gen-1\$' '$O_PR' && o_gens 2"
+touch "$O_GO5.3"
+check "  ... the application goes on: generation 3 written, exit 0" \
+  bash -c "o_wait . '$O_APP.2.rc' && test \"\$(cat '$O_APP.2.rc')\" = 0 && o_gens 2 3"
+check "  ... a new job restores generation 3, bit-exact" scripts/mpirun.sh 8 "$T" restore 3
+
+# The daemons and the largest id (issue 29): their agreement took INT64_MAX
+# for "nothing to work on", so a generation of id LONG_MAX stayed queued at
+# level 1 forever.
+fresh owed-maxid
+check "cairnd and id LONG_MAX: handed over at level 3, the daemons raise it to level 3" \
+  bash -c "'$C' start --nodes 4 >/dev/null && env -u CAIRN_PFS_EVERY T_FIRST=9223372036854775807 scripts/mpirun.sh 8 $T save 1 3 && o_idle && test \"\$(o_level 9223372036854775807)\" = 3 && '$C' stop >/dev/null"
+wipe_nodes 2
+check "  ... node 2 lost: a new job rebuilds it from the parity and restores it, bit-exact" \
+  scripts/mpirun.sh 8 "$T" restore 9223372036854775807
+
 logs=()
 for d in "${SCRATCH_DIRS[@]}"; do logs+=("$d"/cairn-*/t*-owed*/cairnd.log); done
 check "no daemon log of this section shows a sanitizer report" \
