@@ -49,7 +49,7 @@ tools=(
   "bsdutils script logger" "procps pgrep pkill ps" "iproute2 ip" "psmisc fuser"
   "coreutils numfmt timeout truncate nproc" "libc-bin getent ldd" "hostname hostname"
   "mount mount umount losetup" "dpkg dpkg-query" "passwd useradd" "strace strace"
-  "e2fsprogs mkfs.ext4" "xfsprogs mkfs.xfs" "util-linux findmnt"
+  "e2fsprogs mkfs.ext4" "xfsprogs mkfs.xfs" "util-linux findmnt mountpoint"
 )
 if [ "${1:-}" = --check ]; then
   # Slurm's and munge's daemons live in /usr/sbin, which a user's PATH may lack;

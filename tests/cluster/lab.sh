@@ -62,12 +62,27 @@ link_up() { # link_up NAME: every lab link of NAME is up
 }
 in_br() { nsenter -t "$(pid_of bridge)" --net -- "$@"; }
 
+# lab_propagation: how the members' mount namespaces are made so that their
+# mounts (/dev/shm, /tmp, /etc/hosts) never reach the host. Normally by making
+# every mount private (unshare --propagation private). Inside a chroot whose
+# root is no mount point (a fresh Debian root made by debootstrap, as
+# fresh-check.sh runs the suite), that fails ("cannot change root filesystem
+# propagation"); there the mount around the root must be private already,
+# and is kept as it is.
+lab_propagation() {
+  if mountpoint -q /; then echo private; return; fi
+  local p; p=$(findmnt -n -o PROPAGATION -T / 2>/dev/null)
+  [ "$p" = private ] ||
+    die "/ is no mount point (a chroot?) and the mount around it is '${p:-unknown}', not private: the lab's mounts would reach the host"
+  echo unchanged
+}
+
 # hold NAME SETUP: start a holder process in new namespaces; it runs SETUP
 # (bash) there, says ready, and sleeps until `down`.
 hold() {
   local name=$1 setup=$2
   rm -f "$LAB/ready.$name"
-  setsid unshare --net --uts --mount --propagation private -- \
+  setsid unshare --net --uts --mount --propagation "$(lab_propagation)" -- \
     bash -c "$setup"' && touch "$0" && exec sleep infinity' "$LAB/ready.$name" \
     </dev/null >>"$LAB/lab.log" 2>&1 &
   echo $! >"$LAB/pids/$name"
