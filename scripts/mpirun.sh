@@ -24,8 +24,12 @@ if [ "${1:-}" = --rank ]; then
   dir=$2; shift 2
   r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-${PMIX_RANK:-}}}
   [ -n "$r" ] && [ -d "$dir" ] || exec "$@" # not a rank we know how to name: run it plainly
-  "$@" 0<&0 2> >(tee "$dir/rank-$r.err" >&2) &
+  # tee is this wrapper's child, not PROGRAM's: a PROGRAM that execs a tracer
+  # (strace -f waits for every child it has) must not wait for its own tee.
+  exec 3> >(tee "$dir/rank-$r.err" >&2)
+  "$@" 0<&0 2>&3 3>&- &
   child=$!
+  exec 3>&-
   for s in TERM INT HUP QUIT USR1 USR2; do trap "kill -$s $child 2>/dev/null" "$s"; done
   while :; do # (bash's own "Killed" notice is not the rank's: not shown)
     { wait "$child" && rc=0 || rc=$?; } 2>/dev/null
