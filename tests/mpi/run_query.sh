@@ -14,14 +14,16 @@ q8() { scripts/mpirun.sh 8 "$TQ" "$@"; }
 export CAIRN_RANKS_PER_NODE=2 CAIRN_LOG_LEVEL=warn CAIRN_KEEP=3
 unset CAIRN_FAULT CAIRN_INCR CAIRN_PFS_DIR T_SALT T_FIRST T_QUERY_ONLY T_NOVARS T_NOLABEL
 
-# Everything under the node-local base and the PFS but the directories
-# cairn_init makes (user, job, node, files/, files/rank-*): paths, sizes,
+# Everything under the node-local base and the PFS but what cairn_init makes
+# (the user, job, node, files/ and files/rank-* directories, and the node's
+# app.lock: the running application's mark for cairn prune): paths, sizes,
 # times and checksums. A query must leave it as it was.
+LIVE='\./cairn-[0-9]+/[^/]+/[^/]+/app\.lock'
 snap() {
   local d
   for d in "$CAIRN_BASE" ${CAIRN_PFS_DIR:+"$CAIRN_PFS_DIR"}; do
-    (cd "$d" && find . -type f -printf '%p %s %T@\n' | sort &&
-      find . -type f -exec md5sum {} + | sort &&
+    (cd "$d" && find . -regextype posix-extended -type f ! -regex "$LIVE" -printf '%p %s %T@\n' | sort &&
+      find . -regextype posix-extended -type f ! -regex "$LIVE" -exec md5sum {} + | sort &&
       find . -type d | grep -Ev '^\.(/cairn-[0-9]+(/[^/]+(/[^/]+(/files(/rank-[0-9]+)?)?)?)?)?$' | sort)
   done
 }
