@@ -26,15 +26,22 @@ if [ -n "${CAIRN_SANITIZE:-}" ]; then
   export ASAN_OPTIONS=abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
 
+# CAIRN_TEST_PROFILE=FILE appends "SECONDS<TAB>SECTION<TAB>CHECK" per check to FILE
+# (sort -rn FILE | head: where the suite's time goes).
+SECTION=-
 check() { # check DESCRIPTION COMMAND... : run, record, print ok/not ok
   local desc=$1; shift
   local out; out=$(mktemp)
+  local t0=$EPOCHREALTIME
   if "$@" >"$out" 2>&1; then
     PASSED=$((PASSED + 1)); echo "ok - $desc"
   else
     FAILED=$((FAILED + 1)); echo "not ok - $desc"; sed 's/^/#   /' "$out" | tail -n 20
   fi
   rm -f "$out"
+  [ -z "${CAIRN_TEST_PROFILE:-}" ] ||
+    awk -v a="$t0" -v b="$EPOCHREALTIME" -v s="$SECTION" -v d="$desc" \
+      'BEGIN { printf "%.1f\t%s\t%s\n", b - a, s, d }' >>"$CAIRN_TEST_PROFILE"
 }
 MARK=$SECONDS
 took() { # took NAME: print how long the section just run took (the suite's profile)
@@ -44,6 +51,7 @@ skip() { # skip WHY: a check that could not run here, counted and printed
   SKIPPED=$((SKIPPED + 1)); echo "skip - $1"
 }
 want() { # want SECTION: is this section selected (CAIRN_TEST_ONLY)?
+  SECTION=$1
   [ -z "${CAIRN_TEST_ONLY:-}" ] && return 0
   case " $CAIRN_TEST_ONLY " in *" $1 "*) return 0 ;; esac
   skip "section $1 (not in CAIRN_TEST_ONLY)"; return 1
