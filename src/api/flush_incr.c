@@ -54,24 +54,15 @@ static bool pfs_parent_ok(cairn_ctx *ctx, int jobfd, long id, long parent, uint6
         why = "is not the newest there";
     else if (x.source == 0 || x.source != source)
         why = "was flushed from other node-local files";
-    long links = 1, at = x.parent; /* P's chain on the PFS, P included */
     *base = x.base;
-    cn_pindex_free(&x);
-    while (!why && at >= 0) { /* every index of P's chain down to its base */
-        if (++links >= ctx->cfg.incr_full_every)
-            break;
-        if (lvl_pfs_index(jobfd, at, &x, &err) < 0) {
-            why = "misses a link of its chain";
-            break;
-        }
-        if (strcmp(x.job, ctx->job) != 0 || x.nranks != (uint32_t)ctx->nranks ||
-            x.base != *base)
-            why = "has a chain that does not hold together";
-        at = x.parent;
-        cn_pindex_free(&x);
-    }
-    if (!why && links + 1 > ctx->cfg.incr_full_every)
+    cn_pindex *links = NULL;
+    int n = 0; /* P's chain on the PFS below P */
+    if (!why && lvl_pfs_links(jobfd, &x, &links, &n, &err) < 0)
+        why = "has a chain that does not hold together";
+    else if (!why && n + 2 > ctx->cfg.incr_full_every)
         why = "ends a chain of incr.full_every generations";
+    lvl_pfs_links_free(links, n);
+    cn_pindex_free(&x);
     if (why)
         cn_debug("generation %ld goes to the PFS full: its parent %ld %s", id, parent, why);
     return why == NULL;

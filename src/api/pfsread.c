@@ -180,50 +180,6 @@ static int read_one(cairn_ctx *ctx, int jobfd, const cn_pindex *x,
     return rc;
 }
 
-/* The indexes of X's chain into *LINKS, oldest (the full base) first. */
-static int chain_of(cairn_ctx *ctx, int jobfd, const cn_pindex *x, cn_pindex **links, int *n)
-{
-    *links = NULL, *n = 0;
-    int cap = 0, rc = 0;
-    cn_pindex cur = *x;
-    cur.files = NULL; /* X's own files stay the caller's */
-    for (long at = x->parent; at >= 0 && rc == 0;) {
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 8;
-            cn_pindex *more = realloc(*links, sizeof *more * (size_t)cap);
-            if (!more) {
-                rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
-                break;
-            }
-            *links = more;
-        }
-        cn_pindex *y = &(*links)[*n];
-        cn_err why = {0};
-        if (lvl_pfs_index(jobfd, at, y, &why) < 0) {
-            bool gone = why.code == CAIRN_ENOENT || why.code == -ENOENT;
-            rc = cn_fail(&ctx->err, CAIRN_ECORRUPT, "its link %ld is %s (%s)", at,
-                         gone ? "missing" : "damaged", why.msg);
-            break;
-        }
-        (*n)++;
-        if (strcmp(y->job, x->job) != 0 || y->nranks != x->nranks || y->base != x->base ||
-            y->generation >= cur.generation)
-            rc = cn_fail(&ctx->err, CAIRN_ECORRUPT,
-                         "PFS generation %ld does not continue its chain (job %s, %u ranks, "
-                         "base %lld)", at, y->job, y->nranks, (long long)y->base);
-        cur = *y;
-        at = y->parent;
-    }
-    if (rc == 0 && cur.generation != x->base)
-        rc = cn_fail(&ctx->err, CAIRN_ECORRUPT, "PFS generation %lld is not the full generation "
-                     "its chain starts at", (long long)cur.generation);
-    for (int i = 0; i < *n / 2; i++) { /* oldest first */
-        cn_pindex t = (*links)[i];
-        (*links)[i] = (*links)[*n - 1 - i], (*links)[*n - 1 - i] = t;
-    }
-    return rc;
-}
-
 int api_pfs_read(cairn_ctx *ctx, int jobfd, const cn_pindex *x, bool (*want)(void *, uint32_t),
                  void *arg, api_rvars *out)
 {
@@ -235,7 +191,7 @@ int api_pfs_read(cairn_ctx *ctx, int jobfd, const cn_pindex *x, bool (*want)(voi
     }
     cn_pindex *links = NULL;
     int n = 0;
-    int rc = chain_of(ctx, jobfd, x, &links, &n);
+    int rc = lvl_pfs_links(jobfd, x, &links, &n, &ctx->err);
     uint32_t nr = x->nranks;
     api_rvars *next = rc == 0 ? calloc(nr, sizeof *next) : NULL;
     if (rc == 0 && !next)
@@ -268,8 +224,6 @@ int api_pfs_read(cairn_ctx *ctx, int jobfd, const cn_pindex *x, bool (*want)(voi
                           (long long)x->base);
     }
     free(next);
-    for (int i = 0; i < n; i++)
-        cn_pindex_free(&links[i]);
-    free(links);
+    lvl_pfs_links_free(links, n);
     return rc;
 }

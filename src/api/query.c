@@ -115,26 +115,17 @@ static int link_files_ok(cairn_ctx *ctx, int jobfd, const cn_pindex *x)
  * increment, of every link of its chain, that hold ranks of this node. */
 static int pfs_files_ok(cairn_ctx *ctx, long id)
 {
-    cn_pindex x = {0};
+    cn_pindex x = {0}, *links = NULL;
+    int n = 0;
     int jobfd = api_pfs_source(ctx, ctx->pfs_job, id, &ctx->err);
     int rc = jobfd < 0 ? jobfd : lvl_pfs_index(jobfd, id, &x, &ctx->err);
-    long at = id;
-    while (rc == 0) {
-        rc = link_files_ok(ctx, jobfd, &x);
-        long parent = x.parent;
-        cn_pindex_free(&x);
-        if (rc < 0 || parent < 0)
-            break;
-        if (parent >= at) {
-            rc = cn_fail(&ctx->err, CAIRN_ECORRUPT, "PFS generation %ld: its chain loops", id);
-            break;
-        }
-        at = parent;
-        cn_err why = {0};
-        if ((rc = lvl_pfs_index(jobfd, at, &x, &why)) < 0)
-            rc = cn_fail(&ctx->err, CAIRN_ECORRUPT, "PFS generation %ld needs generation %ld "
-                         "(a link of its chain): %s", id, at, why.msg);
-    }
+    if (rc == 0 && (rc = link_files_ok(ctx, jobfd, &x)) == 0 &&
+        (rc = lvl_pfs_links(jobfd, &x, &links, &n, &ctx->err)) < 0)
+        cn_err_prefix(&ctx->err, "PFS generation %ld: ", id);
+    for (int i = 0; rc == 0 && i < n; i++)
+        rc = link_files_ok(ctx, jobfd, &links[i]);
+    lvl_pfs_links_free(links, n);
+    cn_pindex_free(&x);
     if (jobfd >= 0)
         close(jobfd);
     return rc;

@@ -151,12 +151,18 @@ static inline const uint8_t *lvl_parity_row(const lvl_parity_in *in, int row)
 int lvl_pfs_open(const char *pfs_dir, const char *job, bool create, cn_err *err);
 /* Read and decode generation ID's index under JOBFD (CAIRN_ENOENT: none yet). */
 int lvl_pfs_index(int jobfd, long id, cn_pindex *x, cn_err *err);
-/* Generation ID and every link of its chain under JOBFD (an increment's
- * parent, down to its full base), ID first, in a malloc'd *IDS of *N: each
- * index read and decoded (lvl_pfs_index), each naming an older parent. The
- * one chain walk of the library, the restart's stage check and the prolog's
- * stage-in. Fails (CAIRN_ENOENT, CAIRN_ECORRUPT, ...) if a link's index is
- * missing or does not read. */
+/* The chain below X (an index read under JOBFD): the index of every link X
+ * needs, its parent down to its full base, oldest (the base) first, in a
+ * malloc'd *LINKS of *N (none for a full X; lvl_pfs_links_free). The one walk
+ * of a PFS chain in cairn: restart, flush, query, verify and the prolog's
+ * stage-in all go through it. Every link must hold together with X: the same
+ * job, rank count and base, generations going down, the last one X's base.
+ * CAIRN_ECORRUPT names the first link that does not ("its link G is missing
+ * (...)", "... damaged (...)", "... does not continue its chain ..."). */
+int lvl_pfs_links(int jobfd, const cn_pindex *x, cn_pindex **links, int *n, cn_err *err);
+void lvl_pfs_links_free(cn_pindex *links, int n);
+/* Generation ID and the links of its chain (lvl_pfs_links), ID first, down
+ * to the full base, as a malloc'd *IDS of *N. */
 int lvl_pfs_chain(int jobfd, long id, long **ids, int *n, cn_err *err);
 /* What lvl_pfs_newest passed over: the newest generation whose index is there
  * but does not read (-1 none; WHY says what is wrong), and the newest complete

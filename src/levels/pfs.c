@@ -94,43 +94,88 @@ int lvl_pfs_index(int jobfd, long id, cn_pindex *x, cn_err *err)
     return rc;
 }
 
-int lvl_pfs_chain(int jobfd, long id, long **ids, int *n, cn_err *err)
+void lvl_pfs_links_free(cn_pindex *links, int n)
 {
-    *ids = NULL;
-    *n = 0;
-    long *out = NULL;
-    int len = 0, cap = 0;
-    for (long at = id; at >= 0;) {
-        cn_pindex x;
-        int rc = lvl_pfs_index(jobfd, at, &x, err);
-        if (rc < 0) {
-            free(out);
-            return rc;
-        }
-        long parent = x.parent;
-        cn_pindex_free(&x);
+    for (int i = 0; i < n; i++)
+        cn_pindex_free(&links[i]);
+    free(links);
+}
+
+int lvl_pfs_links(int jobfd, const cn_pindex *x, cn_pindex **links, int *n, cn_err *err)
+{
+    *links = NULL, *n = 0;
+    cn_pindex *out = NULL;
+    int len = 0, cap = 0, rc = 0;
+    long below = x->generation; /* the link read last: each one goes down */
+    for (long at = x->parent; at >= 0 && rc == 0;) {
         if (len == cap) {
             cap = cap ? 2 * cap : 8;
-            long *more = realloc(out, (size_t)cap * sizeof *more);
+            cn_pindex *more = realloc(out, sizeof *more * (size_t)cap);
             if (!more) {
-                free(out);
-                return cn_fail(err, CAIRN_ENOMEM, "no memory");
+                rc = cn_fail(err, CAIRN_ENOMEM, "no memory");
+                break;
             }
             out = more;
         }
-        out[len++] = at;
-        if (parent >= at) { /* a chain only goes down: a loop or a forged index */
-            free(out);
-            return cn_fail(err, CAIRN_ECORRUPT, "PFS generation %ld names %ld as its parent",
-                           at, parent);
+        cn_pindex *y = &out[len];
+        cn_err why = {0};
+        if (at >= below) { /* a loop, or a forged index */
+            rc = cn_fail(err, CAIRN_ECORRUPT, "PFS generation %ld names %ld as its parent",
+                         below, at);
+            break;
         }
-        at = parent;
+        if (lvl_pfs_index(jobfd, at, y, &why) < 0) {
+            bool gone = why.code == CAIRN_ENOENT || why.code == -ENOENT;
+            rc = cn_fail(err, CAIRN_ECORRUPT, "its link %ld is %s (%s)", at,
+                         gone ? "missing" : "damaged", why.msg);
+            break;
+        }
+        len++;
+        if (strcmp(y->job, x->job) != 0 || y->nranks != x->nranks || y->base != x->base)
+            rc = cn_fail(err, CAIRN_ECORRUPT,
+                         "PFS generation %ld does not continue its chain (job %s, %u ranks, "
+                         "base %lld)", at, y->job, y->nranks, (long long)y->base);
+        below = at;
+        at = y->parent;
     }
-    if (len == 0)
-        return cn_fail(err, CAIRN_ENOENT, "no generation %ld", id);
-    *ids = out;
-    *n = len;
+    if (rc == 0 && below != x->base)
+        rc = cn_fail(err, CAIRN_ECORRUPT, "PFS generation %ld is not the full generation "
+                     "its chain starts at", below);
+    if (rc < 0) {
+        lvl_pfs_links_free(out, len);
+        return rc;
+    }
+    for (int i = 0; i < len / 2; i++) { /* oldest first */
+        cn_pindex t = out[i];
+        out[i] = out[len - 1 - i], out[len - 1 - i] = t;
+    }
+    *links = out, *n = len;
     return 0;
+}
+
+int lvl_pfs_chain(int jobfd, long id, long **ids, int *n, cn_err *err)
+{
+    *ids = NULL, *n = 0;
+    cn_pindex x, *links = NULL;
+    int nl = 0;
+    int rc = lvl_pfs_index(jobfd, id, &x, err);
+    if (rc < 0)
+        return rc;
+    rc = lvl_pfs_links(jobfd, &x, &links, &nl, err);
+    long *out = rc == 0 ? malloc(sizeof *out * (size_t)(nl + 1)) : NULL;
+    if (rc == 0 && !out)
+        rc = cn_fail(err, CAIRN_ENOMEM, "no memory");
+    if (rc == 0) {
+        out[0] = id;
+        for (int i = 0; i < nl; i++)
+            out[1 + i] = links[nl - 1 - i].generation;
+        *ids = out, *n = nl + 1;
+    }
+    if (rc < 0)
+        cn_err_prefix(err, "PFS generation %ld: ", id);
+    lvl_pfs_links_free(links, nl);
+    cn_pindex_free(&x);
+    return rc;
 }
 
 /* No index file (or no directory): a generation not (yet) complete. */

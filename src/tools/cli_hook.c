@@ -95,15 +95,15 @@ const char cli_hook_usage[] =
 
 /* ---- messages ------------------------------------------------------------ */
 
-void cli_hook_log(const cli_hookrun *h, const char *level, const char *fmt, ...)
+/* One line LEVEL "<hook> job J node N: <message><suffix>" to the hook log (or
+ * syslog), and to stderr unless it is only info. */
+static void vlog(const cli_hookrun *h, const char *level, const char *suffix, const char *fmt,
+                 va_list ap)
 {
     char msg[CN_MSG_MAX + 512], line[sizeof msg + 256];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    snprintf(line, sizeof line, "%s job %s node %s: %s", h->name, h->job[0] ? h->job : "?",
-             h->node[0] ? h->node : "?", msg);
+    snprintf(line, sizeof line, "%s job %s node %s: %s%s", h->name, h->job[0] ? h->job : "?",
+             h->node[0] ? h->node : "?", msg, suffix);
     if (h->logfd >= 0) {
         char stamp[32], out[sizeof line + 64];
         time_t t = time(NULL);
@@ -122,25 +122,29 @@ void cli_hook_log(const cli_hookrun *h, const char *level, const char *fmt, ...)
         fprintf(stderr, "%s\n", line);
 }
 
-int cli_hook_node(const cli_hookrun *h, const char *fmt, ...)
+void cli_hook_log(const cli_hookrun *h, const char *level, const char *fmt, ...)
 {
-    char msg[CN_MSG_MAX + 256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vlog(h, level, "", fmt, ap);
     va_end(ap);
-    cli_hook_log(h, "err", "%s; the node should be drained", msg);
+}
+
+int cli_hook_node(const cli_hookrun *h, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(h, "err", "; the node should be drained", fmt, ap);
+    va_end(ap);
     return 1;
 }
 
 int cli_hook_bad_env(const cli_hookrun *h, const char *fmt, ...)
 {
-    char msg[CN_MSG_MAX + 256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vlog(h, "err", "; nothing done", fmt, ap);
     va_end(ap);
-    cli_hook_log(h, "err", "%s; nothing done", msg);
     return 0;
 }
 

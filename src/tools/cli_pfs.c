@@ -219,26 +219,18 @@ static void verify_gen(cli_vstate *v, int jobfd, const char *gpath, const char *
         cli_vfail(v, ipath, rc, &err, 0);
         return;
     }
-    long missing = -1;
-    for (long at = x.parent; at >= 0 && missing < 0;) { /* the indexes of its chain */
-        cn_pindex y;
-        if (lvl_pfs_index(jobfd, at, &y, &err) < 0) {
-            missing = at;
-            break;
-        }
-        at = y.parent < at ? y.parent : -1;
-        cn_pindex_free(&y);
-    }
-    if (missing >= 0) {
+    cn_pindex *links = NULL;
+    int n = 0;
+    if (lvl_pfs_links(jobfd, &x, &links, &n, &err) < 0) {
         cn_err why = {0};
         cn_fail(&why, CAIRN_ECORRUPT, "stored as changes since generation %lld, a chain from "
-                "%lld: its link %ld is missing or damaged (%s)", (long long)x.parent,
-                (long long)x.base, missing, err.msg);
+                "%lld: %s", (long long)x.parent, (long long)x.base, err.msg);
         cli_vfail(v, ipath, CAIRN_ECORRUPT, &why, 0);
         cn_err_clear(&err);
     } else {
         cli_vok(v, ipath, cn_pindex_size(x.nfiles));
     }
+    lvl_pfs_links_free(links, n);
     int genfd = cn_dir_open(jobfd, gname, false, &err);
     for (uint32_t f = 0; genfd >= 0 && f < x.nfiles; f++) {
         char name[32], fpath[CLI_PATH_MAX + 32];
