@@ -346,7 +346,7 @@ uninstall-fti: install-check
 	    $(addprefix $(DESTDIR)$(PREFIX)/lib/,libcairn-fti.a libcairn-fti.so libcairn-fti.so.$(SOMAJOR) libcairn-fti.so.$(VERSION))
 	rmdir $(DESTDIR)$(PREFIX)/include/cairn/fti $(DESTDIR)$(PREFIX)/include/cairn 2>/dev/null || true
 
-# ---- language bindings (bindings/, README "Fortran and Python") ----
+# ---- language bindings (bindings/, docs/bindings.md) ----
 # Fortran: module cairn (cairn.mod, gfortran-specific) and libcairn-fortran,
 # built with plain gfortran (the module needs no MPI module; programs that use
 # it are built with mpif90). Python: the package cairn over libcairn.so

@@ -158,8 +158,9 @@ typedef struct cairn_var_info {
  * Collective. Create a context over COMM (duplicated internally). CONFIG_PATH
  * names an INI file, or is NULL for the file the environment variable
  * CAIRN_CONFIG_FILE names (if set and not empty), else defaults; CAIRN_*
- * environment variables override both (see README, "Configuration"). On
- * failure *CTX is NULL and cairn_errmsg(NULL) explains.
+ * environment variables override both (see docs/user-guide.md, "Configuration",
+ * and docs/config-reference.md). On failure *CTX is NULL and cairn_errmsg(NULL)
+ * explains.
  */
 CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **ctx);
 
@@ -504,7 +505,7 @@ CAIRN_EXPORT int cairn_label(cairn_ctx *ctx, const char *label);
  * (wall time), or ckpt.auto = on: each level's interval by the Young/Daly
  * formula from the measured cost of its checkpoints in this run (the wall
  * time of cairn_checkpoint on rank 0) and the failure rates fail.mtbf_<L>
- * (see README, "When to checkpoint"). A level this job cannot checkpoint at
+ * (see docs/user-guide.md, "When to checkpoint"). A level this job cannot checkpoint at
  * (4 without pfs.dir, 2 on one node, 3 with too few nodes per set) is never
  * returned. Rank 0 decides; every rank gets the same answer. A NULL LEVEL on
  * any rank is CAIRN_EINVAL on every rank, and the call counts nothing.

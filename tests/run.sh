@@ -5,7 +5,7 @@
 # failure, and when a glob of test programs matches nothing.
 #
 #   CAIRN_TEST_ONLY="levels pfs" bash tests/run.sh   runs only those sections
-# (unit replay cli config install mpi ring levels lossy incr pfs h5 user daemon owed hooks
+# (unit replay cli config docs install mpi ring levels lossy incr pfs h5 user daemon owed hooks
 # nodes need auto query remap fortran python fti scr veloc crash slurm cluster drill demo); the rest
 # are counted as skipped.
 set -u -o pipefail
@@ -113,10 +113,18 @@ fi
 
 if want config; then
   MARK=$SECONDS
-  echo "# config reference in README matches the code"
-  check "README config reference is generated from the key table" \
-    bash -c "diff <(sed -n '/<!-- config-reference:begin -->/,/<!-- config-reference:end -->/p' README.md | sed '1d;\$d') <('$BUILD/cairn' config --reference)"
+  echo "# config reference in docs/ matches the code"
+  check "docs/config-reference.md is generated from the key table (tests/docs/config_reference.sh)" \
+    bash tests/docs/config_reference.sh --check
   took config
+fi
+
+if want docs; then
+  MARK=$SECONDS
+  echo "# documentation: every link resolves inside the repository"
+  check "README.md and docs/*.md: relative links and #anchors resolve, nothing outside the repository (tests/docs/check_links.sh)" \
+    bash tests/docs/check_links.sh
+  took docs
 fi
 
 if [ -n "${CAIRN_SANITIZE:-}" ]; then

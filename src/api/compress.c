@@ -20,7 +20,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
-/* Assumed figures of the model (README, "Compression"): the interconnect of a
+/* Assumed figures of the model (docs/user-guide.md, "Compression"): the interconnect of a
  * node (a 100 Gb/s link, shared by its ranks) and the Reed-Solomon encoding
  * speed per parity row (bytes/s on one core). */
 #define NET_BPS 12.5e9

@@ -77,7 +77,7 @@ int lvl_local_write(int genfd, const char *gen_path, const char *name, const cn_
 /*
  * Decide how CN_IO_AUTO writes in directory DIR_PATH: CN_IO_PMEM if libpmem
  * maps a file there as real persistent memory, else CN_IO_WRITE (measured
- * faster on tmpfs and page-cache file systems; see README, "Level 1").
+ * faster on tmpfs and page-cache file systems; see docs/user-guide.md, "Level 1").
  */
 int lvl_local_probe_io(const char *dir_path);
 

@@ -6,7 +6,7 @@
  * `pkg-config --cflags --libs cairn-fti` instead of FTI: its source does not
  * change. The header installs as <prefix>/include/cairn/fti/fti.h, so it never
  * shadows a real FTI. The calls below keep FTI's signatures, return codes and
- * restart flow; README.md ("FTI layer") lists how FTI's configuration file is
+ * restart flow; docs/fti.md in cairn's source lists how FTI's configuration file is
  * mapped to cairn's settings and what differs:
  *   - FTI_Init reads FTI's configuration file (ckpt_dir, glbl_dir, node_size,
  *     group_size, ckpt_l1..ckpt_l4, verbosity, keep_last_ckpt, [restart]

@@ -10,8 +10,8 @@
  * SCR_Have_restart names the newest checkpoint cairn can restore,
  * SCR_Start_restart restores its files, SCR_Route_file gives each one's
  * path, and SCR_Complete_restart(0) on any rank makes the next
- * SCR_Have_restart name the next older checkpoint. README.md, "SCR
- * applications", has the configuration mapping (SCR_COPY_TYPE, SCR_PREFIX,
+ * SCR_Have_restart name the next older checkpoint. docs/scr.md in cairn's
+ * source has the configuration mapping (SCR_COPY_TYPE, SCR_PREFIX,
  * SCR_FLUSH, ...) and what differs from SCR.
  *
  * Every call but SCR_Route_file and SCR_Get_version is collective over

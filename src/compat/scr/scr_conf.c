@@ -9,8 +9,7 @@
  * cscr_conf (copy type, flush, debug, current) or written to the CAIRN_*
  * variable of its cairn setting, unless the user set that variable: cairn's
  * own settings always win. Keys that ask for what cairn-scr cannot do are
- * refused; keys without meaning here are accepted and ignored (README, "SCR
- * applications"). Owns the SCR_Config table (strings it allocates).
+ * refused; keys without meaning here are accepted and ignored (docs/scr.md). Owns the SCR_Config table (strings it allocates).
  */
 #include "scr_impl.h"
 

@@ -5,7 +5,7 @@
  *
  * The calls, their arguments and the constants are VeloC's. What each call
  * does with cairn, the configuration keys understood and the calls not
- * supported are in README.md ("VeloC's API"). In short:
+ * supported are in docs/veloc.md in cairn's source. In short:
  * - a checkpoint (NAME, VERSION) is cairn generation VERSION labelled NAME,
  *   of one cairn job (job.id, default "veloc"); VERSION increases across
  *   all names of a run;
