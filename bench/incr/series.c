@@ -9,7 +9,6 @@
 
 /* ---- a series of checkpoints ------------------------------------------- */
 
-
 void job_dir(char *buf, size_t len, const char *job)
 {
     int n = snprintf(buf, len, "%s/cairn-%u/%s", g_base, (unsigned)geteuid(), job);
@@ -142,7 +141,6 @@ void run_series(work *w, const series *s, rec *r)
 }
 
 /* ---- statistics over records -------------------------------------------- */
-
 
 /* Records 1..N of R: all (INCR 0) or the incremental ones (INCR 1). */
 stats stats_of(const rec *r, int n, int incr)
