@@ -82,7 +82,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/replay_%)
 EXAMPLE_SRC := $(wildcard examples/*.c)
 EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
-BENCH_SRC := $(wildcard bench/*.c)
+BENCH_SRC := $(filter-out bench/bench.c,$(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all lib test crash check check-mpich test-cluster test-cluster-mpich demo bench bench-quick asan fuzz install clean deps
@@ -125,6 +125,8 @@ $(CLI): $(CLI_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o) $(COMPRESS_SRC:%.c=$(BUILD)/%.
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(NOMPI_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $(filter-out %.h,$^) $(CMOCKA) $(DEP_LIBS) $(LDFLAGS_ALL)
+# A unit test split over files: tests/unit/test_NAME.c (its main) and tests/unit/NAME/*.c.
+$(BUILD)/tests/test_agg: $(wildcard tests/unit/agg/*.c)
 
 # The compatibility layers' configuration readers are fuzzed too: fuzz_fti_conf.c,
 # fuzz_scr_conf.c and fuzz_veloc_config.c include their layer's reader (FUZZ_INCLUDED,
@@ -179,9 +181,18 @@ $(BUILD)/examples/%: examples/%.c $(LIBA)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(BASE_CFLAGS) -o $@ $< $(LIBA) $(DEP_LIBS) -lm $(LDFLAGS_ALL)
 
-$(BUILD)/bench/%: bench/%.c $(LIBA)
+# A benchmark is bench/NAME.c (its main), bench/bench.c (what bench.h declares) and, for the
+# larger ones, the files of a folder of its own (listed below); each file its own object, so
+# each has its own dependency file.
+$(BUILD)/bench/%.o: bench/%.c
 	@mkdir -p $(dir $@)
-	$(MPICC) $(BASE_CFLAGS) -Isrc -o $@ $< $(LIBA) $(DEP_LIBS) $(call pc,zfp,-lzfp) -lm $(LDFLAGS_ALL)
+	$(MPICC) $(BASE_CFLAGS) -Isrc -c $< -o $@
+$(BENCH_BIN): $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/bench/bench.o $(LIBA)
+	$(MPICC) -o $@ $(filter %.o,$^) $(LIBA) $(DEP_LIBS) $(call pc,zfp,-lzfp) -lm $(LDFLAGS_ALL)
+bench_objs = $(patsubst bench/%.c,$(BUILD)/bench/%.o,$(wildcard bench/$(1)/*.c))
+$(BUILD)/bench/incr_bench: $(call bench_objs,incr)
+$(BUILD)/bench/lossy_bench: $(call bench_objs,lossy)
+$(BUILD)/bench/z_bench: $(call bench_objs,z)
 
 # ---- SCR's API over cairn (src/compat/scr): libcairn-scr, header scr.h, pkg-config cairn-scr ----
 SCR_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/compat/scr/*.c))

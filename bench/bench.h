@@ -1,8 +1,9 @@
 /*
  * bench.h - what every MPI benchmark program shares: failing loudly (a
  * benchmark aborts the job rather than print a wrong figure), timing,
- * medians, strict option parsing, benchmark data. Header-only; each program sets
- * bench_prog and bench_rank at start.
+ * medians, strict option parsing, benchmark data. Header-only but for
+ * bench_prog and bench_rank, which bench.c defines once for every program
+ * (its files all see the same ones); each program sets them at start.
  */
 #ifndef CAIRN_BENCH_H
 #define CAIRN_BENCH_H
@@ -17,8 +18,8 @@
 #include <string.h>
 #include <time.h>
 
-static const char *bench_prog = "bench";
-static int bench_rank = 0;
+extern const char *bench_prog;
+extern int bench_rank;
 
 static inline void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static inline void die(const char *fmt, ...)

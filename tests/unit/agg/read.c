@@ -1,0 +1,200 @@
+/*
+ * read.c - test_agg's reading tests: variables with known block checksums
+ * in every scheme, cz_agg_read_some delivering exactly the variables
+ * wanted, and bad input, sink errors and a callback's stop returned. Owned
+ * by test_agg (tests/unit/test_agg.c).
+ */
+#include "agg.h"
+
+/* The XXH3-64 of each BS bytes of V's data (the last block shorter). */
+static uint64_t *block_sums(const cz_agg_var *v, uint64_t bs)
+{
+    uint64_t nb = (v->size + bs - 1) / bs;
+    uint64_t *s = malloc((nb ? nb : 1) * sizeof *s);
+    assert_non_null(s);
+    for (uint64_t b = 0; b < nb; b++) {
+        uint64_t off = b * bs, n = v->size - off < bs ? v->size - off : bs;
+        s[b] = cn_hash((const uint8_t *)v->data + off, (size_t)n);
+    }
+    return s;
+}
+
+void test_known_sums(void **state)
+{
+    (void)state;
+    set *s = malloc(sizeof *s);
+    assert_non_null(s);
+    big_set(s);
+    static uint64_t *sums[1024];
+    static const uint64_t blocks[] = {1u << 20, 4096, 1000, 8u << 20}; /* 8 MiB: > a chunk */
+    for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; k++) {
+        for (size_t i = 0; i < s->n; i++) {
+            sums[i] = block_sums(&s->v[i], blocks[k]);
+            s->v[i].sums = sums[i];
+            s->v[i].sum_block = blocks[k];
+        }
+        for (int sc = CZ_AGG_AGNOSTIC; sc <= CZ_AGG_AUTO; sc++) {
+            cz_agg_opts o = {.scheme = sc, .bps = 1e12}; /* fast: raw groups */
+            cz_agg_stats st;
+            buf b = round_trip(s, &o, &st);
+            assert_true(st.stored > st.raw);
+            free(b.p);
+        }
+        for (size_t i = 0; i < s->n; i++)
+            free(sums[i]);
+    }
+    size_t big = 0; /* an altered checksum of "big" (5 MiB): the writer frames with it */
+    for (size_t i = 0; i < s->n; i++) {
+        s->v[i].sums = NULL;
+        big = strcmp(s->v[i].name, "big") == 0 ? i : big;
+    }
+    uint64_t *bs = block_sums(&s->v[big], 4096);
+    bs[1100] ^= 1; /* past the group's first chunk, which is gathered to pick its codec */
+    s->v[big].sums = bs;
+    s->v[big].sum_block = 4096;
+    cz_agg_opts o = {.scheme = CZ_AGG_AWARE, .bps = 1e12};
+    buf b = {0};
+    cn_err err = {0};
+    assert_int_equal(cz_agg_write(s->v, s->n, &o, sink, &b, NULL, &err), 0);
+    cz_agg_file *f = NULL;
+    assert_int_equal(cz_agg_open(b.p, b.len, &f, &err), 0);
+    check c = {.s = s, .f = f, .seen = calloc(s->n + 1, 1)};
+    assert_int_equal(cz_agg_read(f, check_cb, &c, &err), CAIRN_ECORRUPT);
+    assert_non_null(strstr(err.msg, "checksum"));
+    free(c.seen);
+    cz_agg_close(f);
+    free(b.p);
+    free(bs);
+    set_free(s);
+    free(s);
+}
+
+static bool want_third(void *arg, const cz_agg_var *v)
+{
+    (void)arg;
+    assert_null(v->data);
+    return v->rank % 3 == 1;
+}
+
+static int some_cb(void *arg, const cz_agg_var *v)
+{
+    check *c = arg;
+    assert_int_equal(v->rank % 3, 1);
+    size_t i = find(c->s, v);
+    assert_false(c->seen[i]);
+    c->seen[i] = true;
+    same_meta(&c->s->v[i], v);
+    if (v->size)
+        assert_memory_equal(v->data, c->s->v[i].data, v->size);
+    c->calls++;
+    if (c->stop_at < 0) /* CZ_AGG_GIVE: the data is ours */
+        free((void *)v->data);
+    return 0;
+}
+
+/* cz_agg_read_some delivers exactly the variables wanted, bit for bit, from
+ * raw and compressed files (second pass included) of every scheme. */
+void test_read_some(void **state)
+{
+    (void)state;
+    set *s = malloc(sizeof *s);
+    assert_non_null(s);
+    big_set(s);
+    size_t want = 0;
+    for (size_t i = 0; i < s->n; i++)
+        want += s->v[i].rank % 3 == 1;
+    assert_true(want > 0 && want < s->n);
+    for (int sc = CZ_AGG_AGNOSTIC; sc <= CZ_AGG_AWARE_BLOCK; sc++) {
+        for (int k = 0; k < 2; k++) {
+            cz_agg_opts o = {.scheme = sc, .bps = k ? 1e12 : 0};
+            buf b = {0};
+            cn_err err = {0};
+            cz_agg_stats st;
+            assert_int_equal(cz_agg_write(s->v, s->n, &o, sink, &b, &st, &err), 0);
+            cz_agg_file *f = NULL;
+            assert_int_equal(cz_agg_open(b.p, b.len, &f, &err), 0);
+            for (unsigned give = 0; give < 2; give++) { /* GIVE: some_cb frees the data */
+                check c = {.s = s, .f = f, .seen = calloc(s->n + 1, 1), .stop_at = -(int)give};
+                assert_int_equal(cz_agg_read_some(f, want_third, some_cb, &c,
+                                                  give ? CZ_AGG_GIVE : 0, &err), 0);
+                assert_int_equal(c.calls, want);
+                for (size_t i = 0; i < s->n; i++)
+                    assert_int_equal(c.seen[i], s->v[i].rank % 3 == 1);
+                free(c.seen);
+            }
+            check none = {0};
+            assert_int_equal(cz_agg_read_some(f, want_third, some_cb, &none, 2, &err),
+                             CAIRN_EINVAL);
+            cz_agg_close(f);
+            free(b.p);
+        }
+    }
+    set_free(s);
+    free(s);
+}
+
+static int stop_cb(void *arg, const cz_agg_var *v)
+{
+    (void)v;
+    return ++*(int *)arg == 3 ? 7 : 0;
+}
+
+void test_errors(void **state)
+{
+    (void)state;
+    set *s = malloc(sizeof *s);
+    assert_non_null(s);
+    similar_set(s, 3);
+    cz_agg_opts o = {.scheme = CZ_AGG_AWARE};
+    cn_err err = {0};
+    buf b = {0};
+    /* duplicate (rank, kind, name) */
+    s->v[4].name = s->v[0].name;
+    s->v[4].rank = s->v[0].rank;
+    assert_int_equal(cz_agg_write(s->v, s->n, &o, sink, &b, NULL, &err), CAIRN_EINVAL);
+    assert_non_null(strstr(err.msg, "temperature"));
+    s->v[4].rank = 1;
+    s->v[4].name = "temperature";
+    /* size against count */
+    s->v[1].size--;
+    assert_int_equal(cz_agg_write(s->v, s->n, &o, sink, &b, NULL, &err), CAIRN_EINVAL);
+    s->v[1].size++;
+    /* bad scheme, bad name */
+    o.scheme = 9;
+    assert_int_equal(cz_agg_write(s->v, s->n, &o, sink, &b, NULL, &err), CAIRN_EINVAL);
+    o.scheme = CZ_AGG_AWARE;
+    s->v[2].name = "a/b";
+    assert_int_equal(cz_agg_write(s->v, s->n, &o, sink, &b, NULL, &err), CAIRN_EINVAL);
+    s->v[2].name = "cell_id";
+    assert_int_equal(b.len, 0);
+    /* the sink's error is returned */
+    b.fail_at = 3;
+    assert_int_equal(cz_agg_write(s->v, s->n, &o, sink, &b, NULL, &err), CAIRN_ENOSPC);
+    assert_string_equal(err.msg, "sink full");
+    /* a callback's stop */
+    free(b.p);
+    b = (buf){0};
+    assert_int_equal(cz_agg_write(s->v, s->n, &o, sink, &b, NULL, &err), 0);
+    cz_agg_file *f = NULL;
+    assert_int_equal(cz_agg_open(b.p, b.len, &f, &err), 0);
+    int calls = 0;
+    assert_int_equal(cz_agg_read(f, stop_cb, &calls, &err), 7);
+    assert_int_equal(calls, 3);
+    cz_agg_close(f);
+    cz_agg_close(NULL);
+    free(b.p);
+    /* an empty set is a file with nothing in it */
+    b = (buf){0};
+    cz_agg_stats st;
+    assert_int_equal(cz_agg_write(NULL, 0, &o, sink, &b, &st, &err), 0);
+    assert_int_equal(st.ngroups, 0);
+    assert_int_equal(cz_agg_open(b.p, b.len, &f, &err), 0);
+    assert_int_equal(cz_agg_count(f), 0);
+    calls = 0;
+    assert_int_equal(cz_agg_read(f, count_cb, &calls, &err), 0);
+    assert_int_equal(calls, 0);
+    cz_agg_close(f);
+    free(b.p);
+    set_free(s);
+    free(s);
+}
