@@ -153,6 +153,7 @@ typedef struct cli_hookrun {
     uint64_t need;           /* CAIRN_HOOK_NEED, bytes */
     const char *restart_from; /* CAIRN_RESTART_FROM or NULL */
     int drain_timeout;       /* CAIRN_HOOK_DRAIN_TIMEOUT, seconds */
+    int flush_wait;          /* CAIRN_HOOK_FLUSH_WAIT, seconds (0: do not wait) */
     bool unflushed_drain;    /* CAIRN_HOOK_UNFLUSHED=drain */
     char self[4096];         /* this program, for `cairn drain` and `cairn stop` */
 } cli_hookrun;
