@@ -170,6 +170,7 @@ vhooks_par() {
   return $rc
 }
 export -f vhooks_par
+export PRO EPI
 vpids() { pgrep -u "$VU" -f "^[^ ]*cairnd --job $J( |\$)"; }
 # killed_job: prologs; the victim's job with daemons, 3 checkpoints at level 3, every 2nd to
 # the PFS; then its daemons SIGKILLed (stale sockets): generation 3 is only on the nodes.
@@ -183,7 +184,7 @@ killed_job() {
 }
 # on_pfs G: the PFS holds generation G of $J complete (its index decodes: cairn ls lists it), no part left
 on_pfs() {
-  local out; out=$(as_v env CAIRN_PFS_DIR="$VP" "$BUILD/cairn" ls --pfs "$VP" --job "$J" 2>&1) &&
+  local out; out=$(as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" "$BUILD/cairn" ls --pfs "$VP" --job "$J" 2>&1) &&
     grep -Eq "^ *$1 +4 .*pfs" <<<"$out" && test -e "$VP/cairn-$VU/$J/gen-$1/index" &&
     ! test -e "$VP/cairn-$VU/$J/.part-gen-$1" ||
     { echo "generation $1 is not complete on the PFS: $out"; ls -la "$VP/cairn-$VU/$J" 2>&1; return 1; }
@@ -229,11 +230,11 @@ check "  ... the next job restores generation 3 from the PFS bit-exact" restores
 # ---- stage-in as the user, through the library's index decoder and chain walk -------------------
 first=$J; J=t$CAIRN_TEST_TAG-staged; export J
 sf=$B/cairn-$VU/$J/node2/stage/cairn-$VU/$first
-check "stage-in as the victim: the prolog of a job restarting $first stages its generation 2 (the PFS's newest), the victim's files" \
-  bash -c "vhooks '$PRO' CAIRN_PFS_DIR='$VP' CAIRN_RESTART_FROM='$first' && test -e '$sf/gen-2/index' && [ -z \"\$(find '$B/cairn-$VU/$J' ! -user cairn-test)\" ] && grep -q 'staged generation 2 of job $first in' '$B/hooks.log'"
+check "stage-in as the victim: the prolog of a job restarting $first stages its generation 3 (the PFS's newest, the epilogs' flush), the victim's files" \
+  bash -c "vhooks '$PRO' CAIRN_PFS_DIR='$VP' CAIRN_RESTART_FROM='$first' && test -e '$sf/gen-3/index' && [ -z \"\$(find '$B/cairn-$VU/$J' ! -user cairn-test)\" ] && grep -q 'staged generation 3 of job $first in' '$B/hooks.log'"
 mv "$VP/cairn-$VU/$first" "$VP/cairn-$VU/moved-away"
-check "  ... the job restores generation 2 of $first from the staged copy (PFS copy moved away), bit-exact" \
-  run_grep "restoring generation 2 of job $first from the PFS" as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" CAIRN_RESTART_FROM="$first" scripts/mpirun.sh 8 "$T" restore 2
+check "  ... the job restores generation 3 of $first from the staged copy (PFS copy moved away), bit-exact" \
+  run_grep "restoring generation 3 of job $first from the PFS" as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" CAIRN_RESTART_FROM="$first" scripts/mpirun.sh 8 "$T" restore 3
 mv "$VP/cairn-$VU/moved-away" "$VP/cairn-$VU/$first"
 # A generation whose index does not decode (a forged or torn one) is no
 # generation: the prolog stages nothing (it once copied whatever had an index file).
