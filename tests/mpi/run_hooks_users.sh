@@ -185,7 +185,7 @@ killed_job() {
 # on_pfs G: the PFS holds generation G of $J complete (its index decodes: cairn ls lists it), no part left
 on_pfs() {
   local out; out=$(as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" "$BUILD/cairn" ls --pfs "$VP" --job "$J" 2>&1) &&
-    grep -Eq "^ *$1 +4 .*pfs" <<<"$out" && test -e "$VP/cairn-$VU/$J/gen-$1/index" &&
+    grep -Eq "^ *$1 +4 .* [0-9]+ files, " <<<"$out" && test -e "$VP/cairn-$VU/$J/gen-$1/index" &&
     ! test -e "$VP/cairn-$VU/$J/.part-gen-$1" ||
     { echo "generation $1 is not complete on the PFS: $out"; ls -la "$VP/cairn-$VU/$J" 2>&1; return 1; }
 }
