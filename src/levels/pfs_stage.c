@@ -18,13 +18,17 @@
  * written again since) and is replaced. The committing node trusts nothing
  * it reads back: each record is decoded as hostile input, must agree with the
  * others and with the job, and every rank's file must have the size and
- * XXH3-64 its record names. It owns the staging directory from the claim on;
+ * XXH3-64 its record names. A record or file that fails is taken for one an
+ * earlier attempt left (its node has not written it again yet): the claim
+ * is withdrawn and the commit left to that node, which lists after writing
+ * (never an error: the node may be gone, and then no commit is right). It owns the staging directory from the claim on;
  * each node owns its files and record before. lvl_pfs_stage_prune removes
  * parts at or below the newest complete generation.
  */
 #include "levels/levels.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -167,10 +171,12 @@ static int clear_way(int jobfd, long id, cn_err *err)
 
 /* The claimant's part: index, clean-up, rename, sync. */
 static int commit(int jobfd, int stagefd, long id, const char *job, uint32_t nnodes,
-                  cn_pindex *out, cn_err *err)
+                  cn_pindex *out, bool *invalid, cn_err *err)
 {
     cn_pindex x = {0};
-    CN_TRY(build_index(stagefd, id, job, nnodes, &x, err));
+    *invalid = build_index(stagefd, id, job, nnodes, &x, err) < 0;
+    if (*invalid)
+        return err->code;
     uint8_t *buf = NULL;
     size_t len = 0;
     int rc = cn_pindex_encode(&x, &buf, &len, err);
@@ -266,7 +272,8 @@ int lvl_pfs_stage_commit(int jobfd, long id, const char *job, uint32_t me, uint3
         return 0;
     }
     close(fd);
-    int rc = commit(jobfd, stagefd, id, job, nnodes, out, err);
+    bool invalid = false;
+    int rc = commit(jobfd, stagefd, id, job, nnodes, out, &invalid, err);
     if (rc < 0) /* the claim goes: a later attempt may commit */
         unlinkat(stagefd, COMMIT_NAME, 0);
     close(stagefd);
@@ -274,6 +281,12 @@ int lvl_pfs_stage_commit(int jobfd, long id, const char *job, uint32_t me, uint3
         *err = (cn_err){0};
         snprintf(why, len, "generation %ld is on the PFS already", id);
         return 1;
+    }
+    if (invalid) { /* an earlier attempt's record or file, not yet written again by its node */
+        snprintf(why, len, "%.900s (left by an earlier attempt? its node's epilog writes it "
+                 "again and commits)", err->msg);
+        *err = (cn_err){0};
+        return 0;
     }
     if (rc < 0)
         cn_err_prefix(err, "PFS %s: ", part);
