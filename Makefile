@@ -113,13 +113,13 @@ $(LIBSO): $(LIB_OBJ)
 	    $(LDFLAGS_ALL) -o $@ $(filter-out %.h,$^) $(DEP_LIBS)
 
 # The CLI uses the public header, src/common, src/compress and the PFS reader
-# of src/levels (no MPI), linked statically.
+# of src/levels (pfs.c, and pfs_stage.c which its prune calls; no MPI), linked statically.
 $(BUILD)/src/tools/%.o: src/tools/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -c $< -o $@
 CLI_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/tools/*.c))
 $(CLI): $(CLI_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o) $(COMPRESS_SRC:%.c=$(BUILD)/%.o) \
-        $(BUILD)/src/levels/pfs.o
+        $(BUILD)/src/levels/pfs.o $(BUILD)/src/levels/pfs_stage.o
 	$(CC) $(LDFLAGS_ALL) -o $@ $(filter-out %.h,$^) $(DEP_LIBS)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(NOMPI_OBJ)

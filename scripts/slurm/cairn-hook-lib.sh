@@ -13,7 +13,7 @@
 #   base       CAIRN_BASE (store.base), else /dev/shm
 #   log        CAIRN_HOOK_LOG (a file), else syslog; warnings also on stderr
 #   prolog     CAIRN_HOOK_NEED, CAIRN_RESTART_FROM with CAIRN_PFS_DIR
-#   epilog     CAIRN_HOOK_DRAIN_TIMEOUT, CAIRN_HOOK_UNFLUSHED=keep|drain
+#   epilog     CAIRN_HOOK_DRAIN_TIMEOUT, CAIRN_HOOK_FLUSH_WAIT, CAIRN_HOOK_UNFLUSHED=keep|drain
 # The cairn binary: CAIRN_CLI, else `cairn` on PATH, else <prefix>/bin/cairn
 # beside <prefix>/share/cairn/ (make install).
 # Exit: 0 ready, 1 drain the node; a bad environment is logged, status 0.

@@ -60,6 +60,22 @@ typedef struct api_member {
  * lent member: the state points at M[i].lent.data). */
 int api_state_build(cairn_ctx *ctx, int rank, const api_member *m, size_t n, api_state *out,
                     uint8_t **data);
+/* Rank RANK's generation ID (of this node) rebuilt from its chain, verified,
+ * into *OUT (flush.c): what a full flush writes of it. */
+int api_materialize(cairn_ctx *ctx, int rank, long id, api_state *out);
+/* Aggregate file F (ranks [F * GROUP, ...), of ctx->nranks) from the states ST
+ * through levels/pfs.c under GENFD (flush.c); OUT: size, XXH3-64, raw bytes.
+ * FETCH NULL: every state is this node's own, nothing to wait for. */
+struct api_fetch;
+int api_write_file(cairn_ctx *ctx, int genfd, int group, int f, const api_state *st,
+                   struct api_fetch *fetch, uint64_t *out);
+/* The epilog's flush (flushnode.c), no MPI: this node's ranks of generation
+ * ID, written full into the PFS part of ID with this node's record, then the
+ * part committed if every node's record is there. CFG, JOB and NODE as a
+ * daemon's. 1 committed (by this node or another), 0 written but not yet
+ * committable (WHY says what is missing), < 0 failed (ERR). */
+int api_flush_node(const cn_config *cfg, const char *job, const char *node, long id, char *why,
+                   size_t len, cn_err *err);
 /*
  * Level 4 increments (flush_incr.c). The plan, collective over the node
  * leaders (node 0 reads the PFS at JOBFD): generation ID goes to the PFS as

@@ -106,7 +106,7 @@ static bool lendable(const cn_entry *e)
 /* Rank RANK's generation ID rebuilt from its chain into *OUT: the variables
  * a full generation stores raw are lent from its verified file (no copy; the
  * state keeps the file open), the rest copied or decoded. */
-static int materialize(cairn_ctx *ctx, int rank, long id, state *out)
+int api_materialize(cairn_ctx *ctx, int rank, long id, state *out)
 {
     api_gen *g = NULL;
     int n = 0;
@@ -252,9 +252,10 @@ static double pfs_bps(const cairn_ctx *ctx)
     return (double)mib * 1048576.0;
 }
 
-/* Step 3: aggregate file F (ranks [F * group, ...)) from the states ST. */
-static int write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *st,
-                      api_fetch *fetch, uint64_t *out /* size, sum, raw */)
+/* Step 3: aggregate file F (ranks [F * group, ...)) from the states ST;
+ * FETCH NULL: every state is this node's own (flushnode.c). */
+int api_write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *st,
+                   api_fetch *fetch, uint64_t *out /* size, sum, raw */)
 {
     int lo = f * group, hi = lo + group < ctx->nranks ? lo + group : ctx->nranks;
     size_t cap = 0, n = 0;
@@ -265,7 +266,7 @@ static int write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *
     int rc = 0;
     for (int r = lo; rc == 0 && r < hi; r++)
         rc = parse_state(ctx, &st[r], v, cap, &n);
-    for (size_t i = 0; rc == 0 && i < n; i++) /* the HDF5 split reads routed files first */
+    for (size_t i = 0; rc == 0 && fetch && i < n; i++) /* the HDF5 split reads routed files first */
         if (v[i].kind == CN_KIND_FILE)
             rc = api_fetch_ready(fetch, v[i].data, (size_t)v[i].size);
     char name[64];
@@ -278,7 +279,8 @@ static int write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *
         rc = lvl_pfs_create(genfd, name, ctx->cfg.pfs_bandwidth, &file, &ctx->err);
     cz_agg_opts o = {.scheme = ctx->cfg.pfs_scheme, .block = ctx->cfg.pfs_block,
                      .level = ctx->cfg.z_level, .threads = api_threads(ctx),
-                     .bps = pfs_bps(ctx), .ready = api_fetch_ready, .ready_arg = fetch};
+                     .bps = pfs_bps(ctx), .ready = fetch ? api_fetch_ready : NULL,
+                     .ready_arg = fetch};
     cz_agg_stats s = {0};
     if (rc == 0)
         rc = cz_agg_write(h5.v, h5.n, &o, lvl_pfs_append, file, &s, &ctx->err);
@@ -476,7 +478,7 @@ static int flush_leader(cairn_ctx *ctx, long id, bool full)
     for (int r = 0; rc == 0 && r < ctx->nranks; r++)
         if ((int)ctx->rank_node[r] == ctx->node)
             rc = plan.incr ? api_flush_delta(ctx, r, id, &plan, &st[r])
-                           : materialize(ctx, r, id, &st[r]);
+                           : api_materialize(ctx, r, id, &st[r]);
     rc = leaders_agree(ctx, rc, "materializing the generation");
     if (rc == 0)
         rc = flush_group(ctx, st, &group);
@@ -496,7 +498,7 @@ static int flush_leader(cairn_ctx *ctx, long id, bool full)
         rc = api_fetch_start(ctx, group, st, &fetch); /* agreed */
     for (int f = 0; rc == 0 && f < nfiles; f++)
         if (aggregator(ctx, group, f) == ctx->node)
-            rc = write_file(ctx, genfd, group, f, st, fetch, &sum[3 * f]);
+            rc = api_write_file(ctx, genfd, group, f, st, fetch, &sum[3 * f]);
     int ended = api_fetch_end(fetch); /* every transfer done before the states go */
     rc = rc < 0 ? rc : ended;
     for (int r = 0; st && r < ctx->nranks; r++)

@@ -348,6 +348,40 @@ int cn_pindex_decode(const uint8_t *buf, size_t len, cn_pindex *x, cn_err *err);
 void cn_pindex_free(cn_pindex *x);
 int cn_agg_filename(char *buf, size_t len, uint32_t file); /* "agg-%06u.cz" */
 
+/*
+ * A node's record in a PFS generation written node by node without MPI
+ * (pnode.c: the epilog's flush). In <job>/.part-gen-<G>/ (a name no
+ * generation listing takes) each node writes its ranks' files (group 1:
+ * agg-<rank>.cz) and then node-<k>.done; the last node to find every record
+ * there writes the index and renames the directory to gen-<G>.
+ */
+extern const uint8_t CN_PNODE_MAGIC[8]; /* "CAIRNPN" 0x01 */
+#define CN_PNODE_VERSION 1
+#define CN_PSTAGE_PREFIX ".part-gen-"
+typedef struct cn_pnode_rank {
+    uint32_t rank;
+    cn_pfile file;                  /* its file agg-<rank>.cz: size, XXH3-64 */
+    uint64_t raw;                   /* bytes of its state */
+    uint64_t source;                /* cn_pindex_source of its node-local file */
+} cn_pnode_rank;
+typedef struct cn_pnode {
+    uint32_t scheme;                /* enum cz_agg_scheme the files were written with */
+    int64_t generation;
+    char job[CN_JOB_MAX + 1];
+    uint32_t nranks, nnodes, node;  /* the job's counts; this node's index */
+    uint32_t nlocal;
+    uint64_t map;                   /* cn_hash of the rank -> node map (u32 each) */
+    char label[CAIRN_LABEL_MAX + 1];
+    double seconds;
+    cn_pnode_rank *rank;            /* nlocal entries, ascending rank */
+} cn_pnode;
+int cn_pnode_encode(const cn_pnode *x, uint8_t **out, size_t *len, cn_err *err);
+/* Parse and validate (hostile input); allocates X->rank (cn_pnode_free). */
+int cn_pnode_decode(const uint8_t *buf, size_t len, cn_pnode *x, cn_err *err);
+void cn_pnode_free(cn_pnode *x);
+int cn_pnode_filename(char *buf, size_t len, uint32_t node);  /* "node-%u.done" */
+int cn_pstage_dirname(char *buf, size_t len, int64_t gen);    /* ".part-gen-%lld" */
+
 /* ---- checkpoint file reader (ckread.c) --------------------------------- */
 
 typedef struct cn_ckpt {

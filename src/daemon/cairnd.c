@@ -6,6 +6,8 @@
  * priority unless someone waits for it (prio.c).
  *
  *   cairnd --job ID [--config FILE] [--emulated]
+ *   cairnd --flush-node --job ID --gen G [--node NAME] [--config FILE]
+ *     (the epilog's flush of this node's part, without MPI: flushnode.c)
  *
  * The node is named like the application's ranks name theirs: job.node if
  * set, else "node<rank>" with --emulated (one daemon per emulated node, as
@@ -47,6 +49,8 @@ static int startup_error(int rank, const char *what, const char *msg)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--flush-node") == 0) /* no MPI: flushnode.c */
+        return d_flush_node_main(argc, argv);
     static const struct option opts[] = {{"job", required_argument, NULL, 'j'},
                                          {"config", required_argument, NULL, 'c'},
                                          {"emulated", no_argument, NULL, 'e'},

@@ -137,4 +137,8 @@ void d_lock(d_state *st);
 int d_prio_place(d_state *st, cairn_ctx *ctx, int nlocal);
 void d_prio_free(d_state *st);
 
+/* cairnd --flush-node (flushnode.c): the epilog's flush of this node's part,
+ * MPI never initialized; the exit status. */
+int d_flush_node_main(int argc, char **argv);
+
 #endif /* CAIRN_DAEMON_H */

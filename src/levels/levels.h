@@ -14,6 +14,8 @@
  *   parity.c  level 3: the node's parity file (rows it holds for its set),
  *             written in pieces, checksummed, committed atomically; read back
  *             and verified for decoding.
+ *   pfs_stage.c  level 4 without MPI: a generation written node by node, committed
+ *             by the last node (the epilog's flush);
  *   pfs.c     level 4: generation directories on the parallel file system,
  *             aggregated files written through a throttle, the index, prune.
  */
@@ -188,6 +190,20 @@ int lvl_pfs_abandon(int jobfd, const char *job, uint32_t nranks, long newest, bo
  * CN_TRASH_PREFIX (the caller empties the trash, in the background). */
 void lvl_pfs_prune(int jobfd, const char *job, uint32_t nranks, long newest, int keep,
                    bool abandoned);
+/* A generation written node by node without MPI (pfs_stage.c): the part
+ * <job>/.part-gen-<ID>/ opened (created, durable). Each node writes its ranks'
+ * files there (lvl_pfs_create, group 1), then its record (atomic). Commit:
+ * after node ME's record, if all NNODES records are there and no live claim,
+ * claim, check every record and file, write the index, rename the part to
+ * gen-<ID> and sync the job directory; *OUT gets the index (cn_pindex_free)
+ * when this node committed. 1: ID is complete on the PFS (by this node: OUT
+ * set; or another); 0: not yet, WHY says what is missing; < 0 failed (the
+ * claim withdrawn). Prune: parts of generations <= NEWEST are removed. */
+int lvl_pfs_stage_open(int jobfd, long id, cn_err *err);
+int lvl_pfs_stage_record(int stagefd, const cn_pnode *rec, cn_err *err);
+int lvl_pfs_stage_commit(int jobfd, long id, const char *job, uint32_t me, uint32_t nnodes,
+                         cn_pindex *out, char *why, size_t len, cn_err *err);
+void lvl_pfs_stage_prune(int jobfd, long newest);
 typedef struct lvl_pfs_file lvl_pfs_file;
 /* Start NAME.tmp under GENFD, written at most MIB_PER_S MiB/s (0: no limit). */
 int lvl_pfs_create(int genfd, const char *name, int mib_per_s, lvl_pfs_file **out, cn_err *err);

@@ -289,6 +289,7 @@ void lvl_pfs_prune(int jobfd, const char *job, uint32_t nranks, long newest, int
                     ids[i]);
     }
     free(go), free(parent), free(ids);
+    lvl_pfs_stage_prune(jobfd, newest); /* the epilog's parts (pfs_stage.c) it makes old */
 }
 
 int lvl_pfs_abandon(int jobfd, const char *job, uint32_t nranks, long newest, bool remove)

@@ -266,10 +266,21 @@ const char cli_drain_usage[] =
 
 const char cli_flush_usage[] =
     "Usage: cairn flush [--job ID] [--config FILE]\n"
+    "       cairn flush --node-only --gen G [--job ID] [--node NAME] [--config FILE]\n"
     "\n"
     "Ask the job's daemons to flush the newest generation complete on every node to\n"
     "the PFS (after the generations queued to them), and return at once. 'cairn\n"
-    "status' shows when it is done; 'cairn drain' waits for it.\n";
+    "status' shows when it is done; 'cairn drain' waits for it.\n"
+    "\n"
+    "--node-only: no daemon, no MPI (what the epilog runs, as the job's user, when\n"
+    "the daemons are gone): write this node's ranks of generation G in full to\n"
+    "<pfs>/cairn-<uid>/<job>/.part-gen-<G>/ (one file per rank) with this node's\n"
+    "record node-<k>.done; the node that finds every node's record there checks\n"
+    "them, writes the index and renames the part to gen-<G>. Run it on every node\n"
+    "of the job (at the same time or one after another). Exit 0: generation G is\n"
+    "complete on the PFS; 3: this node's part is written, another node's is not\n"
+    "yet (the line names it); 1: it failed (nothing on node-local storage is\n"
+    "touched). Runs cairnd --flush-node (CAIRN_DAEMON, else next to cairn).\n";
 
 static int ask_one(int argc, char **argv, int kind)
 {
@@ -335,4 +346,10 @@ static int ask_one(int argc, char **argv, int kind)
 }
 
 int cli_drain(int argc, char **argv) { return ask_one(argc, argv, CN_REQ_DRAIN); }
-int cli_flush(int argc, char **argv) { return ask_one(argc, argv, CN_REQ_FLUSH); }
+int cli_flush(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--node-only") == 0)
+            return cli_flush_node(argc, argv);
+    return ask_one(argc, argv, CN_REQ_FLUSH);
+}

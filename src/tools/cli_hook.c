@@ -29,8 +29,8 @@
  * CAIRN_JOB else SLURM_JOB_ID; user CAIRN_JOB_UID else SLURM_JOB_UID else
  * the caller; node by the library's rule (cn_node_name); base store.base
  * (CAIRN_BASE, else CAIRN_CONFIG_FILE's, else /dev/shm); log CAIRN_HOOK_LOG (a file) else syslog; plus CAIRN_HOOK_NEED,
- * CAIRN_RESTART_FROM with CAIRN_PFS_DIR, CAIRN_HOOK_DRAIN_TIMEOUT and
- * CAIRN_HOOK_UNFLUSHED. Exit 0: ready; 1: drain the node; a bad environment
+ * CAIRN_RESTART_FROM with CAIRN_PFS_DIR, CAIRN_HOOK_DRAIN_TIMEOUT,
+ * CAIRN_HOOK_FLUSH_WAIT and CAIRN_HOOK_UNFLUSHED. Exit 0: ready; 1: drain the node; a bad environment
  * is logged as an error and nothing is done, status 0 (the site's
  * configuration, not the node's fault).
  *
@@ -83,6 +83,9 @@ const char cli_hook_usage[] =
     "  CAIRN_HOOK_NEED                       free space the job needs (bytes, K, M, G, T)\n"
     "  CAIRN_RESTART_FROM, CAIRN_PFS_DIR     prolog: stage that job's generation in\n"
     "  CAIRN_HOOK_DRAIN_TIMEOUT              epilog: seconds for the drain (default 300)\n"
+    "  CAIRN_HOOK_FLUSH_WAIT                 epilog, no daemon to drain: seconds to wait for\n"
+    "                                        the other nodes' parts of its own flush\n"
+    "                                        (cairn flush --node-only; default 60, 0: none)\n"
     "  CAIRN_HOOK_UNFLUSHED=keep|drain       epilog, when a generation is not on the PFS:\n"
     "                                        keep it and stay in service (exit 0, default),\n"
     "                                        or keep it and drain the node (exit 1)\n"

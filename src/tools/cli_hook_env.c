@@ -106,6 +106,16 @@ int cli_hook_read_env(cli_hookrun *h)
                                     "seconds", v);
         h->drain_timeout = (int)t;
     }
+    v = getenv("CAIRN_HOOK_FLUSH_WAIT");
+    h->flush_wait = 60;
+    if (v && *v) {
+        char *end;
+        long t = strtol(v, &end, 10);
+        if (*end || t < 0 || t > 86400 * 7)
+            return cli_hook_bad_env(h, "CAIRN_HOOK_FLUSH_WAIT='%.40s' is not a number of "
+                                    "seconds", v);
+        h->flush_wait = (int)t;
+    }
     v = getenv("CAIRN_HOOK_UNFLUSHED");
     if (v && *v && strcmp(v, "keep") != 0 && strcmp(v, "drain") != 0)
         return cli_hook_bad_env(h, "CAIRN_HOOK_UNFLUSHED='%.40s' is not keep or drain", v);

@@ -9,14 +9,22 @@
  * directory is removed only if no complete generation in it (a manifest is
  * there) is newer than the newest complete generation of the job on the PFS
  * (lvl_pfs_newest), or if the job has no PFS (pfs.dir unset: node-local
- * checkpoints end with the job). Otherwise the directory is kept, the log says
- * what was kept and how to recover it, and CAIRN_HOOK_UNFLUSHED chooses: keep
- * (default; the node stays in service, status 0) or drain (status 1).
+ * checkpoints end with the job).
  *
- * The epilog does not flush without a daemon: a level-4 generation is written
- * from the files of every node's ranks by their node leaders together (and
- * its index by one of them), while each node's epilog runs alone. The job's
- * data stays on the node instead, for the next job or `cairn drain`.
+ * When no daemon drained (none served, or the drain failed: daemons
+ * SIGKILLed leave a stale socket) and such a generation G is here, the
+ * epilog flushes it itself, as the user: `cairn flush --node-only --gen G`
+ * (cairnd --flush-node, the library's level-4 code without MPI) writes this
+ * node's ranks of G to <pfs>/cairn-<uid>/<job>/.part-gen-<G>/ with a record
+ * of this node; the node that finds every node's record there commits the
+ * generation (index, rename to gen-<G>: levels/pfs_stage.c). Every node's
+ * epilog runs at about the same time, so this one then waits, polling at
+ * most CAIRN_HOOK_FLUSH_WAIT seconds (default 60), until the PFS holds a
+ * complete generation >= G; then the rule above removes the directory.
+ * If the flush fails or the wait ends first (a node's data is gone, or its
+ * epilog did not run), the directory is kept, the log says why and how to
+ * recover it, and CAIRN_HOOK_UNFLUSHED chooses: keep (default; the node
+ * stays in service, status 0) or drain (status 1).
  *
  * Removal goes through directory descriptors (cn_rmtree_at: never through a
  * link); a link in place of the node's directory is removed, not followed.
@@ -33,6 +41,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Run this program as `cairn VERB --job J [ARGS]` (as the user already); its
@@ -83,12 +92,13 @@ static int run_cli(const cli_hookrun *h, char *const argv[], char *out, size_t l
     return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
-/* The daemons of the job, if one serves this node: drain, then stop them. */
-static void drain_and_stop(const cli_hookrun *h, int nodefd)
+/* The daemons of the job, if one serves this node: drain, then stop them.
+ * True if the drain succeeded (a daemon served and flushed). */
+static bool drain_and_stop(const cli_hookrun *h, int nodefd)
 {
     struct stat st;
     if (fstatat(nodefd, CN_SOCK_NAME, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(st.st_mode))
-        return;
+        return false;
     char t[32], job[CN_JOB_MAX + 1], out[2048];
     snprintf(t, sizeof t, "%d", h->drain_timeout);
     snprintf(job, sizeof job, "%s", h->job);
@@ -107,6 +117,7 @@ static void drain_and_stop(const cli_hookrun *h, int nodefd)
     char *stop[] = {"cairn", "stop", "--job", job, NULL};
     if (run_cli(h, stop, out, sizeof out) != 0)
         cli_hook_log(h, "warning", "stop failed: %s", out);
+    return rc == 0;
 }
 
 /* The newest complete node-local generation under NODEFD newer than ABOVE, or -1. */
@@ -155,6 +166,51 @@ static int must_keep(const cli_hookrun *h, int nodefd, long *kept, long *on_pfs)
     }
     *kept = newest_unflushed(nodefd, *on_pfs);
     return *kept >= 0;
+}
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* No daemon left to drain, generation KEPT not on the PFS: flush this node's
+ * part of it as the user (`cairn flush --node-only`: the library's level-4
+ * code, no MPI), then wait at most CAIRN_HOOK_FLUSH_WAIT seconds for the
+ * other nodes' parts (their epilogs run at the same time) until the PFS holds
+ * a complete generation >= KEPT. Returns must_keep's answer after it; WHY
+ * gets the reason a generation is still kept. */
+static int flush_here(const cli_hookrun *h, int nodefd, long *kept, long *on_pfs, char *why,
+                      size_t len)
+{
+    char job[CN_JOB_MAX + 1], node[CN_JOB_MAX + 1], gen[32], out[2048];
+    snprintf(job, sizeof job, "%s", h->job);
+    snprintf(node, sizeof node, "%s", h->node);
+    snprintf(gen, sizeof gen, "%ld", *kept);
+    char *flush[] = {"cairn", "flush", "--node-only", "--job", job, "--gen", gen,
+                     "--node", node, NULL};
+    long want = *kept;
+    int rc = run_cli(h, flush, out, sizeof out);
+    if (rc == 0 || rc == 3) {
+        cli_hook_log(h, "info", "flush of generation %ld without daemons: %s", want, out);
+    } else {
+        cli_hook_log(h, "warning", "flush of generation %ld without daemons failed (status "
+                     "%d): %s", want, rc, out);
+        snprintf(why, len, "the flush from this node failed: %.1500s", out);
+        return must_keep(h, nodefd, kept, on_pfs);
+    }
+    double end = mono() + h->flush_wait;
+    int keep;
+    while ((keep = must_keep(h, nodefd, kept, on_pfs)) && *on_pfs < want && mono() < end) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (keep && *on_pfs < want)
+        snprintf(why, len, "%s within CAIRN_HOOK_FLUSH_WAIT=%ds; %.1500s",
+                 rc == 0 ? "it did not show on the PFS" : "the other nodes' parts did not come",
+                 h->flush_wait, out);
+    return keep;
 }
 
 /* Does directory FD hold a directory? */
@@ -207,18 +263,23 @@ int cli_hook_epilog_user(const cli_hookrun *h, int userfd)
         }
     }
     if (nodefd >= 0) {
-        drain_and_stop(h, nodefd);
+        bool served = drain_and_stop(h, nodefd);
         long kept, on_pfs;
-        if (must_keep(h, nodefd, &kept, &on_pfs)) {
+        char why[2048] = "";
+        int keep = must_keep(h, nodefd, &kept, &on_pfs);
+        if (keep && !served)
+            keep = flush_here(h, nodefd, &kept, &on_pfs, why, sizeof why);
+        if (keep) {
             char newest[64] = "none";
             if (on_pfs >= 0)
                 snprintf(newest, sizeof newest, "generation %ld", on_pfs);
             const char *how = h->unflushed_drain ? "; CAIRN_HOOK_UNFLUSHED=drain" : "";
             cli_hook_log(h, "err", "kept %s: its generation %ld is not on the PFS (newest complete "
-                         "there: %s), nothing of it was deleted. To recover it, run the next job "
-                         "as CAIRN_JOB=%s on this node (it restarts from this copy), or flush it: "
-                         "cairn start --job %s, then cairn drain --job %s; then run this epilog "
-                         "again%s", h->nodedir, kept, newest, h->job, h->job, h->job, how);
+                         "there: %s)%s%s, nothing of it was deleted. To recover it, run the next "
+                         "job as CAIRN_JOB=%s on this node (it restarts from this copy), or flush "
+                         "it: this epilog again on every node of the job, or cairn start --job "
+                         "%s, then cairn drain --job %s%s", h->nodedir, kept, newest,
+                         why[0] ? ": " : "", why, h->job, h->job, h->job, how);
             close(nodefd);
             close(jobfd);
             return h->unflushed_drain

@@ -198,8 +198,7 @@ static void launch_argv(const opts *o, const cn_config *cfg, char *buf, size_t l
     argv[n] = NULL;
 }
 
-/* cairnd: CAIRN_DAEMON, else next to this program. */
-static void daemon_path(char *out, size_t len)
+void cli_daemon_path(char *out, size_t len)
 {
     const char *env = getenv("CAIRN_DAEMON");
     if (env && *env) {
@@ -281,7 +280,7 @@ int cli_start(int argc, char **argv)
     }
     char buf[4096], nodes[32], cairnd[4200], *av[64];
     snprintf(nodes, sizeof nodes, "%d", o.nodes);
-    daemon_path(cairnd, sizeof cairnd);
+    cli_daemon_path(cairnd, sizeof cairnd);
     launch_argv(&o, &cfg, buf, sizeof buf, nodes, cairnd, av, 64);
     int log = openat(jobfd, LOG_NAME, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (log < 0) {

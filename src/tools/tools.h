@@ -13,6 +13,7 @@
  *   cli_verify_job.c  cairn verify --job: a job's node-local generations
  *   cli_daemon.c   cairn status, flush, drain; finding a job's daemons
  *   cli_start.c    cairn start, stop
+ *   cli_flushnode.c  cairn flush --node-only (execs cairnd --flush-node)
  *   cli_drill.c    cairn drill (runs scripts/drill.sh)
  *   cli_prune.c    cairn prune (generations cairn never removes itself)
  *   cli_pfs.c      level 4 files (aggregated files, index): verify, inspect
@@ -152,6 +153,7 @@ typedef struct cli_hookrun {
     uint64_t need;           /* CAIRN_HOOK_NEED, bytes */
     const char *restart_from; /* CAIRN_RESTART_FROM or NULL */
     int drain_timeout;       /* CAIRN_HOOK_DRAIN_TIMEOUT, seconds */
+    int flush_wait;          /* CAIRN_HOOK_FLUSH_WAIT, seconds (0: do not wait) */
     bool unflushed_drain;    /* CAIRN_HOOK_UNFLUSHED=drain */
     char self[4096];         /* this program, for `cairn drain` and `cairn stop` */
 } cli_hookrun;
@@ -181,6 +183,11 @@ int cli_hook_epilog_user(const cli_hookrun *h, int userfd);
  * CREATE. fd >= 0; -ENOENT if missing and not CREATE; else -1 after logging
  * why the node should be drained. */
 int cli_hook_dir(const cli_hookrun *h, int dirfd, const char *name, const char *path, bool create);
+
+/* cairnd: CAIRN_DAEMON, else next to this program (cli_start.c). */
+void cli_daemon_path(char *out, size_t len);
+/* cairn flush --node-only (cli_flushnode.c): execs cairnd --flush-node. */
+int cli_flush_node(int argc, char **argv);
 
 /* ---- progress on a terminal (progress.c) ------------------------------- */
 

@@ -2,7 +2,7 @@
  * mkcorpus.c - regenerate the seeds of the format fuzz targets for the
  * current format versions (tests/fuzz/corpus/<target>/):
  *
- *   mkcorpus DIR       writes DIR/fuzz_ckpt, fuzz_manifest, fuzz_parity, fuzz_pindex, fuzz_layout,
+ *   mkcorpus DIR       writes DIR/fuzz_ckpt, fuzz_manifest, fuzz_parity, fuzz_pindex, fuzz_pnode, fuzz_layout,
  *                      fuzz_h5map, fuzz_pdelta, and fuzz_agg's seeds of split HDF5 files
  *   mkcorpus --previous FILE...   rewrites each node manifest or PFS index
  *                      FILE in the oldest format version that this build
@@ -681,6 +681,54 @@ static void pindex_seeds(void)
     free(a);
 }
 
+/* ---- node records of the epilog's flush (pnode.c) ------------------------------- */
+
+static void pnode_seeds(void)
+{
+    cn_pnode_rank ranks[2] = {{.rank = 2, .file = {24867, 0xabc}, .raw = 65536, .source = 0x5eed},
+                              {.rank = 3, .file = {24001, 0xdef}, .raw = 65536, .source = 0xfeed}};
+    cn_pnode x = {.scheme = CZ_AGG_AWARE, .generation = 3, .nranks = 8, .nnodes = 4, .node = 1,
+                  .nlocal = 2, .map = 0x1234, .seconds = 0.5, .rank = ranks};
+    snprintf(x.job, sizeof x.job, "job-42");
+    snprintf(x.label, sizeof x.label, "day 3");
+    uint8_t *a = NULL;
+    size_t len = 0;
+    cn_err err = {0};
+    if (cn_pnode_encode(&x, &a, &len, &err) != 0)
+        die("pnode", &err);
+    put("fuzz_pnode", "valid-node-1-of-4", a, len);
+    uint8_t *b = malloc(len);
+    memcpy(b, a, len), b[3] ^= 0x20;
+    put("fuzz_pnode", "bad-magic", b, len);
+    memcpy(b, a, len), cn_put_u32(b + 8, CN_PNODE_VERSION + 1), reseal_tail(b, len);
+    put("fuzz_pnode", "bad-format-version", b, len);
+    memcpy(b, a, len), b[40] ^= 0x01;
+    put("fuzz_pnode", "bad-record-checksum", b, len);
+    size_t counts = 8 + 4 + 4 + 8 + (CN_JOB_MAX + 1); /* nranks, nnodes, node, nlocal */
+    memcpy(b, a, len), cn_put_u32(b + counts + 8, 4), reseal_tail(b, len); /* node 4 of 4 */
+    put("fuzz_pnode", "bad-inconsistent-counts--node", b, len);
+    size_t label = counts + 16 + 8;
+    memcpy(b, a, len), b[label + 1] = 0x80, reseal_tail(b, len);
+    put("fuzz_pnode", "bad-label--high-byte", b, len);
+    put("fuzz_pnode", "bad-truncated", a, 100);
+    free(a), free(b);
+    ranks[1].rank = 2; /* the same rank twice */
+    if (cn_pnode_encode(&x, &a, &len, &err) != 0)
+        die("pnode", &err);
+    put("fuzz_pnode", "bad-ranks-ascending", a, len);
+    free(a);
+    ranks[1].rank = 3, ranks[1].file.size = 0;
+    if (cn_pnode_encode(&x, &a, &len, &err) != 0)
+        die("pnode", &err);
+    put("fuzz_pnode", "bad-empty-file", a, len);
+    free(a);
+    ranks[1].file.size = 24001, x.nlocal = 1; /* one rank: a shorter valid record */
+    if (cn_pnode_encode(&x, &a, &len, &err) != 0)
+        die("pnode", &err);
+    put("fuzz_pnode", "valid-one-rank", a, len);
+    free(a);
+}
+
 /* ---- delta records of PFS increments ----------------------------------------- */
 
 static void pdelta_seeds(void)
@@ -778,6 +826,7 @@ int main(int argc, char **argv)
     manifest_seeds();
     parity_seeds();
     pindex_seeds();
+    pnode_seeds();
     pdelta_seeds();
     layout_seeds();
     h5map_seeds();

@@ -83,6 +83,25 @@ check "  ... the new job restores generation 3 from the staged chain, bit-exact"
   env CAIRN_RESTART_FROM="$first" CAIRN_INCR=on T_WORK=few scripts/mpirun.sh 8 "$TI" restore 3
 check "  ... the epilog cleans up" hooks_all "$EPI"
 
+# No daemon at all (as the caller's own uid): the epilogs, at once as Slurm runs them, flush
+# the newest generation themselves (cairn flush --node-only on each node, the last commits).
+hooks_par() { # hooks_par HOOK: HOOK on node0..node3 at once; each one's status checked
+  local n rc=0 pids=()
+  for n in 0 1 2 3; do
+    env -u CAIRN_JOB SLURM_JOB_ID="$CAIRN_JOB" SLURM_JOB_UID="$(id -u)" SLURMD_NODENAME="node$n" "$1" & pids+=($!)
+  done
+  for n in 0 1 2 3; do wait "${pids[$n]}" || { echo "$1 on node$n: status $?"; rc=1; }; done
+  return $rc
+}
+export -f hooks_par
+fresh_pfs hooks-eflush
+export CAIRN_HOOK_LOG=$CAIRN_BASE/hooks.log
+u=$CAIRN_BASE/cairn-$(id -u)
+check "no daemon: a job saves 3 at level 1, every 2nd to the PFS; the 4 epilogs at once flush generation 3 themselves, commit it, clean up" \
+  bash -c "hooks_all $PRO && CAIRN_PFS_EVERY=2 scripts/mpirun.sh 8 $T save 3 1 && ! test -e '$(pfs_gen 3)' && hooks_par $EPI && test -e '$(pfs_gen 3)/index' && ! test -e '$u/$CAIRN_JOB' && grep -q 'committed generation 3 (8 ranks from 4 nodes)' '$CAIRN_HOOK_LOG' || { cat '$CAIRN_HOOK_LOG'; exit 1; }"
+check "  ... the next job restores generation 3 from the PFS, bit-exact" \
+  bash -c "hooks_all $PRO && run_grep 'restoring generation 3 from the PFS' scripts/mpirun.sh 8 $T restore 3 && hooks_all $EPI"
+
 fresh_pfs hooks-refuse
 export CAIRN_HOOK_LOG=$CAIRN_BASE/hooks.log
 u=$CAIRN_BASE/cairn-$(id -u)

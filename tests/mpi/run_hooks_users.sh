@@ -15,9 +15,12 @@
 #       the victim's prologs exit 0 (no node drained), the squatter's entry is
 #       set aside, not followed, and the job checkpoints and restores;
 #   (d) an epilog whose drain failed (daemons SIGKILLed: stale sockets) or
-#       without daemons, with a generation newer than the PFS's: the node
-#       directories are kept, the next job restores it bit-exact;
-#       CAIRN_HOOK_UNFLUSHED=drain makes the epilog exit 1.
+#       without daemons, with a generation newer than the PFS's: the epilogs
+#       flush it themselves as the user, node by node (at once, or one after
+#       another), and commit it on the PFS (a stale part of an earlier
+#       attempt notwithstanding); the next job restores it bit-exact from
+#       there. With a node's data gone, no commit: the other nodes keep it,
+#       the log names the node, CAIRN_HOOK_UNFLUSHED=drain makes it exit 1.
 # PRO and EPI may name other hook scripts (to run these checks on old ones).
 
 if [ "$(id -u)" != 0 ]; then
@@ -155,32 +158,83 @@ check "  ... a prolog paused between making <base>/cairn-<uid> and giving it awa
   bash -c "env -u CAIRN_JOB CAIRN_HOOK_FAULT='opened:$SAFE/pause' SLURM_JOB_ID=\$J-a SLURM_JOB_UID=$VU SLURMD_NODENAME=node0 CAIRN_BASE='$B' CAIRN_HOOK_LOG='$B/hooks.log' '$PRO' & a=\$!; for _ in \$(seq 100); do [ -e '$SAFE/paused' ] && break; sleep 0.05; done; test -e '$SAFE/paused' || exit 1; env -u CAIRN_JOB SLURM_JOB_ID=\$J-b SLURM_JOB_UID=$VU SLURMD_NODENAME=node1 CAIRN_BASE='$B' CAIRN_HOOK_LOG='$B/hooks.log' '$PRO' || exit 1; wait \$a || exit 1; [ -z \"\$(ls -A '$B' | grep -v -x -e cairn-$VU -e hooks.log)\" ] && J=\$J-a went_on_safely 0 0 && J=\$J-b went_on_safely 0 1"
 
 # ---- (d) an epilog whose drain failed -----------------------------------------------------
-sticky_base; victim_pfs; J=t$CAIRN_TEST_TAG-kept; export J
+# vhooks_par HOOK [ENV...]: as vhooks, the 4 nodes' hooks at once (as Slurm runs them), each
+# one's status checked.
+vhooks_par() {
+  local h=$1 n rc=0 pids=(); shift
+  for n in 0 1 2 3; do
+    env -u CAIRN_JOB -u CAIRN_PFS_DIR SLURM_JOB_ID="$J" SLURM_JOB_UID="$VU" SLURMD_NODENAME="node$n" \
+      CAIRN_BASE="$B" CAIRN_HOOK_LOG="$B/hooks.log" "$@" "$h" & pids+=($!)
+  done
+  for n in 0 1 2 3; do wait "${pids[$n]}" || { echo "$h on node$n: status $?"; rc=1; }; done
+  return $rc
+}
+export -f vhooks_par
+export PRO EPI
 vpids() { pgrep -u "$VU" -f "^[^ ]*cairnd --job $J( |\$)"; }
-check "(d) prologs; the victim's job with daemons: 3 checkpoints at level 3, every 2nd to the PFS" \
-  bash -c "vhooks '$PRO' && as_v env CAIRN_BASE='$B' CAIRN_PFS_DIR='$VP' CAIRN_JOB='$J' '$BUILD/cairn' start --nodes 4 >/dev/null && as_v env CAIRN_BASE='$B' CAIRN_PFS_DIR='$VP' CAIRN_JOB='$J' CAIRN_PFS_EVERY=2 scripts/mpirun.sh 8 '$T' save 3 3"
-for p in $(vpids); do kill -KILL "$p"; done
-for _ in $(seq 100); do [ -z "$(vpids)" ] && break; sleep 0.1; done
-check "  ... the daemons SIGKILLed (stale sockets): the epilog's drain fails, the node directories are kept, exit 0" \
-  bash -c "test -z \"\$(vpids)\" && test -S '$B/cairn-$VU/$J/node0/cairnd.sock' && vhooks '$EPI' CAIRN_PFS_DIR='$VP' && for n in 0 1 2 3; do test -e '$B/cairn-$VU/$J/node'\$n/gen-3/manifest || exit 1; done && grep -q 'drain' '$B/hooks.log' && grep -q 'kept $B/cairn-$VU/$J/node2: its generation 3 is not on the PFS' '$B/hooks.log'"
+# killed_job: prologs; the victim's job with daemons, 3 checkpoints at level 3, every 2nd to
+# the PFS; then its daemons SIGKILLed (stale sockets): generation 3 is only on the nodes.
+killed_job() {
+  vhooks "$PRO" && as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" "$BUILD/cairn" start --nodes 4 >/dev/null &&
+    as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" CAIRN_PFS_EVERY=2 scripts/mpirun.sh 8 "$T" save 3 3 || return 1
+  local p; for p in $(vpids); do kill -KILL "$p"; done
+  for _ in $(seq 100); do [ -z "$(vpids)" ] && break; sleep 0.1; done
+  test -z "$(vpids)" && test -S "$B/cairn-$VU/$J/node0/cairnd.sock" && test -e "$VP/cairn-$VU/$J/gen-2/index" &&
+    ! test -e "$VP/cairn-$VU/$J/gen-3"
+}
+# on_pfs G: the PFS holds generation G of $J complete (its index decodes: cairn ls lists it), no part left
+on_pfs() {
+  local out; out=$(as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" "$BUILD/cairn" ls --pfs "$VP" --job "$J" 2>&1) &&
+    grep -Eq "^ *$1 +4 .* [0-9]+ files, " <<<"$out" && test -e "$VP/cairn-$VU/$J/gen-$1/index" &&
+    ! test -e "$VP/cairn-$VU/$J/.part-gen-$1" ||
+    { echo "generation $1 is not complete on the PFS: $out"; ls -la "$VP/cairn-$VU/$J" 2>&1; return 1; }
+}
+nodes_gone() { local n; for n in 0 1 2 3; do ! test -e "$B/cairn-$VU/$J/node$n" || { echo "node$n kept"; return 1; }; done; }
+restores_from_pfs() { # the next job on wiped nodes restores generation $1 from the PFS, bit-exact
+  vhooks "$PRO" && run_grep "restoring generation $1 from the PFS" as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" scripts/mpirun.sh 8 "$T" restore "$1"
+}
+export -f vpids killed_job on_pfs nodes_gone restores_from_pfs
+
+sticky_base; victim_pfs; J=t$CAIRN_TEST_TAG-eflush; export J
+check "(d) the victim's job with daemons, 3 checkpoints at level 3, every 2nd to the PFS; the daemons SIGKILLed (stale sockets)" killed_job
+check "  ... the 4 epilogs at once: the drain fails, each flushes its node's part as the user; generation 3 is committed on the PFS, every node directory removed, each exit 0" \
+  bash -c "vhooks_par '$EPI' CAIRN_PFS_DIR='$VP' && on_pfs 3 && nodes_gone && grep -q 'drain' '$B/hooks.log' && grep -q 'committed generation 3 (8 ranks from 4 nodes)' '$B/hooks.log' && [ -z \"\$(find '$VP' ! -user cairn-test)\" ] || { cat '$B/hooks.log'; exit 1; }"
+check "  ... the next job, on wiped nodes, restores generation 3 from the PFS bit-exact" restores_from_pfs 3
+
+sticky_base; victim_pfs; J=t$CAIRN_TEST_TAG-kept; export J
+check "(d) the same job, its daemons SIGKILLed, and node 2's directory wiped (a replaced node)" \
+  bash -c "killed_job && rm -rf '$B/cairn-$VU/$J/node2'"
+check "  ... the epilogs at once (CAIRN_HOOK_FLUSH_WAIT=1): exit 0, the other nodes keep generation 3, none on the PFS, the log names node 2" \
+  bash -c "vhooks_par '$EPI' CAIRN_PFS_DIR='$VP' CAIRN_HOOK_FLUSH_WAIT=1 && for n in 0 1 3; do test -e '$B/cairn-$VU/$J/node'\$n/gen-3/manifest || exit 1; done && ! test -e '$VP/cairn-$VU/$J/gen-3' && grep -q 'kept $B/cairn-$VU/$J/node1: its generation 3 is not on the PFS' '$B/hooks.log' && grep -q 'no record of node 2 (of 4)' '$B/hooks.log' || { cat '$B/hooks.log'; exit 1; }"
 check "  ... with CAIRN_HOOK_UNFLUSHED=drain: exit 1 (drain the node), still kept" \
-  bash -c "env -u CAIRN_JOB SLURM_JOB_ID='$J' SLURM_JOB_UID='$VU' SLURMD_NODENAME=node1 CAIRN_BASE='$B' CAIRN_PFS_DIR='$VP' CAIRN_HOOK_LOG='$B/hooks.log' CAIRN_HOOK_UNFLUSHED=drain '$EPI'; test \$? = 1 && test -e '$B/cairn-$VU/$J/node1/gen-3/manifest'"
-check "  ... the next job (CAIRN_JOB=$J) restores generation 3 bit-exact from the kept directories" \
+  bash -c "env -u CAIRN_JOB SLURM_JOB_ID='$J' SLURM_JOB_UID='$VU' SLURMD_NODENAME=node1 CAIRN_BASE='$B' CAIRN_PFS_DIR='$VP' CAIRN_HOOK_LOG='$B/hooks.log' CAIRN_HOOK_FLUSH_WAIT=0 CAIRN_HOOK_UNFLUSHED=drain '$EPI'; test \$? = 1 && test -e '$B/cairn-$VU/$J/node1/gen-3/manifest'"
+check "  ... the next job (CAIRN_JOB=$J) restores generation 3 bit-exact from the kept directories (node 2 rebuilt)" \
   run_grep 'PASS restore' as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" scripts/mpirun.sh 8 "$T" restore 3
+
+sticky_base; victim_pfs; J=t$CAIRN_TEST_TAG-stale; export J
+check "(d) the same job, its daemons SIGKILLed; a stale .part-gen-3 left on the PFS (a garbage record, rank file and claim)" \
+  bash -c "killed_job && p='$VP/cairn-$VU/$J/.part-gen-3' && as_v mkdir -m 700 \"\$p\" && for f in node-1.done node-3.done agg-000001.cz commit; do head -c 3000 /dev/urandom | as_v tee \"\$p/\$f\" >/dev/null || exit 1; done"
+check "  ... the 4 epilogs at once: generation 3 committed all the same, nodes removed, each exit 0" \
+  bash -c "vhooks_par '$EPI' CAIRN_PFS_DIR='$VP' && on_pfs 3 && nodes_gone || { cat '$B/hooks.log'; exit 1; }"
+check "  ... the next job restores generation 3 from the PFS bit-exact" restores_from_pfs 3
+
 sticky_base; victim_pfs; J=t$CAIRN_TEST_TAG-kept-nod; export J
-check "(d) no daemon at all: level 1, every 2nd generation to the PFS; the epilog keeps generation 3, exit 0" \
-  bash -c "vhooks '$PRO' && as_v env CAIRN_BASE='$B' CAIRN_PFS_DIR='$VP' CAIRN_JOB='$J' CAIRN_PFS_EVERY=2 scripts/mpirun.sh 8 '$T' save 3 1 && test -e '$VP/cairn-$VU/$J/gen-2/index' && vhooks '$EPI' CAIRN_PFS_DIR='$VP' && test -e '$B/cairn-$VU/$J/node3/gen-3/manifest'"
-check "  ... the next job restores generation 3 bit-exact" \
-  run_grep 'PASS restore' as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" scripts/mpirun.sh 8 "$T" restore 3
+check "(d) no daemon at all: level 1, every 2nd generation to the PFS" \
+  bash -c "vhooks '$PRO' && as_v env CAIRN_BASE='$B' CAIRN_PFS_DIR='$VP' CAIRN_JOB='$J' CAIRN_PFS_EVERY=2 scripts/mpirun.sh 8 '$T' save 3 1 && test -e '$VP/cairn-$VU/$J/gen-2/index'"
+check "  ... the epilogs one after another (CAIRN_HOOK_FLUSH_WAIT=0): nodes 0-2 keep generation 3 (not committable yet), node 3's commits it; each exit 0" \
+  bash -c "vhooks '$EPI' CAIRN_PFS_DIR='$VP' CAIRN_HOOK_FLUSH_WAIT=0 && for n in 0 1 2; do test -e '$B/cairn-$VU/$J/node'\$n/gen-3/manifest || exit 1; done && ! test -e '$B/cairn-$VU/$J/node3' && on_pfs 3 && grep -q 'no record of node 3 (of 4)' '$B/hooks.log' || { cat '$B/hooks.log'; exit 1; }"
+check "  ... the epilogs again: generation 3 is on the PFS, every node directory goes" \
+  bash -c "vhooks '$EPI' CAIRN_PFS_DIR='$VP' CAIRN_HOOK_FLUSH_WAIT=0 && nodes_gone"
+check "  ... the next job restores generation 3 from the PFS bit-exact" restores_from_pfs 3
 
 # ---- stage-in as the user, through the library's index decoder and chain walk -------------------
 first=$J; J=t$CAIRN_TEST_TAG-staged; export J
 sf=$B/cairn-$VU/$J/node2/stage/cairn-$VU/$first
-check "stage-in as the victim: the prolog of a job restarting $first stages its generation 2 (the PFS's newest), the victim's files" \
-  bash -c "vhooks '$PRO' CAIRN_PFS_DIR='$VP' CAIRN_RESTART_FROM='$first' && test -e '$sf/gen-2/index' && [ -z \"\$(find '$B/cairn-$VU/$J' ! -user cairn-test)\" ] && grep -q 'staged generation 2 of job $first in' '$B/hooks.log'"
+check "stage-in as the victim: the prolog of a job restarting $first stages its generation 3 (the PFS's newest, the epilogs' flush), the victim's files" \
+  bash -c "vhooks '$PRO' CAIRN_PFS_DIR='$VP' CAIRN_RESTART_FROM='$first' && test -e '$sf/gen-3/index' && [ -z \"\$(find '$B/cairn-$VU/$J' ! -user cairn-test)\" ] && grep -q 'staged generation 3 of job $first in' '$B/hooks.log'"
 mv "$VP/cairn-$VU/$first" "$VP/cairn-$VU/moved-away"
-check "  ... the job restores generation 2 of $first from the staged copy (PFS copy moved away), bit-exact" \
-  run_grep "restoring generation 2 of job $first from the PFS" as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" CAIRN_RESTART_FROM="$first" scripts/mpirun.sh 8 "$T" restore 2
+check "  ... the job restores generation 3 of $first from the staged copy (PFS copy moved away), bit-exact" \
+  run_grep "restoring generation 3 of job $first from the PFS" as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" CAIRN_RESTART_FROM="$first" scripts/mpirun.sh 8 "$T" restore 3
 mv "$VP/cairn-$VU/moved-away" "$VP/cairn-$VU/$first"
 # A generation whose index does not decode (a forged or torn one) is no
 # generation: the prolog stages nothing (it once copied whatever had an index file).
