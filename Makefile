@@ -153,7 +153,7 @@ $(BUILD)/cairn-rebuild: src/tools/rebuild/cairn_rebuild.c $(LIBA)
 	$(MPICC) $(BASE_CFLAGS) -o $@ $< $(LIBA) $(DEP_LIBS) $(LDFLAGS_ALL)
 
 # The fuzz seed generator (tests/fuzz/mkcorpus.c): $(BUILD)/tests/mkcorpus tests/fuzz/corpus
-$(BUILD)/tests/mkcorpus: tests/fuzz/mkcorpus.c $(NOMPI_OBJ)
+$(BUILD)/tests/mkcorpus: tests/fuzz/mkcorpus.c $(wildcard tests/fuzz/mkcorpus/*.[ch]) $(NOMPI_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -o $@ $(filter-out %.h,$^) $(DEP_LIBS) -lm $(LDFLAGS_ALL)
 
