@@ -14,7 +14,6 @@
  */
 #include "api/api.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -109,37 +108,20 @@ int api_local_gens(cairn_ctx *ctx, int rank, api_gen **out, int *n)
 {
     *out = NULL;
     *n = 0;
-    int fd = cn_dir_listing_fd(ctx->nodefd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
-        return cn_fail(&ctx->err, CAIRN_EIO, "cannot list %s", ctx->node_path);
+    long *ids = NULL;
+    int nids = 0;
+    if (cn_gen_list(ctx->nodefd, &ids, &nids, &ctx->err) < 0)
+        return cn_err_prefix(&ctx->err, "cannot list %s: ", ctx->node_path), ctx->err.code;
+    api_gen *g = malloc((nids ? (size_t)nids : 1) * sizeof *g);
+    if (!g) {
+        free(ids);
+        return cn_fail(&ctx->err, CAIRN_ENOMEM, "out of memory");
     }
-    size_t cap = 16, cnt = 0;
-    api_gen *g = malloc(cap * sizeof *g);
-    int rc = g ? 0 : cn_fail(&ctx->err, CAIRN_ENOMEM, "out of memory");
-    for (struct dirent *de; rc == 0 && (de = readdir(d)) != NULL;) {
-        int64_t id = cn_parse_gen_dirname(de->d_name);
-        if (id < 0 || id > (int64_t)0x7fffffffffffffffLL)
-            continue;
-        if (cnt == cap) {
-            api_gen *ng = realloc(g, 2 * cap * sizeof *g);
-            if (!ng) {
-                rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "out of memory");
-                break;
-            }
-            g = ng;
-            cap *= 2;
-        }
-        if (usable(ctx, rank, (long)id, &g[cnt]))
+    size_t cnt = 0;
+    for (int i = 0; i < nids; i++)
+        if (usable(ctx, rank, ids[i], &g[cnt]))
             cnt++;
-    }
-    closedir(d);
-    if (rc < 0) {
-        free(g);
-        return rc;
-    }
+    free(ids);
     qsort(g, cnt, sizeof *g, cmp_gen_desc);
     /* Oldest first, keep a generation only if its parent was kept: a chain
      * with a missing link restores nothing past it. */

@@ -31,7 +31,6 @@
  */
 #include "api/api.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,39 +90,23 @@ static void keep_chain(pgen *g, size_t n, pgen *x)
 
 void api_prune(cairn_ctx *ctx, long id, int what)
 {
-    int fd = cn_dir_listing_fd(ctx->nodefd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
-        return;
-    }
     /* Every gen-* entry (a parent not seen would make its child look
-     * unrestorable, and be dropped): the array grows as needed. */
+     * unrestorable, and be dropped); if they cannot all be listed, nothing. */
+    long *ids = NULL;
+    int nids = 0;
+    cn_err lerr = {0};
     pgen *g = NULL;
-    size_t n = 0, cap = 0;
-    bool nomem = false;
-    for (struct dirent *de; !nomem && (de = readdir(d)) != NULL;) {
-        int64_t x = cn_parse_gen_dirname(de->d_name);
-        if (x < 0)
-            continue;
-        if (n == cap) {
-            size_t want = cap ? 2 * cap : 64;
-            pgen *bigger = realloc(g, want * sizeof *g);
-            if (!bigger) {
-                nomem = true;
-                break;
-            }
-            g = bigger, cap = want;
-        }
-        g[n++] = (pgen){.id = (long)x, .parent = -1};
-    }
-    closedir(d);
-    if (nomem) { /* not all seen: dropping any could break a chain; next time */
-        cn_warn("prune: %s: no memory to list its generations; nothing pruned", ctx->node_path);
-        free(g);
+    if (cn_gen_list(ctx->nodefd, &ids, &nids, &lerr) < 0 ||
+        !(g = calloc(nids ? (size_t)nids : 1, sizeof *g))) {
+        cn_warn("prune: %s: cannot list its generations (%s); nothing pruned", ctx->node_path,
+                lerr.msg[0] ? lerr.msg : "no memory");
+        free(ids);
         return;
     }
+    size_t n = (size_t)nids;
+    for (size_t i = 0; i < n; i++)
+        g[i] = (pgen){.id = ids[i], .parent = -1};
+    free(ids);
     if (!n) {
         free(g);
         return;

@@ -29,7 +29,6 @@
  */
 #include "api/api.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -40,20 +39,15 @@
 /* Newest generation id <= BOUND with a directory on this node, or -1. */
 static long local_newest(cairn_ctx *ctx, long bound)
 {
-    int fd = cn_dir_listing_fd(ctx->nodefd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
+    long *ids = NULL, best = -1;
+    int n = 0;
+    cn_err ignored = {0};
+    if (cn_gen_list(ctx->nodefd, &ids, &n, &ignored) < 0)
         return -1;
-    }
-    long best = -1;
-    for (struct dirent *de; (de = readdir(d)) != NULL;) {
-        int64_t g = cn_parse_gen_dirname(de->d_name);
-        if (g >= 0 && g <= bound && g > best)
-            best = (long)g;
-    }
-    closedir(d);
+    for (int i = 0; i < n && best < 0; i++) /* newest first */
+        if (ids[i] <= bound)
+            best = ids[i];
+    free(ids);
     return best;
 }
 

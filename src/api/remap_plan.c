@@ -11,7 +11,6 @@
  */
 #include "api/remap_impl.h"
 
-#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,23 +42,19 @@ static bool other_layout(cairn_ctx *ctx, long gen, cn_manifest *m)
 /* Leader: the newest generation <= BOUND of another layout in this node's directory. */
 long rm_local_newest(cairn_ctx *ctx, long bound)
 {
-    int fd = cn_dir_listing_fd(ctx->nodefd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
+    long *ids = NULL, best = -1;
+    int n = 0;
+    cn_err ignored = {0};
+    if (cn_gen_list(ctx->nodefd, &ids, &n, &ignored) < 0)
         return -1;
-    }
-    long best = -1;
-    for (struct dirent *de; (de = readdir(d)) != NULL;) {
-        int64_t g = cn_parse_gen_dirname(de->d_name);
+    for (int i = 0; i < n && best < 0; i++) { /* newest first: the first that fits */
         cn_manifest m;
-        if (g > best && g <= bound && other_layout(ctx, (long)g, &m)) {
-            best = (long)g;
+        if (ids[i] <= bound && other_layout(ctx, ids[i], &m)) {
+            best = ids[i];
             cn_manifest_free(&m);
         }
     }
-    closedir(d);
+    free(ids);
     return best;
 }
 
