@@ -6,8 +6,9 @@
 #   1. ext4, and XFS where the kernel has it and mkfs.xfs is installed, each on
 #      a loop device made here (root only): a level-1 checkpoint and a level-4
 #      flush with node directory and PFS directory on it, restarted bit-exact.
-#   2. On ext4: the file-system operations of a level-1 checkpoint and of a
-#      level-4 flush are recorded (tests/crash/trace.c, LD_PRELOAD) and every
+#   2. On ext4: the file-system operations of a level-1 checkpoint, of a
+#      level-4 flush and of the epilog's flush without MPI (cairn flush
+#      --node-only) are recorded (tests/crash/trace.c, LD_PRELOAD) and every
 #      crash state the model allows is built from them (crashstates.py) and
 #      restarted: the old generation or the new one, bit-exact, nothing else.
 # CAIRN_CRASH_ALL=1 (make crash) tries every distinct state, and adds a trace
@@ -110,6 +111,32 @@ crash_states() {
   cat "$dir/report" 2>/dev/null # the state count and failures: "crash: LABEL states=N failures=F"
 }
 
+# crash_flushnode DIR: the epilog's flush without MPI (cairn flush --node-only:
+# a part, the node's record, the commit, the rename to gen-2, the prune of
+# gen-1) of a level-1 generation 2, traced over generation 1 durable on the
+# PFS; every crash state of the PFS (the node lost) restarts 1 or 2, bit-exact.
+crash_flushnode() {
+  local dir=$1 label=level4-epilog
+  local top=$dir/top job="t$CAIRN_TEST_TAG-crash-$label" what=${CRASH_SAMPLE/#0/all}
+  mkdir -p "$top" && mkdir -m 700 "$top/node" "$top/pfs"
+  local -a env=("${CRASH_MPI_ENV[@]}" CAIRN_JOB="$job" CAIRN_KEEP=1 CAIRN_PFS_KEEP=1
+                CAIRN_BASE="$top/node" CAIRN_PFS_DIR="$top/pfs")
+  check "crash $label: generation 1 at level 4, then generation 2 at level 1 only (durable before the trace)" \
+    crash_clean "${env[@]}" bash -c '"$1" save 1 4 && T_FIRST=2 "$1" save 1 1' _ "$T"
+  sync -f "$top" && cp -a "$top" "$dir/pre"
+  check "crash $label: the epilog's flush of generation 2 (cairn flush --node-only), traced" \
+    crash_clean "${env[@]}" CRASH_TRACE="$dir/trace" CRASH_ROOTS="$top" LD_PRELOAD="$PWD/$CRASH_SO" \
+        ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" \
+        "$BUILD/cairn" flush --node-only --gen 2 --node node0
+  local restart="env ${env[*]} CAIRN_BASE=\$CRASH_STATE/node CAIRN_PFS_DIR=\$CRASH_STATE/pfs $PWD/$T"
+  check "crash $label: every crash state of the PFS restarts generation 1 or 2, bit-exact (states: $what)" \
+    crash_clean python3 tests/crash/crashstates.py --label "$label" --top "$top" --pre "$dir/pre" \
+      --trace "$dir/trace" --out "$dir/state" --max "$CRASH_SAMPLE" --keep-failed "$dir/failed" \
+      --check "$restart restore-either 1 2" --old-check "$restart restore 1" \
+      --new-check "$restart restore 2" --report "$dir/report" --only pfs
+  cat "$dir/report" 2>/dev/null
+}
+
 # crash_model: the checker itself, on a textbook atomic replacement of a file
 # (tests/crash/replace.py): with its fsyncs no crash state holds anything but
 # the old or the new bytes; without them the model must find states that do.
@@ -158,6 +185,7 @@ else
     crash_states level1 1 "$CRASH_EXT4/l1"
     crash_states level1-pmem 1 "$CRASH_EXT4/l1p" CAIRN_IO=pmem # libpmem's path: map, copy, msync
     crash_states level4 4 "$CRASH_EXT4/l4" -- --only pfs # the node is lost: the PFS alone
+    crash_flushnode "$CRASH_EXT4/l4e" # the epilog's flush without MPI
     if [ -n "${CAIRN_CRASH_ALL:-}" ]; then # and with the node's own crash state too (~400 states)
       crash_states level4-node 4 "$CRASH_EXT4/l4n"
     fi
