@@ -204,5 +204,6 @@ if want demo; then
   took demo
 fi
 
+echo "# total took $SECONDS s"
 echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 [ "$FAILED" -eq 0 ]
