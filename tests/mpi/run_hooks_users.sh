@@ -36,6 +36,20 @@ as_v() { setpriv --reuid="$VU" --regid="$VG" --clear-groups -- env HOME=/tmp "$@
 as_a() { setpriv --reuid="$AU" --regid="$AG" --clear-groups -- env HOME=/tmp "$@"; }
 export -f as_v as_a
 export VU VG AU AG
+# The users may not reach the build tree (a clone in /root, mode 700, on a fresh machine):
+# the victim's jobs and daemons, and what the hooks run as the user (the cairn binary, exec'd
+# again after the drop), use copies in $UT that everyone can read, as the Slurm test does.
+UT=$(mktemp -d /tmp/cairn-hookbin.XXXXXX) && SCRATCH_DIRS+=("$UT") && chmod 755 "$UT" &&
+  mkdir -p -m 755 "$UT/bin" "$UT/scripts/slurm" &&
+  cp "$BUILD/cairn" "$BUILD/cairnd" "$T" "$UT/bin/" && cp scripts/mpirun.sh "$UT/scripts/" &&
+  cp scripts/slurm/cairn-* "$UT/scripts/slurm/" && chmod -R a+rX "$UT" ||
+  { check "hooks as real users: copies of the programs in a directory they can read" false; return 0 2>/dev/null || exit 0; }
+for f in "$BUILD"/cairn-*; do [ -f "$f" ] && [ -x "$f" ] && cp "$f" "$UT/bin/" && chmod a+rx "$UT/bin/${f##*/}"; done
+U_SAVED=("$T" "$PRO" "$EPI" "${CAIRN_CLI:-}" "${CAIRN_DAEMON_LAUNCHER:-}")
+T=$UT/bin/${T##*/} PRO=$UT/scripts/slurm/cairn-prolog EPI=$UT/scripts/slurm/cairn-epilog
+UM=$UT/scripts/mpirun.sh UC=$UT/bin/cairn
+export CAIRN_CLI=$UC CAIRN_DAEMON_LAUNCHER="bash $UM"
+export T UM UC
 # vhooks HOOK [ENV...]: HOOK as root on node0..node3 for the victim's job $J in base $B.
 vhooks() {
   local h=$1 n rc=0; shift
@@ -46,7 +60,7 @@ vhooks() {
   return $rc
 }
 # vjob ARGS...: the victim's job on 4 emulated nodes (8 ranks) in base $B.
-vjob() { as_v env -u CAIRN_PFS_DIR CAIRN_BASE="$B" CAIRN_JOB="$J" scripts/mpirun.sh 8 "$T" "$@"; }
+vjob() { as_v env -u CAIRN_PFS_DIR CAIRN_BASE="$B" CAIRN_JOB="$J" "$UM" 8 "$T" "$@"; }
 export -f vhooks vjob
 sticky_base() { # a fresh base like /dev/shm: root's, mode 1777
   B=$(mktemp -d /dev/shm/cairn-ub.XXXXXX) && chmod 1777 "$B" && SCRATCH_DIRS+=("$B")
@@ -81,7 +95,7 @@ export -f fresh_target target_intact went_on_safely
 
 # The victim can run its job here.
 check "users cairn-test ($VU) and cairn-atk ($AU); the victim can read and run the build tree" \
-  as_v test -x "$T" -a -r "$T" -a -x "$BUILD/cairn"
+  as_v test -x "$T" -a -r "$T" -a -x "$UC"
 
 # ---- (a) the deterministic race ----------------------------------------------------------
 # swap [POINT] PATH: once, move PATH away and put a symlink to root's 0600 file in its place.
@@ -175,8 +189,8 @@ vpids() { pgrep -u "$VU" -f "^[^ ]*cairnd --job $J( |\$)"; }
 # killed_job: prologs; the victim's job with daemons, 3 checkpoints at level 3, every 2nd to
 # the PFS; then its daemons SIGKILLed (stale sockets): generation 3 is only on the nodes.
 killed_job() {
-  vhooks "$PRO" && as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" "$BUILD/cairn" start --nodes 4 >/dev/null &&
-    as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" CAIRN_PFS_EVERY=2 scripts/mpirun.sh 8 "$T" save 3 3 || return 1
+  vhooks "$PRO" && as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" "$UC" start --nodes 4 >/dev/null &&
+    as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" CAIRN_PFS_EVERY=2 "$UM" 8 "$T" save 3 3 || return 1
   local p; for p in $(vpids); do kill -KILL "$p"; done
   for _ in $(seq 100); do [ -z "$(vpids)" ] && break; sleep 0.1; done
   test -z "$(vpids)" && test -S "$B/cairn-$VU/$J/node0/cairnd.sock" && test -e "$VP/cairn-$VU/$J/gen-2/index" &&
@@ -184,14 +198,14 @@ killed_job() {
 }
 # on_pfs G: the PFS holds generation G of $J complete (its index decodes: cairn ls lists it), no part left
 on_pfs() {
-  local out; out=$(as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" "$BUILD/cairn" ls --pfs "$VP" --job "$J" 2>&1) &&
+  local out; out=$(as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" "$UC" ls --pfs "$VP" --job "$J" 2>&1) &&
     grep -Eq "^ *$1 +4 .* [0-9]+ files, " <<<"$out" && test -e "$VP/cairn-$VU/$J/gen-$1/index" &&
     ! test -e "$VP/cairn-$VU/$J/.part-gen-$1" ||
     { echo "generation $1 is not complete on the PFS: $out"; ls -la "$VP/cairn-$VU/$J" 2>&1; return 1; }
 }
 nodes_gone() { local n; for n in 0 1 2 3; do ! test -e "$B/cairn-$VU/$J/node$n" || { echo "node$n kept"; return 1; }; done; }
 restores_from_pfs() { # the next job on wiped nodes restores generation $1 from the PFS, bit-exact
-  vhooks "$PRO" && run_grep "restoring generation $1 from the PFS" as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" scripts/mpirun.sh 8 "$T" restore "$1"
+  vhooks "$PRO" && run_grep "restoring generation $1 from the PFS" as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" "$UM" 8 "$T" restore "$1"
 }
 export -f vpids killed_job on_pfs nodes_gone restores_from_pfs
 
@@ -209,7 +223,7 @@ check "  ... the epilogs at once (CAIRN_HOOK_FLUSH_WAIT=1): exit 0, the other no
 check "  ... with CAIRN_HOOK_UNFLUSHED=drain: exit 1 (drain the node), still kept" \
   bash -c "env -u CAIRN_JOB SLURM_JOB_ID='$J' SLURM_JOB_UID='$VU' SLURMD_NODENAME=node1 CAIRN_BASE='$B' CAIRN_PFS_DIR='$VP' CAIRN_HOOK_LOG='$B/hooks.log' CAIRN_HOOK_FLUSH_WAIT=0 CAIRN_HOOK_UNFLUSHED=drain '$EPI'; test \$? = 1 && test -e '$B/cairn-$VU/$J/node1/gen-3/manifest'"
 check "  ... the next job (CAIRN_JOB=$J) restores generation 3 bit-exact from the kept directories (node 2 rebuilt)" \
-  run_grep 'PASS restore' as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" scripts/mpirun.sh 8 "$T" restore 3
+  run_grep 'PASS restore' as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" "$UM" 8 "$T" restore 3
 
 sticky_base; victim_pfs; J=t$CAIRN_TEST_TAG-stale; export J
 check "(d) the same job, its daemons SIGKILLed; a stale .part-gen-3 left on the PFS (a garbage record, rank file and claim)" \
@@ -220,7 +234,7 @@ check "  ... the next job restores generation 3 from the PFS bit-exact" restores
 
 sticky_base; victim_pfs; J=t$CAIRN_TEST_TAG-kept-nod; export J
 check "(d) no daemon at all: level 1, every 2nd generation to the PFS" \
-  bash -c "vhooks '$PRO' && as_v env CAIRN_BASE='$B' CAIRN_PFS_DIR='$VP' CAIRN_JOB='$J' CAIRN_PFS_EVERY=2 scripts/mpirun.sh 8 '$T' save 3 1 && test -e '$VP/cairn-$VU/$J/gen-2/index'"
+  bash -c "vhooks '$PRO' && as_v env CAIRN_BASE='$B' CAIRN_PFS_DIR='$VP' CAIRN_JOB='$J' CAIRN_PFS_EVERY=2 '$UM' 8 '$T' save 3 1 && test -e '$VP/cairn-$VU/$J/gen-2/index'"
 check "  ... the epilogs one after another (CAIRN_HOOK_FLUSH_WAIT=0): nodes 0-2 keep generation 3 (not committable yet), node 3's commits it; each exit 0" \
   bash -c "vhooks '$EPI' CAIRN_PFS_DIR='$VP' CAIRN_HOOK_FLUSH_WAIT=0 && for n in 0 1 2; do test -e '$B/cairn-$VU/$J/node'\$n/gen-3/manifest || exit 1; done && ! test -e '$B/cairn-$VU/$J/node3' && on_pfs 3 && grep -q 'no record of node 3 (of 4)' '$B/hooks.log' || { cat '$B/hooks.log'; exit 1; }"
 check "  ... the epilogs again: generation 3 is on the PFS, every node directory goes" \
@@ -234,7 +248,7 @@ check "stage-in as the victim: the prolog of a job restarting $first stages its 
   bash -c "vhooks '$PRO' CAIRN_PFS_DIR='$VP' CAIRN_RESTART_FROM='$first' && test -e '$sf/gen-3/index' && [ -z \"\$(find '$B/cairn-$VU/$J' ! -user cairn-test)\" ] && grep -q 'staged generation 3 of job $first in' '$B/hooks.log'"
 mv "$VP/cairn-$VU/$first" "$VP/cairn-$VU/moved-away"
 check "  ... the job restores generation 3 of $first from the staged copy (PFS copy moved away), bit-exact" \
-  run_grep "restoring generation 3 of job $first from the PFS" as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" CAIRN_RESTART_FROM="$first" scripts/mpirun.sh 8 "$T" restore 3
+  run_grep "restoring generation 3 of job $first from the PFS" as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" CAIRN_RESTART_FROM="$first" "$UM" 8 "$T" restore 3
 mv "$VP/cairn-$VU/moved-away" "$VP/cairn-$VU/$first"
 # A generation whose index does not decode (a forged or torn one) is no
 # generation: the prolog stages nothing (it once copied whatever had an index file).
@@ -242,3 +256,5 @@ J=t$CAIRN_TEST_TAG-forged; export J
 as_v mkdir -p -m 700 "$VP/cairn-$VU/$J-src/gen-7" && head -c 4096 /dev/urandom | as_v tee "$VP/cairn-$VU/$J-src/gen-7/index" >/dev/null
 check "stage-in of a job whose newest generation has a forged index: nothing staged, no stage directory left, exit 0" \
   bash -c "vhooks '$PRO' CAIRN_PFS_DIR='$VP' CAIRN_RESTART_FROM='$J-src' && ! test -e '$B/cairn-$VU/$J/node0/stage/cairn-$VU/$J-src' && grep -q 'job $J-src has no complete generation' '$B/hooks.log'"
+T=${U_SAVED[0]} PRO=${U_SAVED[1]} EPI=${U_SAVED[2]}
+export CAIRN_CLI=${U_SAVED[3]} CAIRN_DAEMON_LAUNCHER=${U_SAVED[4]}
