@@ -55,7 +55,7 @@ poll() {
   local until=$((SECONDS + $1)); shift
   until "$@"; do [ "$SECONDS" -lt "$until" ] || return 1; sleep 0.05; done
 }
-in_ns() { local p; p=$(pid_of "$1"); shift; nsenter -t "$p" --net --uts --mount -- "$@"; }
+in_ns() { local p; p=$(pid_of "$1"); shift; nsenter -t "$p" --net --uts --mount --root --wd=/ -- "$@"; }
 link_up() { # link_up NAME: every lab link of NAME is up
   if [ "$1" = bridge ]; then ! in_br ip -br link | grep -v '^lo' | grep -qv 'UP'
   else in_ns "$1" ip -br link show lab0 | grep -q ' UP '; fi
@@ -197,7 +197,7 @@ agent() {
   [ $# -ge 2 ] || die "agent: usage: agent HOST COMMAND"
   local m; m=$(member "$1"); shift
   local p; p=$(pid_of "$m")
-  exec nsenter -t "$p" --net --uts --mount --wd=/ -- env -i PATH="$CLEAN_PATH" HOME=/root \
+  exec nsenter -t "$p" --net --uts --mount --root --wd=/ -- env -i PATH="$CLEAN_PATH" HOME=/root \
     USER=root LOGNAME=root SHELL=/bin/bash LANG=C.UTF-8 CAIRN_LAB_DIR="$LAB" /bin/sh -c "$*"
 }
 
@@ -236,7 +236,7 @@ case $cmd in
   down) down ;;
   exec) [ $# -ge 2 ] || die "usage: lab.sh exec NAME CMD..."
     p=$(pid_of "$1"); shift
-    exec nsenter -t "$p" --net --uts --mount --wd="$PWD" -- "$@" ;;
+    exec nsenter -t "$p" --net --uts --mount --root --wd="$PWD" -- "$@" ;;
   wipe) wipe "$@" ;;
   agent) agent "$@" ;;
   mpirun) launch "$@" ;;
