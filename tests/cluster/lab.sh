@@ -55,6 +55,8 @@ poll() {
   local until=$((SECONDS + $1)); shift
   until "$@"; do [ "$SECONDS" -lt "$until" ] || return 1; sleep 0.05; done
 }
+# Entering a mount namespace resets the root to the namespace's own: --root keeps the
+# member's (inside a chroot such as fresh-check's Debian root, the clone is only there).
 in_ns() { local p; p=$(pid_of "$1"); shift; nsenter -t "$p" --net --uts --mount --root --wd=/ -- "$@"; }
 link_up() { # link_up NAME: every lab link of NAME is up
   if [ "$1" = bridge ]; then ! in_br ip -br link | grep -v '^lo' | grep -qv 'UP'
