@@ -47,6 +47,18 @@ static int startup_error(int rank, const char *what, const char *msg)
     return 1;
 }
 
+void d_node_log(const cn_config *cfg, const char *job, const char *given,
+                char node[CN_JOB_MAX + 1])
+{
+    if (given)
+        snprintf(node, CN_JOB_MAX + 1, "%s", given);
+    else
+        cn_node_name(cfg->node, node, NULL);
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "cairnd %s node %s", job, node);
+    cn_log_setup(cfg->log_level, prefix);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--flush-node") == 0) /* no MPI: flushnode.c */
@@ -80,14 +92,9 @@ int main(int argc, char **argv)
     cn_err err = {0};
     if (cn_config_load(&cfg, config, &err) != 0)
         return startup_error(rank, "configuration", err.msg);
-    char node[CN_JOB_MAX + 1];
-    if (emulated)
-        snprintf(node, sizeof node, "node%d", rank);
-    else
-        cn_node_name(cfg.node, node, NULL);
-    char prefix[128];
-    snprintf(prefix, sizeof prefix, "cairnd %s node %s", job, node);
-    cn_log_setup(cfg.log_level, prefix);
+    char node[CN_JOB_MAX + 1], emu[32];
+    snprintf(emu, sizeof emu, "node%d", rank);
+    d_node_log(&cfg, job, emulated ? emu : NULL, node);
 
     cairn_ctx *ctx = NULL;
     if (api_dctx_open(MPI_COMM_WORLD, &cfg, job, node, &ctx, &err) != 0)

@@ -137,6 +137,10 @@ void d_lock(d_state *st);
 int d_prio_place(d_state *st, cairn_ctx *ctx, int nlocal);
 void d_prio_free(d_state *st);
 
+/* This daemon's node (GIVEN, else the library's rule: cn_node_name) into NODE,
+ * and the log's prefix "cairnd JOB node NODE" (cairnd.c). */
+void d_node_log(const cn_config *cfg, const char *job, const char *given,
+                char node[CN_JOB_MAX + 1]);
 /* cairnd --flush-node (flushnode.c): the epilog's flush of this node's part,
  * MPI never initialized; the exit status. */
 int d_flush_node_main(int argc, char **argv);

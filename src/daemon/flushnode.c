@@ -58,13 +58,7 @@ int d_flush_node_main(int argc, char **argv)
         return 1;
     }
     char node[CN_JOB_MAX + 1];
-    if (name)
-        snprintf(node, sizeof node, "%s", name);
-    else
-        cn_node_name(cfg.node, node, NULL);
-    char prefix[128];
-    snprintf(prefix, sizeof prefix, "cairnd %s node %s", job, node);
-    cn_log_setup(cfg.log_level, prefix);
+    d_node_log(&cfg, job, name, node);
     char why[1024];
     int rc = api_flush_node(&cfg, job, node, id, why, sizeof why, &err);
     if (rc < 0) {
