@@ -80,7 +80,7 @@ void cli_print_exit_codes(FILE *f);
     X(start, "start a job's node daemons (cairnd), one per node")                                \
     X(stop, "stop a job's node daemons after their queued work; wait until gone")                \
     X(status, "what each node daemon of a job is doing")                                         \
-    X(flush, "ask the daemons to flush the newest complete generation to the PFS")              \
+    X(flush, "have the daemons flush the newest generation to the PFS (--node-only: no daemon)")  \
     X(drain, "flush the newest complete generation to the PFS and wait (epilogs)")              \
     X(drill, "inject failures into a real MPI job, restart, verify (failure drills)")            \
     X(hook, "the scheduler's prolog and epilog, run as root on each node (Slurm)")
