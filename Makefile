@@ -12,7 +12,8 @@
 #   make fuzz       libFuzzer targets (clang), run briefly over the corpus
 #   make install    PREFIX=/usr/local (DESTDIR honoured); make uninstall the same
 #
-# Only code that calls MPI (src/api, src/erasure/ring*, tests/mpi, examples, bench) is built with
+# Only code that calls MPI (src/api, the collective half of src/levels/*, src/remap,
+# src/erasure/ring*, tests/mpi, examples, bench) is built with
 # mpicc; everything else is plain C11 built with -DCAIRN_NO_MPI.
 
 PREFIX ?= /usr/local
@@ -29,7 +30,7 @@ DEP_LIBS := $(call pc,libxxhash,-lxxhash) $(call pc,inih,-linih) $(call pc,libpm
             $(call pc,zlib,-lz) $(call pc,libzstd,-lzstd) $(call pc,liblz4,-llz4) -lfpzip -lpthread -lm
 CMOCKA := $(call pc,cmocka,-lcmocka)
 # HDF5 (serial is enough): routed HDF5 files are split by dataset at level 4
-# (src/compress/h5split.c). USE_HDF5=auto|yes|no; without it such files are stored whole.
+# (src/levels/pfs/h5split.c). USE_HDF5=auto|yes|no; without it such files are stored whole.
 USE_HDF5 ?= auto
 HDF5_FLAGS :=
 HDF5_LIBS :=
@@ -55,10 +56,19 @@ LDFLAGS_ALL := $(SAN)
 COMMON_SRC := $(wildcard src/common/*.c)
 COMPRESS_SRC := $(wildcard src/compress/*.c)
 INCR_SRC := $(wildcard src/incr/*.c)
-LEVELS_SRC := $(wildcard src/levels/*.c)
+# src/levels/<level>/: one folder a level. What calls MPI there (the collective
+# half of each level) is built with mpicc like src/api; the rest without MPI, and
+# level 4's and level 3's NOMPI part is linked into the CLI and the fuzz replays.
+LEVELS_MPI_SRC := src/levels/partner/level2.c \
+    $(addprefix src/levels/parity/,level3.c examine.c rebuild.c recover.c) \
+    $(addprefix src/levels/pfs/,flush.c flush_incr.c flushnode.c fetch.c pfsread.c pfsrestore.c \
+                                pfsapply.c stagein.c)
+LEVELS_SRC := $(filter-out $(LEVELS_MPI_SRC),$(wildcard src/levels/*/*.c))
+PFS_SRC := $(filter src/levels/pfs/% src/levels/parity/%,$(LEVELS_SRC))
+REMAP_SRC := $(wildcard src/remap/*.c)
 RING_SRC := $(wildcard src/erasure/ring*.c)
 ERASURE_SRC := $(filter-out $(RING_SRC),$(wildcard src/erasure/*.c))
-API_SRC := $(wildcard src/api/*.c) $(RING_SRC)
+API_SRC := $(wildcard src/api/*.c) $(LEVELS_MPI_SRC) $(REMAP_SRC) $(RING_SRC)
 NOMPI_SRC := $(COMMON_SRC) $(COMPRESS_SRC) $(INCR_SRC) $(ERASURE_SRC) $(LEVELS_SRC)
 
 NOMPI_OBJ := $(NOMPI_SRC:%.c=$(BUILD)/%.o)
@@ -96,7 +106,7 @@ $(BUILD)/src/api/%.o: src/api/%.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(LIB_CFLAGS) -Isrc -c $< -o $@
 
-$(RING_SRC:%.c=$(BUILD)/%.o): $(BUILD)/%.o: %.c
+$(RING_SRC:%.c=$(BUILD)/%.o) $(LEVELS_MPI_SRC:%.c=$(BUILD)/%.o) $(REMAP_SRC:%.c=$(BUILD)/%.o): $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(LIB_CFLAGS) -Isrc -c $< -o $@
 
@@ -112,14 +122,15 @@ $(LIBSO): $(LIB_OBJ)
 	$(MPICC) -shared -Wl,-soname,libcairn.so.$(SOMAJOR) \
 	    $(LDFLAGS_ALL) -o $@ $(filter-out %.h,$^) $(DEP_LIBS)
 
-# The CLI uses the public header, src/common, src/compress and the PFS reader
-# of src/levels (pfs.c, and pfs_stage.c which its prune calls; no MPI), linked statically.
+# The CLI uses the public header, src/common, src/compress and the NOMPI part of
+# levels 3 and 4 (src/levels/parity, src/levels/pfs: the formats, the PFS reader,
+# pfs_stage.c which its prune calls, the aggregation), linked statically.
 $(BUILD)/src/tools/%.o: src/tools/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -c $< -o $@
 CLI_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/tools/*.c))
 $(CLI): $(CLI_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o) $(COMPRESS_SRC:%.c=$(BUILD)/%.o) \
-        $(BUILD)/src/levels/pfs.o $(BUILD)/src/levels/pfs_stage.o
+        $(PFS_SRC:%.c=$(BUILD)/%.o)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(filter-out %.h,$^) $(DEP_LIBS)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(NOMPI_OBJ)
@@ -136,7 +147,8 @@ FUZZ_INCLUDED := $(wildcard src/compat/*/*.c src/compat/*/*.h)
 $(BUILD)/tests/replay_fuzz_fti_conf: $(wildcard src/compat/fti/*)
 $(BUILD)/tests/replay_fuzz_scr_conf: $(wildcard src/compat/scr/*)
 $(BUILD)/tests/replay_fuzz_veloc_config: $(wildcard src/compat/veloc/*)
-$(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(COMMON_SRC:%.c=$(BUILD)/%.o) $(COMPRESS_SRC:%.c=$(BUILD)/%.o)
+$(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(COMMON_SRC:%.c=$(BUILD)/%.o) $(COMPRESS_SRC:%.c=$(BUILD)/%.o) \
+                        $(PFS_SRC:%.c=$(BUILD)/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc $(MPI_INC) -o $@ $(filter-out %.h $(FUZZ_INCLUDED),$^) $(DEP_LIBS) $(LDFLAGS_ALL)
 
@@ -277,7 +289,7 @@ FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -DCAIRN_NO_MPI -O1 -g -Iinclude -Isrc $(MPI_
 fuzz: deps
 	@mkdir -p $(BUILD)/fuzz
 	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
-	  clang $(FUZZ_FLAGS) -o $(BUILD)/fuzz/$$n $$f $(COMMON_SRC) $(COMPRESS_SRC) $(DEP_LIBS) || exit 1; \
+	  clang $(FUZZ_FLAGS) -o $(BUILD)/fuzz/$$n $$f $(COMMON_SRC) $(COMPRESS_SRC) $(PFS_SRC) $(DEP_LIBS) || exit 1; \
 	  mkdir -p $(BUILD)/fuzz/$$n.corpus; \
 	  $(BUILD)/fuzz/$$n -max_total_time=$${FUZZ_SECONDS:-60} $(BUILD)/fuzz/$$n.corpus tests/fuzz/corpus/$$n || exit 1; \
 	done

@@ -38,6 +38,7 @@
 #include "bench.h"
 #include "incr_apps.h"
 #include "rankfiles.h"
+#include "levels/pfs/pfs.h"
 
 /* ---- --run: an application's checkpoint -------------------------------- */
 

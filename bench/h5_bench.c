@@ -29,6 +29,7 @@
  */
 #include "bench.h"
 #include "rankfiles.h"
+#include "levels/pfs/pfs.h"
 
 #ifdef CAIRN_HAVE_HDF5
 #include <hdf5.h>

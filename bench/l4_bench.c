@@ -84,7 +84,7 @@
 #define MAX_REPS 100
 #define IOBUF (4u << 20)
 
-/* Level 4 alone (src/api/flush.c; collective): linked from the static library. */
+/* Level 4 alone (src/levels/pfs/flush.c; collective): linked from the static library. */
 int api_flush(cairn_ctx *ctx, long id);
 int api_flush_full(cairn_ctx *ctx, long id);
 void api_trash_wait(cairn_ctx *ctx); /* pruned generations removed (trash.c) */

@@ -19,6 +19,7 @@
 #include "bench.h"
 
 #include "compress/compress.h"
+#include "levels/pfs/pfs.h"
 
 #define MAX_APPS 8
 #define MAX_RANKS 1024

@@ -1,6 +1,12 @@
 /*
  * api.h - the contract of src/api, which composes the layers below into the
- * public, collective API of cairn.h.
+ * public, collective API of cairn.h: the context, protect, the commit
+ * protocol and its agreements, the inventory, the query, the scheduling.
+ * Each level's own life (write, raise from the level below, verify,
+ * restore, rebuild, prune) is its folder's, behind one contract header
+ * included here: levels/local/local.h (1), levels/partner/partner.h (2),
+ * levels/parity/parity.h (3 and the recovery), levels/pfs/pfs.h (4);
+ * the restart onto another rank count is src/remap (remap/remap.h).
  *
  *   ctx.c         cairn_init/finalize: configuration, the job/rank/node model
  *                 (emulated nodes), node-local directories; api_agree.
@@ -15,10 +21,6 @@
  *   manifest.c    node manifests: read, write, raise the level, match the job.
  *   layout.c      distributed and replicated variables: declared, and stored
  *                 with each checkpoint as the record API_LAYOUT_NAME.
- *   remap.c       restart onto another rank count or node layout: the rounds
- *                 of pieces over MPI;
- *   remap_plan.c  ... where the stored ranks are read, and by whom;
- *   remap_read.c  ... one stored rank's variables decoded, node-local or PFS.
  *   restart.c     choose, verify and restore a generation; the pass that
  *                 cairn_restart_var and cairn_var_query (restvar.c) share.
  *   query.c       cairn_restart_query: the same choice, nothing written.
@@ -29,26 +31,10 @@
  *   chain.c       the way back: a generation's chain verified, then applied
  *                 link by link into protected memory; the tables rebuilt.
  *   raise.c       a generation at level 1 raised to level 2 or 3.
- *   level2.c      partner copies: each node's files on the next node.
- *   level3.c      parity: the node's payload through the encoding ring.
- *   examine.c     what a node holds of a generation; can the nodes rebuild it;
- *   recover.c     ... the recovery: which generation, rebuilt or (dry) not;
- *   rebuild.c     ... rebuild lost nodes from partner copies or by decoding.
  *   dctx.c        the context of a node daemon: one rank per node, a job's layout.
  *   daemon.c      the library's side of cairnd: connect, hand over, fall back.
- *   flush.c       level 4 out: a generation materialized, aggregated N->M
- *                 and written to the PFS, index last;
- *   flush_incr.c  ... or, when its parent is there as it was diffed against,
- *                 only its changes: an increment on the PFS.
  *   interval.c    when to checkpoint: per-level clocks, intervals from the
  *                 config or Young/Daly from measured costs.
- *   pfsrestore.c  level 4 back: each rank's share of a PFS generation read
- *                 straight into protected memory (cairn_restart);
- *   stagein.c     ... or split back into node-local rank files (a restart of
- *                 one variable, a description); the newest PFS generation;
- *   pfsread.c     ... some ranks' variables read from the PFS, through the
- *                 generation's chain there from its full base;
- *   pfsapply.c    ... one link of that chain applied to one rank.
  *
  * Collective discipline: every public collective function ends each phase
  * with api_agree(), so all ranks return the same code and message.
@@ -62,7 +48,10 @@
 #include "common/common.h"
 #include "erasure/erasure.h"
 #include "incr/incr.h"
-#include "levels/levels.h"
+#include "levels/local/local.h"
+#include "levels/partner/partner.h"
+#include "levels/parity/parity.h"
+#include "levels/pfs/pfs.h"
 
 typedef struct api_var {
     char name[CAIRN_NAME_MAX + 1];
@@ -240,10 +229,6 @@ int api_local_level(const cairn_ctx *ctx, int level);
  * 3): partner copy or parity, then every manifest marked. A failure keeps
  * it at level 1 and says so in ctx->msg. */
 int api_raise(cairn_ctx *ctx, long id, int level);
-/* Levels 2 and 3 for generation ID, by node leaders (level2.c, level3.c).
- * M is this node's level-1 manifest. Local results; callers agree. */
-int api_partner_copy(cairn_ctx *ctx, int genfd, const cn_manifest *m);
-int api_encode(cairn_ctx *ctx, int genfd, const char *gen_path, const cn_manifest *m);
 /* Node manifests (manifest.c). Read and decode the manifest in GENFD. */
 int api_read_manifest(cairn_ctx *ctx, int genfd, cn_manifest *m);
 /* Encode M and write it atomically as GENFD/manifest. */
@@ -262,76 +247,6 @@ bool api_same_layout(const cairn_ctx *ctx, const cn_manifest *m);
 int api_may_replace(cairn_ctx *ctx, long id);
 /* ... and is it generation ID of this job, for node NODE? */
 bool api_manifest_of(const cairn_ctx *ctx, const cn_manifest *m, long id, int node);
-
-/*
- * Collective (recover.c). Make generation ID (or the newest recoverable one
- * with CAIRN_LATEST) whole on every node: rebuild lost nodes' files from
- * partner copies (level 2) or by decoding (level 3). *CHOSEN gets the id, or
- * -1 if no generation exists at all. Fails with CAIRN_ELOST naming the
- * generation, the set and the lost nodes when too many are lost.
- */
-int api_recover(cairn_ctx *ctx, long id, long *chosen);
-
-/*
- * What cairn_restart's recovery would do, nothing written (recover.c, for
- * cairn_restart_query): collective, over generations <= BOUND. ID: the
- * generation it would make whole (-1 none), REBUILD the level (2, 3) at which
- * some link of ID's chain would be rebuilt (0 none: intact), NODES_LOST the
- * nodes that would get files back, LOST_HERE whether this rank's node is one
- * of them, CHAIN ID's links (id, parent; ID first), LEVEL the level ID's
- * nodes claim, LOST_RAW the bytes of state of the nodes that would get ID's
- * files back, LABEL and SECONDS ID's. Returns CAIRN_ELOST (message) when
- * generations exist that cannot be made whole and none older can, as
- * api_recover; nothing is changed.
- */
-#define API_CHAIN_MAX 256
-typedef struct api_link {
-    long id, parent;
-} api_link;
-typedef struct api_recovery {
-    long id;
-    int rebuild, nodes_lost, level;
-    bool lost_here;
-    uint64_t lost_raw;
-    double seconds;
-    char label[CAIRN_LABEL_MAX + 1];
-    int nchain;
-    api_link chain[API_CHAIN_MAX];
-} api_recovery;
-int api_recover_plan(cairn_ctx *ctx, long bound, api_recovery *r);
-
-/* What one node holds of a generation (recover.c examines, every leader
- * gathers every node's; rebuild.c acts on them). */
-typedef struct api_node_state {
-    int64_t parent;     /* the generation's parent as this node knows it, -2 unknown */
-    int32_t data_ok;    /* manifest valid, every rank file verified */
-    int32_t parity_ok;  /* parity.ec valid and verified */
-    int32_t partner_ok; /* partner/ copy of the previous node verified */
-    int32_t level;      /* highest level this node's files claim, 0 if none */
-    int32_t foreign;    /* written by a job of another rank/node layout */
-    int32_t present;    /* 0 no directory of it, 1 one without a manifest, 2 with one */
-    int32_t labeled;    /* a manifest of it decoded here: LABEL, FLAGS and SECONDS are its */
-    uint32_t flags;     /* CN_MF_* */
-    double seconds;
-    uint64_t raw;       /* bytes of state of this node's ranks (data_ok), */
-    uint64_t prev_raw;  /* ... and of the previous node's, from the partner copy */
-    char label[CAIRN_LABEL_MAX + 1];
-} api_node_state;
-/* Leaders (examine.c). What this node holds of generation ID (PIN receives
- * its parity if valid; close it with lvl_parity_close). Can generation ID be
- * made whole from ALL at LEVEL: 0 yes, 1 not a level that can rebuild (level
- * 1), CAIRN_ELOST with a message. A level-1 generation some node holds and a
- * wiped one does not: noted as lost for restart (api_note_lost). */
-api_node_state api_examine(cairn_ctx *ctx, long id, lvl_parity_in *pin);
-int api_decide(cairn_ctx *ctx, long id, const api_node_state *all, int level);
-void api_note_level1_loss(cairn_ctx *ctx, long id, const api_node_state *all);
-/* Leaders (rebuild.c): make generation ID, decided rebuildable at LEVEL (2 or
- * 3) from ALL (every node's state; PIN this node's parity if valid), whole. */
-int api_rebuild_gen(cairn_ctx *ctx, long id, const api_node_state *all, int level,
-                    lvl_parity_in *pin);
-
-/* Level 4: flush, fetch, increments, read back, stage in (api_pfs.h). */
-#include "api/api_pfs.h"
 
 /* Record CODE as the echo of a failure elsewhere ("another member failed"),
  * so that api_agree reports the original message instead. Returns CODE. */
@@ -493,7 +408,7 @@ int api_chain_apply(cairn_ctx *ctx, const api_chain *ch, void *const *ptrs);
 int api_chain_restore(cairn_ctx *ctx, const api_chain *ch, int level, const char *only);
 
 /*
- * Distributed and replicated variables (layout.c, remap*.c). Every rank file
+ * Distributed and replicated variables (layout.c; restored by src/remap). Every rank file
  * of a context with such variables holds one more raw entry, API_LAYOUT_NAME
  * (bytes, never compressed nor stored as a delta), describing them; a name
  * no application may protect or route. api_layout_encode: that record for
@@ -513,11 +428,7 @@ int api_layout_find(const uint8_t *p, size_t len, const char *name, api_block *b
 /* Does the context restore by remapping when the layout differs: at least
  * one variable protected, and every one distributed or replicated? */
 bool api_remap_applies(const cairn_ctx *ctx);
-/* Collective (remap.c): restore generation ID (CAIRN_LATEST: the newest) of
- * another rank count or node layout into this run's blocks. Returns 1 when
- * no generation of another layout exists (the caller keeps its own error),
- * else 0 with *GOT, or an agreed error. */
-int api_remap(cairn_ctx *ctx, long id, long *got);
+/* The remap itself: remap/remap.h. */
 
 /* Find a protected name; NULL if absent. Append a zeroed entry NAME; NULL
  * when out of memory. */

@@ -21,6 +21,7 @@
  * generation is read back, and damage to it warned (api_pfs_check).
  */
 #include "api/api.h"
+#include "remap/remap.h"
 
 #include <limits.h>
 #include <stdarg.h>

@@ -7,7 +7,7 @@
  * ".trash-*" entry of the node directory. One thread at a time per context;
  * cairn_finalize waits for it. A crash leaves ".trash-*" behind, which the
  * next removal (or `cairn init` of the next job) finishes. The PFS prune
- * after a flush (levels/pfs.c) does the same in the PFS job directory, on a
+ * after a flush (levels/pfs/pfs.c) does the same in the PFS job directory, on a
  * second thread, so that level 4 does not wait for its removals either;
  * every flush empties that trash, a crashed run's included.
  */

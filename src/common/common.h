@@ -10,10 +10,10 @@
  *            symlinks; names checked before they touch a path.
  *   bytes    little-endian encoders and a bounds-checked reader.
  *   format   (format.h) the on-disk checkpoint file (format.c), the node manifest
- *            (manifest.c), the parity file's metadata (pfile.c), the index of
- *            a PFS generation (pindex.c), the delta record of a rank in a PFS
- *            increment (pdelta.c), and a reader that maps a checkpoint
- *            file and validates it (ckread.c).
+ *            (manifest.c), the layout record (layout.c), and a reader that maps
+ *            a checkpoint file and validates it (ckread.c). The formats of
+ *            levels 3 and 4 are their levels' own: levels/parity/parity.h (the
+ *            parity file), levels/pfs/pfs.h (the PFS index, delta and node records).
  *   config   the key table, INI + environment loading (config.c).
  *   period   checkpoint intervals and durations parsed, Daly's formula (period.c).
  *   proto    the line protocol of the node daemon's socket (proto.c).
@@ -246,7 +246,7 @@ typedef struct cn_config {
     int pfs_every;           /* pfs.every */
     int pfs_keep;            /* pfs.keep */
     int pfs_group;           /* pfs.group, ranks per aggregated file */
-    int pfs_scheme;          /* pfs.scheme: enum cz_agg_scheme (src/compress) */
+    int pfs_scheme;          /* pfs.scheme: enum cz_agg_scheme (levels/pfs/pfs.h) */
     uint32_t pfs_block;      /* pfs.block */
     int pfs_bandwidth;       /* pfs.bandwidth, MiB/s (0 = unthrottled) */
     int daemon_use;          /* daemon.use: 0 auto, 1 off */

@@ -1,7 +1,8 @@
 /*
  * format.h - the on-disk formats of src/common (format.c, manifest.c,
- * pfile.c, pindex.c, ckread.c): rank file header and entry table, node
- * manifest, parity file, PFS index, and the checkpoint file reader. Part of
+ * layout.c, ckread.c): rank file header and entry table, node manifest,
+ * layout record, and the checkpoint file reader (the parity file's format is
+ * in levels/parity/parity.h, the PFS records' in levels/pfs/pfs.h). Part of
  * common.h, which includes it where its types are needed; include common.h.
  */
 #ifndef CAIRN_COMMON_FORMAT_H
@@ -20,7 +21,7 @@
 #define CN_FORMAT_VERSION 4 /* rank files. 2: codecs, packed entries; 3: incremental chains;
                              * 4: data at CN_ENTRY_ALIGN after the table, not at a page */
 #define CN_FORMAT_VERSION_OLD 3 /* the oldest rank file read (data page-aligned) */
-#define CN_PARITY_VERSION 3 /* parity files (pfile.c) */
+#define CN_PARITY_VERSION 3 /* parity files (levels/parity/pfile.c) */
 #define CN_HEADER_SIZE 256
 #define CN_JOB_MAX 63 /* job ids and node names: at most 63 bytes */
 #define CN_DATA_ALIGN 4096 /* version 3 rank files' data; parity files' rows */
@@ -219,168 +220,6 @@ int cn_manifest_encode(const cn_manifest *m, uint8_t **out, size_t *len, cn_err 
 /* Parse and validate; allocates arrays in M (free with cn_manifest_free). */
 int cn_manifest_decode(const uint8_t *buf, size_t len, cn_manifest *m, cn_err *err);
 void cn_manifest_free(cn_manifest *m);
-
-/*
- * A parity file (level 3; pfile.c): one per node per generation, holding the
- * parity rows this node keeps for its encoding set, and a description of the
- * whole set, identical in every member's file, from which any survivor can
- * rebuild a lost member: every member's node, node name, payload size and rank
- * files (rank, size, header checksum), and the job's rank -> node map.
- *   [metadata, meta_size bytes, ending in its XXH3-64][pad to 4096][rows]
- * Row i (0..m-1) is parity row i of stripe (member - i) mod n, `chunk` bytes,
- * checksummed per block of block_size in the metadata.
- */
-extern const uint8_t CN_PARITY_MAGIC[8]; /* "CAIRNPF" 0x01 */
-#define CN_PARITY_NAME "parity.ec"
-
-typedef struct cn_pmember {
-    uint32_t node;                  /* node index in the job */
-    char node_name[CN_JOB_MAX + 1];
-    uint64_t payload;               /* bytes: its rank files, concatenated by rank */
-    uint32_t nlocal;
-    cn_manifest_rank *local;        /* its rank files, ascending rank */
-} cn_pmember;
-
-typedef struct cn_parity {
-    uint32_t version, level, target;
-    int64_t generation;
-    int64_t parent, base;           /* the generation's chain, as in its manifests */
-    char job[CN_JOB_MAX + 1];
-    uint32_t nranks, nnodes;
-    uint32_t *rank_node;            /* nranks entries */
-    uint32_t set, n, m, w, form;    /* set index; members; parity rows; GF(2^w); enum ec_form */
-    uint32_t member;                /* whose file this is (0..n-1) */
-    uint64_t chunk;                 /* bytes per shard */
-    uint32_t block_size;            /* checksum block */
-    cn_pmember *members;            /* n entries */
-    uint64_t *row_sums;             /* m * ceil(chunk / block_size) checksums */
-    uint64_t data_offset, file_size;
-} cn_parity;
-
-uint32_t cn_parity_nblocks(const cn_parity *p);
-/* Encode metadata into a malloc'd buffer; sets data_offset and file_size. */
-int cn_parity_encode(cn_parity *p, uint8_t **out, size_t *len, cn_err *err);
-/* Parse and validate the metadata at the start of BUF (LEN bytes: the whole
- * file, or at least the metadata). Allocates arrays in P (cn_parity_free). */
-int cn_parity_decode(const uint8_t *buf, size_t len, cn_parity *p, cn_err *err);
-void cn_parity_free(cn_parity *p);
-/* Decode MAP (a whole parity file of SIZE bytes) and verify its size, padding
- * and every row block checksum; messages start with PATH. */
-int cn_parity_check(const uint8_t *map, size_t size, const char *path, cn_parity *p, cn_err *err);
-
-/*
- * The index of a generation flushed to the PFS (level 4; pindex.c), written
- * after its aggregated files: file i holds ranks [i * group, (i + 1) * group).
- */
-extern const uint8_t CN_PINDEX_MAGIC[8]; /* "CAIRNPX" 0x01 */
-#define CN_PINDEX_VERSION 3     /* 2 adds label and seconds; 3 the chain (parent, base, source) */
-#define CN_PINDEX_VERSION_OLD 1 /* the oldest read; every version read is re-encoded as it was */
-#define CN_PINDEX_NAME "index"
-
-typedef struct cn_pfile {
-    uint64_t size;                  /* bytes of the aggregated file */
-    uint64_t sum;                   /* XXH3-64 of all of them */
-} cn_pfile;
-
-typedef struct cn_pindex {
-    uint32_t version;               /* CN_PINDEX_VERSION or _OLD; 0 = current */
-    uint32_t scheme;                /* enum cz_agg_scheme the files were merged with */
-    int64_t generation;
-    char job[CN_JOB_MAX + 1];
-    uint32_t nranks, nnodes;        /* of the job that wrote it */
-    uint32_t group, nfiles;         /* ranks per file; ceil(nranks / group) */
-    uint64_t raw, stored;           /* bytes of state; bytes of the files */
-    char label[CAIRN_LABEL_MAX + 1];/* version 2: the generation's label, "" none */
-    double seconds;                 /* version 2: wall time of its checkpoint, 0 unknown */
-    /* Version 3: a generation stored as an increment (parent >= 0) holds only
-     * what changed since its parent, a PFS generation of the same job and rank
-     * count; base is the full generation its chain starts at (a full one:
-     * parent -1, base = generation; versions 1-2 are full). source: a
-     * fingerprint of the node-local rank files the flush read (cn_pindex_source),
-     * 0 unknown: an increment is flushed only onto a parent whose source is
-     * the node-local parent's. */
-    int64_t parent, base;
-    uint64_t source;
-    cn_pfile *files;                /* nfiles entries */
-} cn_pindex;
-/*
- * A rank's record in a PFS generation stored as an increment (pdelta.c): its
- * variables at that generation, each whole or as the blocks its runs list
- * (of BLOCK bytes) changed since the parent generation.
- */
-extern const uint8_t CN_PDELTA_MAGIC[8]; /* "CAIRNPD" 0x01 */
-#define CN_PDELTA_VERSION 1
-#define CN_PDELTA_NAME ".cairn.delta"    /* the record's member in the aggregated files */
-
-typedef struct cn_pdelta_var {
-    char name[CAIRN_NAME_MAX + 1];
-    bool delta;                     /* only the blocks of RUNS stored; else whole */
-    uint8_t type, ndims;
-    uint64_t dims[CAIRN_MAX_DIMS], count, size; /* the variable at this generation */
-    uint32_t nruns;
-    cn_run *runs;                   /* owned */
-} cn_pdelta_var;
-
-typedef struct cn_pdelta {
-    uint32_t version, rank, block;
-    int64_t generation, parent;
-    uint32_t nvars;
-    cn_pdelta_var *v;               /* owned */
-} cn_pdelta;
-
-/* Bytes of V's member: its size, or for changes the bytes of its runs. */
-uint64_t cn_pdelta_stream(const cn_pdelta_var *v, uint32_t block);
-int cn_pdelta_encode(const cn_pdelta *d, uint8_t **out, size_t *len, cn_err *err);
-/* Parse and validate (hostile input); allocates (cn_pdelta_free, also after a failure). */
-int cn_pdelta_decode(const uint8_t *buf, size_t len, cn_pdelta *d, cn_err *err);
-void cn_pdelta_free(cn_pdelta *d);
-
-/* One rank's term of a source fingerprint: the fingerprint of a generation
- * is the sum (mod 2^64) of these over its ranks, so node leaders can add up
- * their ranks' in any order. HEADER_SUM: the rank file's, as its manifest says. */
-uint64_t cn_pindex_source(uint32_t rank, uint64_t header_sum);
-
-size_t cn_pindex_size(uint32_t nfiles); /* of the current version */
-uint32_t cn_pindex_nfiles(uint32_t nranks, uint32_t group);
-int cn_pindex_encode(const cn_pindex *x, uint8_t **out, size_t *len, cn_err *err);
-/* Parse and validate (hostile input); allocates X->files (cn_pindex_free). */
-int cn_pindex_decode(const uint8_t *buf, size_t len, cn_pindex *x, cn_err *err);
-void cn_pindex_free(cn_pindex *x);
-int cn_agg_filename(char *buf, size_t len, uint32_t file); /* "agg-%06u.cz" */
-
-/*
- * A node's record in a PFS generation written node by node without MPI
- * (pnode.c: the epilog's flush). In <job>/.part-gen-<G>/ (a name no
- * generation listing takes) each node writes its ranks' files (group 1:
- * agg-<rank>.cz) and then node-<k>.done; the last node to find every record
- * there writes the index and renames the directory to gen-<G>.
- */
-extern const uint8_t CN_PNODE_MAGIC[8]; /* "CAIRNPN" 0x01 */
-#define CN_PNODE_VERSION 1
-#define CN_PSTAGE_PREFIX ".part-gen-"
-typedef struct cn_pnode_rank {
-    uint32_t rank;
-    cn_pfile file;                  /* its file agg-<rank>.cz: size, XXH3-64 */
-    uint64_t raw;                   /* bytes of its state */
-    uint64_t source;                /* cn_pindex_source of its node-local file */
-} cn_pnode_rank;
-typedef struct cn_pnode {
-    uint32_t scheme;                /* enum cz_agg_scheme the files were written with */
-    int64_t generation;
-    char job[CN_JOB_MAX + 1];
-    uint32_t nranks, nnodes, node;  /* the job's counts; this node's index */
-    uint32_t nlocal;
-    uint64_t map;                   /* cn_hash of the rank -> node map (u32 each) */
-    char label[CAIRN_LABEL_MAX + 1];
-    double seconds;
-    cn_pnode_rank *rank;            /* nlocal entries, ascending rank */
-} cn_pnode;
-int cn_pnode_encode(const cn_pnode *x, uint8_t **out, size_t *len, cn_err *err);
-/* Parse and validate (hostile input); allocates X->rank (cn_pnode_free). */
-int cn_pnode_decode(const uint8_t *buf, size_t len, cn_pnode *x, cn_err *err);
-void cn_pnode_free(cn_pnode *x);
-int cn_pnode_filename(char *buf, size_t len, uint32_t node);  /* "node-%u.done" */
-int cn_pstage_dirname(char *buf, size_t len, int64_t gen);    /* ".part-gen-%lld" */
 
 /* ---- checkpoint file reader (ckread.c) --------------------------------- */
 

@@ -11,6 +11,7 @@
  * then none is complete (DONE -1: cairn drain exits 3).
  */
 #include "daemon/daemon.h"
+#include "levels/pfs/pfs.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
  * it asked (progress.c; the daemons do not report them as they go).
  */
 #include "tools/tools.h"
-#include "levels/levels.h"
+#include "levels/pfs/pfs.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -22,6 +22,8 @@
  */
 #include "tools/tools.h"
 #include "compress/compress.h"
+#include "levels/pfs/pfs.h"
+#include "levels/parity/parity.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -17,7 +17,7 @@
  * (cairnd --flush-node, the library's level-4 code without MPI) writes this
  * node's ranks of G to <pfs>/cairn-<uid>/<job>/.part-gen-<G>/ with a record
  * of this node; the node that finds every node's record there commits the
- * generation (index, rename to gen-<G>: levels/pfs_stage.c). Every node's
+ * generation (index, rename to gen-<G>: levels/pfs/pfs_stage.c). Every node's
  * epilog runs at about the same time, so this one then waits, polling at
  * most CAIRN_HOOK_FLUSH_WAIT seconds (default 60), until the PFS holds a
  * complete generation >= G; then the rule above removes the directory.
@@ -31,7 +31,7 @@
  * The job's directory goes with its last node directory.
  */
 #include "tools/tools.h"
-#include "levels/levels.h"
+#include "levels/pfs/pfs.h"
 
 #include <dirent.h>
 #include <errno.h>

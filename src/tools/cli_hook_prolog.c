@@ -9,7 +9,7 @@
  *                          and every link of its chain (lvl_pfs_newest and
  *                          lvl_pfs_chain: the library's own index decoder and
  *                          chain walk), which cairn_restart reads instead of
- *                          the PFS (src/api/stagein.c).
+ *                          the PFS (src/levels/pfs/stagein.c).
  *
  * A generation is copied into .staging-<G> (its index last) and renamed into
  * place whole, and only if it fits the free space; if one link of a chain
@@ -19,7 +19,7 @@
  * descriptors, never through a symlink. Nothing here runs as root.
  */
 #include "tools/tools.h"
-#include "levels/levels.h"
+#include "levels/pfs/pfs.h"
 
 #include <dirent.h>
 #include <errno.h>

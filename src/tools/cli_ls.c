@@ -18,7 +18,7 @@
  * only there is listed too (pfs-only).
  */
 #include "tools/tools.h"
-#include "levels/levels.h"
+#include "levels/pfs/pfs.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  * cli_pfs.c - the CLI and level 4: checking and printing the two kinds of
  * file a flush writes to the parallel file system,
  *   <pfs>/cairn-<uid>/<job>/gen-<G>/agg-<i>.cz  aggregated files (src/compress/agg*.c)
- *   <pfs>/cairn-<uid>/<job>/gen-<G>/index       the index, written last (src/common/pindex.c)
+ *   <pfs>/cairn-<uid>/<job>/gen-<G>/index       the index, written last (src/levels/pfs/pindex.c)
  * with the library's own readers: lvl_pfs_index (cn_pindex_decode),
  * lvl_pfs_map (size and XXH3 against the index), cz_agg_open (header,
  * tables and every group checksum) and cz_agg_read (every frame decoded and
@@ -16,7 +16,7 @@
  */
 #include "tools/tools.h"
 #include "compress/compress.h"
-#include "levels/levels.h"
+#include "levels/pfs/pfs.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -31,7 +31,7 @@
  * daemon.timeout makes it remove nothing (exit 1).
  */
 #include "tools/tools.h"
-#include "levels/levels.h"
+#include "levels/pfs/pfs.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -27,6 +27,7 @@
  */
 #include "tools/tools.h"
 #include "compress/compress.h"
+#include "levels/parity/parity.h"
 
 #include <errno.h>
 #include <fcntl.h>

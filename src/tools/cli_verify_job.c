@@ -12,6 +12,7 @@
  * Lines and tallies go through cli_vok/cli_vfail/cli_vnote.
  */
 #include "tools/tools.h"
+#include "levels/parity/parity.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "levels/pfs/pfs.h"
 
 static void reseal(uint8_t *p, size_t len)
 {

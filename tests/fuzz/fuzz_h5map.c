@@ -1,6 +1,6 @@
 /*
  * fuzz_h5map.c - libFuzzer target for the map record of a routed HDF5 file
- * split at level 4 (cz_h5map_parse in src/compress/h5map.c), read back from
+ * split at level 4 (cz_h5map_parse in src/levels/pfs/h5map.c), read back from
  * every aggregated file that holds one before the file is rebuilt.
  *
  * Each input is tried as given and resealed (the checksum in its last 8 bytes
@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "levels/pfs/pfs.h"
 
 int fuzz_parse(const uint8_t *data, size_t size, cn_err *err)
 {

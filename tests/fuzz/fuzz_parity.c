@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "levels/parity/parity.h"
 
 static void check_decoded(cn_parity *p, const uint8_t *buf)
 {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "levels/pfs/pfs.h"
 
 static void try_decode(const uint8_t *buf, size_t len)
 {

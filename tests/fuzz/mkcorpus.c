@@ -24,6 +24,7 @@
  * version 1, Huffman-coded), which must still parse.
  */
 #include "mkcorpus/mkcorpus.h"
+#include "levels/pfs/pfs.h"
 
 static const char *outdir;
 

@@ -16,6 +16,7 @@
  */
 #include "common/common.h"
 #include "compress/compress.h"
+#include "levels/pfs/pfs.h"
 
 #include <fcntl.h>
 #include <stdio.h>

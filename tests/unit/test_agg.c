@@ -28,6 +28,7 @@
  * who does what).
  */
 #include "agg/agg.h"
+#include "levels/pfs/pfs.h"
 
 /* ---- round trips ------------------------------------------------------------ */
 

@@ -1,5 +1,5 @@
 /*
- * test_h5.c - routed HDF5 files at level 4 (src/compress/h5split.c, h5map.c,
+ * test_h5.c - routed HDF5 files at level 4 (src/levels/pfs/h5split.c, h5map.c,
  * h5agg.c), without MPI:
  *
  *   - the map record round-trips; the file is rebuilt byte for byte from its
@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "compress/compress.h"
+#include "levels/pfs/pfs.h"
 
 #ifdef CAIRN_HAVE_HDF5
 #include <hdf5.h>

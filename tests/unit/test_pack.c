@@ -29,7 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "levels/levels.h"
+#include "levels/local/local.h"
 
 static char dir[64];
 

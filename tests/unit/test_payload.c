@@ -1,6 +1,6 @@
 /*
  * test_payload.c - a node's payload as levels 2 and 3 read it
- * (src/levels/payload.c), verified in the same pass:
+ * (src/levels/local/payload.c), verified in the same pass:
  *
  *   - two real rank files (lvl_local_write: raw, packed and compressed
  *     entries, 4 KiB blocks) read back through lvl_payload_read_checked in
@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "levels/levels.h"
+#include "levels/local/local.h"
 
 static char dir[64];
 static int genfd = -1;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "levels/pfs/pfs.h"
 
 static cn_pfile files3[] = {{1000, 0x1111}, {2000, 0x2222}, {500, 0x3333}};
 

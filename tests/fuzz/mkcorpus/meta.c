@@ -5,6 +5,7 @@
  * the seed generator (mkcorpus.h).
  */
 #include "mkcorpus.h"
+#include "levels/parity/parity.h"
 
 /* ---- manifests ----------------------------------------------------------- */
 

@@ -13,7 +13,7 @@
 #include "common/common.h"
 #include "compress/compress.h"
 #include "incr/incr.h"
-#include "levels/levels.h"
+#include "levels/pfs/pfs.h"
 
 #include <fcntl.h>
 #include <math.h>

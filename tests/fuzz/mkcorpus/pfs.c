@@ -5,6 +5,7 @@
  * increments (fuzz_pdelta). Part of the seed generator (mkcorpus.h).
  */
 #include "mkcorpus.h"
+#include "levels/pfs/pfs.h"
 
 /* ---- HDF5 maps (a routed HDF5 file split at level 4) ------------------------- */
 

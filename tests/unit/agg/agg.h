@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "compress/compress.h"
+#include "levels/pfs/pfs.h"
 
 typedef struct buf {
     uint8_t *p;

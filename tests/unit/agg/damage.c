@@ -5,6 +5,7 @@
  * (tests/unit/test_agg.c).
  */
 #include "agg.h"
+#include "levels/pfs/pfs.h"
 
 /* ---- damage ------------------------------------------------------------------ */
 

@@ -5,6 +5,7 @@
  * by test_agg (tests/unit/test_agg.c).
  */
 #include "agg.h"
+#include "levels/pfs/pfs.h"
 
 /* The XXH3-64 of each BS bytes of V's data (the last block shorter). */
 static uint64_t *block_sums(const cz_agg_var *v, uint64_t bs)

@@ -6,6 +6,7 @@
  * (tests/unit/test_agg.c).
  */
 #include "agg.h"
+#include "levels/pfs/pfs.h"
 
 int sink(void *arg, const void *p, size_t len, cn_err *err)
 {
