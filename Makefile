@@ -60,6 +60,7 @@ INCR_SRC := $(wildcard src/incr/*.c)
 # half of each level) is built with mpicc like src/api; the rest without MPI, and
 # level 4's and level 3's NOMPI part is linked into the CLI and the fuzz replays.
 LEVELS_MPI_SRC := src/levels/partner/level2.c \
+    $(addprefix src/levels/local/,compress.c codec_vote.c incr.c chain.c prune.c trash.c) \
     $(addprefix src/levels/parity/,level3.c examine.c rebuild.c recover.c) \
     $(addprefix src/levels/pfs/,flush.c flush_incr.c flushnode.c fetch.c pfsread.c pfsrestore.c \
                                 pfsapply.c stagein.c)

@@ -168,7 +168,7 @@ int cn_user_dirname(char *buf, size_t len);                     /* "cairn-<euid>
  * newest first, in a malloc'd *IDS. */
 int cn_gen_list(int dirfd, long **ids, int *n, cn_err *err);
 /* A pruned generation is renamed "<prefix><name>.<pid>" in its directory,
- * node-local or PFS, and removed in the background (src/api/trash.c).
+ * node-local or PFS, and removed in the background (src/levels/local/trash.c).
  * cn_trash_gen renames generation ID under DIRFD so: 0, or -errno. */
 #define CN_TRASH_PREFIX ".trash-"
 int cn_trash_gen(int dirfd, int64_t id);

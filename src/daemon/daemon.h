@@ -3,7 +3,7 @@
  * program of its own (its communicator carries the ring and the flush).
  *
  *   cairnd.c  main: arguments, configuration, the node's name, the context
- *             (api/dctx.c), generations left half-done by a previous daemon
+ *             (dctx.c), generations left half-done by a previous daemon
  *             queued again, then serve and work until told to stop.
  *   serve.c   the socket thread: accepts the node's ranks and the CLI on
  *             <node dir>/cairnd.sock (same user only), answers at once, and
@@ -19,6 +19,9 @@
  *             rewrite generation directories) they all do nothing at all.
  *   prio.c    the work at idle CPU and I/O priority unless someone waits for
  *             it, on the cores the ranks of the host do not use.
+ *   dctx.c    the daemon's context (a cairn_ctx of src/api): one rank per
+ *             node, doing the node leaders' part of levels 2-4 for a job it
+ *             did not start; the job's layout adopted from a manifest.
  *
  * The state below is shared by the two threads under MU; only the main
  * thread calls MPI.
@@ -144,5 +147,14 @@ void d_node_log(const cn_config *cfg, const char *job, const char *given,
 /* cairnd --flush-node (flushnode.c): the epilog's flush of this node's part,
  * MPI never initialized; the exit status. */
 int d_flush_node_main(int argc, char **argv);
+
+/* A daemon's context (dctx.c), collective over the daemons' COMM (one rank
+ * per node): configuration CFG, job JOB, this node's name NODE; its node
+ * directory opened. api_dctx_layout: adopt the job layout of manifest M
+ * (this node's, of the generation about to be worked on; NULL if it has
+ * none), reordering the daemons so that rank = node index. */
+int api_dctx_open(MPI_Comm comm, const cn_config *cfg, const char *job, const char *node,
+                  cairn_ctx **out, cn_err *err);
+int api_dctx_layout(cairn_ctx *ctx, const cn_manifest *m);
 
 #endif /* CAIRN_DAEMON_H */

@@ -14,12 +14,23 @@
  *   payload.c    a node's payload for levels 2 and 3: its rank files of one
  *                generation read as one byte stream (zero-padded past the end),
  *                and the same stream written back into rank files on rebuild.
+ * The collective half (over a cairn_ctx of src/api, built with mpicc):
+ *   compress.c   codecs per variable (configured or auto's pick) on the way out;
+ *   codec_vote.c ... auto's pick, modelled per rank and agreed by the job.
+ *   incr.c       incremental checkpoints on the way out: the parent, block
+ *                hashes, the diff, full or incremental (agreed), the tables.
+ *   chain.c      the way back: a generation's chain verified, then applied
+ *                link by link into protected memory; the tables rebuilt.
+ *   prune.c      which generations a node keeps (chains, levels, store.keep);
+ *   trash.c      ... and the pruned ones removed in the background (also
+ *                on the PFS, for levels/pfs).
  */
 #ifndef CAIRN_LEVELS_LOCAL_H
 #define CAIRN_LEVELS_LOCAL_H
 
 #include "common/common.h"
 #include "compress/compress.h"
+#include "incr/incr.h"
 
 /* One thing to store: a protected variable or a routed file's contents. */
 typedef struct lvl_src {
@@ -115,5 +126,141 @@ int lvl_payload_write(lvl_payload_out *o, uint64_t off, const void *buf, size_t 
  * it into place; on failure remove them. Frees O either way. */
 int lvl_payload_commit(lvl_payload_out *o, const char *gen_path, cn_err *err);
 void lvl_payload_abort(lvl_payload_out *o);
+
+/* ---- the collective half: the way out and back of node-local generations ----
+ * (codec choice, incremental plan, chains, prune, trash; over a cairn_ctx of
+ * src/api, built with mpicc; cairn_ctx and api_gen are src/api's). */
+
+struct api_gen;
+
+/* Codecs (compress.c; api_var is src/api's protected variable): resolve every source's codec (configured, per
+ * variable, or the pick of api_codecs_choose) and the pipeline options. */
+void api_codecs(cairn_ctx *ctx, lvl_src *src, size_t n, cz_opts *z);
+/* After a level-1 write: count it (compress.resample). */
+void api_codecs_learn(cairn_ctx *ctx, const lvl_written *w);
+/* V's codec: a cz_id, or API_AUTO_LOSSLESS / API_AUTO_LOSSY ("auto", to be
+ * picked); SH gets its shape when it is lossy or a 2-3 D float/double array
+ * (else ndims 0), and the absolute bound (0 none) in every case. */
+#define API_AUTO_LOSSLESS (-2)
+#define API_AUTO_LOSSY (-3)
+struct api_var;
+int api_codec_of(const cairn_ctx *ctx, const struct api_var *v, cz_shape *sh);
+/* The levels (bits 1 << L) a checkpoint at LEVEL makes auto weigh: LEVEL,
+ * those of the choice before (ctx->levels_seen), ckpt.every_<L> (and
+ * fail.mtbf_<L> with ckpt.auto), 4 with pfs.every; only usable ones. */
+unsigned api_job_levels(const cairn_ctx *ctx, int level);
+/* The model's figures for this job at LEVELS (compress.c: bandwidth, threads,
+ * what a stored byte costs at levels 2-4, node-local space). */
+void api_codec_env(const cairn_ctx *ctx, unsigned levels, cz_env *env);
+/* Collective, before a checkpoint at LEVEL writes its rank files (codec_vote.c):
+ * when some rank has an "auto" variable to choose for (never chosen, chosen
+ * compress.resample checkpoints ago, or the levels changed), every rank
+ * models all its "auto" variables and the ranks agree a pick per variable
+ * name and kind (their modelled costs summed). Agreed (only MPI can fail). */
+int api_codecs_choose(cairn_ctx *ctx, int level);
+int api_threads(const cairn_ctx *ctx); /* compressor (and hashing) threads per rank */
+
+/*
+ * Incremental checkpoints, the way out (incr.c). api_incr_plan is collective:
+ * it picks the parent of a checkpoint at LEVEL (ctx->incr[LEVEL], if incr.mode
+ * is on and its chain is short enough; ranks agree), hashes every variable
+ * (unless hinted), diffs against the parent and decides, over all ranks,
+ * whether the increment pays. The plan then marks the sources: full entries
+ * with their hashes, delta entries with runs and the runs' hashes.
+ */
+typedef struct api_plan {
+    int64_t parent, base;         /* -1 and the id for a full generation */
+    uint32_t depth;               /* generations before it in its chain */
+    uint32_t block;               /* incr.block_size, 0 when incremental is off */
+    size_t n;
+    cn_h128 **hash;               /* per variable: every block's hash, NULL unknown */
+    cn_h128 **stored_hash;        /* per variable: the hashes recorded with the entry */
+    uint32_t *nstored_hash;
+    cn_run **runs;                /* per variable: changed blocks (delta entries) */
+    uint32_t *nruns;
+    bool *delta;                  /* per variable: stored as a delta */
+    double *bound;                /* per variable: the bound it is stored within (0: exact) */
+    incr_tab *pt;                 /* the parent's table (a reference), NULL: full */
+    uint64_t changed, blocks;     /* this rank's changed and total blocks */
+} api_plan;
+int api_incr_plan(cairn_ctx *ctx, long id, int level, api_plan *plan);
+/* Fill the incremental fields of SRC[0..N-1] (the context's variables, their
+ * codecs and bounds chosen) from PLAN; a lossy delta whose parent's bound is
+ * looser than SRC's is stored whole instead. */
+void api_incr_mark(api_plan *plan, lvl_src *src, size_t n);
+/* After generation ID completed at level REACHED: its hashes become the
+ * parent table of levels 1..REACHED. Takes the plan's hash arrays. */
+void api_incr_commit(cairn_ctx *ctx, api_plan *plan, long id, int reached);
+void api_plan_free(api_plan *plan);
+/* Drop every table (incr.mode off, or a restart into another chain). */
+void api_incr_reset(cairn_ctx *ctx);
+
+/*
+ * The way back (chain.c). A chain: generation G and its ancestors down to
+ * the full generation they diff against, as this rank's files.
+ */
+typedef struct api_chain {
+    int n;                        /* links, oldest (the full generation) first */
+    cn_ckpt **link;
+    long broken;                  /* on failure: the generation whose file broke, else -1 */
+} api_chain;
+struct api_gen;
+/* Collective-free: open and verify every link of G's chain for RANK (of this
+ * node; G and its ancestors from RANK's inventory list ALL[0..N-1]). */
+int api_chain_open(cairn_ctx *ctx, int rank, const struct api_gen *g, const struct api_gen *all,
+                   int n, api_chain *ch);
+void api_chain_close(api_chain *ch);
+/* Collective-free: open and fully verify RANK's file of G alone (its own
+ * link, not its ancestors), as api_chain_open verifies each link. */
+int api_chain_link(cairn_ctx *ctx, int rank, const struct api_gen *g, cn_ckpt **out);
+/* Every protected variable (or only ONLY, if not NULL) must be in the newest
+ * link with its type and count. Restoring everything with no variable
+ * protected, of a generation that holds variables for this rank, is
+ * CAIRN_ESTATE (one of routed files only restores them). */
+int api_chain_match(cairn_ctx *ctx, const api_chain *ch, const char *only);
+/* The same check over any list of N stored entries of RANK in generation
+ * GEN: AT(ARG, i, out) describes the i-th. */
+typedef struct api_stored {
+    const char *name;
+    uint8_t kind, type;
+    uint64_t count;
+} api_stored;
+typedef void (*api_stored_fn)(void *arg, size_t i, api_stored *out);
+int api_match(cairn_ctx *ctx, long long gen, uint32_t rank, const char *only, size_t n,
+              api_stored_fn at, void *arg);
+/* Fill INFO with the newest link's variable NAME; CAIRN_ENOENT without it. */
+int api_chain_describe(cairn_ctx *ctx, const api_chain *ch, const char *name,
+                       cairn_var_info *info);
+/* Decode every frame of every link into scratch, check it, keep nothing:
+ * what can still fail once the links verified, found before anything is
+ * written (restart runs it, agreed, before api_chain_restore). */
+int api_chain_check(cairn_ctx *ctx, const api_chain *ch);
+/* Decode the chain into PTRS (by the newest link's entry index: a buffer of
+ * that entry's raw_size, or NULL to check and drop), link by link. */
+int api_chain_apply(cairn_ctx *ctx, const api_chain *ch, void *const *ptrs);
+/* Collective: restore protected memory from the verified chain (routed
+ * files from its newest link first, agreed), then rebuild ctx->incr for a
+ * generation at LEVEL. With ONLY, only that protected variable (no files). */
+int api_chain_restore(cairn_ctx *ctx, const api_chain *ch, int level, const char *only);
+
+/* Pruned generations are renamed to "<prefix><name>.<pid>" and removed in
+ * the background. api_trash_empty starts that removal (after waiting for the
+ * previous one); with WAIT it also waits for it. api_trash_empty_pfs does the
+ * same in the PFS job directory JOBFD (on a thread of its own). trash.c. */
+#define API_TRASH_PREFIX CN_TRASH_PREFIX
+void api_trash_empty(cairn_ctx *ctx, bool wait);
+void api_trash_empty_pfs(cairn_ctx *ctx, int jobfd);
+/* Wait for both removals, if running (cairn_finalize; l4_bench, so that its
+ * baselines run on a quiet machine). */
+void api_trash_wait(cairn_ctx *ctx);
+/* Node leader: drop the generations this node no longer needs after writing
+ * generation ID (prune.c): WHAT says which of those older than ID and those
+ * newer (an abandoned timeline: only with store.prune_abandoned). Only
+ * generations whose manifest says this job and layout wrote them, or with no
+ * manifest at all, are ever dropped. */
+#define API_PRUNE_OLDER 1
+#define API_PRUNE_NEWER 2
+#define API_PRUNE_AT 4 /* with NEWER: ID itself too (before writing it: a fresh start) */
+void api_prune(cairn_ctx *ctx, long id, int what);
 
 #endif /* CAIRN_LEVELS_LOCAL_H */

@@ -10,7 +10,7 @@
  * prune.c and inventory.c run unchanged, with every daemon a node leader.
  * ctx->nranks is the job's rank count, ctx->size the daemon count.
  */
-#include "api/api.h"
+#include "daemon/daemon.h"
 
 #include <stdio.h>
 #include <stdlib.h>
