@@ -1,6 +1,6 @@
 /*
  * agg_bench.c - data-aware against data-agnostic N->M aggregation (level 4's
- * file, src/compress/agg*.c) on real checkpoints, after mcrEngine (Islam et
+ * file, src/levels/pfs/agg*.c) on real checkpoints, after mcrEngine (Islam et
  * al.), section 6.2: compression ratio by group size, for every merging scheme.
  *
  *   scripts/mpirun.sh 32 build/bench/agg_bench --run mat|lu [--mat-n N] [--lu-n N]

@@ -3,7 +3,7 @@
  * distributed variable of a rank holds, and which variables are replicated
  * (cairn_protect_block, cairn_protect_replicated). It travels as one raw
  * entry of every rank file (CN_LAYOUT_NAME) and is read back only by a
- * restart onto another rank count or node layout (src/api/remap*.c).
+ * restart onto another rank count or node layout (src/remap/remap*.c).
  *
  * The record, little-endian:
  *   u32 version (1), u32 nvars, then per variable:

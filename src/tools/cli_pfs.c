@@ -1,7 +1,7 @@
 /*
  * cli_pfs.c - the CLI and level 4: checking and printing the two kinds of
  * file a flush writes to the parallel file system,
- *   <pfs>/cairn-<uid>/<job>/gen-<G>/agg-<i>.cz  aggregated files (src/compress/agg*.c)
+ *   <pfs>/cairn-<uid>/<job>/gen-<G>/agg-<i>.cz  aggregated files (src/levels/pfs/agg*.c)
  *   <pfs>/cairn-<uid>/<job>/gen-<G>/index       the index, written last (src/levels/pfs/pindex.c)
  * with the library's own readers: lvl_pfs_index (cn_pindex_decode),
  * lvl_pfs_map (size and XXH3 against the index), cz_agg_open (header,

@@ -1,6 +1,6 @@
 /*
  * fuzz_agg.c - libFuzzer target for aggregated files (cz_agg_open,
- * cz_agg_info, cz_agg_read; src/compress/agg*.c).
+ * cz_agg_info, cz_agg_read; src/levels/pfs/agg*.c).
  *
  * Input: one selector byte, then the file. Every byte of a file is under a
  * checksum, so mutations alone stop at the first check; with bit 2 of the

@@ -1,5 +1,5 @@
 /*
- * test_agg.c - N->M aggregation (src/compress/agg*.c):
+ * test_agg.c - N->M aggregation (src/levels/pfs/agg*.c):
  *
  *   - every scheme (and AUTO) round-trips 37 ranks whose variable sets and
  *     sizes differ (ranks lacking variables, empty variables, a routed file

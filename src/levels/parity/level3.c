@@ -8,7 +8,7 @@
  * that every parity file can rebuild any member. The chunk is the largest
  * payload of the set divided by k = n - m, rounded up to the codec's
  * alignment: every member is padded to the largest (the paper's scheme).
- * The payload is verified as the ring reads it (levels.h,
+ * The payload is verified as the ring reads it (levels/local/local.h,
  * lvl_payload_read_checked): a damaged rank file fails the set's encoding,
  * and its parity is never committed.
  */

@@ -10,7 +10,7 @@
  *   3. the metadata (records, names) travels and is waited for;
  *   4. the data is posted in pieces of PIECE bytes, receives and sends
  *      alike, and not waited for.
- * The aggregator's writer (src/compress agg.c) then calls api_fetch_ready
+ * The aggregator's writer (agg.c) then calls api_fetch_ready
  * before it reads any byte of a variable: it waits for the pieces of that
  * state up to the byte needed, in order, so writing starts as soon as the
  * first piece is in and every later piece arrives while earlier ones are

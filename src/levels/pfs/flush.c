@@ -10,17 +10,17 @@
  *      or, for an increment (flush_incr.c), only its own link's changes;
  *   2. states travel to their aggregators (fetch.c: sizes and metadata
  *      first, then the data in pieces, not waited for);
- *   3. each aggregator merges its groups' variables (src/compress agg: the
- *      pfs.scheme) and writes them through the throttle (levels/pfs.c),
+ *   3. each aggregator merges its groups' variables (agg.c: the
+ *      pfs.scheme) and writes them through the throttle (pfs.c),
  *      waiting for each piece of data only when it needs it: fetching,
  *      compressing and writing overlap (the write on a thread of its own);
  *      a routed file that is HDF5 goes in as its datasets, skeleton and map
- *      (src/levels/pfs/h5agg.c), so equal datasets of the ranks merge;
+ *      (h5agg.c), so equal datasets of the ranks merge;
  *   4. sizes and checksums are summed to the first leader, which writes the
  *      index last (the generation is complete from then on), syncs the job
  *      directory (the new entry durable before anything older goes) and
  *      prunes the PFS to pfs.keep generations (of this rank count, none
- *      newer than this one unless store.prune_abandoned: levels/pfs.c).
+ *      newer than this one unless store.prune_abandoned: pfs.c).
  * A generation id on the PFS that another rank count wrote is never
  * replaced: the flush fails with CAIRN_EMISMATCH. One whose index does not
  * read is set aside as damaged-gen-<id> (logged), never removed.

@@ -11,7 +11,7 @@
  * XXH3-64 go into the index. A directory this creates on the way to the job
  * directory is synced into its parent at once (open_durable); the flush
  * syncs the job directory once the index is written, before any older
- * generation goes (api/flush.c). A
+ * generation goes (flush.c). A
  * generation without an index is incomplete: never offered for restart, and
  * removed by a later prune. Prune never removes what another layout wrote
  * (another rank count), nor, unless asked, generations newer than the run's
