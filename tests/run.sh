@@ -6,7 +6,7 @@
 #
 #   CAIRN_TEST_ONLY="levels pfs" bash tests/run.sh   runs only those sections
 # (unit replay cli config docs install mpi ring levels lossy incr pfs h5 user daemon owed hooks
-# nodes need auto query remap fortran python fti scr veloc crash slurm cluster drill demo); the rest
+# nodes need auto query remap fortran python fti scr veloc crash slurm cluster drill soak demo); the rest
 # are counted as skipped.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -54,6 +54,7 @@ want() { # want SECTION: is this section selected (CAIRN_TEST_ONLY)?
   SECTION=$1
   [ -z "${CAIRN_TEST_ONLY:-}" ] && return 0
   case " $CAIRN_TEST_ONLY " in *" $1 "*) return 0 ;; esac
+  [ -n "${CAIRN_TEST_LANE:-}" ] && return 1 # a lane's other sections: its parent counts them
   skip "section $1 (not in CAIRN_TEST_ONLY)"; return 1
 }
 some() { # some GLOB-RESULT...: fail when a glob of test programs matched nothing
@@ -63,10 +64,23 @@ some() { # some GLOB-RESULT...: fail when a glob of test programs matched nothin
 
 # Every command the suite calls is installed (scripts/setup.sh --check): a missing one is
 # this one failure, not a dozen checks failing later for no reason they can name.
-if ! tools=$(bash scripts/setup.sh --check 2>&1); then
+if [ -z "${CAIRN_TEST_LANE:-}" ] && ! tools=$(bash scripts/setup.sh --check 2>&1); then
   echo "not ok - the commands the suite calls are installed"; echo "#   $tools"
   echo "0 passed, 1 failed, 0 skipped"
   exit 1
+fi
+
+# Sections side by side (CAIRN_TEST_JOBS, default 3): most of the suite waits
+# (for daemons, for MPI jobs to start, for conditions), so on 2 cores three
+# lanes keep both busy. Each section runs alone in a child run.sh
+# (CAIRN_TEST_LANE=1, its own tag, so its own jobs and daemons), longest
+# first; its lines are printed whole when it ends. CAIRN_TEST_JOBS=1 runs the
+# sections one after another in this process, in the order below.
+# One section asked for by name runs here, its lines as they come.
+if [ -z "${CAIRN_TEST_LANE:-}" ] && [ "${CAIRN_TEST_JOBS:-3}" -gt 1 ] &&
+  [ "$(wc -w <<<"${CAIRN_TEST_ONLY:-the whole suite}")" -gt 1 ]; then
+  source tests/lanes.sh
+  exit $?
 fi
 
 if want unit; then
@@ -192,6 +206,7 @@ if want cluster; then
 fi
 
 section drill tests/mpi/run_drill.sh "failure drills: cairn drill --all"
+section soak tests/mpi/run_soak.sh "failure soak: cairn drill --soak, kills at random instants, disks filled"
 
 if want demo; then
   MARK=$SECONDS
@@ -204,6 +219,6 @@ if want demo; then
   took demo
 fi
 
-echo "# total took $SECONDS s"
+[ -n "${CAIRN_TEST_LANE:-}" ] || echo "# total took $SECONDS s"
 echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 [ "$FAILED" -eq 0 ]

@@ -4,7 +4,9 @@
  * One program, several modes, so each scenario is a real job (mpirun) and a
  * restart is a new job that names the old one's directory (CAIRN_JOB):
  *   save N [LEVEL]     protect variables of every type, checkpoint gens 1..N
- *                      (with T_FIRST=F T_STEP=S: the N ids F, F+S, F+2S, ...)
+ *                      (with T_FIRST=F T_STEP=S: the N ids F, F+S, F+2S, ...;
+ *                      with T_BEFORE_GEN=G T_BEFORE_CMD=SH: rank 0 runs SH before
+ *                      checkpoint G, and every rank waits for it)
  *   restore GEN [LEVEL]  restart LATEST, expect GEN, compare every byte; with
  *                      T_THEN=ID, then checkpoint ID (at LEVEL, default 1)
  *   restore-id GEN [LEVEL]  restart generation GEN explicitly (T_THEN too)
@@ -367,6 +369,14 @@ int main(int argc, char **argv)
             long g = first + k * stride;
             if (k > 0 && pause_ms > 0) /* compute between checkpoints */
                 nanosleep(&(struct timespec){pause_ms / 1000, pause_ms % 1000 * 1000000L}, NULL);
+            if (getenv("T_BEFORE_GEN") && atol(getenv("T_BEFORE_GEN")) == g) {
+                /* a condition to wait for before this checkpoint: rank 0 runs it, all wait */
+                if (rank == 0 && system(getenv("T_BEFORE_CMD")) != 0) {
+                    ok = 0;
+                    snprintf(why, sizeof why, "T_BEFORE_CMD failed before checkpoint %ld", g);
+                }
+                MPI_Barrier(MPI_COMM_WORLD);
+            }
             fill(g, 0);
             write_routed(ctx, g);
             rc = cairn_checkpoint(ctx, g, level);
