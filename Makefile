@@ -12,7 +12,7 @@
 #   make fuzz       libFuzzer targets (clang), run briefly over the corpus
 #   make install    PREFIX=/usr/local (DESTDIR honoured); make uninstall the same
 #
-# Only code that calls MPI (src/api, the collective half of src/levels/*, src/remap,
+# Only code that calls MPI (src/api, src/core, the collective half of src/levels/*, src/remap,
 # src/erasure/ring*, tests/mpi, examples, bench) is built with
 # mpicc; everything else is plain C11 built with -DCAIRN_NO_MPI.
 
@@ -67,9 +67,11 @@ LEVELS_MPI_SRC := src/levels/partner/level2.c \
 LEVELS_SRC := $(filter-out $(LEVELS_MPI_SRC),$(wildcard src/levels/*/*.c))
 PFS_SRC := $(filter src/levels/pfs/% src/levels/parity/%,$(LEVELS_SRC))
 REMAP_SRC := $(wildcard src/remap/*.c)
+# src/core/: the context every level works in (core/core.h), below the levels; MPI.
+CORE_SRC := $(wildcard src/core/*.c)
 RING_SRC := $(wildcard src/erasure/ring*.c)
 ERASURE_SRC := $(filter-out $(RING_SRC),$(wildcard src/erasure/*.c))
-API_SRC := $(wildcard src/api/*.c) $(LEVELS_MPI_SRC) $(REMAP_SRC) $(RING_SRC)
+API_SRC := $(wildcard src/api/*.c) $(CORE_SRC) $(LEVELS_MPI_SRC) $(REMAP_SRC) $(RING_SRC)
 NOMPI_SRC := $(COMMON_SRC) $(COMPRESS_SRC) $(INCR_SRC) $(ERASURE_SRC) $(LEVELS_SRC)
 
 NOMPI_OBJ := $(NOMPI_SRC:%.c=$(BUILD)/%.o)
@@ -107,7 +109,8 @@ $(BUILD)/src/api/%.o: src/api/%.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(LIB_CFLAGS) -Isrc -c $< -o $@
 
-$(RING_SRC:%.c=$(BUILD)/%.o) $(LEVELS_MPI_SRC:%.c=$(BUILD)/%.o) $(REMAP_SRC:%.c=$(BUILD)/%.o): $(BUILD)/%.o: %.c
+$(RING_SRC:%.c=$(BUILD)/%.o) $(CORE_SRC:%.c=$(BUILD)/%.o) $(LEVELS_MPI_SRC:%.c=$(BUILD)/%.o) \
+$(REMAP_SRC:%.c=$(BUILD)/%.o): $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(LIB_CFLAGS) -Isrc -c $< -o $@
 

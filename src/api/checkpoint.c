@@ -65,24 +65,23 @@ static const char *level_name(int level)
     return level >= 1 && level <= 4 ? names[level] : "?";
 }
 
-int api_level_usable(const cairn_ctx *ctx, int level, cn_err *err)
+/* Node leader: api_prune (levels/local), then with API_PRUNE_NEWER node 0's
+ * leader does the same on the PFS: the abandoned timeline above the newest id
+ * kept in place (ID, or ID - 1 with API_PRUNE_AT) set aside there too. */
+static void prune(cairn_ctx *ctx, long id, int what)
 {
-    int rc = 0;
-    if (level < 1 || level > 4)
-        rc = cn_fail(err, CAIRN_EINVAL, "level %d does not exist (1..4)", level);
-    else if (level == CAIRN_LEVEL_PFS && !ctx->cfg.pfs_dir[0])
-        rc = cn_fail(err, CAIRN_ECONFIG, "level 4 (pfs) needs a PFS directory: set pfs.dir "
-                     "(or CAIRN_PFS_DIR)");
-    else if (level == CAIRN_LEVEL_PARTNER && ctx->nnodes < 2)
-        rc = cn_fail(err, CAIRN_ECONFIG, "level 2 needs at least 2 nodes; this job runs on 1");
-    else if (level == CAIRN_LEVEL_ERASURE && ctx->min_set <= ctx->cfg.ec_m)
-        rc = cn_fail(err, CAIRN_ECONFIG,
-                     "level 3 with erasure.m = %d needs more than %d nodes in every encoding "
-                     "set; %d nodes in %d set(s) of at most erasure.set_size = %d leave %d in the "
-                     "smallest",
-                     ctx->cfg.ec_m, ctx->cfg.ec_m, ctx->nnodes, ctx->nsets, ctx->cfg.set_size,
-                     ctx->min_set);
-    return rc;
+    if (!api_prune(ctx, id, what))
+        return;
+    if ((what & API_PRUNE_NEWER) && ctx->node == 0 && ctx->cfg.pfs_dir[0]) {
+        long below = (what & API_PRUNE_AT) ? id - 1 : id;
+        cn_err err = {0};
+        int jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &err);
+        if (jobfd >= 0) {
+            lvl_pfs_abandon(jobfd, ctx->job, (uint32_t)ctx->nranks, below,
+                            ctx->cfg.prune_abandoned);
+            close(jobfd);
+        }
+    }
 }
 
 /* Local argument checks, then make sure all ranks asked for the same thing. */
@@ -342,7 +341,7 @@ static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
     if (rc == 0 && ctx->node_rank == 0) /* never over another layout's generation (manifest.c) */
         rc = api_may_replace(ctx, id);
     if (rc == 0 && ctx->node_rank == 0 && again) /* ID and newer ones exist: set them aside */
-        api_prune(ctx, id, API_PRUNE_NEWER | API_PRUNE_AT);
+        prune(ctx, id, API_PRUNE_NEWER | API_PRUNE_AT);
     if (rc == 0 && ctx->node_rank == 0) /* rewriting an id invalidates the old generation first */
         rc = cn_rmtree_at(ctx->nodefd, gen, &ctx->err);
     if (rc == 0 && ctx->node_rank == 0) {
@@ -387,7 +386,7 @@ static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
         api_incr_commit(ctx, &plan, id, local); /* cairnd raises in order, parents first */
         api_plan_free(&plan);
         if (ctx->node_rank == 0 && again) /* held: nothing newer otherwise */
-            api_prune(ctx, id, API_PRUNE_NEWER);
+            prune(ctx, id, API_PRUNE_NEWER);
         *reached = to_pfs(ctx, level) ? CAIRN_LEVEL_PFS : level;
         char how[64];
         snprintf(how, sizeof how, "1; cairnd takes it to level %d%s", local,
@@ -411,7 +410,7 @@ static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
     if (rc == 0 && to_pfs(ctx, level)) /* the seconds with the PFS copy */
         rc = stamp_seconds(ctx, id, local);
     if (ctx->node_rank == 0 && held == 0)
-        api_prune(ctx, id, API_PRUNE_OLDER | API_PRUNE_NEWER);
+        prune(ctx, id, API_PRUNE_OLDER | API_PRUNE_NEWER);
     if (rc < 0)
         return rc;
     *reached = to_pfs(ctx, level) ? CAIRN_LEVEL_PFS : level;

@@ -79,20 +79,6 @@ CAIRN_EXPORT int cairn_protect_replicated(cairn_ctx *ctx, const char *name)
     return 0;
 }
 
-bool api_remap_applies(const cairn_ctx *ctx)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < ctx->nvars; i++) {
-        const api_var *v = &ctx->vars[i];
-        if (v->kind != CN_KIND_VAR)
-            continue;
-        if (v->dist == API_DIST_NONE)
-            return false;
-        n++;
-    }
-    return n > 0;
-}
-
 int api_layout_encode(const cairn_ctx *ctx, uint8_t **out, size_t *len)
 {
     *out = NULL;
@@ -127,8 +113,3 @@ int api_layout_encode(const cairn_ctx *ctx, uint8_t **out, size_t *len)
     return rc;
 }
 
-int api_layout_find(const uint8_t *p, size_t len, const char *name, api_block *b)
-{
-    cn_err err = {0};
-    return cn_layout_find(p, len, name, b, &err);
-}

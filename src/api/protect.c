@@ -20,31 +20,6 @@ static int set_msg(cairn_ctx *ctx, int rc)
     return rc;
 }
 
-api_var *api_var_find(cairn_ctx *ctx, const char *name)
-{
-    for (size_t i = 0; i < ctx->nvars; i++)
-        if (strcmp(ctx->vars[i].name, name) == 0)
-            return &ctx->vars[i];
-    return NULL;
-}
-
-api_var *api_var_add(cairn_ctx *ctx, const char *name)
-{
-    if (ctx->nvars == ctx->cap) {
-        size_t cap = ctx->cap ? 2 * ctx->cap : 16;
-        api_var *v = realloc(ctx->vars, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        ctx->vars = v;
-        ctx->cap = cap;
-    }
-    api_var *v = &ctx->vars[ctx->nvars++];
-    memset(v, 0, sizeof *v);
-    snprintf(v->name, sizeof v->name, "%s", name);
-    v->hint = -1;
-    return v;
-}
-
 CAIRN_EXPORT int cairn_protect(cairn_ctx *ctx, const char *name, void *ptr, cairn_type type,
                                size_t count, int ndims, const size_t *dims)
 {

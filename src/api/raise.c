@@ -12,15 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-int api_local_level(const cairn_ctx *ctx, int level)
-{
-    if (level < CAIRN_LEVEL_PFS)
-        return level;
-    if (ctx->min_set > ctx->cfg.ec_m)
-        return CAIRN_LEVEL_ERASURE;
-    return ctx->nnodes >= 2 ? CAIRN_LEVEL_PARTNER : CAIRN_LEVEL_LOCAL;
-}
-
 static int raise_leader(cairn_ctx *ctx, int level, int genfd, const char *gen_path)
 {
     cn_manifest m = {0};

@@ -29,6 +29,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* api_recover after the node directories are reopened: a replaced node may
+ * have lost its directory under this very context. Collective, agreed. */
+static int recover(cairn_ctx *ctx, long id, long *chosen)
+{
+    int rc = api_agree(ctx, api_reopen_dirs(ctx));
+    return rc < 0 ? rc : api_recover(ctx, id, chosen);
+}
+
 /*
  * One attempt at generation G for W: open and verify its whole chain
  * everywhere, then (agreed at each step) compare, decode-check and restore
@@ -65,18 +73,6 @@ static int try_generation(cairn_ctx *ctx, const api_gen *g, const api_gen *all, 
     }
     api_chain_close(&ch);
     return rc;
-}
-
-void api_note_lost(cairn_ctx *ctx, long id, int code, const char *fmt, ...)
-{
-    if (id > ctx->lost_bound || (ctx->lost_code && id <= ctx->lost_id))
-        return;
-    ctx->lost_code = code;
-    ctx->lost_id = id;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(ctx->lost_note, sizeof ctx->lost_note, fmt, ap);
-    va_end(ap);
 }
 
 void api_loss_message(cairn_ctx *ctx, const char *lost)
@@ -260,7 +256,7 @@ int api_restart_pass(cairn_ctx *ctx, long id, const api_want *w, long *got)
     long whole = -1; /* rebuild lost nodes first (levels 2 and 3) */
     bool staged = false;
     long restored = -1; /* straight from the PFS (what restores everything) */
-    int rc = api_recover(ctx, id, &whole);
+    int rc = recover(ctx, id, &whole);
     CN_TRY(from_pfs(ctx, id, rc, whole, w->what == API_WANT_ALL, &staged, &restored));
     api_gen *g = NULL;
     int n = 0;
@@ -342,7 +338,7 @@ CAIRN_EXPORT int cairn_rebuild(cairn_ctx *ctx, long id, long *rebuilt_id)
                  : 0;
     CN_TRY(api_agree(ctx, rc));
     long got = -1;
-    CN_TRY(api_recover(ctx, id, &got));
+    CN_TRY(recover(ctx, id, &got));
     if (rebuilt_id)
         *rebuilt_id = got;
     return 0;

@@ -50,14 +50,6 @@ static int bad_name(cairn_ctx *ctx, const char *what, const char *name)
     return 0;
 }
 
-/* Remove entry V of the variable table, keeping the others in order. */
-static void var_remove(cairn_ctx *ctx, api_var *v)
-{
-    size_t i = (size_t)(v - ctx->vars);
-    memmove(v, v + 1, (ctx->nvars - i - 1) * sizeof *v);
-    ctx->nvars--;
-}
-
 CAIRN_EXPORT int cairn_route_file(cairn_ctx *ctx, const char *name, char *path, size_t path_len)
 {
     if (!ctx)
@@ -100,57 +92,7 @@ CAIRN_EXPORT int cairn_unroute_file(cairn_ctx *ctx, const char *name)
                                     "unroute_file: '%s' is %s", name,
                                     v ? "a protected variable, not a routed file"
                                       : "not routed for the next checkpoint"));
-    var_remove(ctx, v);
+    api_var_remove(ctx, v);
     return 0;
 }
 
-void api_routes_end(cairn_ctx *ctx)
-{
-    for (size_t i = ctx->nvars; i-- > 0;)
-        if (ctx->vars[i].kind == CN_KIND_FILE)
-            var_remove(ctx, &ctx->vars[i]);
-}
-
-int api_staging_empty(cairn_ctx *ctx)
-{
-    int fd = cn_dir_listing_fd(ctx->filesfd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        int e = fd >= 0 ? errno : -fd;
-        if (fd >= 0)
-            close(fd);
-        return cn_fail_errno(&ctx->err, e, "cannot list the routed files in %s", ctx->files_path);
-    }
-    int rc = 0;
-    for (struct dirent *de; rc == 0 && (de = readdir(d)) != NULL;)
-        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-            rc = cn_rmtree_at(ctx->filesfd, de->d_name, &ctx->err);
-    closedir(d);
-    if (rc < 0)
-        cn_err_prefix(&ctx->err, "%s: ", ctx->files_path);
-    return rc;
-}
-
-int api_files_restore(cairn_ctx *ctx, const cn_ckpt *c)
-{
-    api_routes_end(ctx);
-    CN_TRY(api_staging_empty(ctx));
-    for (uint32_t i = 0; i < c->h.nentries; i++) {
-        const cn_entry *e = &c->e[i];
-        if (e->kind == CN_KIND_FILE)
-            CN_TRY(cn_write_atomic(ctx->filesfd, e->name, c->map + e->offset, e->stored_size,
-                                   &ctx->err));
-    }
-    return 0;
-}
-
-int api_files_restore_src(cairn_ctx *ctx, const lvl_src *src, size_t n)
-{
-    api_routes_end(ctx);
-    CN_TRY(api_staging_empty(ctx));
-    for (size_t i = 0; i < n; i++)
-        if (src[i].kind == CN_KIND_FILE)
-            CN_TRY(cn_write_atomic(ctx->filesfd, src[i].name, src[i].ptr, src[i].size,
-                                   &ctx->err));
-    return 0;
-}

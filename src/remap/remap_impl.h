@@ -8,7 +8,10 @@
 #ifndef CAIRN_REMAP_IMPL_H
 #define CAIRN_REMAP_IMPL_H
 
-#include "api/api.h"
+#include "core/core.h"
+#include "levels/local/local.h"
+#include "levels/parity/parity.h"
+#include "levels/pfs/pfs.h"
 #include "remap/remap.h"
 
 enum { RM_LOCAL = 1, RM_PFS = 4 };

@@ -23,7 +23,8 @@
  *
  * Ownership: api_chain owns its mapped links until api_chain_close.
  */
-#include "api/api.h"
+#include "core/core.h"
+#include "levels/local/local.h"
 
 #include <stdio.h>
 #include <stdlib.h>

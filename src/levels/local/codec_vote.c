@@ -23,7 +23,8 @@
  *
  * Ownership: every array lives for one call.
  */
-#include "api/api.h"
+#include "core/core.h"
+#include "levels/local/local.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -13,7 +13,8 @@
  *
  * The way back is chain.c's.
  */
-#include "api/api.h"
+#include "core/core.h"
+#include "levels/local/local.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -23,7 +23,8 @@
  * Ownership: the plan owns its arrays until api_incr_commit takes the hash
  * arrays into a table; api_plan_free frees what is left.
  */
-#include "api/api.h"
+#include "core/core.h"
+#include "levels/local/local.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -257,10 +257,12 @@ void api_trash_wait(cairn_ctx *ctx);
  * generation ID (prune.c): WHAT says which of those older than ID and those
  * newer (an abandoned timeline: only with store.prune_abandoned). Only
  * generations whose manifest says this job and layout wrote them, or with no
- * manifest at all, are ever dropped. */
+ * manifest at all, are ever dropped. True when this node's generations were
+ * listed and weighed (none there, or no listing: false); then with NEWER the
+ * caller does the same on the PFS (src/api/checkpoint.c). */
 #define API_PRUNE_OLDER 1
 #define API_PRUNE_NEWER 2
 #define API_PRUNE_AT 4 /* with NEWER: ID itself too (before writing it: a fresh start) */
-void api_prune(cairn_ctx *ctx, long id, int what);
+bool api_prune(cairn_ctx *ctx, long id, int what);
 
 #endif /* CAIRN_LEVELS_LOCAL_H */

@@ -18,7 +18,8 @@
  * Before a checkpoint writes an id that exists (the run started afresh, or
  * went back), the same is done to that id and every newer one
  * (API_PRUNE_AT): the old complete generation is set aside, not replaced.
- * Node 0's leader does the same on the PFS (lvl_pfs_abandon). So an old chain goes once newer generations at every
+ * Node 0's leader does the same on the PFS (lvl_pfs_abandon, by
+ * src/api/checkpoint.c). So an old chain goes once newer generations at every
  * level no longer need it. With a daemon the two halves split: the library
  * drops the newer ones when it writes a generation, cairnd the older ones
  * after raising it (a newer one may be on its way to cairnd then), and the
@@ -29,7 +30,8 @@
  * removal in a background thread (trash.c), off the critical path. Run by
  * each node leader on its own node's directory.
  */
-#include "api/api.h"
+#include "core/core.h"
+#include "levels/local/local.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -88,7 +90,7 @@ static void keep_chain(pgen *g, size_t n, pgen *x)
         x->keep = true;
 }
 
-void api_prune(cairn_ctx *ctx, long id, int what)
+bool api_prune(cairn_ctx *ctx, long id, int what)
 {
     /* Every gen-* entry (a parent not seen would make its child look
      * unrestorable, and be dropped); if they cannot all be listed, nothing. */
@@ -101,7 +103,7 @@ void api_prune(cairn_ctx *ctx, long id, int what)
         cn_warn("prune: %s: cannot list its generations (%s); nothing pruned", ctx->node_path,
                 lerr.msg[0] ? lerr.msg : "no memory");
         free(ids);
-        return;
+        return false;
     }
     size_t n = (size_t)nids;
     for (size_t i = 0; i < n; i++)
@@ -109,7 +111,7 @@ void api_prune(cairn_ctx *ctx, long id, int what)
     free(ids);
     if (!n) {
         free(g);
-        return;
+        return false;
     }
     qsort(g, n, sizeof *g, cmp_pgen_desc);
     for (size_t i = n; i-- > 0;) { /* oldest first: a parent is decided before its child */
@@ -173,13 +175,5 @@ void api_prune(cairn_ctx *ctx, long id, int what)
     free(g);
     if (trashed)
         api_trash_empty(ctx, false);
-    if ((what & API_PRUNE_NEWER) && ctx->node == 0 && ctx->cfg.pfs_dir[0]) { /* and on the PFS */
-        cn_err err = {0};
-        int jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &err);
-        if (jobfd >= 0) {
-            lvl_pfs_abandon(jobfd, ctx->job, (uint32_t)ctx->nranks, below,
-                            ctx->cfg.prune_abandoned);
-            close(jobfd);
-        }
-    }
+    return true; /* the PFS's abandoned timeline: the caller's (src/api/checkpoint.c) */
 }

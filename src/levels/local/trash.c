@@ -11,7 +11,8 @@
  * second thread, so that level 4 does not wait for its removals either;
  * every flush empties that trash, a crashed run's included.
  */
-#include "api/api.h"
+#include "core/core.h"
+#include "levels/local/local.h"
 
 #include <dirent.h>
 #include <string.h>

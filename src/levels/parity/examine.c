@@ -11,7 +11,8 @@
  * of the node's ranks (and of the previous node's, from the partner copy),
  * come from the manifests read on the way.
  */
-#include "api/api.h"
+#include "core/core.h"
+#include "levels/parity/parity.h"
 
 #include <errno.h>
 #include <stdio.h>

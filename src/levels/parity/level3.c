@@ -12,7 +12,9 @@
  * lvl_payload_read_checked): a damaged rank file fails the set's encoding,
  * and its parity is never committed.
  */
-#include "api/api.h"
+#include "core/core.h"
+#include "erasure/erasure.h"
+#include "levels/parity/parity.h"
 
 #include <stdio.h>
 #include <stdlib.h>

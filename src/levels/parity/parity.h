@@ -111,7 +111,9 @@ int api_encode(cairn_ctx *ctx, int genfd, const char *gen_path, const cn_manifes
  * with CAIRN_LATEST) whole on every node: rebuild lost nodes' files from
  * partner copies (level 2) or by decoding (level 3). *CHOSEN gets the id, or
  * -1 if no generation exists at all. Fails with CAIRN_ELOST naming the
- * generation, the set and the lost nodes when too many are lost.
+ * generation, the set and the lost nodes when too many are lost. The caller
+ * reopens the node directories first (api_reopen_dirs, src/api: a replaced
+ * node may have lost its directory under this very context).
  */
 int api_recover(cairn_ctx *ctx, long id, long *chosen);
 

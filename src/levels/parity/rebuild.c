@@ -11,7 +11,10 @@
  * (from a node that holds them). Rebuilt files are committed only after they verify
  * against the checksums the survivors hold.
  */
-#include "api/api.h"
+#include "core/core.h"
+#include "erasure/erasure.h"
+#include "levels/parity/parity.h"
+#include "levels/partner/partner.h"
 
 #include <stdio.h>
 #include <stdlib.h>

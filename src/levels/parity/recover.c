@@ -27,7 +27,8 @@
  * cairn_restart_query): the same examination and decisions, nothing
  * rebuilt; what would be is reported instead.
  */
-#include "api/api.h"
+#include "core/core.h"
+#include "levels/parity/parity.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -255,12 +256,8 @@ static int recover_leader(cairn_ctx *ctx, long id, long bound, long *chosen, api
 int api_recover(cairn_ctx *ctx, long id, long *chosen)
 {
     long got = -1;
-    /* A replaced node may have lost its directory under this very context. */
-    int rc = api_agree(ctx, api_reopen_dirs(ctx));
-    if (rc < 0)
-        return rc;
     long bound = id == CAIRN_LATEST ? LONG_MAX : id;
-    rc = ctx->node_rank == 0 ? recover_leader(ctx, id, bound, &got, NULL) : 0;
+    int rc = ctx->node_rank == 0 ? recover_leader(ctx, id, bound, &got, NULL) : 0;
     rc = api_agree(ctx, rc);
     if (MPI_Bcast(&got, 1, MPI_LONG, 0, ctx->comm) != MPI_SUCCESS && rc == 0)
         rc = CAIRN_EMPI;

@@ -10,7 +10,9 @@
  * leader commits a copy. A copy is committed only after every file verifies
  * against the copied manifest.
  */
-#include "api/api.h"
+#include "core/core.h"
+#include "levels/local/local.h"
+#include "levels/partner/partner.h"
 
 #include <stdio.h>
 #include <stdlib.h>

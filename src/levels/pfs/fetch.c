@@ -28,7 +28,8 @@
  * a fault per 4 KiB page (with its zeroing and accounting) costs more than
  * the copy that fills it.
  */
-#include "api/api.h"
+#include "core/core.h"
+#include "levels/pfs/pfs.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -37,7 +37,8 @@
  * Ownership: states are owned by the leader that built or received them and
  * freed when its files are written.
  */
-#include "api/api.h"
+#include "core/core.h"
+#include "levels/pfs/pfs.h"
 
 #include <errno.h>
 #include <limits.h>

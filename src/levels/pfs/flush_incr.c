@@ -31,7 +31,8 @@
  *
  * Ownership: the states are the caller's (api_state_free).
  */
-#include "api/api.h"
+#include "core/core.h"
+#include "levels/pfs/pfs.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -15,7 +15,8 @@
  * generation: an increment would need every node's plan agreed.
  * The context, states and descriptors are owned here and freed on return.
  */
-#include "api/api.h"
+#include "core/core.h"
+#include "levels/pfs/pfs.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -159,7 +160,11 @@ int api_flush_node(const cn_config *cfg, const char *job, const char *node, long
     if (rc < 0)
         *err = ctx->err;
     cn_manifest_free(&m);
-    api_ctx_free(ctx); /* waits for the PFS trash */
+    /* api_ctx_free (src/api) without the daemon and the live mark, which
+     * this context never has: the PFS trash waited for, then freed. */
+    api_trash_wait(ctx);
+    api_incr_reset(ctx);
+    api_ctx_release(ctx);
     if (jobfd >= 0)
         close(jobfd);
     return rc;

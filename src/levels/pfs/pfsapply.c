@@ -19,7 +19,8 @@
  * Ownership: on success CUR owns the result, and what it held before is
  * freed or moved; INC's members are moved out (the caller frees INC).
  */
-#include "api/api.h"
+#include "core/core.h"
+#include "levels/pfs/pfs.h"
 
 #include <stdio.h>
 #include <stdlib.h>

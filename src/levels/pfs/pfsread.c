@@ -23,7 +23,8 @@
  * Ownership: the caller's api_rvars get the variables (names and data owned
  * by them; api_rvars_free).
  */
-#include "api/api.h"
+#include "core/core.h"
+#include "levels/pfs/pfs.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -19,11 +19,25 @@
  * Ownership: the rank's variables are read into buffers owned here, freed
  * before return.
  */
-#include "api/api.h"
+#include "core/core.h"
+#include "levels/pfs/pfs.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* The routed files of the N entries of SRC (those of kind CN_KIND_FILE) put
+ * in files/rank-<r>/, which then holds exactly those (api_files_restore). */
+static int api_files_restore_src(cairn_ctx *ctx, const lvl_src *src, size_t n)
+{
+    api_routes_end(ctx);
+    CN_TRY(api_staging_empty(ctx));
+    for (size_t i = 0; i < n; i++)
+        if (src[i].kind == CN_KIND_FILE)
+            CN_TRY(cn_write_atomic(ctx->filesfd, src[i].name, src[i].ptr, src[i].size,
+                                   &ctx->err));
+    return 0;
+}
 
 /* api_pfs_read filter: this rank alone. */
 static bool is_me(void *arg, uint32_t rank) { return rank == (uint32_t)((cairn_ctx *)arg)->rank; }

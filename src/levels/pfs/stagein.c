@@ -26,7 +26,8 @@
  * Ownership: the variables of one leader's ranks are copied out of the mapped
  * files and freed when the rank files are written.
  */
-#include "api/api.h"
+#include "core/core.h"
+#include "levels/pfs/pfs.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,7 +4,7 @@
  * (same ranks, nodes and rank -> node map), and so whether a generation id
  * may be written over. The format itself is in src/common/format.c.
  */
-#include "api/api.h"
+#include "core/core.h"
 
 #include <stdio.h>
 #include <stdlib.h>
