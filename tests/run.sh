@@ -135,9 +135,14 @@ fi
 
 if want docs; then
   MARK=$SECONDS
-  echo "# documentation: every link resolves inside the repository"
+  echo "# documentation: every link resolves inside the repository; the source tree keeps its shape"
   check "README.md and docs/*.md: relative links and #anchors resolve, nothing outside the repository (tests/docs/check_links.sh)" \
     bash tests/docs/check_links.sh
+  check "the source tree: no include circle between folders (scripts/dev/include-graph.sh)" \
+    bash scripts/dev/include-graph.sh
+  check "the source tree: every C file and script of src, bench, tests and scripts under 600 lines" \
+    bash -c "! git ls-files 'src/*.[ch]' 'bench/*.[ch]' 'bench/*.sh' 'tests/*.[ch]' 'tests/*.sh' 'scripts/*.sh' |
+             xargs wc -l | awk '\$2 != \"total\" && \$1 >= 600 { print; bad = 1 } END { exit !bad }'"
   took docs
 fi
 
