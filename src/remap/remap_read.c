@@ -108,21 +108,11 @@ static int open_link(rm_reader *rd, long gen, uint32_t rank, cn_ckpt **out)
                      rd->src.nranks);
     uint64_t sum = me ? me->header_sum : 0;
     cn_manifest_free(&m);
+    const cn_header want = {.header_sum = sum, .generation = gen, .rank = rank,
+                            .nranks = rd->src.nranks};
     if (rc == 0)
-        rc = cn_ckpt_open(genfd, name, path, out, &ctx->err);
+        rc = lvl_rank_file_open(genfd, name, path, &want, false, out, &ctx->err);
     close(genfd);
-    CN_TRY(rc);
-    const cn_header *h = &(*out)->h;
-    if (h->header_sum != sum || h->generation != gen || h->rank != rank ||
-        h->nranks != rd->src.nranks)
-        rc = cn_fail(&ctx->err, CAIRN_ECORRUPT, "%s: header does not match the node manifest",
-                     path);
-    if (rc == 0)
-        rc = cn_ckpt_verify(*out, path, &ctx->err);
-    if (rc < 0) {
-        cn_ckpt_close(*out);
-        *out = NULL;
-    }
     return rc;
 }
 

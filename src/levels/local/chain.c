@@ -31,6 +31,28 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Open NAME in GENFD (PATH for messages), check that its header is the one the node
+ * manifest names (WANT's header_sum, generation, rank and nranks; with CHAIN its parent
+ * and base too), then verify it whole. On failure *OUT is NULL. */
+int lvl_rank_file_open(int genfd, const char *name, const char *path, const cn_header *want,
+                       bool chain, cn_ckpt **out, cn_err *err)
+{
+    CN_TRY(cn_ckpt_open(genfd, name, path, out, err));
+    const cn_header *h = &(*out)->h;
+    int rc = 0;
+    if (h->header_sum != want->header_sum || h->generation != want->generation ||
+        h->rank != want->rank || h->nranks != want->nranks ||
+        (chain && (h->parent != want->parent || h->base != want->base)))
+        rc = cn_fail(err, CAIRN_ECORRUPT, "%s: header does not match the node manifest", path);
+    if (rc == 0)
+        rc = cn_ckpt_verify(*out, path, err);
+    if (rc < 0) {
+        cn_ckpt_close(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 /* Open and fully verify RANK's file of generation G. */
 static int verify_link(cairn_ctx *ctx, int rank, const api_gen *g, cn_ckpt **out)
 {
@@ -41,21 +63,11 @@ static int verify_link(cairn_ctx *ctx, int rank, const api_gen *g, cn_ckpt **out
     int genfd = cn_dir_open(ctx->nodefd, gen, false, &ctx->err);
     if (genfd < 0)
         return genfd;
-    int rc = cn_ckpt_open(genfd, name, path, out, &ctx->err);
+    const cn_header want = {.header_sum = g->header_sum, .generation = g->id,
+                            .rank = (uint32_t)rank, .nranks = (uint32_t)ctx->nranks,
+                            .parent = g->parent, .base = g->base};
+    int rc = lvl_rank_file_open(genfd, name, path, &want, true, out, &ctx->err);
     close(genfd);
-    CN_TRY(rc);
-    const cn_header *h = &(*out)->h;
-    if (h->header_sum != g->header_sum || h->generation != g->id ||
-        h->rank != (uint32_t)rank || h->nranks != (uint32_t)ctx->nranks ||
-        h->parent != g->parent || h->base != g->base)
-        rc = cn_fail(&ctx->err, CAIRN_ECORRUPT, "%s: header does not match the node manifest",
-                     path);
-    if (rc == 0)
-        rc = cn_ckpt_verify(*out, path, &ctx->err);
-    if (rc < 0) {
-        cn_ckpt_close(*out);
-        *out = NULL;
-    }
     return rc;
 }
 

@@ -195,6 +195,11 @@ void api_plan_free(api_plan *plan);
 /* Drop every table (incr.mode off, or a restart into another chain). */
 void api_incr_reset(cairn_ctx *ctx);
 
+/* Open a rank file and check it against the node manifest (header sum, generation, rank,
+ * ranks; with CHAIN parent and base too), then verify it whole; *OUT NULL on failure. */
+int lvl_rank_file_open(int genfd, const char *name, const char *path, const cn_header *want,
+                       bool chain, cn_ckpt **out, cn_err *err);
+
 /*
  * The way back (chain.c). A chain: generation G and its ancestors down to
  * the full generation they diff against, as this rank's files.
