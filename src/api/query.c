@@ -88,11 +88,7 @@ static int link_files_ok(cairn_ctx *ctx, int jobfd, const cn_pindex *x)
     cn_gen_dirname(gen, sizeof gen, x->generation);
     int genfd = cn_dir_open(jobfd, gen, false, &ctx->err), rc = genfd < 0 ? genfd : 0;
     for (uint32_t f = 0; rc == 0 && f < x->nfiles; f++) {
-        uint32_t lo = f * x->group, hi = lo + x->group < x->nranks ? lo + x->group : x->nranks;
-        bool mine = false;
-        for (uint32_t k = lo; k < hi && k < (uint32_t)ctx->nranks; k++)
-            mine |= (int)ctx->rank_node[k] == ctx->node;
-        if (!mine)
+        if (!cn_pindex_file_holds(x, f, api_rank_on_node, ctx))
             continue;
         char name[64];
         cn_agg_filename(name, sizeof name, f);

@@ -220,6 +220,8 @@ int api_layout_find(const uint8_t *p, size_t len, const char *name, api_block *b
 /* Does the context restore by remapping when the layout differs: at least
  * one variable protected, and every one distributed or replicated? */
 bool api_remap_applies(const cairn_ctx *ctx);
+/* A rank filter (ARG: the context): is RANK one of this node's? */
+bool api_rank_on_node(void *arg, uint32_t rank);
 
 /* Find a protected name; NULL if absent. Append a zeroed entry NAME; NULL
  * when out of memory. */

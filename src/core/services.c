@@ -89,6 +89,12 @@ void api_note_lost(cairn_ctx *ctx, long id, int code, const char *fmt, ...)
     va_end(ap);
 }
 
+bool api_rank_on_node(void *arg, uint32_t rank)
+{
+    const cairn_ctx *ctx = arg;
+    return rank < (uint32_t)ctx->nranks && (int)ctx->rank_node[rank] == ctx->node;
+}
+
 bool api_remap_applies(const cairn_ctx *ctx)
 {
     size_t n = 0;

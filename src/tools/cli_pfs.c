@@ -143,13 +143,6 @@ static int index_read(int dirfd, const char *name, const char *dirname, cn_pinde
     return rc;
 }
 
-/* The ranks file F of index X holds: [*FIRST, *END). */
-static void file_ranks(const cn_pindex *x, uint32_t f, uint32_t *first, uint32_t *end)
-{
-    *first = f * x->group;
-    *end = *first + x->group < x->nranks ? *first + x->group : x->nranks;
-}
-
 int cli_pfs_check_file(const char *path, int kind, cn_err *err)
 {
     char dir[CLI_PATH_MAX], name[CLI_PATH_MAX];
@@ -184,7 +177,7 @@ int cli_pfs_check_file(const char *path, int kind, cn_err *err)
             rc = cn_fail(err, CAIRN_ECORRUPT, "%s the index beside it",
                          x.files[f].size != len ? "size does not match" : "checksum does not match");
         else
-            file_ranks(&x, f, &first, &end);
+            cn_pindex_file_ranks(&x, f, &first, &end);
         cn_pindex_free(&x);
     }
     if (rc == 0)
@@ -238,7 +231,7 @@ static void verify_gen(cli_vstate *v, int jobfd, const char *gpath, const char *
         cli_path_join(fpath, sizeof fpath, gpath, name);
         const uint8_t *map = NULL;
         uint32_t first, end;
-        file_ranks(&x, f, &first, &end);
+        cn_pindex_file_ranks(&x, f, &first, &end);
         rc = lvl_pfs_map(genfd, name, &x.files[f], &map, &err);
         if (rc == 0)
             rc = agg_check(map, x.files[f].size, first, end, &err);
@@ -392,7 +385,7 @@ static void print_index(const char *path, const cn_pindex *x)
         char name[32];
         uint32_t first, end;
         cn_agg_filename(name, sizeof name, f);
-        file_ranks(x, f, &first, &end);
+        cn_pindex_file_ranks(x, f, &first, &end);
         cli_table_add(&t, "%u", f);
         cli_table_add(&t, "%s", name);
         cli_table_add(&t, "%llu", (unsigned long long)x->files[f].size);

@@ -114,6 +114,11 @@ uint64_t cn_pindex_source(uint32_t rank, uint64_t header_sum);
 
 size_t cn_pindex_size(uint32_t nfiles); /* of the current version */
 uint32_t cn_pindex_nfiles(uint32_t nranks, uint32_t group);
+/* The ranks file F of index X holds: [*FIRST, *END). */
+void cn_pindex_file_ranks(const cn_pindex *x, uint32_t f, uint32_t *first, uint32_t *end);
+/* Does file F of index X hold a rank WANT(ARG, rank) takes? */
+bool cn_pindex_file_holds(const cn_pindex *x, uint32_t f, bool (*want)(void *, uint32_t),
+                          void *arg);
 int cn_pindex_encode(const cn_pindex *x, uint8_t **out, size_t *len, cn_err *err);
 /* Parse and validate (hostile input); allocates X->files (cn_pindex_free). */
 int cn_pindex_decode(const uint8_t *buf, size_t len, cn_pindex *x, cn_err *err);

@@ -137,11 +137,7 @@ static int read_link(cairn_ctx *ctx, int jobfd, const cn_pindex *x, collect *c)
                                 : genfd;
     int rc = 0;
     for (uint32_t f = 0; rc == 0 && f < x->nfiles; f++) {
-        uint32_t lo = f * x->group, hi = lo + x->group < x->nranks ? lo + x->group : x->nranks;
-        bool mine = false;
-        for (uint32_t r = lo; r < hi && !mine; r++)
-            mine = c->want(c->arg, r);
-        if (!mine)
+        if (!cn_pindex_file_holds(x, f, c->want, c->arg))
             continue;
         char name[64];
         cn_agg_filename(name, sizeof name, f);

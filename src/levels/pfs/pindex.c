@@ -61,6 +61,22 @@ uint32_t cn_pindex_nfiles(uint32_t nranks, uint32_t group)
     return group ? (uint32_t)(((uint64_t)nranks + group - 1) / group) : 0;
 }
 
+void cn_pindex_file_ranks(const cn_pindex *x, uint32_t f, uint32_t *first, uint32_t *end)
+{
+    *first = f * x->group;
+    *end = *first + x->group < x->nranks ? *first + x->group : x->nranks;
+}
+
+bool cn_pindex_file_holds(const cn_pindex *x, uint32_t f, bool (*want)(void *, uint32_t),
+                          void *arg)
+{
+    uint32_t r, end;
+    for (cn_pindex_file_ranks(x, f, &r, &end); r < end; r++)
+        if (want(arg, r))
+            return true;
+    return false;
+}
+
 int cn_pindex_encode(const cn_pindex *x, uint8_t **out, size_t *len, cn_err *err)
 {
     uint32_t version = x->version ? x->version : CN_PINDEX_VERSION;

@@ -37,13 +37,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* api_pfs_read filter: a rank of this node? */
-static bool on_node(void *arg, uint32_t rank)
-{
-    const cairn_ctx *ctx = arg;
-    return rank < (uint32_t)ctx->nranks && (int)ctx->rank_node[rank] == ctx->node;
-}
-
 /* Write this node's rank files and manifest of generation ID (index X) from C. */
 static int write_local(cairn_ctx *ctx, long id, const cn_pindex *x, api_rvars *local)
 {
@@ -251,7 +244,7 @@ static int stage_leader(cairn_ctx *ctx, long id)
     CN_FAIL_IF(!local, &ctx->err, CAIRN_ENOMEM, "no memory");
     cn_pindex x = {0};
     int jobfd = api_pfs_open_gen(ctx, id, &x);
-    int rc = jobfd < 0 ? jobfd : api_pfs_read(ctx, jobfd, &x, on_node, ctx, local);
+    int rc = jobfd < 0 ? jobfd : api_pfs_read(ctx, jobfd, &x, api_rank_on_node, ctx, local);
     int worst = rc;
     if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, ctx->leaders) != MPI_SUCCESS)
         rc = worst = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce among node leaders failed");
