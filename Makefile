@@ -45,7 +45,19 @@ ifneq ($(USE_HDF5),no)
     $(error USE_HDF5=yes, but no libhdf5 was found (Debian: libhdf5-dev))
   endif
 endif
-DEP_LIBS += $(HDF5_LIBS)
+# libhdf5 is not linked: h5split.c opens it by its soname (dlopen) the first time a
+# routed HDF5 file is scanned, so that the 40 libraries it needs stay out of every
+# rank's start. Only the programs that write HDF5 files themselves link it (below).
+ifneq ($(HDF5_LIBS),)
+  HDF5_SONAME := $(shell t=$$(mktemp) && printf 'int main(void){return 0;}' | \
+      $(CC) -x c - -o $$t -Wl,--no-as-needed $(HDF5_LIBS) 2>/dev/null && \
+      readelf -d $$t | sed -n 's/.*(NEEDED).*\[\(libhdf5[^]]*\)\].*/\1/p' | head -n 1; rm -f $$t)
+  ifeq ($(HDF5_SONAME),)
+    $(error libhdf5 was found ($(HDF5_LIBS)) but no program links with it)
+  endif
+  HDF5_FLAGS += -DCAIRN_HDF5_SONAME='"$(HDF5_SONAME)"'
+  DEP_LIBS += -ldl
+endif
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) $(WARN) -Iinclude -I/usr/include/jerasure $(HDF5_FLAGS) -MMD -MP
@@ -200,6 +212,9 @@ $(BUILD)/examples/%: examples/%.c $(LIBA)
 # A benchmark is bench/NAME.c (its main), bench/bench.c (what bench.h declares) and, for the
 # larger ones, the files of a folder of its own (listed below); each file its own object, so
 # each has its own dependency file.
+# The programs that write HDF5 files themselves link libhdf5.
+$(BUILD)/tests/test_h5 $(BUILD)/tests/t_h5 $(BUILD)/bench/h5_bench: DEP_LIBS += $(HDF5_LIBS)
+
 $(BUILD)/bench/%.o: bench/%.c
 	@mkdir -p $(dir $@)
 	$(MPICC) $(BASE_CFLAGS) -Isrc -c $< -o $@
@@ -321,7 +336,7 @@ install: install-check lib $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(BUILD)/exam
 	ln -sfn libcairn.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libcairn.so
 	install -m 755 $(CLI) $(DAEMON) $(BUILD)/cairn-rebuild $(DESTDIR)$(PREFIX)/bin/
 	for t in $(PC_IN); do m=$$(basename $$t .in); \
-	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@HDF5_LIBS@|$(HDF5_LIBS)|g' $$t > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$m && \
+	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@HDF5_LIBS@|$(if $(HDF5_LIBS),-ldl)|g' $$t > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$m && \
 	  chmod 644 $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$m || exit 1; done
 	install -m 644 man/cairn.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -d $(DESTDIR)$(PREFIX)/share/cairn

@@ -35,7 +35,7 @@ if [ "${1:-}" = --rank ]; then
     { wait "$child" && rc=0 || rc=$?; } 2>/dev/null
     kill -0 "$child" 2>/dev/null || break # ended; else a trapped signal ended the wait
   done
-  echo "$rc $(date +%s%N)" >"$dir/rank-$r.status"
+  echo "$rc $EPOCHREALTIME" >"$dir/rank-$r.status" # (bash's clock: no process for it)
   if [ "$rc" -gt 128 ] && [ "$rc" -lt 160 ]; then # ended by a signal: end by it too
     for s in TERM INT HUP QUIT USR1 USR2; do trap - "$s"; done
     kill -"$((rc - 128))" $$ 2>/dev/null
@@ -104,11 +104,16 @@ launch() {
 self=$(readlink -f "$0")
 rd=$(mktemp -d "${TMPDIR:-/tmp}/cairn-ranks.XXXXXX")
 trap 'rm -rf "$rd"' EXIT
+# Every MPI process would load hwloc's plugins for GPUs, OpenCL, PCI and
+# libxml2 (20 libraries) and read each PCI device's configuration: a rank on
+# an emulated node needs none of it, and a test launches hundreds of jobs.
+export HWLOC_PLUGINS_BLACKLIST=${HWLOC_PLUGINS_BLACKLIST-hwloc_gl,hwloc_opencl,hwloc_pci,hwloc_xml_libxml}
 if mpirun --version 2>&1 | grep -q 'Open MPI'; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  # Shared-memory transport within the host, TCP on loopback otherwise; no
-  # network probing on machines without one.
-  launch mpirun --oversubscribe --bind-to none --mca btl self,vader,tcp \
+  # Shared-memory transport within the host (ob1 over vader: UCX would load
+  # its own transports in every rank), TCP on loopback otherwise; no network
+  # probing on machines without one.
+  launch mpirun --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader,tcp \
        --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo \
        -np "$np" bash "$self" --rank "$rd" "$@"
 fi

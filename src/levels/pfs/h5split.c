@@ -33,7 +33,15 @@
 #include <string.h>
 
 #ifdef CAIRN_HAVE_HDF5
+#include <dlfcn.h>
 #include <hdf5.h>
+#include <pthread.h>
+/* hdf5.h's flag macros (H5F_ACC_RDONLY) call H5check() and H5open() by name;
+ * here the library is not linked, and h5_load opens it. */
+#undef H5CHECK
+#define H5CHECK
+#undef H5OPEN
+#define H5OPEN
 #endif
 
 void cz_h5_dsets_free(cz_h5_dset *d, size_t n)
@@ -57,7 +65,71 @@ int cz_h5_scan(const uint8_t *p, size_t len, cz_h5_dset **out, size_t *n, cn_err
 
 #else
 
-bool cz_h5_available(void) { return true; }
+/*
+ * libhdf5 is opened the first time a routed file is scanned (dlopen), not
+ * linked: linked, it and what it needs (libcurl, GnuTLS, Kerberos, LDAP, ...:
+ * some 40 libraries) would load into every process that links cairn, every
+ * rank at every start, for a feature most jobs never use. The soname is the
+ * one the build found (CAIRN_HDF5_SONAME); the calls go through H5 below.
+ * Without the library at run time, routed HDF5 files are stored whole, as in
+ * a build without HDF5, and the flush says so once.
+ */
+#if H5_VERSION_GE(1, 12, 0)
+#define H5_OVISIT(X) X(H5Ovisit3)
+#else
+#define H5_OVISIT(X) X(H5Ovisit2)
+#endif
+#define H5_FNS(X)                                                                             \
+    X(H5open) X(H5Eget_auto2) X(H5Eset_auto2) X(H5Pcreate) X(H5Pset_fapl_core)               \
+    X(H5Pset_file_image) X(H5Fopen) X(H5Fclose) X(H5Pclose) X(H5Dopen2) X(H5Dclose)           \
+    X(H5Dget_type) X(H5Dget_space) X(H5Dget_create_plist) X(H5Dget_offset)                    \
+    X(H5Dget_storage_size) X(H5Pget_layout) X(H5Pget_external_count) X(H5Pget_nfilters)       \
+    X(H5Tget_size) X(H5Tget_class) X(H5Tget_order) X(H5Tget_precision) X(H5Tget_offset)       \
+    X(H5Tget_sign) X(H5Tclose) X(H5Sget_simple_extent_npoints) X(H5Sget_simple_extent_ndims)  \
+    X(H5Sget_simple_extent_dims) X(H5Sclose) H5_OVISIT(X)
+
+static struct {
+#define H5_PTR(f) __typeof__(f) *f;
+    H5_FNS(H5_PTR)
+#undef H5_PTR
+    hid_t *fapl_class; /* what H5P_FILE_ACCESS names: H5P_CLS_FILE_ACCESS_ID_g */
+    bool ok;
+} h5;
+static pthread_once_t h5_once = PTHREAD_ONCE_INIT;
+
+static void h5_load(void)
+{
+    void *lib = dlopen(CAIRN_HDF5_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        cn_log(CN_LOG_WARN, "HDF5 files are stored whole at level 4: %s", dlerror());
+        return;
+    }
+    bool all = true;
+#define H5_SYM(f) all = all && (*(void **)&h5.f = dlsym(lib, #f)) != NULL;
+    H5_FNS(H5_SYM)
+#undef H5_SYM
+    /* A program that links this libhdf5 and names H5P_FILE_ACCESS holds the
+     * variable itself (a copy relocation) and the library sets that copy: when
+     * the program's H5open is this library's, take the variable it sees. */
+    h5.fapl_class = NULL;
+    if (dlsym(RTLD_DEFAULT, "H5open") == (void *)h5.H5open)
+        h5.fapl_class = dlsym(RTLD_DEFAULT, "H5P_CLS_FILE_ACCESS_ID_g");
+    if (!h5.fapl_class)
+        h5.fapl_class = dlsym(lib, "H5P_CLS_FILE_ACCESS_ID_g");
+    if (!all || !h5.fapl_class || h5.H5open() < 0) {
+        cn_log(CN_LOG_WARN, "HDF5 files are stored whole at level 4: %s lacks a call cairn needs",
+               CAIRN_HDF5_SONAME);
+        dlclose(lib);
+        return;
+    }
+    h5.ok = true; /* the library stays open for the life of the process */
+}
+
+bool cz_h5_available(void)
+{
+    pthread_once(&h5_once, h5_load);
+    return h5.ok;
+}
 
 static const uint8_t signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
 
@@ -71,19 +143,19 @@ typedef struct scan {
 /* The cairn type a dataset of file type T is aggregated as. */
 static uint8_t type_of(hid_t t)
 {
-    size_t size = H5Tget_size(t);
-    H5T_class_t cls = H5Tget_class(t);
-    if ((cls != H5T_FLOAT && cls != H5T_INTEGER) || H5Tget_order(t) != H5T_ORDER_LE)
+    size_t size = h5.H5Tget_size(t);
+    H5T_class_t cls = h5.H5Tget_class(t);
+    if ((cls != H5T_FLOAT && cls != H5T_INTEGER) || h5.H5Tget_order(t) != H5T_ORDER_LE)
         return CAIRN_BYTE;
     if (cls == H5T_FLOAT) {
         /* IEEE layouts only: a native float or double's precision and offset */
-        if (size == 4 && H5Tget_precision(t) == 32 && H5Tget_offset(t) == 0)
+        if (size == 4 && h5.H5Tget_precision(t) == 32 && h5.H5Tget_offset(t) == 0)
             return CAIRN_FLOAT;
-        if (size == 8 && H5Tget_precision(t) == 64 && H5Tget_offset(t) == 0)
+        if (size == 8 && h5.H5Tget_precision(t) == 64 && h5.H5Tget_offset(t) == 0)
             return CAIRN_DOUBLE;
         return CAIRN_BYTE;
     }
-    bool sign = H5Tget_sign(t) == H5T_SGN_2;
+    bool sign = h5.H5Tget_sign(t) == H5T_SGN_2;
     switch (size) {
     case 1: return sign ? CAIRN_INT8 : CAIRN_UINT8;
     case 2: return sign ? CAIRN_INT16 : CAIRN_UINT16;
@@ -96,18 +168,18 @@ static uint8_t type_of(hid_t t)
 /* Type and shape of dataset DS holding SIZE bytes into X. */
 static void shape_of(hid_t ds, uint64_t size, cz_h5_dset *x)
 {
-    hid_t t = H5Dget_type(ds), sp = H5Dget_space(ds);
+    hid_t t = h5.H5Dget_type(ds), sp = h5.H5Dget_space(ds);
     x->type = t >= 0 ? type_of(t) : CAIRN_BYTE;
     size_t es = cairn_type_size((cairn_type)x->type);
-    hssize_t npts = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+    hssize_t npts = sp >= 0 ? h5.H5Sget_simple_extent_npoints(sp) : -1;
     if (x->type != CAIRN_BYTE && (size % es || npts < 0 || (uint64_t)npts != size / es))
         x->type = CAIRN_BYTE, es = 1; /* storage is not exactly the elements: bytes */
     x->count = size / es;
     x->ndims = 0;
-    int rank = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+    int rank = sp >= 0 ? h5.H5Sget_simple_extent_ndims(sp) : -1;
     hsize_t dims[H5S_MAX_RANK];
-    if (rank >= 1 && rank <= CAIRN_MAX_DIMS && H5Sget_simple_extent_dims(sp, dims, NULL) == rank &&
-        (x->type != CAIRN_BYTE || H5Tget_size(t) == 1)) {
+    if (rank >= 1 && rank <= CAIRN_MAX_DIMS && h5.H5Sget_simple_extent_dims(sp, dims, NULL) == rank &&
+        (x->type != CAIRN_BYTE || h5.H5Tget_size(t) == 1)) {
         uint64_t prod = 1;
         for (int d = 0; d < rank; d++)
             prod *= dims[d];
@@ -118,23 +190,23 @@ static void shape_of(hid_t ds, uint64_t size, cz_h5_dset *x)
         }
     }
     if (t >= 0)
-        H5Tclose(t);
+        h5.H5Tclose(t);
     if (sp >= 0)
-        H5Sclose(sp);
+        h5.H5Sclose(sp);
 }
 
 /* Dataset NAME (relative to the root) of the file open as ROOT: taken out? */
 static void visit_dataset(hid_t root, const char *name, scan *s)
 {
-    hid_t ds = H5Dopen2(root, name, H5P_DEFAULT);
+    hid_t ds = h5.H5Dopen2(root, name, H5P_DEFAULT);
     if (ds < 0)
         return;
-    hid_t dcpl = H5Dget_create_plist(ds);
-    haddr_t off = H5Dget_offset(ds);
-    hsize_t size = H5Dget_storage_size(ds);
+    hid_t dcpl = h5.H5Dget_create_plist(ds);
+    haddr_t off = h5.H5Dget_offset(ds);
+    hsize_t size = h5.H5Dget_storage_size(ds);
     size_t nl = strlen(name) + 1; /* with the leading '/' */
-    bool take = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
-                H5Pget_external_count(dcpl) == 0 && H5Pget_nfilters(dcpl) == 0 &&
+    bool take = dcpl >= 0 && h5.H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
+                h5.H5Pget_external_count(dcpl) == 0 && h5.H5Pget_nfilters(dcpl) == 0 &&
                 off != HADDR_UNDEF && size >= CZ_H5_MIN_DSET && off <= s->len &&
                 size <= s->len - off && nl <= CAIRN_NAME_MAX;
     if (take && s->n == s->cap) {
@@ -161,8 +233,8 @@ static void visit_dataset(hid_t root, const char *name, scan *s)
         }
     }
     if (dcpl >= 0)
-        H5Pclose(dcpl);
-    H5Dclose(ds);
+        h5.H5Pclose(dcpl);
+    h5.H5Dclose(ds);
 }
 
 #if H5_VERSION_GE(1, 12, 0)
@@ -187,28 +259,28 @@ int cz_h5_scan(const uint8_t *p, size_t len, cz_h5_dset **out, size_t *n, cn_err
 {
     *out = NULL;
     *n = 0;
-    if (len < 64 || memcmp(p, signature, 8) != 0)
+    if (len < 64 || memcmp(p, signature, 8) != 0 || !cz_h5_available())
         return 0;
     H5E_auto2_t was = NULL;
     void *was_arg = NULL;
-    H5Eget_auto2(H5E_DEFAULT, &was, &was_arg);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    h5.H5Eget_auto2(H5E_DEFAULT, &was, &was_arg);
+    h5.H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     scan s = {.len = len};
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), f = -1;
-    if (fapl >= 0 && H5Pset_fapl_core(fapl, 1 << 20, 0) >= 0 &&
-        H5Pset_file_image(fapl, (void *)p, len) >= 0)
-        f = H5Fopen("cairn-routed-file", H5F_ACC_RDONLY, fapl);
+    hid_t fapl = h5.H5Pcreate(*h5.fapl_class), f = -1;
+    if (fapl >= 0 && h5.H5Pset_fapl_core(fapl, 1 << 20, 0) >= 0 &&
+        h5.H5Pset_file_image(fapl, (void *)p, len) >= 0)
+        f = h5.H5Fopen("cairn-routed-file", H5F_ACC_RDONLY, fapl);
     if (f >= 0) {
 #if H5_VERSION_GE(1, 12, 0)
-        H5Ovisit3(f, H5_INDEX_NAME, H5_ITER_INC, visit, &s, H5O_INFO_BASIC);
+        h5.H5Ovisit3(f, H5_INDEX_NAME, H5_ITER_INC, visit, &s, H5O_INFO_BASIC);
 #else
-        H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_INC, visit, &s, H5O_INFO_BASIC);
+        h5.H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_INC, visit, &s, H5O_INFO_BASIC);
 #endif
-        H5Fclose(f);
+        h5.H5Fclose(f);
     }
     if (fapl >= 0)
-        H5Pclose(fapl);
-    H5Eset_auto2(H5E_DEFAULT, was, was_arg);
+        h5.H5Pclose(fapl);
+    h5.H5Eset_auto2(H5E_DEFAULT, was, was_arg);
     if (s.nomem) {
         cz_h5_dsets_free(s.d, s.n);
         return cn_fail(err, CAIRN_ENOMEM, "no memory to list the datasets of an HDF5 file");
