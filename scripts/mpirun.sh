@@ -105,9 +105,11 @@ self=$(readlink -f "$0")
 rd=$(mktemp -d "${TMPDIR:-/tmp}/cairn-ranks.XXXXXX")
 trap 'rm -rf "$rd"' EXIT
 # Every MPI process would load hwloc's plugins for GPUs, OpenCL, PCI and
-# libxml2 (20 libraries) and read each PCI device's configuration: a rank on
-# an emulated node needs none of it, and a test launches hundreds of jobs.
+# libxml2 (20 libraries) and read each PCI device's configuration (linuxio):
+# a rank on an emulated node needs none of it, and a test launches hundreds
+# of jobs. A setting of the caller's own wins.
 export HWLOC_PLUGINS_BLACKLIST=${HWLOC_PLUGINS_BLACKLIST-hwloc_gl,hwloc_opencl,hwloc_pci,hwloc_xml_libxml}
+export HWLOC_COMPONENTS=${HWLOC_COMPONENTS--linuxio}
 if mpirun --version 2>&1 | grep -q 'Open MPI'; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   # Shared-memory transport within the host (ob1 over vader: UCX would load
