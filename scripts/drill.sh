@@ -76,11 +76,17 @@ inject() {
   esac
 }
 
+# The scenarios whose failure comes after the crash share one crashed run:
+# its node-local and PFS directories are copied for each (same job name, so
+# the copy is what that run left), then the scenario's damage is done to the copy.
+shared() { case $1 in crash-in-checkpoint|daemon-crash) return 1 ;; esac; }
+
 printf '%-20s %-6s %5s %10s %9s %6s\n' SCENARIO RESULT LEVEL GENERATION VERIFIED TIME
-failed=0
+failed=0 crashed=
 for s in "$@"; do
   t0=$(date +%s.%N)
   export CAIRN_JOB=drill-$$-$s CAIRN_BASE=$work/$s/local CAIRN_PFS_DIR=$work/$s/pfs
+  shared "$s" && CAIRN_JOB=drill-$$-crashed
   mkdir -p -m 700 "$CAIRN_BASE" "$CAIRN_PFS_DIR"
   if [ "$s" = disk-full ] && ! mount -t tmpfs -o size=64m,mode=700 tmpfs "$CAIRN_BASE" 2>/dev/null; then
     printf '%-20s %-6s %5s %10s %9s %6s\n' "$s" SKIP - - - "(needs root to mount a small tmpfs)"
@@ -93,7 +99,15 @@ for s in "$@"; do
   if [ "$s" = daemon-crash ]; then
     CAIRN_FAULT=cairnd.gen:gen=150:rank=1 "$cli" start --nodes 4 >"$work/$s.start" 2>&1
   fi
-  CAIRN_FAULT=$fault mpi "${args[@]}" "${crash[@]}" >"$work/$s.crash" 2>&1
+  if shared "$s" && [ -n "$crashed" ]; then # the shared crashed run, copied
+    cp -a "$crashed/local/." "$CAIRN_BASE/" && cp -a "$crashed/pfs/." "$CAIRN_PFS_DIR/"
+  else
+    CAIRN_FAULT=$fault mpi "${args[@]}" "${crash[@]}" >"$work/$s.crash" 2>&1
+    if shared "$s"; then # kept as it was for the next scenarios
+      crashed=$work/crashed
+      mkdir -m 700 "$crashed" && cp -a "$CAIRN_BASE" "$crashed/local" && cp -a "$CAIRN_PFS_DIR" "$crashed/pfs"
+    fi
+  fi
   [ "$s" = daemon-crash ] && "$cli" stop >/dev/null 2>&1
   inject "$s"
   nospace=ok

@@ -10,6 +10,8 @@
  *   restore GEN [LEVEL]  restart LATEST, expect GEN, compare every byte; with
  *                      T_THEN=ID, then checkpoint ID (at LEVEL, default 1)
  *   restore-id GEN [LEVEL]  restart generation GEN explicitly (T_THEN too)
+ *   restore-ids FIRST LAST  restart each generation FIRST..LAST in turn, each by
+ *                      a new context, compare every byte (one job, many restarts)
  *   restore-either OLD NEW  restart LATEST, expect OLD or NEW (a crash state,
  *                      tests/crash), compare every byte with the one restored
  *   expect-fail CODE [GEN]  restart (LATEST, or generation GEN) must fail with
@@ -408,6 +410,33 @@ int main(int argc, char **argv)
                          cairn_strerror(rc), cairn_errmsg(ctx));
         }
         ok = why[0] == '\0';
+    } else if (strcmp(mode, "restore-ids") == 0 && argc > 3) {
+        /* each generation FIRST..LAST in turn, each restored by a context of its own
+         * (as a new job's), every byte compared; the ranks agree after each */
+        long last = strtol(argv[3], NULL, 10);
+        for (long g = arg; ok && g <= last; g++) {
+            if (g > arg) {
+                cairn_finalize(ctx);
+                ctx = NULL;
+                if ((rc = cairn_init(MPI_COMM_WORLD, getenv("T_CONFIG"), &ctx)) != 0 ||
+                    (rc = protect_all(ctx)) != 0) {
+                    snprintf(why, sizeof why, "new context for generation %ld: %s: %s", g,
+                             cairn_strerror(rc), cairn_errmsg(ctx));
+                    ok = 0;
+                }
+            }
+            fill(0, 1);
+            long got = -2;
+            if (ok && (rc = cairn_restart(ctx, g, &got)) != 0)
+                snprintf(why, sizeof why, "restart of %ld: %s: %s", g, cairn_strerror(rc),
+                         cairn_errmsg(ctx));
+            else if (ok && got != g)
+                snprintf(why, sizeof why, "restored generation %ld, expected %ld", got, g);
+            else if (ok && (!same(g) || !check_routed(ctx, g)))
+                snprintf(why, sizeof why, "restored bytes differ from generation %ld", g);
+            int mine = ok && !why[0];
+            MPI_Allreduce(&mine, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        }
     } else if (strcmp(mode, "restore-either") == 0 && argc > 3) {
         long got = -2, newer = strtol(argv[3], NULL, 10);
         fill(0, 1);

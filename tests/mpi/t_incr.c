@@ -34,6 +34,8 @@
  *                     last one (N) at level L
  *   restore G         restart CAIRN_LATEST, expect G, compare
  *   restore-id G      restart generation G, compare
+ *   restore-ids G L   restart each generation G..L in turn, each by a new
+ *                     context, compare (one job, many restarts)
  *   parents P1 P2 ..  cairn_generations, oldest first, must have these parents
  *                     (-1: full), and each must store less than its raw size
  *                     when incremental
@@ -355,6 +357,28 @@ int main(int argc, char **argv)
         ok = restart(ctx, CAIRN_LATEST, a, why, sizeof why);
     } else if (strcmp(mode, "restore-id") == 0) {
         ok = restart(ctx, a, a, why, sizeof why);
+    } else if (strcmp(mode, "restore-ids") == 0 && argc > 3) {
+        /* each generation A..LAST in turn, each by a context of its own (as a new
+         * job's); the ranks agree after each */
+        long last = strtol(argv[3], NULL, 10);
+        ok = 1;
+        for (long g = a; ok && g <= last; g++) {
+            if (g > a) {
+                cairn_finalize(ctx);
+                ctx = NULL;
+                if (cairn_init(MPI_COMM_WORLD, NULL, &ctx) != 0) {
+                    snprintf(why, sizeof why, "init for generation %ld: %s", g, cairn_errmsg(NULL));
+                    ok = 0;
+                }
+            }
+            int mine = ok && restart(ctx, g, g, why, sizeof why);
+            if (ok && !mine) { /* name the generation */
+                char one[sizeof why];
+                snprintf(one, sizeof one, "generation %ld: %s", g, why);
+                memcpy(why, one, sizeof why);
+            }
+            MPI_Allreduce(&mine, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        }
     } else if (strcmp(mode, "expect-fail-id") == 0 && argc > 3) {
         scramble();
         protect_all(ctx, a);
