@@ -108,12 +108,12 @@ static void h5_load(void)
 #define H5_SYM(f) all = all && (*(void **)&h5.f = dlsym(lib, #f)) != NULL;
     H5_FNS(H5_SYM)
 #undef H5_SYM
-    /* A program that links this libhdf5 and names H5P_FILE_ACCESS holds the
-     * variable itself (a copy relocation) and the library sets that copy: when
-     * the program's H5open is this library's, take the variable it sees. */
-    h5.fapl_class = NULL;
-    if (dlsym(RTLD_DEFAULT, "H5open") == (void *)h5.H5open)
-        h5.fapl_class = dlsym(RTLD_DEFAULT, "H5P_CLS_FILE_ACCESS_ID_g");
+    /* The library reaches its own variables through the global scope first: a
+     * program that links libhdf5 and names H5P_FILE_ACCESS holds the variable
+     * itself (a copy relocation), and that copy is the one the library sets.
+     * The same lookup finds it; only when the global scope has none is the
+     * library's own the one. */
+    h5.fapl_class = dlsym(RTLD_DEFAULT, "H5P_CLS_FILE_ACCESS_ID_g");
     if (!h5.fapl_class)
         h5.fapl_class = dlsym(lib, "H5P_CLS_FILE_ACCESS_ID_g");
     if (!all || !h5.fapl_class || h5.H5open() < 0) {
