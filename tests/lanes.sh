@@ -7,14 +7,15 @@
 # whole when it ends; the counts of every child add up to the last line.
 # Returns run.sh's exit status (0: nothing failed).
 
-# The queue, longest first: idle seconds on 2 cores as measured (CAIRN_TEST_PROFILE).
+# The queue, longest first: the seconds each part took in the lanes of an idle
+# 2-core run (make test's profile, 2026-11-28).
 # Sections joined by "+" run in one child, one after another: the Slurm test and
 # the cluster lab take turns on machine-wide names (slurmctld's ports, munge,
 # namespace nodes) anyway; the quickest ones share one child's start-up.
-LANE_QUEUE="soak:200 daemon:210 drill:150 incr:140 pfs:135 owed:120 slurm+cluster:135 crash:100 mpi:85
-  hooks:80 levels:65 query:61 veloc:60 fti:60 scr:50 remap:50 fortran:32 python:30 demo:30
-  unit:27 user:27 h5:26 ring:23 need:20 auto:15 nodes:13 install:9 lossy:8
-  replay+cli+config+docs:8"
+LANE_QUEUE="daemon:300 soak:212 pfs:189 slurm+cluster:181 owed:174 mpi:140 hooks:136 veloc:122
+  incr:120 crash:120 query:106 drill:85 levels:84 scr:84 fti:82 remap:63 ring:63 unit:59
+  fortran:51 python:50 demo:37 h5:36 need:33 user:32 auto:22 nodes:19 install:17 lossy:10
+  replay+cli+config+docs:13"
 
 lanes_run() {
   local dir item name sections s picked=() n=0 lane
