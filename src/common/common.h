@@ -380,5 +380,8 @@ int cn_live_read(int fd, long *pid, long parent[3]);  /* CAIRN_ECORRUPT if it do
  * application when it flushes itself).
  */
 void cn_fault_point(const char *point, int64_t gen, int rank);
+/* Would POINT wait here now (a spec with :until=PATH that matches GEN and
+ * RANK, PATH not there yet)? For a loop that must go on serving meanwhile. */
+bool cn_fault_waiting(const char *point, int64_t gen, int rank);
 
 #endif /* CAIRN_COMMON_H */

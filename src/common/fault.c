@@ -67,6 +67,32 @@ static int one_spec(const char *spec, size_t len, const char *point, int64_t gen
     return *after_us > 0 ? 2 : 1;
 }
 
+bool cn_fault_waiting(const char *point, int64_t gen, int rank)
+{
+    const char *spec = getenv("CAIRN_FAULT");
+    for (const char *p = spec ? spec : ""; *p;) {
+        size_t len = strcspn(p, ";");
+        char s[4096];
+        if (len < sizeof s) {
+            memcpy(s, p, len);
+            s[len] = '\0';
+            const char *until = strstr(s, ":until=");
+            size_t plen = strlen(point);
+            bool ours = strncmp(s, point, plen) == 0 && (s[plen] == '\0' || s[plen] == ':');
+            for (const char *q = strchr(s, ':'); ours && q && q < until; q = strchr(q + 1, ':')) {
+                if (strncmp(q, ":gen=", 5) == 0 && strtoll(q + 5, NULL, 10) != gen)
+                    ours = false;
+                if (strncmp(q, ":rank=", 6) == 0 && strtol(q + 6, NULL, 10) != rank)
+                    ours = false;
+            }
+            if (ours && until && access(until + 7, F_OK) != 0)
+                return true;
+        }
+        p += len + (p[len] == ';');
+    }
+    return false;
+}
+
 void cn_fault_point(const char *point, int64_t gen, int rank)
 {
     const char *spec = getenv("CAIRN_FAULT");

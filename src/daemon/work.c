@@ -258,11 +258,13 @@ void d_run(d_state *st, cairn_ctx *ctx)
         size_t nqueue = st->nqueue;
         int64_t newest = nqueue ? st->queue[nqueue - 1].id : -1;
         pthread_mutex_unlock(&st->mu);
-        if (nqueue) /* tests: hold the daemons until the application is done */
-            cn_fault_point("cairnd.offer", newest, ctx->rank);
+        /* tests: the daemons take nothing until the application is done
+         * (cairnd.offer:until=PATH), but still agree each tick, so that a
+         * HOLD, drain or stop asked meanwhile is answered */
+        bool held_back = nqueue && cn_fault_waiting("cairnd.offer", newest, ctx->rank);
         /* v[0]: the offer as id + INT64_MIN (INT64_MIN..-1), so that the MIN is the
          * oldest offer and INT64_MAX, none, is above every id (up to INT64_MAX) */
-        int64_t offer = next_offer(st, ctx);
+        int64_t offer = held_back ? -1 : next_offer(st, ctx);
         v[0] = offer < 0 ? INT64_MAX : offer + INT64_MIN;
         if (d_agree_min(ctx, v, 5) != 0) {
             cn_error("MPI failed between the daemons; stopping");
