@@ -32,10 +32,11 @@ static void *kill_later(void *arg)
 }
 
 /* One spec SPEC (LEN bytes, no ';'): does it fire at POINT for GEN and RANK?
- * Returns 0 (no), 1 (kill now), 2 (kill after *AFTER_US) or 3 (held until
- * the path, copied to UNTIL, existed: done). */
+ * Returns 0 (no), 1 (kill now), 2 (kill after *AFTER_US), 3 (held until its
+ * path existed: done) or, with PROBE, 4 (would wait: the path is not there
+ * yet) without waiting. */
 static int one_spec(const char *spec, size_t len, const char *point, int64_t gen, int rank,
-                    long long *after_us)
+                    long long *after_us, bool probe)
 {
     char s[4096];
     if (len >= sizeof s)
@@ -56,6 +57,8 @@ static int one_spec(const char *spec, size_t len, const char *point, int64_t gen
         if (strncmp(p, ":until=", 7) == 0) {
             if (access(p + 7, F_OK) == 0)
                 return 3; /* held before, or never needed: no word */
+            if (probe)
+                return 4;
             cn_log(CN_LOG_WARN, "fault injection: waiting at %s (generation %lld) until %s exists",
                    point, (long long)gen, p + 7);
             struct timespec ts = {0, 10 * 1000000L};
@@ -72,22 +75,9 @@ bool cn_fault_waiting(const char *point, int64_t gen, int rank)
     const char *spec = getenv("CAIRN_FAULT");
     for (const char *p = spec ? spec : ""; *p;) {
         size_t len = strcspn(p, ";");
-        char s[4096];
-        if (len < sizeof s) {
-            memcpy(s, p, len);
-            s[len] = '\0';
-            const char *until = strstr(s, ":until=");
-            size_t plen = strlen(point);
-            bool ours = strncmp(s, point, plen) == 0 && (s[plen] == '\0' || s[plen] == ':');
-            for (const char *q = strchr(s, ':'); ours && q && q < until; q = strchr(q + 1, ':')) {
-                if (strncmp(q, ":gen=", 5) == 0 && strtoll(q + 5, NULL, 10) != gen)
-                    ours = false;
-                if (strncmp(q, ":rank=", 6) == 0 && strtol(q + 6, NULL, 10) != rank)
-                    ours = false;
-            }
-            if (ours && until && access(until + 7, F_OK) != 0)
-                return true;
-        }
+        long long after_us = -1;
+        if (one_spec(p, len, point, gen, rank, &after_us, true) == 4)
+            return true;
         p += len + (p[len] == ';');
     }
     return false;
@@ -101,7 +91,7 @@ void cn_fault_point(const char *point, int64_t gen, int rank)
     for (const char *p = spec; *p;) { /* SPEC[;SPEC...]: each in turn */
         size_t len = strcspn(p, ";");
         long long after_us = -1;
-        int what = one_spec(p, len, point, gen, rank, &after_us);
+        int what = one_spec(p, len, point, gen, rank, &after_us, false);
         if (what == 2) {
             pthread_t t;
             pthread_attr_t a;
