@@ -10,6 +10,7 @@
 #include "bench.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,6 +40,20 @@ static inline double med_ratio(const double *a, const double *b, int n)
     double m = median(r, n);
     free(r);
     return m;
+}
+
+/* A simulation state as a lossless codec sees it (l4_bench, l4sync_bench):
+ * the field after STEP steps on rank RANK, smooth with noise in its low bits. */
+static inline void bench_field(double *u, size_t n, int rank, long step)
+{
+    uint64_t x = 0x9E3779B97F4A7C15ull * (uint64_t)(rank + 1) + (uint64_t)step;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double t = (double)i * 1e-6 + 0.01 * (double)step;
+        u[i] = 300.0 + 20.0 * sin(t * (1 + rank)) + 1e-6 * (double)(x >> 11) / 9007199254740992.0;
+    }
 }
 
 /* ---- examples/heat's field ------------------------------------------------ */

@@ -119,19 +119,6 @@ static void wipe(const char *path)
         die("removing %s: %s", path, strerror(rc > 0 ? rc : errno));
 }
 
-/* The field after STEP steps, rank RANK: smooth, with noise in the low bits. */
-static void field(double *u, size_t n, int rank, long step)
-{
-    uint64_t x = 0x9E3779B97F4A7C15ull * (uint64_t)(rank + 1) + (uint64_t)step;
-    for (size_t i = 0; i < n; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        double t = (double)i * 1e-6 + 0.01 * (double)step;
-        u[i] = 300.0 + 20.0 * sin(t * (1 + rank)) + 1e-6 * (double)(x >> 11) / 9007199254740992.0;
-    }
-}
-
 /* Call FN(path, name, size, ARG) for every regular file of DIR (not
  * recursive); returns the sum of their sizes. */
 static uint64_t each_file(const char *dir,
@@ -273,7 +260,7 @@ static void incr_phase(double *u, size_t n, int rank, long reps, long warmup, co
     double *ref = xmalloc(n * sizeof *ref);
     cairn_ctx *ctx = open_ctx(u, n);
     long id = 1000;
-    field(u, n, rank, id);
+    bench_field(u, n, rank, id);
     check_cairn(cairn_checkpoint(ctx, id, CAIRN_LEVEL_LOCAL), ctx, "cairn_checkpoint");
     check_cairn(api_flush(ctx, id), ctx, "api_flush");
     for (long r = 0; r < warmup + reps; r++) {
@@ -357,7 +344,7 @@ int main(int argc, char **argv)
     uint64_t copied = 0, stored = 0;
     long id = 0;
     for (long r = 0; r < warmup + reps; r++) {
-        field(u, n, rank, ++id);
+        bench_field(u, n, rank, ++id);
         check_cairn(cairn_checkpoint(ctx, id, CAIRN_LEVEL_LOCAL), ctx, "cairn_checkpoint");
         api_trash_wait(ctx);
         barrier();

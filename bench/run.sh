@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh: run the benchmarks (built by `make`; this script builds nothing).
 #   BUILD=build bash bench/run.sh [SECTION...]     SECTION: all (default), l1, ec, ring, l3, z, lossy,
-#                                                  incr, agg, l4, async, remap
+#                                                  incr, agg, l4, l4sync, async, remap
 # Every figure is printed as a line
 #   bench: NAME VALUE UNIT ratio=R vs BASELINE
 # with the baseline measured in the same run; lines starting with '#' are
@@ -9,7 +9,7 @@
 #
 # Each section is a function bench_SECTION in one of the files this script
 # sources (run_levels.sh: l1 ec ring l3; run_codecs.sh: z lossy; run_store.sh:
-# incr agg l4 remap; run_async.sh: async); a new benchmark adds one there and
+# incr agg l4 l4sync remap; run_async.sh: async); a new benchmark adds one there and
 # lists it in SECTIONS. This file owns the knobs, the helpers the sections
 # share (run_mpi, mem_ok, median_of, div, add) and the main loop.
 # Checkpoints go to a fresh directory under /dev/shm, removed on exit; each
@@ -34,6 +34,7 @@
 #   AGG_LU_N=20  AGG_GROUPS=1,2,4,8,16,32  AGG_REPS=3  AGG_BLOCK=0 (the library's default)
 #   AGG_H5_GROUP=32 (ranks per aggregated file of HDF5 checkpoints)
 #   L4_NP=4 (ranks = emulated nodes)  L4_SIZE=64 (MiB of doubles per rank)  L4_REPS=5
+#   L4SYNC_SHAPES="4x64 8x256" (ranks x MiB per rank, on 4 nodes)  L4SYNC_REPS=5
 #   ASYNC_NP=4 (ranks = emulated nodes = daemons, one encoding set, m = 1)  ASYNC_SIZE=32 (MiB
 #   per rank)  ASYNC_ITERS=12  ASYNC_PASSES=48 (stencil passes per iteration)  ASYNC_PFS_EVERY=4
 #   ASYNC_REPS=3
@@ -45,7 +46,7 @@
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-SECTIONS=(l1 ec ring l3 z lossy incr agg l4 async remap)
+SECTIONS=(l1 ec ring l3 z lossy incr agg l4 l4sync async remap)
 if [ "${QUICK:-0}" = 1 ]; then
   : "${L1_RANKS:=2}" "${L1_SIZES:=64}" "${L1_IOS:=write}" "${L1_REPS:=3}"
   : "${EC_REPS:=5}" "${EC_KS:=8}" "${EC_MS:=2}"
@@ -56,12 +57,12 @@ if [ "${QUICK:-0}" = 1 ]; then
   : "${INCR_REPS:=3}" "${INCR_MAT_N:=1200}" "${INCR_LU_N:=48}" "${INCR_BLOCKS:=4,64,1024}"
   : "${INCR_SWEEP_REPS:=1}" "${INCR_HASH_MIB:=64}" "${INCR_HASH_REPS:=3}" "${INCR_XDELTA_REPS:=1}"
   : "${AGG_HEAT_N:=768}" "${AGG_HEAT_STEPS:=200}" "${AGG_MAT_N:=256}" "${AGG_GROUPS:=1,8,32}"
-  : "${AGG_REPS:=1}" "${L4_SIZE:=16}" "${L4_REPS:=3}"
+  : "${AGG_REPS:=1}" "${L4_SIZE:=16}" "${L4_REPS:=3}" "${L4SYNC_SHAPES:=4x64}" "${L4SYNC_REPS:=3}"
   : "${ASYNC_ITERS:=8}" "${ASYNC_REPS:=3}" "${REMAP_SIZE:=8}" "${REMAP_REPS:=3}"
   export L1_RANKS L1_SIZES L1_IOS L1_REPS EC_REPS EC_KS EC_MS RING_SIZE RING_MEMBERS RING_REPS \
     L3_SIZE L3_REPS Z_SIZE Z_REPS Z_HEAT_STEPS Z_SCALE_SIZE LOSSY_REPS LOSSY_PAPER LOSSY_CKPT_REPS INCR_REPS \
     INCR_MAT_N INCR_LU_N INCR_BLOCKS INCR_SWEEP_REPS INCR_HASH_MIB INCR_HASH_REPS \
-    INCR_XDELTA_REPS AGG_HEAT_N AGG_HEAT_STEPS AGG_MAT_N AGG_GROUPS AGG_REPS L4_SIZE L4_REPS ASYNC_ITERS ASYNC_REPS \
+    INCR_XDELTA_REPS AGG_HEAT_N AGG_HEAT_STEPS AGG_MAT_N AGG_GROUPS AGG_REPS L4_SIZE L4_REPS L4SYNC_SHAPES L4SYNC_REPS ASYNC_ITERS ASYNC_REPS \
     REMAP_SIZE REMAP_REPS
 fi
 

@@ -120,6 +120,55 @@ bench_l4() {
     "$bin" --size "$size" --reps "${L4_REPS:-5}"
 }
 
+# ---- l4sync: a synchronous level-4 checkpoint vs every rank writing straight to the PFS ----
+# (bench/l4sync_bench.c, issue 31) cairn_checkpoint(id, 4) from call to return against every
+# rank writing its array straight to its own file in the same PFS directory and hashing it
+# (FTI's level 4), interleaved, medians of L4SYNC_REPS; 4 ranks x 64 MiB and 8 x 256 MiB
+# (L4SYNC_SHAPES) on 4 emulated nodes, with the default codec and with compression off
+# (.nocomp), on two PFS directories: a tmpfs (.tmpfs) and a disk file system (.ext4: ext4
+# on a loop device over a file under /var/tmp when root; else .disk, a directory there).
+bench_l4sync() {
+  local bin=$BUILD/bench/l4sync_bench fs dir shape np size codec name img= dev= mnt=
+  if [ ! -x "$bin" ]; then
+    echo "# FAILED: $bin not built (run make first)"
+    failed=1
+    return
+  fi
+  for fs in tmpfs ext4; do
+    mnt=$(mktemp -d /dev/shm/cairn-bench-pfs.XXXXXX) dir=$mnt/pfs # (run_mpi empties $tmp)
+    if [ $fs = ext4 ] && [ "$(id -u)" -eq 0 ] && command -v mkfs.ext4 >/dev/null; then
+      rmdir "$mnt"
+      img=$(mktemp /var/tmp/cairn-bench-ext4.XXXXXX) mnt=$(mktemp -d /var/tmp/cairn-bench-mnt.XXXXXX)
+      truncate -s 12G "$img" && dev=$(losetup -f --show "$img") && mkfs.ext4 -q -F "$dev" &&
+        mount -t ext4 "$dev" "$mnt" && dir=$mnt/pfs ||
+        { echo "# FAILED: could not make ext4 on a loop device"; failed=1; rm -f "$img"; continue; }
+    elif [ $fs = ext4 ]; then
+      rmdir "$mnt"
+      fs=disk mnt=$(mktemp -d /var/tmp/cairn-bench-disk.XXXXXX) dir=$mnt/pfs
+    fi
+    mkdir -m 700 "$dir"
+    for shape in ${L4SYNC_SHAPES:-4x64 8x256}; do
+      np=${shape%x*} size=${shape#*x}
+      # Per rank: the array and its check copy, level 1, and on the PFS two generations and the direct file.
+      if ! mem_ok $((np * size * 4 + 512)) $((np * size * 4 + 256)); then
+        echo "# skipped: l4sync $shape: not enough free memory for $((np * size * 4)) MiB"
+        continue
+      fi
+      for codec in default none; do
+        name=l4.sync; [ "$shape" = 4x64 ] || name+=.$shape
+        [ $codec = none ] && name+=.nocomp
+        [ $codec = default ] && codec=auto
+        CAIRN_PFS_DIR=$dir CAIRN_LOG_LEVEL=error OMPI_MCA_mpi_yield_when_idle=1 \
+          run_mpi "$np" env CAIRN_RANKS_PER_NODE=$((np / 4)) CAIRN_CODEC=$codec \
+          "$bin" --name "$name.$fs" --size "$size" --reps "${L4SYNC_REPS:-5}"
+        rm -rf "${dir:?}"/*
+      done
+    done
+    [ -n "$dev" ] && { umount "$mnt"; losetup -d "$dev"; rm -f "$img"; }
+    rm -rf "$mnt"; img= dev= mnt=
+  done
+}
+
 # ---- remap: restart onto another rank count vs onto the same one ----
 # 8 ranks save one generation (REMAP_SIZE MiB each, a 2-D array in blocks of
 # rows and a replicated step) at level 1 on one emulated node; then, in

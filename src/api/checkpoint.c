@@ -399,14 +399,19 @@ static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
      * raises, flushes or prunes, so they are held (at once if none answers). */
     int held = ctx->node_rank == 0 ? api_daemon_hold(ctx) : 0;
     rc = api_agree_napping(ctx, held);
+    double t1 = MPI_Wtime(); /* where the seconds went: a debug line below */
     if (rc == 0 && local > CAIRN_LEVEL_LOCAL)
         rc = api_raise(ctx, id, local);
     if (rc == 0)
         *reached = local;
     api_incr_commit(ctx, &plan, id, rc == 0 ? local : CAIRN_LEVEL_LOCAL);
     api_plan_free(&plan);
+    double t2 = MPI_Wtime();
     if (rc == 0 && to_pfs(ctx, level))
         rc = api_flush(ctx, id); /* before pruning: the chain it materializes stays */
+    if (ctx->rank == 0)
+        cn_debug("generation %ld: level 1 in %.3f s, level %d in %.3f s, the PFS in %.3f s", id,
+                 t1 - t0, local, t2 - t1, MPI_Wtime() - t2);
     if (rc == 0 && to_pfs(ctx, level)) /* the seconds with the PFS copy */
         rc = stamp_seconds(ctx, id, local);
     if (ctx->node_rank == 0 && held == 0)

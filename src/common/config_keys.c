@@ -174,14 +174,16 @@ const key_def cn_config_keys[] = {
     {.section = "pfs", .name = "keep", .env = "CAIRN_PFS_KEEP", .kind = K_INT, .min = 1,
      .max = 1000, .def = "2", FIELD(pfs_keep), .doc = "complete generations kept on the PFS (those a restart can take), each with every "
             "generation its chain needs there (an increment's parent, down to its full base)"},
-    {.section = "pfs", .name = "group", .env = "CAIRN_PFS_GROUP", .kind = K_INT, .min = 1,
-     .max = 1000000, .def = "8", FIELD(pfs_group),
-     .doc = "ranks per aggregated file: N ranks write M = ceil(N / group) files, each by the "
-            "node of the group's first rank. A generation level 1 stored raw goes as it is, "
-            "each node writing its own ranks' file in parallel (one per rank if nodes hold "
-            "unequal runs of ranks), when pfs.scheme and compress.codec are `auto` and "
-            "pfs.bandwidth is 0 or at least compress.bandwidth: no codec would pay on the PFS "
-            "either, so merging across nodes would only move the bytes"},
+    {.section = "pfs", .name = "group", .env = "CAIRN_PFS_GROUP", .kind = K_INT, .min = 0,
+     .max = 1000000, .def = "0", FIELD(pfs_group),
+     .doc = "ranks per file on the PFS. 0: one writer per node, each node writing its own "
+            "ranks' file in parallel, nothing sent between nodes (a file per rank if nodes "
+            "hold unequal runs of ranks). N: N->M aggregation, N ranks a file, each written "
+            "by the node of its first rank: across nodes, equal variables of the ranks "
+            "merge and compress further, at the cost of moving them. A generation level 1 "
+            "stored raw goes as it is, one writer per node, whatever the codec setting that "
+            "led there, when pfs.scheme is `auto` and pfs.bandwidth is 0 or at least "
+            "compress.bandwidth: no codec would pay on the PFS either"},
     {.section = "pfs", .name = "scheme", .env = "CAIRN_PFS_SCHEME", .kind = K_ENUM,
      .words = PFS_SCHEME_WORDS, .def = "auto", FIELD(pfs_scheme),
      .doc = "how a group's variables are merged before compression: `aware` groups variables "

@@ -238,8 +238,22 @@ check "level 4, raw generation on nodes of unequal rank counts (3 ranks on 2 nod
            ls '$(pfs_gen 2)' | tr '\n' ' ' | grep -qx 'agg-000000.cz agg-000001.cz agg-000002.cz index ' &&
            rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && env -u T_CODECS T_RAW=1 scripts/mpirun.sh 3 $T restore 2"
 fresh_pfs pfs-mixed
-check "level 4, compressible data keeps pfs.group (T_CODECS=mixed, 8 ranks: 3 files of 3, 3 and 2 ranks)" \
+check "level 4, compressible data keeps a pfs.group set (T_CODECS=mixed, 8 ranks: 3 files of 3, 3 and 2 ranks)" \
   bash -c "scripts/mpirun.sh 8 $T save 1 4 >/dev/null && '$BUILD/cairn' inspect '$(pfs_gen 1)/index' | grep -Eq '^ranks: +8 on 4 nodes, 3 per file\$'"
+# One writer per node by default (issue 31), compressed or not: with pfs.group
+# unset each node writes its own ranks' file, nothing sent between nodes; and a
+# generation level 1 stored raw takes that path whatever led there
+# (compress.codec = none, not only auto).
+fresh_pfs pfs-pernode
+check "level 4, default pfs.group, compressible data (T_CODECS=mixed): one file per node, bit-exact after a wipe" \
+  bash -c "env -u CAIRN_PFS_GROUP scripts/mpirun.sh 8 $T save 2 4 >/dev/null &&
+           '$BUILD/cairn' inspect '$(pfs_gen 2)/index' | grep -Eq '^ranks: +8 on 4 nodes, 2 per file\$' &&
+           rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && env -u CAIRN_PFS_GROUP scripts/mpirun.sh 8 $T restore 2"
+fresh_pfs pfs-none
+check "level 4, compress.codec = none with pfs.group 3 set (T_RAW: no bound): level 1 stored raw, so one file per node, bit-exact after a wipe" \
+  bash -c "env -u T_CODECS T_RAW=1 CAIRN_CODEC=none scripts/mpirun.sh 8 $T save 2 4 >/dev/null &&
+           '$BUILD/cairn' inspect '$(pfs_gen 2)/index' | grep -Eq '^ranks: +8 on 4 nodes, 2 per file\$' &&
+           rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && env -u T_CODECS T_RAW=1 CAIRN_CODEC=none scripts/mpirun.sh 8 $T restore 2"
 unset T_CODECS CAIRN_PFS_DIR CAIRN_PFS_GROUP CAIRN_SET_SIZE CAIRN_EC_M
 export CAIRN_RANKS_PER_NODE=2
 

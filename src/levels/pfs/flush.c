@@ -2,9 +2,10 @@
  * flush.c - level 4 on the way out: a complete generation to the PFS, N->M.
  *
  * Run by node leaders over ctx->leaders (the rest of the ranks wait in the
- * final agreement). The ranks are cut into groups of pfs.group consecutive
- * ranks; group i becomes the aggregated file agg-<i>.cz, written by the
- * leader of the node of the group's first rank (its aggregator).
+ * final agreement). The ranks are cut into groups of consecutive ranks: a
+ * node's (pfs.group 0, the default: one writer per node, nothing sent), or
+ * pfs.group's; group i becomes the aggregated file agg-<i>.cz, written by
+ * the leader of the node of the group's first rank (its aggregator).
  *   1. every leader materializes each of its ranks: the generation's chain
  *      verified and applied (chain.c) into one buffer, a "state" (below);
  *      or, for an increment (flush_incr.c), only its own link's changes;
@@ -424,17 +425,16 @@ static int node_group(const cairn_ctx *ctx)
     return k;
 }
 
-/* Collective over the leaders: the ranks per aggregated file. pfs.group,
- * unless the generation goes to the PFS raw: every variable of every rank
- * is lent (level 1 stored it raw: its time model, which weighs more than
- * the PFS write, found no codec that pays), pfs.scheme and compress.codec
- * are auto and the PFS is no slower than level-1 storage. Then no codec
- * would pay on the PFS either and merging across nodes gains nothing: each
- * node writes its own ranks' files, in parallel, nothing sent. */
+/* Collective over the leaders: the ranks per file. One writer per node
+ * (node_group) unless pfs.group asks for N->M; then too when the generation
+ * goes to the PFS raw: every variable of every rank is lent (level 1 stored
+ * it raw, whatever codec setting led there), pfs.scheme is auto and the PFS
+ * is no slower than level-1 storage. No codec would pay on the PFS either
+ * and merging across nodes would only move the bytes. */
 static int flush_group(cairn_ctx *ctx, const state *st, int *group)
 {
     const cn_config *c = &ctx->cfg;
-    int raw = c->pfs_scheme == CZ_AGG_AUTO && c->codec == CN_CODEC_AUTO &&
+    int raw = c->pfs_scheme == CZ_AGG_AUTO &&
               (c->pfs_bandwidth == 0 || c->pfs_bandwidth >= c->z_bandwidth);
     for (int r = 0; r < ctx->nranks; r++)
         if ((int)ctx->rank_node[r] == ctx->node)
@@ -442,7 +442,7 @@ static int flush_group(cairn_ctx *ctx, const state *st, int *group)
     int all = raw;
     CN_FAIL_IF(MPI_Allreduce(&raw, &all, 1, MPI_INT, MPI_LAND, ctx->leaders) != MPI_SUCCESS,
                &ctx->err, CAIRN_EMPI, "MPI_Allreduce among node leaders failed");
-    *group = all ? node_group(ctx) : c->pfs_group;
+    *group = all || c->pfs_group == 0 ? node_group(ctx) : c->pfs_group;
     *group = *group < ctx->nranks ? *group : ctx->nranks;
     return 0;
 }

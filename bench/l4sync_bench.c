@@ -1,0 +1,204 @@
+/*
+ * l4sync_bench.c - a synchronous level-4 checkpoint, from cairn_checkpoint
+ * to its return, against the write FTI's level 4 does: every rank writing
+ * its bytes straight to a file of its own in the same PFS directory, hashing
+ * them as it goes (issue 31).
+ *
+ *   CAIRN_RANKS_PER_NODE=K CAIRN_PFS_DIR=DIR scripts/mpirun.sh NP build/bench/l4sync_bench
+ *       --name NAME [--size MiB] [--reps N] [--warmup N]
+ *
+ * Every rank protects one array of SIZE MiB of doubles (bench_field: smooth,
+ * with noise in its low bits). The codec and every other setting come from
+ * the environment (CAIRN_CODEC=none: compression off). Each repetition, the
+ * two timed steps interleaved so that both see the same machine:
+ *   step    untimed: the field moves on one step; the direct files of the
+ *           repetition before removed, and the generations cairn pruned
+ *           (a thread of cairn's own) waited for;
+ *   direct  timed: every rank writes its array to DIR/direct/rank-<r> in
+ *           4 MiB pieces, each hashed (XXH3-64) before it is written, then
+ *           fsync() and close();
+ *   l4      timed: cairn_checkpoint(ctx, id, CAIRN_LEVEL_PFS).
+ * Each timed step is bracketed by barriers; its time is the slowest rank's.
+ * The last generation is restored from the PFS alone (a new context after
+ * every node directory is wiped) and compared bit for bit, so that a fast
+ * figure of a wrong copy cannot pass.
+ *
+ * Output, from rank 0 (medians over the measured repetitions):
+ *   bench: NAME V s ratio=R vs direct (stored S MiB on the PFS; direct D MiB)
+ * R is the median of the per-repetition ratios l4 / direct.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <dirent.h>
+#include <mpi.h>
+#include <xxhash.h>
+
+#include "bench.h"
+#include "bench_data.h"
+
+#define MAX_REPS 100
+#define PIECE (4u << 20)
+
+void api_trash_wait(cairn_ctx *ctx); /* pruned generations removed (trash.c) */
+
+/* The hashes land here, so that none can be optimized away. */
+static volatile uint64_t hash_sink;
+
+static double slowest(double t)
+{
+    double m = 0;
+    check_mpi(MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+    return m;
+}
+
+/* FTI's level 4 in its plainest form: PATH gets BUF's LEN bytes, hashed, synced. */
+static void direct_write(const char *path, const uint8_t *buf, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0)
+        die("open %s: %s", path, strerror(errno));
+    for (size_t off = 0; off < len;) {
+        size_t n = len - off < PIECE ? len - off : PIECE;
+        hash_sink ^= XXH3_64bits(buf + off, n);
+        for (size_t w = 0; w < n;) {
+            ssize_t k = write(fd, buf + off + w, n - w);
+            if (k < 0)
+                die("write %s: %s", path, strerror(errno));
+            w += (size_t)k;
+        }
+        off += n;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0)
+        die("closing %s: %s", path, strerror(errno));
+}
+
+/* Bytes of the regular files below DIR (recursively). */
+static uint64_t tree_bytes(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    uint64_t total = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(path, &st) != 0)
+            continue;
+        total += S_ISDIR(st.st_mode) ? tree_bytes(path) : S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+    }
+    closedir(d);
+    return total;
+}
+
+static cairn_ctx *open_ctx(double *u, size_t n)
+{
+    cairn_ctx *ctx = NULL;
+    check_cairn(cairn_init(MPI_COMM_WORLD, NULL, &ctx), ctx, "cairn_init");
+    check_cairn(cairn_protect(ctx, "field", u, CAIRN_DOUBLE, n, 0, NULL), ctx, "cairn_protect");
+    return ctx;
+}
+
+int main(int argc, char **argv)
+{
+    bench_prog = "l4sync_bench";
+    check_mpi(MPI_Init(&argc, &argv), "MPI_Init");
+    int rank = 0, np = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    bench_rank = rank;
+    long size_mib = 64, reps = 5, warmup = 1;
+    const char *name = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--size") && i + 1 < argc)
+            size_mib = parse_long(argv[++i], "--size", 1, 1 << 20);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = parse_long(argv[++i], "--reps", 1, MAX_REPS);
+        else if (!strcmp(argv[i], "--warmup") && i + 1 < argc)
+            warmup = parse_long(argv[++i], "--warmup", 0, MAX_REPS);
+        else if (!strcmp(argv[i], "--name") && i + 1 < argc)
+            name = argv[++i];
+        else
+            die("usage: l4sync_bench --name NAME [--size MiB] [--reps N] [--warmup N]");
+    }
+    const char *pfs = getenv("CAIRN_PFS_DIR"), *base = getenv("CAIRN_BASE");
+    if (!name || !pfs || !*pfs || !base || !*base)
+        die("--name, CAIRN_PFS_DIR and CAIRN_BASE are needed");
+    char ddir[4096], dpath[4200], jobdir[4200];
+    snprintf(ddir, sizeof ddir, "%s/direct", pfs);
+    snprintf(dpath, sizeof dpath, "%s/rank-%d", ddir, rank);
+    if (rank == 0 && mkdir(ddir, 0700) != 0 && errno != EEXIST)
+        die("mkdir %s: %s", ddir, strerror(errno));
+
+    size_t n = (size_t)size_mib * MIB / sizeof(double);
+    double *u = xmalloc(n * sizeof *u);
+    cairn_ctx *ctx = open_ctx(u, n);
+    double t_l4[MAX_REPS], t_direct[MAX_REPS];
+    long id = 0;
+    for (long r = 0; r < warmup + reps; r++) {
+        bench_field(u, n, rank, ++id);
+        unlink(dpath);
+        api_trash_wait(ctx);
+        check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+        double t0 = now();
+        direct_write(dpath, (const uint8_t *)u, n * sizeof *u);
+        double td = slowest(now() - t0);
+        check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+        t0 = now();
+        check_cairn(cairn_checkpoint(ctx, id, CAIRN_LEVEL_PFS), ctx, "cairn_checkpoint");
+        double tl = slowest(now() - t0);
+        if (r >= warmup)
+            t_direct[r - warmup] = td, t_l4[r - warmup] = tl;
+    }
+    api_trash_wait(ctx);
+    unlink(dpath);
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    char gdir[4400];
+    snprintf(gdir, sizeof gdir, "%s/cairn-%u/%s/gen-%ld", pfs, (unsigned)geteuid(),
+             getenv("CAIRN_JOB") ? getenv("CAIRN_JOB") : "", id);
+    uint64_t stored = rank == 0 ? tree_bytes(gdir) : 0;
+    if (rank == 0 && stored == 0)
+        die("nothing on the PFS at %s", gdir);
+
+    /* The last generation, from the PFS alone, bit for bit. */
+    double *want = xmalloc(n * sizeof *want);
+    memcpy(want, u, n * sizeof *u);
+    check_cairn(cairn_finalize(ctx), NULL, "cairn_finalize");
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    snprintf(jobdir, sizeof jobdir, "rm -rf '%s'/*", base);
+    if (rank == 0 && system(jobdir) != 0)
+        die("could not wipe %s", base);
+    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    memset(u, 0, n * sizeof *u);
+    ctx = open_ctx(u, n);
+    long got = -1;
+    check_cairn(cairn_restart(ctx, CAIRN_LATEST, &got), ctx, "cairn_restart from the PFS");
+    if (got != id || memcmp(u, want, n * sizeof *u) != 0)
+        die("the restart from the PFS gave generation %ld, %s", got,
+            got == id ? "with different bytes" : "not the last one");
+    check_cairn(cairn_finalize(ctx), NULL, "cairn_finalize");
+
+    if (rank == 0) {
+        double m_l4 = median(t_l4, (int)reps);
+        printf("bench: %s %.4f s ratio=%.3f vs direct (stored %.1f MiB on the PFS, the newest generation; direct "
+               "%.1f MiB; %d ranks x %ld MiB)\n",
+               name, m_l4, med_ratio(t_l4, t_direct, (int)reps), (double)stored / MIB,
+               (double)np * (double)size_mib, np, size_mib);
+        printf("# %s: direct median %.4f s\n", name, median(t_direct, (int)reps));
+    }
+    free(want);
+    free(u);
+    MPI_Finalize();
+    return 0;
+}
