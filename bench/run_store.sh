@@ -123,12 +123,13 @@ bench_l4() {
 # ---- l4sync: a synchronous level-4 checkpoint vs every rank writing straight to the PFS ----
 # (bench/l4sync_bench.c, issue 31) cairn_checkpoint(id, 4) from call to return against every
 # rank writing its array straight to its own file in the same PFS directory and hashing it
-# (FTI's level 4), interleaved, medians of L4SYNC_REPS; 4 ranks x 64 MiB and 8 x 256 MiB
+# (FTI's level 4), interleaved, medians of L4SYNC_REPS (default 5, 3 at 256 MiB a rank); 4 ranks x 64 MiB and 8 x 256 MiB
 # (L4SYNC_SHAPES) on 4 emulated nodes, with the default codec and with compression off
-# (.nocomp), on two PFS directories: a tmpfs (.tmpfs) and a disk file system (.ext4: ext4
+# (.nocomp), through level 1 (pfs.direct off, the default) and straight from memory
+# (.direct: pfs.direct on), on two PFS directories: a tmpfs (.tmpfs) and a disk file system (.ext4: ext4
 # on a loop device over a file under /var/tmp when root; else .disk, a directory there).
 bench_l4sync() {
-  local bin=$BUILD/bench/l4sync_bench fs dir shape np size codec name img= dev= mnt=
+  local bin=$BUILD/bench/l4sync_bench fs dir shape np size run direct codec name img= dev= mnt=
   if [ ! -x "$bin" ]; then
     echo "# FAILED: $bin not built (run make first)"
     failed=1
@@ -154,13 +155,15 @@ bench_l4sync() {
         echo "# skipped: l4sync $shape: not enough free memory for $((np * size * 4)) MiB"
         continue
       fi
-      for codec in default none; do
-        name=l4.sync; [ "$shape" = 4x64 ] || name+=.$shape
-        [ $codec = none ] && name+=.nocomp
-        [ $codec = default ] && codec=auto
+      for run in off:auto off:none on:auto on:none; do
+        direct=${run%:*} codec=${run#*:}
+        name=l4.sync; [ "$direct" = on ] && name+=.direct
+        [ "$shape" = 4x64 ] || name+=.$shape
+        [ "$codec" = none ] && name+=.nocomp
         CAIRN_PFS_DIR=$dir CAIRN_LOG_LEVEL=error OMPI_MCA_mpi_yield_when_idle=1 \
           run_mpi "$np" env CAIRN_RANKS_PER_NODE=$((np / 4)) CAIRN_CODEC=$codec \
-          "$bin" --name "$name.$fs" --size "$size" --reps "${L4SYNC_REPS:-5}"
+          CAIRN_PFS_DIRECT=$direct "$bin" --name "$name.$fs" --size "$size" \
+          --reps "${L4SYNC_REPS:-$(( size >= 256 ? 3 : 5 ))}"
         rm -rf "${dir:?}"/*
       done
     done

@@ -324,6 +324,40 @@ static void log_complete(cairn_ctx *ctx, long id, const char *how, const lvl_wri
             cn_human(total, size, sizeof size), MPI_Wtime() - t0);
 }
 
+/* Collective: does this checkpoint at LEVEL go straight to the PFS
+ * (levels/pfs/direct.c)? With pfs.direct on, when it goes to the PFS, no
+ * cairnd serves the job (it would flush in the background), incr.mode is off
+ * (the PFS's increments come from level 1's chain) and no rank routes files
+ * or protects a distributed variable (level 1 records them). */
+static bool goes_direct(cairn_ctx *ctx, int level)
+{
+    if (!ctx->cfg.pfs_direct || !ctx->cfg.pfs_dir[0] || ctx->cfg.incr_mode ||
+        !to_pfs(ctx, level))
+        return false;
+    api_daemon_connect(ctx); /* a daemon started since */
+    if (ctx->async)
+        return false;
+    int mine = 1, all = 0;
+    for (size_t i = 0; i < ctx->nvars; i++)
+        mine &= ctx->vars[i].kind == CN_KIND_VAR && ctx->vars[i].dist == API_DIST_NONE;
+    return MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, ctx->comm) == MPI_SUCCESS && all;
+}
+
+/* Generation ID straight to the PFS (goes_direct); *REACHED as below. */
+static int write_direct(cairn_ctx *ctx, long id, int *reached, double t0)
+{
+    for (size_t i = 0; i < ctx->nvars; i++)
+        ctx->vars[i].hint = -1; /* a hint is for one checkpoint; none diffs against this one */
+    lvl_written w = {0};
+    uint64_t stored = 0;
+    CN_TRY(api_flush_direct(ctx, id, &stored));
+    ctx->last_id = id;
+    *reached = CAIRN_LEVEL_PFS;
+    w.file_size = stored;
+    log_complete(ctx, id, "4 (pfs, direct)", &w, t0);
+    return 0;
+}
+
 /* The generation, once the arguments are checked (cairn_checkpoint). *REACHED
  * gets the level it is complete at (0 none; 4 once on the PFS or handed to
  * cairnd for it): what cairn_need_checkpoint's clocks restart for. */
@@ -338,6 +372,8 @@ static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
     snprintf(gen_path, sizeof gen_path, "%s/%s", ctx->node_path, gen);
     bool again = false;
     int rc = hold_if_back(ctx, id, &again);
+    if (rc == 0 && !again && goes_direct(ctx, level)) /* a rewrite of an id goes by level 1 */
+        return write_direct(ctx, id, reached, t0);
     if (rc == 0 && ctx->node_rank == 0) /* never over another layout's generation (manifest.c) */
         rc = api_may_replace(ctx, id);
     if (rc == 0 && ctx->node_rank == 0 && again) /* ID and newer ones exist: set them aside */

@@ -199,7 +199,19 @@ const key_def cn_config_keys[] = {
      .min = 0, .max = 10000000, .def = "0", FIELD(pfs_bandwidth),
      .doc = "MiB/s each aggregator may write to the PFS (its share of the file system's "
             "bandwidth); 0: unthrottled. Also the bandwidth level 4's codec model weighs "
-            "compression against (0: compress.bandwidth's)"},
+            "compression against; with 0 the model takes the PFS's bandwidth as measured "
+            "once per job (16 MiB written and synced in the job's PFS directory: `cairn "
+            "config --probe-pfs DIR` prints it), or compress.bandwidth's if that fails"},
+    {.section = "pfs", .name = "direct", .env = "CAIRN_PFS_DIRECT", .kind = K_ENUM,
+     .words = ON_OFF_WORDS, .def = "off", FIELD(pfs_direct),
+     .doc = "`on`: a synchronous level-4 checkpoint (no cairnd serving the job) writes each "
+            "rank's variables from its memory straight to the PFS, a file per rank, all ranks "
+            "in parallel, checksummed and synced, the index last (FTI's inline level 4): "
+            "nothing of that generation on node-local storage, so a restart takes it from the "
+            "PFS. `off`: level 1 (and the parity or partner copy the nodes allow) first, then "
+            "the flush from it. A checkpoint with routed files or distributed variables "
+            "(cairn_protect_block), or of a job with incr.mode on (the PFS takes its "
+            "increments from level 1's chain), always goes through level 1"},
     {.section = "daemon", .name = "use", .env = "CAIRN_DAEMON_USE", .kind = K_ENUM,
      .words = DAEMON_WORDS, .def = "auto", FIELD(daemon_use),
      .doc = "`auto`: hand levels 2-4 to the node's cairnd when one serves the job on every "

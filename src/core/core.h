@@ -104,6 +104,8 @@ struct cairn_ctx {
     char pfs_job[CN_JOB_MAX + 1]; /* the job api_pfs_newest found a generation of:
                                    * this one, or job.restart_from */
     char layout_note[256];        /* set by the inventory: a generation of another layout */
+    double pfs_probed;            /* the PFS's write bytes/s as probed (levels/pfs/probe.c);
+                                   * 0 not yet, < 0 failed */
     char pfs_note[256];           /* set by api_pfs_newest: a PFS generation of another layout */
     int lost_code;                /* restart: CAIRN_ECORRUPT or CAIRN_ELOST when a generation */
     long lost_id, lost_bound;     /* <= lost_bound exists but cannot be used: the newest such */

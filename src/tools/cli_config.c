@@ -6,19 +6,23 @@
  * how the scheduler hooks name the node directory, or print each level's
  * checkpoint interval as cairn_need_checkpoint would compute it
  * (cli_intervals: configured, or Young/Daly from costs given on the command
- * line and fail.mtbf_<L>, with the formula of src/common/period.c).
+ * line and fail.mtbf_<L>, with the formula of src/common/period.c), or
+ * measure a PFS directory's write bandwidth as level 4 does (probe.c).
  */
 #include "tools/tools.h"
+#include "levels/pfs/pfs.h"
 
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 const char cli_config_usage[] =
     "Usage: cairn config --reference\n"
     "       cairn config --check FILE\n"
     "       cairn config --node [--config FILE]\n"
     "       cairn config --intervals [--config FILE] [--cost LEVEL=SECONDS]...\n"
+    "       cairn config --probe-pfs DIR\n"
     "\n"
     "--reference prints every configuration key: INI section and name, environment\n"
     "variable, type, default and meaning (a Markdown table). --check loads FILE as\n"
@@ -33,6 +37,10 @@ const char cli_config_usage[] =
     "Daly's interval for a checkpoint cost C (--cost; a level without one takes the\n"
     "nearest lower level's, as the library does) and M = fail.mtbf_<L>:\n"
     "  T = sqrt(2CM) (1 + sqrt(C/2M)/3 + (C/2M)/9) - C  for C < 2M, else T = M.\n"
+    "--probe-pfs measures DIR's write bandwidth as level 4 does once per job when\n"
+    "pfs.bandwidth is 0: 16 MiB of noise written to a probe file (unlinked at once,\n"
+    "nothing left behind) and synced, timed; it prints MiB/s, the figure level 4's\n"
+    "codec model weighs compression against.\n"
     "Without --config, the file CAIRN_CONFIG_FILE names is read, if set.\n"
     "\n"
     "Options:\n"
@@ -42,7 +50,26 @@ const char cli_config_usage[] =
     "  -i, --intervals     print each level's checkpoint interval\n"
     "  -c, --config FILE   the configuration (--node, --intervals)\n"
     "  -C, --cost L=S      a level-L checkpoint costs S seconds (--intervals; repeatable)\n"
+    "  -p, --probe-pfs DIR measure DIR's write bandwidth\n"
     "  -h, --help          show this help\n";
+
+/* --probe-pfs DIR: its write bandwidth, as level 4 measures it. */
+static int probe_pfs(const char *verb, const char *dir)
+{
+    cn_err err = {0};
+    int fd = cn_dir_open_path(dir, &err);
+    double bps = 0;
+    if (fd >= 0 && lvl_pfs_probe(fd, LVL_PFS_PROBE_BYTES, &bps, &err) == 0) {
+        close(fd);
+        printf("%s: writes %.0f MiB/s (%u MiB written and synced)\n", dir, bps / 1048576.0,
+               LVL_PFS_PROBE_BYTES >> 20);
+        return CLI_EXIT_OK;
+    }
+    if (fd >= 0)
+        close(fd);
+    cli_error(verb, "%s: %s", dir, err.msg);
+    return CLI_EXIT_ERROR;
+}
 
 void cli_intervals(FILE *f, const cn_config *cfg, const double cost[5])
 {
@@ -114,20 +141,22 @@ int cli_config(int argc, char **argv)
         {"intervals", no_argument, NULL, 'i'},
         {"config", required_argument, NULL, 'c'},
         {"cost", required_argument, NULL, 'C'},
+        {"probe-pfs", required_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *verb = argv[0], *check = NULL, *config = NULL;
+    const char *verb = argv[0], *check = NULL, *config = NULL, *probe = NULL;
     bool reference = false, node = false, intervals = false, costs = false;
     double cost[5] = {0};
     int c;
-    while ((c = getopt_long(argc, argv, ":rk:nic:C:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":rk:nic:C:p:h", opts, NULL)) != -1) {
         switch (c) {
         case 'r': reference = true; break;
         case 'k': check = optarg; break;
         case 'n': node = true; break;
         case 'i': intervals = true; break;
         case 'c': config = optarg; break;
+        case 'p': probe = optarg; break;
         case 'C':
             if (!parse_cost(optarg, cost))
                 return cli_usage_error(verb, "--cost takes LEVEL=SECONDS, LEVEL 1..4 and "
@@ -140,9 +169,9 @@ int cli_config(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error(verb, "unexpected argument '%s'", argv[optind]);
-    if ((int)reference + (check != NULL) + (int)node + (int)intervals != 1)
-        return cli_usage_error(verb, "give one of --reference, --check FILE, --node or "
-                               "--intervals");
+    if ((int)reference + (check != NULL) + (int)node + (int)intervals + (probe != NULL) != 1)
+        return cli_usage_error(verb, "give one of --reference, --check FILE, --node, "
+                               "--intervals or --probe-pfs DIR");
     if (config && !node && !intervals)
         return cli_usage_error(verb, "--config goes with --node or --intervals");
     if (costs && !intervals)
@@ -151,6 +180,8 @@ int cli_config(int argc, char **argv)
         cn_config_reference(stdout);
         return CLI_EXIT_OK;
     }
+    if (probe)
+        return probe_pfs(verb, probe);
     cn_config cfg;
     cn_err err = {0};
     if (cn_config_load(&cfg, check ? check : config, &err) < 0) {

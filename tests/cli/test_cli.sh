@@ -175,6 +175,14 @@ for bad in 5=1 1=0 1=-2 1=x 1= =3 1=1s 12=3; do
 done
 err_has "bad --cost names the rule" "^cairn: config: --cost takes LEVEL=SECONDS, LEVEL 1\.\.4 and SECONDS more than 0"
 check "--cost without --intervals: status 2" 2 "$CAIRN" config --reference --cost 1=2
+# config --probe-pfs DIR: the write bandwidth level 4 measures, nothing left behind
+mkdir -p "$T/probe"
+check "config --probe-pfs DIR" 0 "$CAIRN" config --probe-pfs "$T/probe"
+out_has "probe-pfs: MiB/s, above 0" "^$T/probe: writes [1-9][0-9]* MiB/s \(16 MiB written and synced\)$"
+if [ -z "$(ls -A "$T/probe")" ]; then ok "probe-pfs leaves nothing in DIR"; else notok "probe-pfs left $(ls -A "$T/probe")"; fi
+check "config --probe-pfs a missing directory: status 1" 1 "$CAIRN" config --probe-pfs "$T/none"
+err_has "probe-pfs names the directory" "^cairn: config: $T/none: "
+check "config --probe-pfs with --reference: status 2" 2 "$CAIRN" config --reference --probe-pfs "$T/probe"
 check "config --intervals with a bad ckpt value: status 1" 1 env CAIRN_CKPT_EVERY_2=often "$CAIRN" config --intervals
 err_has "bad ckpt value named" "CAIRN_CKPT_EVERY_2: 'often' is not an interval"
 

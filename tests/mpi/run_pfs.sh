@@ -254,6 +254,36 @@ check "level 4, compress.codec = none with pfs.group 3 set (T_RAW: no bound): le
   bash -c "env -u T_CODECS T_RAW=1 CAIRN_CODEC=none scripts/mpirun.sh 8 $T save 2 4 >/dev/null &&
            '$BUILD/cairn' inspect '$(pfs_gen 2)/index' | grep -Eq '^ranks: +8 on 4 nodes, 2 per file\$' &&
            rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && env -u T_CODECS T_RAW=1 CAIRN_CODEC=none scripts/mpirun.sh 8 $T restore 2"
+# pfs.direct (issue 31): a synchronous level-4 checkpoint written from memory
+# straight to the PFS, a file per rank, the index last; nothing node-local.
+# t_ckpt with T_NOROUTE routes no file (a routed file goes by level 1).
+fresh_pfs pfs-direct
+check "pfs.direct on: 8 ranks on 4 nodes write generations 1 and 2 at level 4 straight to the PFS, a file per rank, nothing node-local" \
+  bash -c "T_NOROUTE=1 CAIRN_PFS_DIRECT=on scripts/mpirun.sh 8 $T save 2 4 >/dev/null &&
+           '$BUILD/cairn' inspect '$(pfs_gen 2)/index' | grep -Eq '^ranks: +8 on 4 nodes, 1 per file\$' &&
+           test -z \"\$(ls -d '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB'/node*/gen-* 2>/dev/null)\""
+check "  ... every node intact, the restart takes 2 from the PFS, bit-exact" \
+  run_grep 'restoring generation 2 from the PFS' env T_NOROUTE=1 scripts/mpirun.sh 8 "$T" restore 2
+check "  ... then generation 3 at level 1 (node-local, as before): the restart takes 3, bit-exact" \
+  bash -c "T_NOROUTE=1 CAIRN_PFS_DIRECT=on T_FIRST=3 scripts/mpirun.sh 8 $T save 1 1 >/dev/null &&
+           T_NOROUTE=1 scripts/mpirun.sh 8 $T restore 3"
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: 2 from the PFS, bit-exact" \
+  run_grep 'restoring generation 2 from the PFS' env T_NOROUTE=1 scripts/mpirun.sh 8 "$T" restore 2
+check "  ... the PFS's write bandwidth measured once for the job (pfs.bandwidth 0), level 4's model takes it" \
+  run_grep 'the PFS \(.*\) writes [1-9][0-9]* MiB/s, as measured' \
+  env T_NOROUTE=1 CAIRN_PFS_DIRECT=on CAIRN_LOG_LEVEL=debug T_FIRST=4 scripts/mpirun.sh 8 "$T" save 1 4
+fresh_pfs pfs-direct-crash
+check "pfs.direct: generation 1 at level 1, then a crash in generation 2's level 4 after its files, before its index" \
+  bash -c "T_NOROUTE=1 scripts/mpirun.sh 8 $T save 1 1 >/dev/null &&
+           ! CAIRN_FAULT=pfs.index:gen=2:rank=0 T_NOROUTE=1 CAIRN_PFS_DIRECT=on T_FIRST=2 scripts/mpirun.sh 8 $T save 1 4 >/dev/null 2>&1 &&
+           test -d '$(pfs_gen 2)' && test ! -e '$(pfs_gen 2)/index'"
+check "  ... the restart takes generation 1, bit-exact: the unindexed one is no generation" \
+  env T_NOROUTE=1 scripts/mpirun.sh 8 "$T" restore 1
+fresh_pfs pfs-direct-routed
+check "pfs.direct on, but a routed file: the checkpoint goes through level 1 (node-local copy), bit-exact after a wipe" \
+  bash -c "CAIRN_PFS_DIRECT=on scripts/mpirun.sh 8 $T save 1 4 >/dev/null && test -e '$(gen_dir 0 1)/manifest' &&
+           rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && scripts/mpirun.sh 8 $T restore 1"
 unset T_CODECS CAIRN_PFS_DIR CAIRN_PFS_GROUP CAIRN_SET_SIZE CAIRN_EC_M
 export CAIRN_RANKS_PER_NODE=2
 

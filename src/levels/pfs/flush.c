@@ -245,13 +245,33 @@ static int aggregator(const cairn_ctx *ctx, int group, int f)
 }
 
 /* The bytes/s an aggregator writes to the PFS, as the codec model takes it:
- * pfs.bandwidth (its throttle), or when unthrottled compress.bandwidth (the
- * PFS taken as fast as level-1 storage); fixed, never measured, so the same
- * data and settings always store the same bytes. */
+ * pfs.bandwidth (its throttle), or when unthrottled the PFS's bandwidth as
+ * probed once per job (api_pfs_probe_once), or if that failed
+ * compress.bandwidth (the PFS taken as fast as level-1 storage). */
 static double pfs_bps(const cairn_ctx *ctx)
 {
+    if (ctx->cfg.pfs_bandwidth == 0 && ctx->pfs_probed > 0)
+        return ctx->pfs_probed;
     int mib = ctx->cfg.pfs_bandwidth > 0 ? ctx->cfg.pfs_bandwidth : ctx->cfg.z_bandwidth;
     return (double)mib * 1048576.0;
+}
+
+void api_pfs_probe_once(cairn_ctx *ctx, int dirfd, bool leaders, bool root)
+{
+    if (ctx->cfg.pfs_bandwidth > 0 || ctx->pfs_probed != 0)
+        return; /* the same on every rank taking part */
+    double bps = -1;
+    cn_err err = {0};
+    if (root && lvl_pfs_probe(dirfd, LVL_PFS_PROBE_BYTES, &bps, &err) < 0)
+        cn_warn("the PFS's write bandwidth could not be measured (%s): level 4's codec model "
+                "takes compress.bandwidth's %d MiB/s (set pfs.bandwidth to say it)", err.msg,
+                ctx->cfg.z_bandwidth);
+    else if (root)
+        cn_debug("the PFS (%s) writes %.0f MiB/s, as measured: level 4's codec model takes it",
+                 ctx->cfg.pfs_dir, bps / 1048576.0);
+    if (MPI_Bcast(&bps, 1, MPI_DOUBLE, 0, leaders ? ctx->leaders : ctx->comm) != MPI_SUCCESS)
+        bps = -1;
+    ctx->pfs_probed = bps;
 }
 
 /* Step 3: aggregate file F (ranks [F * group, ...)) from the states ST;
@@ -310,6 +330,8 @@ int api_write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *st,
  * leader; cairnd keeps the manifest's). */
 static void label_of(cairn_ctx *ctx, long id, cn_pindex *x)
 {
+    if (ctx->timing) /* a checkpoint's own (a direct one has no manifest) */
+        memcpy(x->label, ctx->gen_label, sizeof x->label);
     char gen[64];
     cn_gen_dirname(gen, sizeof gen, id);
     cn_err saved = ctx->err;
@@ -328,7 +350,7 @@ static void label_of(cairn_ctx *ctx, long id, cn_pindex *x)
 }
 
 /* Step 4, first leader: the index, then prune. */
-static int write_index(cairn_ctx *ctx, int jobfd, int genfd, long id, int group, int nfiles,
+int api_pfs_write_index(cairn_ctx *ctx, int jobfd, int genfd, long id, int group, int nfiles,
                        const uint64_t *sum, const api_pfs_plan *plan)
 {
     cn_pindex x = {.scheme = (uint32_t)ctx->cfg.pfs_scheme, .generation = id,
@@ -381,7 +403,7 @@ static int leaders_agree(cairn_ctx *ctx, int rc, const char *what)
  * index is there but does not read (checksum, EIO) is whose, nobody can tell:
  * as the prune keeps it, so does the flush, set aside (CN_DAMAGED_PREFIX),
  * out of the way of the new one and of every restart, never removed. */
-static int may_replace(cairn_ctx *ctx, int jobfd, long id)
+int api_pfs_may_replace(cairn_ctx *ctx, int jobfd, long id)
 {
     cn_pindex x;
     cn_err why = {0};
@@ -455,7 +477,7 @@ static int flush_leader(cairn_ctx *ctx, long id, bool full)
     int jobfd = -1, genfd = -1, rc = 0;
     if (ctx->node == 0) { /* a fresh directory: an older flush of ID is invalid now */
         jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, true, &ctx->err);
-        rc = jobfd < 0 ? jobfd : may_replace(ctx, jobfd, id);
+        rc = jobfd < 0 ? jobfd : api_pfs_may_replace(ctx, jobfd, id);
         if (rc == 0)
             rc = cn_rmtree_at(jobfd, gen, &ctx->err);
         if (rc == 0)
@@ -468,6 +490,8 @@ static int flush_leader(cairn_ctx *ctx, long id, bool full)
         rc = genfd < 0 ? genfd : 0;
     }
     rc = leaders_agree(ctx, rc, "opening the PFS directory");
+    if (rc == 0)
+        api_pfs_probe_once(ctx, genfd, true, ctx->node == 0);
     api_pfs_plan plan = {.parent = -1, .base = id};
     if (rc == 0) /* collective: changes since the PFS parent, or full */
         rc = api_flush_plan(ctx, jobfd, id, &plan);
@@ -511,7 +535,7 @@ static int flush_leader(cairn_ctx *ctx, long id, bool full)
         rc = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Reduce among node leaders failed");
     if (rc == 0 && ctx->node == 0) {
         cn_fault_point("pfs.index", id, ctx->rank); /* files written, the index not yet */
-        rc = write_index(ctx, jobfd, genfd, id, group, nfiles, total, &plan);
+        rc = api_pfs_write_index(ctx, jobfd, genfd, id, group, nfiles, total, &plan);
     }
     free(sum);
     free(total);

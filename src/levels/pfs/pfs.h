@@ -352,6 +352,10 @@ int cz_h5_parts_join(cz_h5_parts *ps, uint32_t rank,
 void cz_h5_parts_free(cz_h5_parts *ps);         /* accepts NULL */
 
 /* ---- level 4: the parallel file system (pfs.c) ------------------------- */
+/* The write bandwidth of directory DIRFD (probe.c): BYTES of noise written
+ * to a probe file (unlinked at once) and synced, timed; *BPS bytes/s. */
+int lvl_pfs_probe(int dirfd, uint64_t bytes, double *bps, cn_err *err);
+#define LVL_PFS_PROBE_BYTES (16u << 20)
 /* Open <PFS_DIR>/cairn-<uid>/<JOB> (creating it, 0700, with CREATE). fd or < 0;
  * CAIRN_ECONFIG when PFS_DIR is empty. */
 int lvl_pfs_open(const char *pfs_dir, const char *job, bool create, cn_err *err);
@@ -448,6 +452,23 @@ int api_flush(cairn_ctx *ctx, long id);
 /* As api_flush, always full (bench/l4_bench.c: an increment against the same
  * generation flushed full). */
 int api_flush_full(cairn_ctx *ctx, long id);
+/* Level 4 straight from memory (direct.c, pfs.direct): collective, generation
+ * ID's variables of every rank written to the PFS, a file per rank, the index
+ * last; nothing on node-local storage. *STORED: this rank's file's bytes. */
+int api_flush_direct(cairn_ctx *ctx, long id, uint64_t *stored);
+/* The flush's steps direct.c shares (flush.c), first leader (or rank 0): may
+ * PFS generation ID under JOBFD be replaced (never another rank count's; a
+ * damaged one set aside)? And the index of NFILES files of GROUP ranks with
+ * SUM[3 f ..] (size, XXH3-64, raw bytes), written last, then the PFS pruned. */
+int api_pfs_may_replace(cairn_ctx *ctx, int jobfd, long id);
+/* Collective over the node leaders (LEADERS) or every rank, once per context: with
+ * pfs.bandwidth 0, ROOT's probe of DIRFD (the new generation's directory)
+ * becomes ctx->pfs_probed, the bandwidth level 4's codec model takes. A
+ * probe that fails is warned about and the model keeps compress.bandwidth. */
+void api_pfs_probe_once(cairn_ctx *ctx, int dirfd, bool leaders, bool root);
+struct api_pfs_plan;
+int api_pfs_write_index(cairn_ctx *ctx, int jobfd, int genfd, long id, int group, int nfiles,
+                        const uint64_t *sum, const struct api_pfs_plan *plan);
 /* A member's bytes lent from a verified rank file (DATA NULL: not lent),
  * with that file's block checksums: SUMS[b] is the XXH3-64 of bytes
  * [b * SUM_BLOCK, (b + 1) * SUM_BLOCK) of DATA, checked when it was opened. */

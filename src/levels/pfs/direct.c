@@ -1,0 +1,103 @@
+/*
+ * direct.c - level 4 straight from memory (pfs.direct = on): FTI's inline
+ * level 4, for a synchronous level-4 checkpoint.
+ *
+ * Collective over the job's ranks. Every rank writes its protected variables
+ * from the application's memory (lent to the writer, never copied) to a PFS
+ * file of its own, all ranks at once: file i holds rank i (index group 1),
+ * through the writer a flush uses (api_write_file: the pfs.scheme's codecs
+ * where the model says they pay, a checksum over every frame, the file synced
+ * and renamed into place). Sizes and checksums are summed to rank 0, which
+ * writes the index last: the generation is complete on the PFS once every
+ * file is, and the PFS is pruned as after a flush. The PFS directory of the
+ * generation is made fresh by rank 0 first (api_pfs_may_replace: never over
+ * another rank count's generation). Nothing of the generation goes to
+ * node-local storage: a restart takes it from the PFS, and node-local
+ * generations (and the increments' parent) stay as they were. Its index has
+ * no source fingerprint, so no flush increment takes it as a parent.
+ * The caller (src/api/checkpoint.c) decides when this path is taken.
+ * Ownership: the states, sums and descriptors live for one call.
+ */
+#include "core/core.h"
+#include "levels/pfs/pfs.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+/* This rank's variables as a state whose members all point at the
+ * application's memory. */
+static int own_vars(cairn_ctx *ctx, api_state *st)
+{
+    api_member *m = calloc(ctx->nvars + 1, sizeof *m);
+    uint8_t **data = calloc(ctx->nvars + 1, sizeof *data);
+    int rc = m && data ? 0 : cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
+    for (size_t i = 0; rc == 0 && i < ctx->nvars; i++) {
+        const api_var *v = &ctx->vars[i];
+        uint64_t size = (uint64_t)v->count * cairn_type_size(v->type);
+        m[i] = (api_member){.kind = v->kind, .type = (uint8_t)v->type,
+                            .ndims = (uint8_t)v->ndims, .count = v->count, .size = size,
+                            .name = v->name, .lent = {size ? v->ptr : NULL, NULL, 0}};
+        for (int d = 0; d < v->ndims && d < CAIRN_MAX_DIMS; d++)
+            m[i].dims[d] = v->dims[d];
+    }
+    if (rc == 0)
+        rc = api_state_build(ctx, ctx->rank, m, ctx->nvars, st, data);
+    free(data);
+    free(m);
+    return rc;
+}
+
+int api_flush_direct(cairn_ctx *ctx, long id, uint64_t *stored)
+{
+    char gen[64];
+    cn_gen_dirname(gen, sizeof gen, id);
+    int jobfd = -1, genfd = -1, rc = 0;
+    if (ctx->rank == 0) { /* a fresh directory: an older flush of ID is invalid now */
+        jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, true, &ctx->err);
+        rc = jobfd < 0 ? jobfd : api_pfs_may_replace(ctx, jobfd, id);
+        if (rc == 0)
+            rc = cn_rmtree_at(jobfd, gen, &ctx->err);
+        if (rc == 0)
+            genfd = rc = cn_dir_open(jobfd, gen, true, &ctx->err);
+    }
+    rc = api_agree(ctx, rc < 0 ? rc : 0);
+    if (rc == 0 && ctx->rank != 0) {
+        jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &ctx->err);
+        genfd = jobfd < 0 ? jobfd : cn_dir_open(jobfd, gen, false, &ctx->err);
+        rc = genfd < 0 ? genfd : 0;
+    }
+    rc = api_agree(ctx, rc);
+    if (rc == 0)
+        api_pfs_probe_once(ctx, genfd, false, ctx->rank == 0);
+    int n = ctx->nranks;
+    api_state *st = calloc((size_t)n, sizeof *st);
+    uint64_t *sum = calloc(3 * (size_t)n, sizeof *sum), *total = NULL;
+    if (ctx->rank == 0)
+        total = calloc(3 * (size_t)n, sizeof *total);
+    if (rc == 0 && (!st || !sum || (ctx->rank == 0 && !total)))
+        rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
+    if (rc == 0)
+        rc = own_vars(ctx, &st[ctx->rank]);
+    if (rc == 0)
+        rc = api_write_file(ctx, genfd, 1, ctx->rank, st, NULL, &sum[3 * ctx->rank]);
+    if (st)
+        api_state_free(&st[ctx->rank]);
+    free(st);
+    rc = api_agree(ctx, rc);
+    if (rc == 0 && MPI_Reduce(sum, total, 3 * n, MPI_UINT64_T, MPI_SUM, 0, ctx->comm) !=
+                       MPI_SUCCESS)
+        rc = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Reduce failed");
+    *stored = sum ? sum[3 * ctx->rank] : 0;
+    if (rc == 0 && ctx->rank == 0) {
+        cn_fault_point("pfs.index", id, ctx->rank); /* files written, the index not yet */
+        api_pfs_plan plan = {.parent = -1, .base = id};
+        rc = api_pfs_write_index(ctx, jobfd, genfd, id, 1, n, total, &plan);
+    }
+    free(sum);
+    free(total);
+    if (genfd >= 0)
+        close(genfd);
+    if (jobfd >= 0)
+        close(jobfd);
+    return api_agree(ctx, rc);
+}

@@ -1,0 +1,73 @@
+/*
+ * probe.c - the PFS's write bandwidth, measured rather than assumed
+ * (pfs.bandwidth 0): level 4's codec model weighs compression against it.
+ *
+ * A probe file is created in a directory (O_EXCL, a random name, unlinked
+ * at once so that nothing is left behind even by a crash), BYTES of
+ * pseudo-random data (a compressing file system cannot shrink them) written
+ * in 4 MiB pieces and fsync()ed, and timed from the first write to the end of
+ * the sync. Taken once per job by the first node leader of a flush (or rank 0
+ * of a direct level 4) in the job's PFS directory, and by `cairn config
+ * --probe-pfs DIR`. No MPI here.
+ * Ownership: the buffer and descriptor live for one call.
+ */
+#include "levels/pfs/pfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PIECE (4u << 20)
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int lvl_pfs_probe(int dirfd, uint64_t bytes, double *bps, cn_err *err)
+{
+    uint64_t x = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ (uint64_t)(now_s() * 1e9);
+    char name[64];
+    int fd = -1;
+    for (int tries = 0; fd < 0 && tries < 8; tries++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        snprintf(name, sizeof name, ".cairn-probe-%016llx", (unsigned long long)x);
+        fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    CN_FAIL_IF(fd < 0, err, CAIRN_EIO, "cannot create a probe file: %s", strerror(errno));
+    unlinkat(dirfd, name, 0); /* the bytes stay until close, the name goes now */
+    uint64_t *buf = malloc(PIECE);
+    if (!buf) {
+        close(fd);
+        return cn_fail(err, CAIRN_ENOMEM, "no memory for the probe");
+    }
+    for (size_t i = 0; i < PIECE / 8; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        buf[i] = x;
+    }
+    int rc = 0;
+    double t0 = now_s();
+    for (uint64_t done = 0; rc == 0 && done < bytes;) {
+        size_t n = bytes - done < PIECE ? (size_t)(bytes - done) : PIECE;
+        ssize_t k = write(fd, buf, n);
+        if (k <= 0 && errno != EINTR)
+            rc = cn_fail_errno(err, k < 0 ? errno : ENOSPC, "probe write");
+        done += k > 0 ? (uint64_t)k : 0;
+    }
+    if (rc == 0 && fsync(fd) != 0)
+        rc = cn_fail_errno(err, errno, "probe fsync");
+    double t = now_s() - t0;
+    close(fd);
+    free(buf);
+    if (rc == 0)
+        *bps = (double)bytes / (t > 1e-6 ? t : 1e-6);
+    return rc;
+}
