@@ -115,7 +115,7 @@ const key_def cn_config_keys[] = {
             "variable and for every rank alike, the codec that minimises a model of the "
             "checkpoint's work (ratios sampled at fixed places, fixed codec costs, the levels "
             "the job uses; no clock, so the same data and settings give the same pick), `none` "
-            "stores raw; `shuffle-*` suit arrays of numbers; `fpzip` takes float/double only "
+            "stores raw, the PFS copy too (level 4 compresses nothing either); `shuffle-*` suit arrays of numbers; `fpzip` takes float/double only "
             "(other variables get `zstd`) and is given a variable's 2-D or 3-D shape"},
     {.section = "compress", .name = "buffer", .env = "CAIRN_COMPRESS_BUFFER", .kind = K_SIZE,
      .min = 1 << 10, .max = 64 << 20, .def = "1M", FIELD(z_buffer),

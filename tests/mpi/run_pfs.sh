@@ -255,6 +255,20 @@ check "level 4, compress.codec = none with pfs.group 3 set (T_RAW: no bound): le
   bash -c "env -u T_CODECS T_RAW=1 CAIRN_CODEC=none scripts/mpirun.sh 8 $T save 2 4 >/dev/null &&
            '$BUILD/cairn' inspect '$(pfs_gen 2)/index' | grep -Eq '^ranks: +8 on 4 nodes, 2 per file\$' &&
            rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && env -u T_CODECS T_RAW=1 CAIRN_CODEC=none scripts/mpirun.sh 8 $T restore 2"
+# compress.codec = none holds on the PFS too: a slow PFS (pfs.bandwidth 10 MiB/s,
+# where the model would compress) still gets every group raw, the file at least
+# as large as its variables' bytes.
+fresh_pfs pfs-none-raw
+pfs_raw_file() {
+  local f=$1 o
+  o=$("$BUILD/cairn" inspect "$f") || return 1
+  awk -v size="$(stat -c %s "$f")" '$1 ~ /^[0-9]+$/ && NF >= 7 {b += $NF} END {
+    if (b > 0 && size >= b) exit 0; print "file " size " bytes, variables " b; exit 1 }' <<<"$o"
+}
+check "level 4 with compress.codec = none on a slow PFS (pfs.bandwidth 10): every group raw, bit-exact after a wipe" \
+  bash -c "CAIRN_CODEC=none CAIRN_PFS_BANDWIDTH=10 scripts/mpirun.sh 8 $T save 1 4 >/dev/null &&
+           $(declare -f pfs_raw_file); BUILD='$BUILD' pfs_raw_file '$(pfs_gen 1)/agg-000000.cz' &&
+           rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && CAIRN_CODEC=none scripts/mpirun.sh 8 $T restore 1"
 # pfs.direct (issue 31): a synchronous level-4 checkpoint written from memory
 # straight to the PFS, a file per rank, the index last; nothing node-local.
 # t_ckpt with T_NOROUTE routes no file (a routed file goes by level 1).

@@ -350,6 +350,8 @@ static cz_env model_env(const writer *w)
  * bytes of the chunk is smallest. */
 static uint8_t pick_codec(writer *w, uint8_t type, size_t fill)
 {
+    if (w->raw_only)
+        return CZ_RAW;
     if (w->bps > 0) {
         cz_env env = model_env(w);
         cz_model m;
@@ -374,6 +376,8 @@ static uint8_t pick_codec(writer *w, uint8_t type, size_t fill)
  * than its CPU work costs (by the model; always, without one)? */
 static bool pass2_pays(const writer *w, size_t ilen, size_t olen)
 {
+    if (w->raw_only)
+        return false;
     if (w->bps <= 0)
         return true;
     cz_env env = model_env(w);
@@ -518,12 +522,13 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
     }
     CN_FAIL_IF(!(o->bps >= 0), err, CAIRN_EINVAL, "aggregation: bandwidth %g", o->bps);
     writer w = {.v = v, .n = n, .level = o->level, .threads = o->threads, .bps = o->bps,
+                .raw_only = o->raw,
                 .sink = sink, .arg = arg, .ready = o->ready, .ready_arg = o->ready_arg,
                 .version = AGG_VERSION_PLAIN};
     for (size_t i = 0; i < n; i++)
         if (v[i].kind > CN_KIND_FILE)
             w.version = AGG_VERSION;
-    if (o->bps > 0) /* the header comes first: the groups' codecs are not known yet */
+    if (o->bps > 0 || o->raw) /* the header first: the groups' codecs are not known yet */
         w.version = AGG_VERSION_RAW;
     w.order = malloc((n ? n : 1) * sizeof *w.order);
     w.g = malloc((n ? n : 1) * sizeof *w.g);

@@ -35,8 +35,8 @@ static int count_sink(void *arg, const void *buf, size_t len, cn_err *err)
  */
 static int sampling_pays(const writer *w, uint64_t per, bool *pays, cn_err *err)
 {
-    *pays = true;
-    if (w->bps <= 0)
+    *pays = !w->raw_only; /* all raw: every scheme stores the same bytes */
+    if (w->raw_only || w->bps <= 0)
         return 0;
     cz_env env = {.storage_bps = w->bps, .threads = w->threads > 0 ? w->threads : 1,
                   .level = w->level, .buf_size = AGG_CHUNK};

@@ -117,6 +117,7 @@ typedef struct agg_writer {
     int level;
     int threads;
     double bps;           /* the time model's write bandwidth; 0: by size alone */
+    bool raw_only;        /* opts.raw: every group raw */
     uint32_t chunk;
     cz_agg_sink sink;
     void *arg;

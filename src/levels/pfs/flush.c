@@ -301,7 +301,8 @@ int api_write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *st,
         rc = lvl_pfs_create(genfd, name, ctx->cfg.pfs_bandwidth, &file, &ctx->err);
     cz_agg_opts o = {.scheme = ctx->cfg.pfs_scheme, .block = ctx->cfg.pfs_block,
                      .level = ctx->cfg.z_level, .threads = api_threads(ctx),
-                     .bps = pfs_bps(ctx), .ready = fetch ? api_fetch_ready : NULL,
+                     .bps = pfs_bps(ctx), .raw = ctx->cfg.codec == CZ_RAW,
+                     .ready = fetch ? api_fetch_ready : NULL,
                      .ready_arg = fetch};
     cz_agg_stats s = {0};
     if (rc == 0)

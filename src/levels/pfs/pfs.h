@@ -210,6 +210,7 @@ typedef struct cz_agg_opts {
     double bps;                  /* bytes/s the file is written at: the codec (raw included), the
                                   * second pass and AUTO's sampling are chosen by choose.c's time
                                   * model against it; 0: the smallest frame wins, whatever its time */
+    bool raw;                    /* every group stored raw, no trials (compress.codec = none) */
     int (*ready)(void *arg, const void *p, size_t len); /* may be NULL: data still arriving.
                                   * Called before bytes [P, P + LEN) of a variable's data are
                                   * read; returns once they are there (nonzero: the write fails
