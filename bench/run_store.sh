@@ -128,6 +128,25 @@ bench_l4() {
 # (.nocomp), through level 1 (pfs.direct off, the default) and straight from memory
 # (.direct: pfs.direct on), on two PFS directories: a tmpfs (.tmpfs) and a disk file system (.ext4: ext4
 # on a loop device over a file under /var/tmp when root; else .disk, a directory there).
+# l4.async.flush: 4 ranks x 64 MiB on 4 nodes with one cairnd per node: from the level-4
+# checkpoint's return until its PFS index exists, the ranks computing meanwhile, against the
+# same direct write (l4sync_bench --async; the daemons started and stopped here).
+l4async() {
+  local dir=$1 fs=$2 job=bench-$$-l4async-$2 rc=0
+  local env=(env CAIRN_PFS_DIR="$dir" CAIRN_RANKS_PER_NODE=1 CAIRN_JOB="$job" CAIRN_LOG_LEVEL=error
+             CAIRN_DAEMON_LAUNCHER="bash scripts/mpirun.sh" OMPI_MCA_mpi_yield_when_idle=1)
+  if ! "${env[@]}" "$BUILD/cairn" start --nodes 4 >"$tmp/l4async.out" 2>&1; then
+    sed 's/^/# cairn start: /' "$tmp/l4async.out"; failed=1
+    "${env[@]}" "$BUILD/cairn" stop --timeout 30 >/dev/null 2>&1
+    return
+  fi
+  "${env[@]}" bash scripts/mpirun.sh 4 "$BUILD/bench/l4sync_bench" --async --size 64 \
+    --name "l4.async.flush.$fs" --reps "${L4SYNC_REPS:-5}" || rc=$?
+  "${env[@]}" "$BUILD/cairn" stop --timeout 120 >/dev/null 2>&1 || rc=$?
+  [ "$rc" -eq 0 ] || { echo "# FAILED (exit $rc): l4.async.flush.$fs"; failed=1; }
+  rm -rf "${dir:?}"/* "${tmp:?}"/cairn-*
+}
+
 bench_l4sync() {
   local bin=$BUILD/bench/l4sync_bench fs dir shape np size run direct codec name img= dev= mnt=
   if [ ! -x "$bin" ]; then
@@ -167,6 +186,7 @@ bench_l4sync() {
         rm -rf "${dir:?}"/*
       done
     done
+    l4async "$dir" "$fs"
     [ -n "$dev" ] && { umount "$mnt"; losetup -d "$dev"; rm -f "$img"; }
     rm -rf "$mnt"; img= dev= mnt=
   done
