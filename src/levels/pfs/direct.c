@@ -10,7 +10,7 @@
  * and renamed into place). Sizes and checksums are summed to rank 0, which
  * writes the index last: the generation is complete on the PFS once every
  * file is, and the PFS is pruned as after a flush. The PFS directory of the
- * generation is made fresh by rank 0 first (api_pfs_may_replace: never over
+ * generation is made fresh by rank 0 first (api_pfs_gen_open: never over
  * another rank count's generation). Nothing of the generation goes to
  * node-local storage: a restart takes it from the PFS, and node-local
  * generations (and the increments' parent) stay as they were. Its index has
@@ -49,26 +49,8 @@ static int own_vars(cairn_ctx *ctx, api_state *st)
 
 int api_flush_direct(cairn_ctx *ctx, long id, uint64_t *stored)
 {
-    char gen[64];
-    cn_gen_dirname(gen, sizeof gen, id);
-    int jobfd = -1, genfd = -1, rc = 0;
-    if (ctx->rank == 0) { /* a fresh directory: an older flush of ID is invalid now */
-        jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, true, &ctx->err);
-        rc = jobfd < 0 ? jobfd : api_pfs_may_replace(ctx, jobfd, id);
-        if (rc == 0)
-            rc = cn_rmtree_at(jobfd, gen, &ctx->err);
-        if (rc == 0)
-            genfd = rc = cn_dir_open(jobfd, gen, true, &ctx->err);
-    }
-    rc = api_agree(ctx, rc < 0 ? rc : 0);
-    if (rc == 0 && ctx->rank != 0) {
-        jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &ctx->err);
-        genfd = jobfd < 0 ? jobfd : cn_dir_open(jobfd, gen, false, &ctx->err);
-        rc = genfd < 0 ? genfd : 0;
-    }
-    rc = api_agree(ctx, rc);
-    if (rc == 0)
-        api_pfs_probe_once(ctx, genfd, false, ctx->rank == 0);
+    int jobfd = -1, genfd = -1;
+    int rc = api_pfs_gen_open(ctx, id, false, &jobfd, &genfd);
     int n = ctx->nranks;
     api_state *st = calloc((size_t)n, sizeof *st);
     uint64_t *sum = calloc(3 * (size_t)n, sizeof *sum), *total = NULL;

@@ -404,7 +404,7 @@ static int leaders_agree(cairn_ctx *ctx, int rc, const char *what)
  * index is there but does not read (checksum, EIO) is whose, nobody can tell:
  * as the prune keeps it, so does the flush, set aside (CN_DAMAGED_PREFIX),
  * out of the way of the new one and of every restart, never removed. */
-int api_pfs_may_replace(cairn_ctx *ctx, int jobfd, long id)
+static int may_replace(cairn_ctx *ctx, int jobfd, long id)
 {
     cn_pindex x;
     cn_err why = {0};
@@ -470,29 +470,38 @@ static int flush_group(cairn_ctx *ctx, const state *st, int *group)
     return 0;
 }
 
+int api_pfs_gen_open(cairn_ctx *ctx, long id, bool leaders, int *jobfd, int *genfd)
+{
+    bool first = leaders ? ctx->node == 0 : ctx->rank == 0;
+    char gen[64];
+    cn_gen_dirname(gen, sizeof gen, id);
+    int rc = 0;
+    if (first) { /* a fresh directory: an older flush of ID is invalid now */
+        *jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, true, &ctx->err);
+        rc = *jobfd < 0 ? *jobfd : may_replace(ctx, *jobfd, id);
+        if (rc == 0)
+            rc = cn_rmtree_at(*jobfd, gen, &ctx->err);
+        if (rc == 0)
+            *genfd = rc = cn_dir_open(*jobfd, gen, true, &ctx->err);
+    }
+    rc = rc < 0 ? rc : 0;
+    rc = leaders ? leaders_agree(ctx, rc, "creating the PFS directory") : api_agree(ctx, rc);
+    if (rc == 0 && !first) {
+        *jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &ctx->err);
+        *genfd = *jobfd < 0 ? *jobfd : cn_dir_open(*jobfd, gen, false, &ctx->err);
+        rc = *genfd < 0 ? *genfd : 0;
+    }
+    rc = leaders ? leaders_agree(ctx, rc, "opening the PFS directory") : api_agree(ctx, rc);
+    if (rc == 0)
+        api_pfs_probe_once(ctx, *genfd, leaders, first);
+    return rc;
+}
+
 static int flush_leader(cairn_ctx *ctx, long id, bool full)
 {
     int group = 1, nfiles = 0;
-    char gen[64];
-    cn_gen_dirname(gen, sizeof gen, id);
-    int jobfd = -1, genfd = -1, rc = 0;
-    if (ctx->node == 0) { /* a fresh directory: an older flush of ID is invalid now */
-        jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, true, &ctx->err);
-        rc = jobfd < 0 ? jobfd : api_pfs_may_replace(ctx, jobfd, id);
-        if (rc == 0)
-            rc = cn_rmtree_at(jobfd, gen, &ctx->err);
-        if (rc == 0)
-            genfd = rc = cn_dir_open(jobfd, gen, true, &ctx->err);
-    }
-    rc = leaders_agree(ctx, rc < 0 ? rc : 0, "creating the PFS directory");
-    if (rc == 0 && ctx->node != 0) {
-        jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &ctx->err);
-        genfd = jobfd < 0 ? jobfd : cn_dir_open(jobfd, gen, false, &ctx->err);
-        rc = genfd < 0 ? genfd : 0;
-    }
-    rc = leaders_agree(ctx, rc, "opening the PFS directory");
-    if (rc == 0)
-        api_pfs_probe_once(ctx, genfd, true, ctx->node == 0);
+    int jobfd = -1, genfd = -1;
+    int rc = api_pfs_gen_open(ctx, id, true, &jobfd, &genfd);
     api_pfs_plan plan = {.parent = -1, .base = id};
     if (rc == 0) /* collective: changes since the PFS parent, or full */
         rc = api_flush_plan(ctx, jobfd, id, &plan);
