@@ -246,7 +246,7 @@ static int aggregator(const cairn_ctx *ctx, int group, int f)
 
 /* The bytes/s an aggregator writes to the PFS, as the codec model takes it:
  * pfs.bandwidth (its throttle), or when unthrottled the PFS's bandwidth as
- * probed once per job (api_pfs_probe_once), or if that failed
+ * probed once per job (probe_once), or if that failed
  * compress.bandwidth (the PFS taken as fast as level-1 storage). */
 static double pfs_bps(const cairn_ctx *ctx)
 {
@@ -256,7 +256,11 @@ static double pfs_bps(const cairn_ctx *ctx)
     return (double)mib * 1048576.0;
 }
 
-void api_pfs_probe_once(cairn_ctx *ctx, int dirfd, bool leaders, bool root)
+/* Collective over the node leaders (LEADERS) or every rank, once per context: with
+ * pfs.bandwidth 0, ROOT's probe of DIRFD (the new generation's directory)
+ * becomes ctx->pfs_probed, the bandwidth level 4's codec model takes. A
+ * probe that fails is warned about and the model keeps compress.bandwidth. */
+static void probe_once(cairn_ctx *ctx, int dirfd, bool leaders, bool root)
 {
     if (ctx->cfg.pfs_bandwidth > 0 || ctx->pfs_probed != 0)
         return; /* the same on every rank taking part */
@@ -493,7 +497,7 @@ int api_pfs_gen_open(cairn_ctx *ctx, long id, bool leaders, int *jobfd, int *gen
     }
     rc = leaders ? leaders_agree(ctx, rc, "opening the PFS directory") : api_agree(ctx, rc);
     if (rc == 0)
-        api_pfs_probe_once(ctx, *genfd, leaders, first);
+        probe_once(ctx, *genfd, leaders, first);
     return rc;
 }
 

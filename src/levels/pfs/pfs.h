@@ -459,14 +459,10 @@ int api_flush_full(cairn_ctx *ctx, long id);
 int api_flush_direct(cairn_ctx *ctx, long id, uint64_t *stored);
 /* Collective over the node leaders (LEADERS) or every rank: generation ID's
  * PFS directory made fresh by the first of them (never over another rank
- * count's generation; a damaged one set aside), then opened by the others, the
- * PFS probed once (api_pfs_probe_once); *JOBFD and *GENFD to close. */
+ * count's generation; a damaged one set aside), then opened by the others; with
+ * pfs.bandwidth 0 the PFS probed there once per context (ctx->pfs_probed, what
+ * level 4's codec model takes). *JOBFD and *GENFD to close. */
 int api_pfs_gen_open(cairn_ctx *ctx, long id, bool leaders, int *jobfd, int *genfd);
-/* Collective over the node leaders (LEADERS) or every rank, once per context: with
- * pfs.bandwidth 0, ROOT's probe of DIRFD (the new generation's directory)
- * becomes ctx->pfs_probed, the bandwidth level 4's codec model takes. A
- * probe that fails is warned about and the model keeps compress.bandwidth. */
-void api_pfs_probe_once(cairn_ctx *ctx, int dirfd, bool leaders, bool root);
 /* The flush's last step, which direct.c shares (flush.c), first leader (or
  * rank 0): the index of NFILES files of GROUP ranks with SUM[3 f ..] (size,
  * XXH3-64, raw bytes), written last, then the PFS pruned. */
