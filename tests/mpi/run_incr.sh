@@ -146,14 +146,16 @@ fresh incr-l3
 ti8 save 4 3 >/dev/null
 check "level 3, incremental: generations 1..4 form one chain, each with its own parity" \
   bash -c "scripts/mpirun.sh 8 $TI parents -1 1 2 3 && [ -e $(gen_dir 5 3)/parity.ec ]"
-lost_ok=""
+lost_ok="" lost_log=$(mktemp) lost_tail=""
 for g in 1 2 3 4; do
   wipe_nodes 1 2
-  scripts/mpirun.sh 8 "$TI" restore-id "$g" >/dev/null 2>&1 || lost_ok+=" $g"
+  scripts/mpirun.sh 8 "$TI" restore-id "$g" >"$lost_log" 2>&1 ||
+    { lost_ok+=" $g"; lost_tail+=$(echo "restore-id $g:"; tail -n 15 "$lost_log")$'\n'; }
 done
+rm -f "$lost_log"
 check "  ... nodes 1 and 2 lost before each restart: every generation rebuilt link by link" \
   test -z "$lost_ok"
-[ -n "$lost_ok" ] && echo "#   failed generations:$lost_ok"
+[ -n "$lost_ok" ] && { echo "#   failed generations:$lost_ok"; printf '%s' "$lost_tail" | sed 's/^/#   | /'; }
 wipe_nodes 0 3 6
 check "  ... 2 lost in set 0 and 1 in set 1 at once: the newest restores" ti8 restore 4
 wipe_nodes 0 1 2
