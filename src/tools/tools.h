@@ -76,7 +76,7 @@ void cli_print_exit_codes(FILE *f);
     X(verify, "check every checksum of a job's generations, or of files")                        \
     X(rebuild, "rebuild lost nodes' files from partner copies or parity (MPI)")                 \
     X(prune, "remove generations by hand: an abandoned timeline, another layout's")              \
-    X(config, "print the configuration reference, check a config file, node name, intervals")   \
+    X(config, "configuration reference, check a file, node name, intervals, PFS speed")         \
     X(start, "start a job's node daemons (cairnd), one per node")                                \
     X(stop, "stop a job's node daemons after their queued work; wait until gone")                \
     X(status, "what each node daemon of a job is doing")                                         \
