@@ -165,8 +165,13 @@ if mpirun --version 2>&1 | grep -q 'Open MPI'; then
   # Open MPI names the rank that failed first and keeps each rank's stderr
   # (--output-filename): no wrapper per rank (a bash and a tee each: a third
   # of the cost of starting 8 ranks).
+  # Each launch keeps its session directory under its own $rd: in the shared
+  # one (TMPDIR/ompi.HOST.UID), a job that ends removes the top directory when
+  # it looks empty, and another starting at that moment fails in orte_init
+  # ("orte_session_dir failed", "File exists"); jobs side by side met it.
   launch ompi mpirun --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader,tcp \
        --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo --output-filename "$rd" \
+       --mca orte_tmpdir_base "$rd/s" \
        -np "$np" "$@"
 fi
 launch wrapped mpirun -n "$np" bash "$self" --rank "$rd" "$@"

@@ -57,6 +57,13 @@ lane_worker() { # lane_worker DIR: run parts from DIR/queue until it is empty
     sections=$(flock "$dir/queue.lock" sh -c 'head -n 1 "$1"; sed -i 1d "$1"' _ "$dir/queue")
     [ -n "$sections" ] || return 0
     log="$dir/${sections// /+}.log"
+    # Open MPI's session directories per part (scripts/mpirun.sh keeps one per
+    # launch): jobs of two lanes never share the top one, which a job that ends
+    # removes under another one starting. The lab's jobs span namespaces: theirs.
+    case " $sections " in
+      *" cluster "* | *" slurm "*) unset OMPI_MCA_orte_tmpdir_base ;;
+      *) mkdir -p "$dir/o.${sections// /+}"; export OMPI_MCA_orte_tmpdir_base="$dir/o.${sections// /+}" ;;
+    esac
     CAIRN_TEST_LANE=1 CAIRN_TEST_ONLY="$sections" CAIRN_TEST_TAG="$CAIRN_TEST_TAG${sections// /}" \
       bash tests/run.sh >"$log" 2>&1 </dev/null
     # everything but the counts (the parent adds them up), whole, between other parts' lines
