@@ -163,7 +163,7 @@ FUZZ_INCLUDED := $(wildcard src/compat/*/*.c src/compat/*/*.h)
 $(BUILD)/tests/replay_fuzz_fti_conf: $(wildcard src/compat/fti/*)
 $(BUILD)/tests/replay_fuzz_scr_conf: $(wildcard src/compat/scr/*)
 $(BUILD)/tests/replay_fuzz_scr_record: $(wildcard src/compat/scr/*)
-$(BUILD)/tests/replay_fuzz_veloc_config: $(wildcard src/compat/veloc/*)
+$(BUILD)/tests/replay_fuzz_veloc_config: $(wildcard src/compat/veloc/*.[ch] src/compat/veloc/include/*.h)
 $(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(COMMON_SRC:%.c=$(BUILD)/%.o) $(COMPRESS_SRC:%.c=$(BUILD)/%.o) \
                         $(PFS_SRC:%.c=$(BUILD)/%.o)
 	@mkdir -p $(dir $@)
@@ -485,7 +485,8 @@ $(BUILD)/tests/compat/veloc/%: tests/compat/veloc/%.c tests/compat/veloc/heatdis
 	@mkdir -p $(dir $@)
 	$(MPICC) -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Isrc/compat/veloc -MMD -MP -o $@ $(filter %.c,$^) \
 	    $(BUILD)/libcairn-veloc.a $(LIBA) $(DEP_LIBS) -lm $(LDFLAGS_ALL)
-# Installed: include/cairn/veloc/veloc.h, libcairn-veloc.a, libcairn-veloc.so.VERSION with its
+# Installed: include/cairn/veloc/veloc.h (and include/cairn/veloc/include/veloc.h for
+# VeloC's `#include "include/veloc.h"`), libcairn-veloc.a, libcairn-veloc.so.VERSION with its
 # SONAME and dev links, cairn-veloc.pc (PC_IN: written at install time for this PREFIX).
 PC_IN += cairn-veloc.pc.in
 .PHONY: install-veloc uninstall-veloc
@@ -493,16 +494,19 @@ install: install-veloc
 install-veloc: install-check $(BUILD)/libcairn-veloc.a $(BUILD)/libcairn-veloc.so
 	install -d $(DESTDIR)$(PREFIX)/include/cairn/veloc $(DESTDIR)$(PREFIX)/lib
 	install -m 644 src/compat/veloc/veloc.h $(DESTDIR)$(PREFIX)/include/cairn/veloc/
+	install -d $(DESTDIR)$(PREFIX)/include/cairn/veloc/include
+	install -m 644 src/compat/veloc/include/veloc.h $(DESTDIR)$(PREFIX)/include/cairn/veloc/include/
 	install -m 644 $(BUILD)/libcairn-veloc.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libcairn-veloc.so $(DESTDIR)$(PREFIX)/lib/libcairn-veloc.so.$(VERSION)
 	ln -sfn libcairn-veloc.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libcairn-veloc.so.$(SOMAJOR)
 	ln -sfn libcairn-veloc.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libcairn-veloc.so
 uninstall: uninstall-veloc
 uninstall-veloc: install-check
-	rm -f $(DESTDIR)$(PREFIX)/include/cairn/veloc/veloc.h \
+	rm -f $(DESTDIR)$(PREFIX)/include/cairn/veloc/veloc.h $(DESTDIR)$(PREFIX)/include/cairn/veloc/include/veloc.h \
 	    $(addprefix $(DESTDIR)$(PREFIX)/lib/,libcairn-veloc.a libcairn-veloc.so \
 	      libcairn-veloc.so.$(SOMAJOR) libcairn-veloc.so.$(VERSION))
-	rmdir $(DESTDIR)$(PREFIX)/include/cairn/veloc $(DESTDIR)$(PREFIX)/include/cairn 2>/dev/null || true
+	rmdir $(DESTDIR)$(PREFIX)/include/cairn/veloc/include $(DESTDIR)$(PREFIX)/include/cairn/veloc \
+	    $(DESTDIR)$(PREFIX)/include/cairn 2>/dev/null || true
 
 clean:
 	rm -rf build build-asan build-mpich

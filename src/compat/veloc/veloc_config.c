@@ -268,6 +268,8 @@ int vl_config_load(const char *path, vl_config *cfg, int rank)
         cfg->ec = p.ec == LONG_MIN || p.ec >= 0;
         cfg->ec_interval = p.ec == LONG_MIN ? 0 : p.ec;
         cfg->pfs_interval = p.pfs == LONG_MIN ? 0 : p.pfs;
+        if (p.scratch[0] && !p.base && !env_set("CAIRN_BASE"))
+            snprintf(cfg->scratch, sizeof cfg->scratch, "%s", p.scratch);
         if (emit(&p, cfg, pass->ini, &used))
             rc = bad(rank, path, line, "a path is too long for cairn's config (at most %s "
                      "bytes a line; set CAIRN_BASE or CAIRN_PFS_DIR instead)%s", "190", "");

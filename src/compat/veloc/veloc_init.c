@@ -15,11 +15,14 @@
  */
 #include "veloc_layer.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static vl_state S = {.comm = MPI_COMM_NULL};
@@ -191,6 +194,51 @@ static int write_ini(char *path, size_t len)
     return close(fd);
 }
 
+/* VeloC creates its scratch directory; so does this layer: DIR, if missing, each missing
+ * component mode 0700, then checked as cairn checks its own directories (not a symlink,
+ * owned by this user, no group or other access). A DIR that exists is left as it is (a
+ * shared base such as /dev/shm); cairn_init checks what it makes below it. */
+static bool make_scratch(const char *dir)
+{
+    struct stat st;
+    if (!dir[0] || stat(dir, &st) == 0)
+        return true;
+    if (errno != ENOENT) {
+        vl_err("VELOC_Init: scratch %s: %s", dir, strerror(errno));
+        return false;
+    }
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = strchr(path + 1, '/');; p = strchr(p + 1, '/')) {
+        if (p)
+            *p = '\0';
+        if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+            vl_err("VELOC_Init: cannot create the scratch directory %s: %s", path,
+                   strerror(errno));
+            return false;
+        }
+        if (!p)
+            break;
+        *p = '/';
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), e = errno;
+    bool ok = fd >= 0 && fstat(fd, &st) == 0;
+    if (!ok)
+        vl_err("VELOC_Init: scratch %s: %s", dir,
+               lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) ? "a symlink; refusing to follow it"
+                                                           : strerror(e));
+    else if (st.st_uid != geteuid() || (st.st_mode & 077)) {
+        vl_err("VELOC_Init: scratch %s is owned by uid %u with mode %03o; it must be this "
+               "user's (uid %u), mode 0700", dir, (unsigned)st.st_uid,
+               (unsigned)(st.st_mode & 0777), (unsigned)geteuid());
+        ok = false;
+    } else
+        vl_err0("created the scratch directory %s (mode 0700)", dir);
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
 VELOC_CAIRN_EXPORT int VELOC_Init(MPI_Comm comm, const char *cfg_file)
 {
     int inited = 0;
@@ -214,6 +262,8 @@ VELOC_CAIRN_EXPORT int VELOC_Init(MPI_Comm comm, const char *cfg_file)
         vl_err("VELOC_Init: cannot write the cairn settings to %s", ini);
         ok = false;
     }
+    if (vl_all(ok)) /* rank by rank: on a node, the first one makes it */
+        ok = make_scratch(S.cfg.scratch);
     int rc = CAIRN_ECONFIG;
     if (vl_all(ok))
         rc = cairn_init(S.comm, ini, &S.ctx);

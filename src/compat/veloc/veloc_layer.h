@@ -14,6 +14,7 @@
 #define VELOC_LAYER_H
 
 #include <cairn.h>
+#include <limits.h>
 #include <stdbool.h>
 
 #include "veloc.h"
@@ -27,6 +28,8 @@ typedef struct vl_config {
     bool ec;           /* erasure coding for some checkpoints (ec_interval >= 0) */
     long ec_interval;  /* seconds; 0 every checkpoint */
     long pfs_interval; /* seconds; 0 every checkpoint; < 0 never */
+    char scratch[PATH_MAX]; /* VeloC's scratch when it is cairn's store.base: VELOC_Init
+                               creates it if missing; "" otherwise */
     char ini[VL_INI_MAX]; /* the cairn INI text handed to cairn_init */
 } vl_config;
 

@@ -9,7 +9,7 @@
  *   heatdis_file <mem_in_mb> <cfg_file> [result_file]
  */
 #include "heatdis.h"
-#include "veloc.h"
+#include "include/veloc.h" /* as VeloC's own test/heatdis_file.c */
 
 #undef NDEBUG /* the example checks every VeloC call with assert */
 #include <assert.h>

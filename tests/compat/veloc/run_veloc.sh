@@ -71,7 +71,8 @@ veloc_installed() {
   test -f "$VI/lib/libcairn-veloc.so.$v" && test "$(readlink "$VI/lib/libcairn-veloc.so.${v%%.*}")" = "libcairn-veloc.so.$v" &&
     test "$(readlink "$VI/lib/libcairn-veloc.so")" = "libcairn-veloc.so.${v%%.*}" &&
     readelf -d "$VI/lib/libcairn-veloc.so.$v" | grep -q "SONAME.*\[libcairn-veloc.so.${v%%.*}\]" &&
-    test -f "$VI/lib/libcairn-veloc.a" && test -f "$VI/include/cairn/veloc/veloc.h" || { ls -lR "$VI"; return 1; }
+    test -f "$VI/lib/libcairn-veloc.a" && test -f "$VI/include/cairn/veloc/veloc.h" &&
+    test -f "$VI/include/cairn/veloc/include/veloc.h" || { ls -lR "$VI"; return 1; }
   test "$(vpc --cflags cairn-veloc | xargs)" = "-I$VI/include/cairn/veloc -I$VI/include" &&
     test "$(vpc --libs cairn-veloc | xargs)" = "-L$VI/lib -lcairn-veloc -lcairn" &&
     test "$(vpc --modversion cairn-veloc)" = "$v" || { cat "$VI/lib/pkgconfig/cairn-veloc.pc"; return 1; }
@@ -92,6 +93,16 @@ veloc_outside() {
 }
 check "  ... heatdis_mem built out of the tree with pkg-config cairn-veloc (shared): crash at 400, restart, byte-identical" \
   veloc_outside
+veloc_include_line() { # VeloC's examples write #include "include/veloc.h": unchanged, it compiles
+  local a=$VW/app2
+  mkdir -p "$a" && cp tests/compat/veloc/heatdis_file.c tests/compat/veloc/heatdis_common.c tests/compat/veloc/heatdis.h "$a/" &&
+    grep -q '^#include "include/veloc.h"' "$a/heatdis_file.c" &&
+    ( cd "$a" && env -u CPATH -u C_INCLUDE_PATH -u LIBRARY_PATH mpicc $(vpc --cflags cairn-veloc) \
+        heatdis_file.c heatdis_common.c -o heatdis_file $(vpc --libs cairn-veloc) -lm ) &&
+    readelf -d "$a/heatdis_file" | grep -q 'NEEDED.*\[libcairn-veloc.so.0\]'
+}
+check "  ... heatdis_file.c, with VeloC's line #include \"include/veloc.h\", built with pkg-config cairn-veloc alone" \
+  veloc_include_line
 check "  ... make uninstall removes the layer's files" \
   bash -c "vmk uninstall PREFIX='$VI' && test -z \"\$(find '$VI' -name '*veloc*')\""
 
@@ -203,6 +214,34 @@ check "  ... a bad mode" bad_cfg "mode 'fast' is invalid" "scratch = $VS\nmode =
 check "  ... a bad interval" bad_cfg "ec_interval: '1h' is not an integer" "scratch = $VS\nec_interval = 1h\n"
 check "  ... a bad cairn key (section.key), in cairn's words" bad_cfg "store.keep" "scratch = $VS\nstore.keep = lots\n"
 check "  ... a missing file" run_grep_rc 2 "cannot open config file $VW/none.cfg" vmpi 2 "$VB/heatdis_mem" 1 "$VW/none.cfg"
+
+# A missing scratch directory: VELOC_Init creates it (mode 0700), as VeloC does; what is not
+# the user's below it, and a symlink in its place, are still refused.
+vfresh scratch
+VSN=$VS/new/scratch
+printf 'scratch = %s\nec_interval = -1\njob.ranks_per_node = 2\n' "$VSN" >"$VW/v.cfg"
+check "veloc scratch missing: VELOC_Init creates it; heatdis_mem killed as it begins checkpoint 400" \
+  vcrash heatdis_mem "$VW/v.cfg"
+vscratch() { # this user's, mode 700, checkpoint 200 at level 1 in it
+  test "$(stat -c '%a %u' "$VSN")" = "700 $(id -u)" || { stat "$VSN"; return 1; }
+  test "$(VS=$VSN vlevel 200)" = 1 || { echo "checkpoint 200 is not at level 1 in $VSN"; return 1; }
+}
+check "  ... it is this user's directory, mode 700, holding checkpoint 200 at level 1" vscratch
+check "  ... the restart resumes at 200 from it and ends byte-identical" vrestart heatdis_mem "$VW/v.cfg"
+ln -s "$VW/nowhere" "$VW/link"
+printf 'scratch = %s\n' "$VW/link" >"$VW/link.cfg"
+check "veloc scratch a dangling symlink: VELOC_Init refuses to follow it (exit 2), creates nothing" \
+  bash -c "run_grep_rc 2 'scratch .*/link: a symlink; refusing to follow it' vmpi 2 '$VB/heatdis_mem' 1 '$VW/link.cfg' && test ! -e '$VW/nowhere'"
+mkdir -m 700 -p "$VW/s2"; ln -s "$VW" "$VW/s2/cairn-$(id -u)"
+printf 'scratch = %s\n' "$VW/s2" >"$VW/s2.cfg"
+check "veloc scratch whose cairn-<uid> is a symlink: VELOC_Init fails (exit 2)" \
+  run_grep_rc 2 'is a symlink; refusing to follow it' vmpi 2 "$VB/heatdis_mem" 1 "$VW/s2.cfg"
+if [ "$(id -u)" -eq 0 ]; then
+  mkdir -m 700 -p "$VW/s3/cairn-0"; chown 65534 "$VW/s3/cairn-0"
+  printf 'scratch = %s\n' "$VW/s3" >"$VW/s3.cfg"
+  check "veloc scratch whose cairn-<uid> is another user's: VELOC_Init fails (exit 2)" \
+    run_grep_rc 2 'is owned by uid 65534, not by this user' vmpi 2 "$VB/heatdis_mem" 1 "$VW/s3.cfg"
+fi
 
 # mode = async: cairnd raises and flushes in the background.
 vfresh async
