@@ -230,7 +230,8 @@ $(BUILD)/bench/z_bench: $(call bench_objs,z)
 SCR_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/compat/scr/*.c))
 SCR_LIBA := $(BUILD)/libcairn-scr.a
 SCR_LIBSO := $(BUILD)/libcairn-scr.so
-SCR_TEST_BIN := $(patsubst tests/compat/scr/%.c,$(BUILD)/tests/compat/scr/%,$(wildcard tests/compat/scr/*.c))
+SCR_TEST_BIN := $(patsubst tests/compat/scr/%.c,$(BUILD)/tests/compat/scr/%,$(wildcard tests/compat/scr/*.c)) \
+                $(patsubst tests/compat/scr/%.F90,$(BUILD)/tests/compat/scr/%,$(wildcard tests/compat/scr/*.F90))
 all: $(SCR_LIBA) $(SCR_LIBSO) $(SCR_TEST_BIN)
 $(SCR_OBJ): $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -245,18 +246,22 @@ $(SCR_LIBSO): $(SCR_OBJ) $(LIBSO)
 $(BUILD)/tests/compat/scr/%: tests/compat/scr/%.c $(SCR_LIBA) $(LIBA)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(BASE_CFLAGS) -Isrc/compat/scr -o $@ $< $(SCR_LIBA) $(LIBA) $(DEP_LIBS) $(LDFLAGS_ALL)
+# SCR Fortran programs: mpif.h and scrf.h (INCLUDE), SCR's calls in libcairn-scr.
+$(BUILD)/tests/compat/scr/%: tests/compat/scr/%.F90 src/compat/scr/scrf.h $(SCR_LIBA) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(MPIFC) $(OPT) $(SAN) -Wall -Isrc/compat/scr -J$(dir $@) -o $@ $< $(SCR_LIBA) $(LIBA) $(DEP_LIBS) $(LDFLAGS_ALL)
 install: install-scr
 uninstall: uninstall-scr
 .PHONY: install-scr uninstall-scr
 install-scr: install-check $(SCR_LIBA) $(SCR_LIBSO)
 	install -d $(DESTDIR)$(PREFIX)/include/cairn/scr $(DESTDIR)$(PREFIX)/lib
-	install -m 644 src/compat/scr/scr.h $(DESTDIR)$(PREFIX)/include/cairn/scr/
+	install -m 644 src/compat/scr/scr.h src/compat/scr/scrf.h $(DESTDIR)$(PREFIX)/include/cairn/scr/
 	install -m 644 $(SCR_LIBA) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(SCR_LIBSO) $(DESTDIR)$(PREFIX)/lib/libcairn-scr.so.$(VERSION)
 	ln -sfn libcairn-scr.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libcairn-scr.so.$(SOMAJOR)
 	ln -sfn libcairn-scr.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libcairn-scr.so
 uninstall-scr: install-check
-	rm -f $(DESTDIR)$(PREFIX)/include/cairn/scr/scr.h \
+	rm -f $(DESTDIR)$(PREFIX)/include/cairn/scr/scr.h $(DESTDIR)$(PREFIX)/include/cairn/scr/scrf.h \
 	    $(addprefix $(DESTDIR)$(PREFIX)/lib/,libcairn-scr.a libcairn-scr.so libcairn-scr.so.$(SOMAJOR) libcairn-scr.so.$(VERSION))
 	rmdir $(DESTDIR)$(PREFIX)/include/cairn/scr $(DESTDIR)$(PREFIX)/include/cairn 2>/dev/null || true
 

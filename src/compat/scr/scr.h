@@ -50,9 +50,11 @@ extern "C" {
 int SCR_Init(void);
 int SCR_Finalize(void);
 
-/* Before SCR_Init: set ("KEY=VALUE"), unset ("KEY=") or query ("KEY", the
- * value malloc'ed, NULL if unset) one simple parameter; returns NULL when
- * setting. After SCR_Init only queries work. */
+/* Before SCR_Init: set ("KEY=VALUE": returns the value set, owned by the
+ * library, not to be freed), unset ("KEY=": NULL) or query ("KEY": the value
+ * malloc'ed, the caller frees it; NULL if unset) one simple parameter; spaces
+ * around KEY and VALUE do not count. NULL for what is refused. After
+ * SCR_Init only queries work. */
 const char *SCR_Config(const char *config);
 const char *SCR_Configf(const char *format, ...);
 

@@ -331,33 +331,65 @@ int cscr_conf_load(cscr_conf *conf, char *why, size_t wlen)
     return ok;
 }
 
-/* SCR_Config: KEY=VALUE sets (before SCR_Init), KEY= unsets, KEY queries. */
-const char *cscr_conf_call(const char *config)
+/* SCR_Config, as SCR's: "KEY=VALUE" sets (before SCR_Init) and returns the value set
+ * (owned here, valid until KEY is set again), "KEY=" unsets (NULL), "KEY" queries (the
+ * environment first; a malloc'ed copy). Spaces around KEY and VALUE do not count. NULL for
+ * anything refused, with a message. *OK (may be NULL) is 1 when the call did what it asked
+ * (a query of an unset key too), for the Fortran binding's IERROR. */
+const char *cscr_conf_call(const char *config, int *ok)
 {
-    if (!config) {
-        cscr_say("SCR_Config: NULL");
+    int dummy;
+    ok = ok ? ok : &dummy;
+    *ok = 0;
+    if (!config || !*config) {
+        cscr_say("SCR_Config: %s", config ? "an empty string" : "NULL");
         return NULL;
     }
-    const char *eq = strchr(config, '=');
-    size_t klen = eq ? (size_t)(eq - config) : strlen(config);
-    int k = find_key(config, klen);
+    const char *eq = strchr(config, '='), *name = config, *kend = eq ? eq : config + strlen(config);
+    while (*name == ' ' || *name == '\t')
+        name++;
+    while (kend > name && (kend[-1] == ' ' || kend[-1] == '\t'))
+        kend--;
+    size_t klen = (size_t)(kend - name);
+    int k = find_key(name, klen);
     if (k < 0) {
         cscr_say("SCR_Config(\"%s\"): %s", config,
-                   cscr_is_descriptor(config, klen) ? "descriptors are not supported by cairn-scr"
-                                               : "unknown parameter");
+                 cscr_is_descriptor(name, klen) ? "descriptors are not supported by cairn-scr"
+                                               : "not a parameter cairn-scr knows");
         return NULL;
     }
     if (!eq) { /* a query: the value the next (or last) SCR_Init takes */
         const char *v = getenv(KEYS[k].name);
         if (!v)
             v = configured[k];
+        *ok = 1;
         return v ? strdup(v) : NULL;
     }
     if (cscr.phase != CSCR_NONE) {
         cscr_say("SCR_Config(\"%s\"): parameters are set before SCR_Init", config);
         return NULL;
     }
+    char value[4096];
+    const char *v = eq + 1;
+    while (*v == ' ' || *v == '\t')
+        v++;
+    size_t vlen = strlen(v);
+    while (vlen > 0 && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t' || v[vlen - 1] == '\n'))
+        vlen--;
+    if (vlen >= sizeof value) {
+        cscr_say("SCR_Config(\"%.64s...\"): the value is longer than %zu bytes", config,
+                 sizeof value - 1);
+        return NULL;
+    }
+    memcpy(value, v, vlen);
+    value[vlen] = '\0';
+    char *now = vlen ? cscr_expand(value) : NULL;
+    if (vlen && !now) {
+        cscr_say("SCR_Config: out of memory");
+        return NULL;
+    }
     free(configured[k]);
-    configured[k] = eq[1] ? cscr_expand(eq + 1) : NULL;
-    return NULL;
+    configured[k] = now;
+    *ok = 1;
+    return now;
 }

@@ -13,6 +13,7 @@
  *                  the record of them each generation keeps, checked on restart
  *   scr_record.c   that record's format (no MPI; fuzzed by fuzz_scr_record)
  *   scr_jobid.c    the job id SCR's rules give (no MPI; the cairn CLI links it too)
+ *   scr_fortran.c  SCR's Fortran interface (scrf.h's calls) over the C API
  *
  * State machine (SCR's): NONE -SCR_Init-> IDLE; IDLE -Start_output-> OUTPUT
  * -Complete_output-> IDLE; IDLE -Start_restart-> RESTART -Complete_restart->
@@ -93,7 +94,8 @@ long cscr_newest_known(void);       /* collective: the highest generation id the
 /* scr_conf.c */
 int cscr_conf_load(cscr_conf *conf, char *why, size_t wlen); /* local: SCR parameters, set
                                                                  CAIRN_*; 0 and WHY if bad */
-const char *cscr_conf_call(const char *config); /* SCR_Config's work */
+const char *cscr_conf_call(const char *config, int *ok); /* SCR_Config's work; OK: it did
+                                                            what was asked (Fortran) */
 int cscr_absolute(const char *path, char *out, size_t len); /* relative to the working
                                                                directory; 0 if too long */
 
@@ -136,5 +138,25 @@ int cscr_record_parse(const char *buf, size_t len, cscr_record_fn fn, void *arg,
  * 0 if it does not fit in LEN. */
 int cscr_job_id(const char *value, const char *prefix, char *out, size_t len,
                 const char **source);
+
+/* scr_fortran.c: SCR's Fortran calls, gfortran's names and convention (CHARACTER lengths
+ * last, by value). Declared here for the compiler's prototype check only. */
+void scr_init_(int *ierr);
+void scr_finalize_(int *ierr);
+void scr_config_(const char *config, char *val, int *ierr, size_t clen, size_t vlen);
+void scr_get_version_(char *version, int *ierr, size_t len);
+void scr_should_exit_(int *flag, int *ierr);
+void scr_need_checkpoint_(int *flag, int *ierr);
+void scr_route_file_(const char *name, char *file, int *ierr, size_t nlen, size_t flen);
+void scr_start_checkpoint_(int *ierr);
+void scr_complete_checkpoint_(int *valid, int *ierr);
+void scr_start_output_(const char *name, int *flags, int *ierr, size_t len);
+void scr_complete_output_(int *valid, int *ierr);
+void scr_have_restart_(int *flag, char *name, int *ierr, size_t len);
+void scr_start_restart_(char *name, int *ierr, size_t len);
+void scr_complete_restart_(int *valid, int *ierr);
+void scr_current_(const char *name, int *ierr, size_t len);
+void scr_delete_(const char *name, int *ierr, size_t len);
+void scr_drop_(const char *name, int *ierr, size_t len);
 
 #endif /* CAIRN_SCR_IMPL_H */

@@ -281,7 +281,7 @@ CSCR_API int SCR_Route_file(const char *name, char *file)
     return SCR_SUCCESS;
 }
 
-CSCR_API const char *SCR_Config(const char *config) { return cscr_conf_call(config); }
+CSCR_API const char *SCR_Config(const char *config) { return cscr_conf_call(config, NULL); }
 
 CSCR_API const char *SCR_Configf(const char *format, ...)
 {
@@ -294,7 +294,7 @@ CSCR_API const char *SCR_Configf(const char *format, ...)
         cscr_say("SCR_Configf: %s", format ? "longer than 4095 bytes" : "NULL format");
         return NULL;
     }
-    return cscr_conf_call(config);
+    return cscr_conf_call(config, NULL);
 }
 
 CSCR_API char *SCR_Get_version(void)

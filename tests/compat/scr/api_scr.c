@@ -73,7 +73,8 @@ static void first(void)
     char file[SCR_MAX_FILENAME], name[SCR_MAX_FILENAME], text[64];
     expect(SCR_Route_file("a/b.txt", file) == SCR_SUCCESS && strcmp(file, "a/b.txt") == 0,
            "SCR_Route_file before SCR_Init gives the name back");
-    expect(SCR_Config("SCR_CACHE_SIZE=3") == NULL, "SCR_Config sets, returning NULL");
+    const char *set = SCR_Config("SCR_CACHE_SIZE=3");
+    expect(set && strcmp(set, "3") == 0, "SCR_Config sets, returning the value set");
     char *v = (char *)SCR_Config("SCR_CACHE_SIZE");
     expect(v && strcmp(v, "3") == 0, "SCR_Config queries what it set");
     free(v);

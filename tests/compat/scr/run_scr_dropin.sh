@@ -115,3 +115,40 @@ check "  ... SCR_JOB_ID=alpha again (SLURM_JOB_ID=777 too: SCR_JOB_ID wins): res
   scr_env CAIRN_JOB= SCR_JOB_ID=alpha SLURM_JOB_ID=777 scr_resume_saw ckpt.20 '^cairn-scr: job id alpha \(SCR_JOB_ID\)$' -c 5
 check "scr no SCR_JOB_ID: Slurm's job id (SLURM_JOB_ID=777), said once" \
   run_grep '^cairn-scr: job id 777 \(SLURM_JOB_ID\)$' scr_env CAIRN_JOB= SLURM_JOB_ID=777 scr_run 2 -t 5 -c 5
+
+# ---- SCR_Config as SCR's test_config uses it ----
+scr_fresh config
+scr_config() { (cd "$SCR_W" && env -u SCR_COPY_TYPE -u SCR_FLUSH CAIRN_RANKS_PER_NODE=2 "$SCR_MPIRUN" 4 "${SCR_H%/*}/config_scr"); }
+check "scr SCR_Config as in SCR's test_config: set returns the value, spaces, queries, unsets, refusals, \$VAR; none after SCR_Init" \
+  run_grep '^PASS config$' scr_config
+check "  ... SCR_Init took SCR_COPY_TYPE=SINGLE from SCR_Config: cfg.1 is generation 1 at level 1" scr_level 1 1
+
+# ---- SCR's Fortran interface (scrf.h): a program written as SCR's test_ckpt.F90 ----
+SCR_H=${SCR_H_HEAT%/*}/ckpt_scr SCR_ARGS=()
+scr_fresh fortran-ref
+SCR_REF=$SCR_W/ref.bin
+export SCR_COPY_TYPE=PARTNER
+check "scr Fortran (INCLUDE 'scrf.h', CALL SCR_INIT(IERR)...): uninterrupted, 4 ranks, 6 checkpoints and outputs" \
+  run_grep '^Completed checkpoint 6\.$' scr_run 4 -f "$SCR_REF"
+scr_fresh fortran
+check "scr Fortran, PARTNER: killed as its 4th checkpoint begins" scr_crash 4 3
+check "  ... its output datasets are in the prefix, under their names" \
+  bash -c "cd '$SCR_W' && for r in 0 1 2 3; do test -s output_00003/rank_0000\$r.out || exit 1; done"
+wipe_nodes 1
+check "  ... node 1 lost: SCR_HAVE_RESTART names scr.dataset.5 (the 3rd checkpoint), final array byte-identical" \
+  scr_resume scr.dataset.5
+scr_fortran_installed() { # built out of the tree with the installed cairn-scr's flags alone
+  local a=$SCR_W/fapp
+  mkdir -p "$a" && cp tests/compat/scr/ckpt_scr.F90 "$a/" && test -f "$SCR_P/include/cairn/scr/scrf.h" &&
+    (cd "$a" && mpif90 $(scr_pc --cflags cairn-scr) ckpt_scr.F90 -o ckpt_scr $(scr_pc --libs cairn-scr)) &&
+    readelf -d "$a/ckpt_scr" | grep -q 'NEEDED.*\[libcairn-scr.so.0\]'
+}
+check "scr Fortran installed: scrf.h beside scr.h, ckpt_scr.F90 built with pkg-config cairn-scr alone (shared)" \
+  scr_fortran_installed
+SCR_H=$SCR_W/fapp/ckpt_scr
+scr_fresh fortran-inst
+check "  ... it runs against libcairn-scr.so.0, killed as its 4th checkpoint begins" \
+  scr_env LD_LIBRARY_PATH="$SCR_P/lib" scr_crash 4 3
+check "  ... restart names scr.dataset.5, byte-identical" \
+  scr_env LD_LIBRARY_PATH="$SCR_P/lib" scr_resume scr.dataset.5
+SCR_H=$SCR_H_HEAT SCR_REF=$SCR_REF_HEAT SCR_ARGS=("${SCR_ARGS_HEAT[@]}")
