@@ -30,6 +30,17 @@
 
 #include "scr.h"
 
+/* scr_jobid.c (no MPI; it compiles without mpi.h, as in the cairn CLI): the job id by
+ * SCR's rules, SCR_JOB_ID first (its value VALUE
+ * when the caller has it from SCR's parameters, else the environment), then the
+ * scheduler's (SLURM_JOB_ID, LSB_JOBID, PBS_JOBID, FLUX_JOB_ID, COBALT_JOBID), else
+ * "scr-defjobid-<hash of PREFIX>" (SCR: "defjobid"). SOURCE names where it came from;
+ * 0 if it does not fit in LEN. */
+int cscr_job_id(const char *value, const char *prefix, char *out, size_t len,
+                const char **source);
+
+#ifdef MPI_VERSION /* the rest names MPI's types: only where mpi.h was included */
+
 #define CSCR_API __attribute__((visibility("default")))
 
 enum cscr_phase { CSCR_NONE, CSCR_IDLE, CSCR_OUTPUT, CSCR_RESTART };
@@ -131,13 +142,6 @@ int cscr_record_line(char *out, size_t len, const char *path, int owner, long lo
 int cscr_record_parse(const char *buf, size_t len, cscr_record_fn fn, void *arg, char *why,
                       size_t wlen); /* 1, or 0 with WHY (FN's too) */
 
-/* scr_jobid.c (no MPI): the job id of SCR's rules, SCR_JOB_ID first (its value VALUE
- * when the caller has it from SCR's parameters, else the environment), then the
- * scheduler's (SLURM_JOB_ID, LSB_JOBID, PBS_JOBID, FLUX_JOB_ID, COBALT_JOBID), else
- * "scr-defjobid-<hash of PREFIX>" (SCR: "defjobid"). SOURCE names where it came from;
- * 0 if it does not fit in LEN. */
-int cscr_job_id(const char *value, const char *prefix, char *out, size_t len,
-                const char **source);
 
 /* scr_fortran.c: SCR's Fortran calls, gfortran's names and convention (CHARACTER lengths
  * last, by value). Declared here for the compiler's prototype check only. */
@@ -159,4 +163,5 @@ void scr_current_(const char *name, int *ierr, size_t len);
 void scr_delete_(const char *name, int *ierr, size_t len);
 void scr_drop_(const char *name, int *ierr, size_t len);
 
+#endif /* MPI_VERSION */
 #endif /* CAIRN_SCR_IMPL_H */
