@@ -43,8 +43,14 @@ scr_shared_case() { # scr_shared_case NAME COPY_TYPE LEVEL NODES...: crash, lose
 }
 scr_shared_case l1 SINGLE 1
 wipe_nodes 0 1 2 3
+scr_shared_fresh() { # nothing to restore: the run starts at step 0, exits 0, ends as the reference
+  local log=$SCR_W/fresh.log
+  scr_run 8 "${SCR_ARGS[@]}" -f "$SCR_W/fresh.bin" >"$log" 2>&1 || { tail -n 20 "$log"; return 1; }
+  grep -q '^No checkpoint to restart from$' "$log" || { tail -n 20 "$log"; return 1; }
+  cmp "$SCR_REF" "$SCR_W/fresh.bin"
+}
 check "  ... every node lost, no copy on the PFS (SINGLE): no checkpoint offered, the run from step 0 byte-identical" \
-  bash -c "$(declare -f scr_run); SCR_W='$SCR_W' SCR_RPN=$SCR_RPN SCR_MPIRUN='$SCR_MPIRUN' SCR_H='$SCR_H'; scr_run 8 ${SCR_ARGS[*]} -f '$SCR_W/fresh.bin' | grep -q '^No checkpoint to restart from\$' && cmp '$SCR_REF' '$SCR_W/fresh.bin'"
+  scr_shared_fresh
 scr_shared_case l2 PARTNER 2 1
 export SCR_SET_SIZE=4
 scr_shared_case l3 XOR 3 2
