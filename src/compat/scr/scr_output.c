@@ -12,7 +12,10 @@
  * becomes a generation (a restart must not find it): its files are written
  * beside their final paths as NAME.cairn-scr-part and renamed into place
  * once every rank is done. SCR_FLAG_OUTPUT files of a checkpoint are copied
- * to their final paths before cairn takes them in.
+ * to their final paths before cairn takes them in. With SCR_CACHE_BYPASS=1
+ * every file is routed to its own path instead (several ranks may share
+ * one) and a checkpoint keeps a record of them (scr_bypass.c); such files
+ * are never removed here.
  *
  * Invalid on any rank (VALID 0, or a routed file that cannot be read): the
  * dataset is discarded on every rank, as SCR does after its allreduce:

@@ -7,7 +7,9 @@
  * label, the dataset's name. SCR_Start_restart restores exactly that
  * generation (cairn_restart): its files come back in the staging directory,
  * where SCR_Route_file finds them by their last path component, as they
- * were routed. SCR_Complete_restart agrees on VALID; if any rank says 0 the
+ * were routed; a checkpoint written with SCR_CACHE_BYPASS=1 brings back
+ * its record instead, its files are checked at their own paths and routed
+ * there (scr_bypass.c). SCR_Complete_restart agrees on VALID; if any rank says 0 the
  * bound drops below the generation, so the next SCR_Have_restart offers the
  * next older one, as SCR loads its next most recent checkpoint. Either way
  * the restored copies are removed (the application may no longer read them,
