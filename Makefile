@@ -29,6 +29,8 @@ DEP_LIBS := $(call pc,libxxhash,-lxxhash) $(call pc,inih,-linih) $(call pc,libpm
             -lJerasure -lgf_complete $(call pc,libisal,-lisal) \
             $(call pc,zlib,-lz) $(call pc,libzstd,-lzstd) $(call pc,liblz4,-llz4) -lfpzip -lpthread -lm
 CMOCKA := $(call pc,cmocka,-lcmocka)
+# The CLI's --json documents (src/tools/cli_json.c).
+JSON_LIBS := $(call pc,jansson,-ljansson)
 # HDF5 (serial is enough): routed HDF5 files are split by dataset at level 4
 # (src/levels/pfs/h5split.c). USE_HDF5=auto|yes|no; without it such files are stored whole.
 USE_HDF5 ?= auto
@@ -147,7 +149,7 @@ $(BUILD)/src/tools/%.o: src/tools/%.c
 CLI_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/tools/*.c))
 $(CLI): $(CLI_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o) $(COMPRESS_SRC:%.c=$(BUILD)/%.o) \
         $(PFS_SRC:%.c=$(BUILD)/%.o)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(filter-out %.h,$^) $(DEP_LIBS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(filter-out %.h,$^) $(DEP_LIBS) $(JSON_LIBS)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(NOMPI_OBJ)
 	@mkdir -p $(dir $@)

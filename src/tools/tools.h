@@ -9,6 +9,7 @@
  *   cli_disk.c     the node-local store: resolve <base>/cairn-<uid>, walk
  *                  jobs, node and generation directories, load manifests
  *   cli_ls.c       cairn ls       cli_inspect.c  cairn inspect
+ *   cli_lsdata.c   a job's generations summarized (ls, report): cli_jobview
  *   cli_verify.c   cairn verify   cli_config.c   cairn config
  *   cli_verify_job.c  cairn verify --job: a job's node-local generations
  *   cli_daemon.c   cairn status, flush, drain; finding a job's daemons
@@ -23,6 +24,7 @@
  *                  side of the prolog (directories, stage-in), cli_hook_epilog.c
  *                  of the epilog (drain, stop, keep or remove the node's files)
  *   progress.c     the progress line of long verbs, on a terminal only
+ *   cli_json.c     the documents of --json (docs/json.md), with jansson
  *
  * Adding a verb: one X(...) line in CLI_VERB_LIST below, and in a file of its
  * own `int cli_<name>(int argc, char **argv)` plus `const char
@@ -39,6 +41,7 @@
 
 #include "common/common.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <sys/types.h>
 #include <time.h>
@@ -189,6 +192,21 @@ void cli_daemon_path(char *out, size_t len);
 /* cairn flush --node-only (cli_flushnode.c): execs cairnd --flush-node. */
 int cli_flush_node(int argc, char **argv);
 
+/* ---- JSON documents (cli_json.c; their fields: docs/json.md) ---------- */
+
+/* The version every document carries in "schema_version": raised when a
+ * field changes meaning or goes away (new fields do not raise it). */
+#define CLI_JSON_VERSION 1
+/* A new object {"schema": SCHEMA, "schema_version": CLI_JSON_VERSION}. */
+json_t *cli_json_doc(const char *schema);
+/* O[KEY] = VALUE, any bytes: each byte that is not part of valid UTF-8
+ * becomes U+FFFD, and then O[KEY_hex] holds every byte of VALUE in hex. */
+void cli_json_bytes(json_t *o, const char *key, const char *value);
+/* V as a JSON integer, or null when not KNOWN. */
+json_t *cli_json_int_or_null(bool known, int64_t v);
+/* Print DOC on stdout (one document, a newline after it) and free it. */
+int cli_json_print(json_t *doc);
+
 /* ---- progress on a terminal (progress.c) ------------------------------- */
 
 /* One verb's progress line on stderr, drawn only if stderr is a terminal. */
@@ -291,6 +309,73 @@ int cli_gen_open(const cli_node *node, int64_t gen, cn_err *err);
  */
 int cli_manifest_load(int genfd, const char *job, int64_t gen, const char *node_name,
                       cn_manifest *m, cn_err *err);
+
+/* ---- a job's generations, summarized (cli_lsdata.c) ------------------ */
+
+/* A generation's status (cli_ls.c's head comment says what each means). */
+enum cli_gen_status {
+    CLI_GEN_COMPLETE, CLI_GEN_PARTIAL, CLI_GEN_INCOMPLETE, CLI_GEN_BROKEN, CLI_GEN_CORRUPT,
+    CLI_GEN_PFS
+};
+extern const char *const cli_gen_status_name[]; /* "complete", ... "pfs-only" */
+
+/* A generation directory on the PFS: its index decoded (complete), or not. */
+typedef struct cli_pfs_gen {
+    int64_t id;
+    bool complete;
+    uint32_t nfiles, nranks;
+    uint64_t raw, stored;         /* bytes of state; bytes of its aggregated files */
+    int64_t parent;               /* -1: full; else an increment of this PFS generation */
+    double seconds;
+    char label[CAIRN_LABEL_MAX + 1];
+} cli_pfs_gen;
+
+/* A node-local generation over the node directories visible here. */
+typedef struct cli_gen_sum {
+    int64_t parent;         /* from the manifests: -1 full, -2 unknown */
+    uint64_t raw, delta;    /* bytes of state and of those stored, over the manifests */
+    uint32_t level;         /* lowest level among the manifests; 0 if none decoded */
+    uint32_t nnodes;        /* nodes the manifests list; 0 if unknown */
+    uint32_t nranks;        /* ranks of the job; 0 if unknown */
+    size_t nodes_complete;  /* visible nodes with a valid manifest and all their files */
+    uint64_t ranks_ok;      /* rank files present with the manifest's size */
+    uint64_t bytes;         /* sizes of the rank files present */
+    bool corrupt;
+    int status;             /* enum cli_gen_status */
+    double seconds;         /* from the first manifest that decoded (all say the same) */
+    char label[CAIRN_LABEL_MAX + 1];
+    bool labeled;           /* a manifest decoded: SECONDS and LABEL known */
+} cli_gen_sum;
+
+/* One generation of a job: node-local (S), on the PFS (P), or both. */
+typedef struct cli_gen_row {
+    int64_t id;
+    const cli_gen_sum *s;   /* NULL: only on the PFS */
+    const cli_pfs_gen *p;   /* NULL: not on the PFS */
+} cli_gen_row;
+
+typedef struct cli_jobview {
+    cli_job j;              /* the node-local job (no nodes if only on the PFS) */
+    cli_gen_sum *sum;       /* j.ngens entries, as j.gen */
+    cli_pfs_gen *pfs;       /* npfs entries, newest first */
+    size_t npfs;
+    cli_gen_row *row;       /* nrows entries, newest first */
+    size_t nrows;
+} cli_jobview;
+
+/* The job's generations on the PFS of ST, newest first (allocates *OUT). */
+size_t cli_pfs_list(const cli_store *st, const char *job, cli_pfs_gen **out);
+/* Summarize every generation of J (as J->gen); an incremental one whose
+ * parent is not complete (or partial) is a broken chain. Allocates. */
+cli_gen_sum *cli_gen_summarize(const cli_job *j);
+/* Has the generation of S (may be NULL) reached level 4: complete on the PFS (P)? */
+bool cli_at_pfs(const cli_gen_sum *s, const cli_pfs_gen *p);
+/* The level a row reached: 4 once complete on the PFS, else its manifests'; 0 unknown. */
+uint32_t cli_row_level(const cli_gen_row *r);
+/* Open job JOB of ST (node-local and PFS) and merge its generations: an
+ * exit status, CLI_EXIT_MISSING (with a message for VERB) if it has none. */
+int cli_jobview_open(const char *verb, const cli_store *st, const char *job, cli_jobview *v);
+void cli_jobview_close(cli_jobview *v);
 
 /* "0-3,8,10-11": the ranks of node NODE in M's rank map (cli_inspect.c); LEN >= 64. */
 void cli_node_ranks(const cn_manifest *m, uint32_t node, char *buf, size_t len);
