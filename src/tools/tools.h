@@ -420,12 +420,15 @@ typedef struct cli_vstate {
     const char *verb;
     size_t ok, corrupt, missing, errors, notes, gens, jobs;
     cli_progress progress; /* bytes checked, on a terminal */
+    json_t *files, *jnotes; /* --json: the lines as objects (docs/json.md); else NULL */
 } cli_vstate;
 /* "OK PATH" / "CORRUPT PATH: why" (MISSING, ERROR) for a file of BYTES bytes. */
 void cli_vok(cli_vstate *v, const char *path, uint64_t bytes);
 void cli_vfail(cli_vstate *v, const char *path, int rc, const cn_err *err, uint64_t bytes);
-/* A note line (LEFTOVER, INCOMPLETE, PARTIAL ...): does not change the status. */
-void cli_vnote(cli_vstate *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A note line "KIND DIR[/NAME][: WHY]" (KIND LEFTOVER, INCOMPLETE, PARTIAL ...;
+ * NAME and WHY may be NULL): does not change the status. */
+void cli_vnote(cli_vstate *v, const char *kind, const char *dir, const char *name,
+               const char *why);
 /* Verify checkpoint file NAME under DIRFD (PATH in lines); M and R (may be
  * NULL) give what the manifest expects of it. */
 void cli_verify_ckpt(cli_vstate *v, int dirfd, const char *name, const char *path,
