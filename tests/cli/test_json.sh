@@ -125,6 +125,37 @@ d = json.load(open(sys.argv[1]))
 assert d["schema"] == "cairn.status" and d["schema_version"] == 1 and d["job"] == "jobA", d
 assert [(n["node"], n["state"], n["pid"]) for n in d["nodes"]] == [("node0", "down", None), ("node1", "down", None)], d'
 
+# ---- report --svg -------------------------------------------------------------
+"$MKTREE" "$B" jobR 2 1 4 5 6 >/dev/null || { echo "not ok - mktree failed"; exit 1; }
+check "ls --job jobR --json (the numbers the picture must hold)" 0 "$CAIRN" ls --base "$B" --job jobR --json
+cp "$T/out" "$T/jobR.json"
+ln -s "$T/victim" "$T/pic.svg"
+echo "keep me" >"$T/victim"
+check "report --job jobR --svg FILE exits 0" 0 "$CAIRN" report --base "$B" --job jobR --svg "$T/pic.svg"
+py "report: the SVG parses; one <g data-gen> per generation (4, 5, 6, oldest first) with ls's level and bytes" '
+import json, sys, xml.etree.ElementTree as ET
+ls = json.load(open(sys.argv[1].replace("out", "jobR.json")))
+svg = ET.parse(sys.argv[1].replace("out", "pic.svg")).getroot()
+assert svg.tag == "{http://www.w3.org/2000/svg}svg" and svg.get("data-job") == "jobR", svg.attrib
+gens = [g for g in svg.iter() if g.get("data-gen") is not None]
+assert [int(g.get("data-gen")) for g in gens] == [4, 5, 6], [g.attrib for g in gens]
+want = {g["gen"]: g for g in ls["generations"]}
+for g in gens:
+    w = want[int(g.get("data-gen"))]
+    assert int(g.get("data-level")) == w["level"] == 1, (g.attrib, w)
+    assert int(g.get("data-bytes-l1")) == w["bytes"] > 0, (g.attrib, w)
+    assert int(g.get("data-bytes-l4")) == 0 and int(g.get("data-state-bytes")) == w["state_bytes"], g.attrib
+    assert abs(float(g.get("data-ratio")) - w["state_bytes"] / w["bytes"]) < 1e-5, g.attrib
+    assert len([r for r in g.iter("{http://www.w3.org/2000/svg}rect") if r.get("data-level") == "1"]) == 1'
+if [ "$(cat "$T/victim")" = "keep me" ] && [ ! -L "$T/pic.svg" ] && [ -f "$T/pic.svg" ]; then
+    ok "report: the symlink at FILE was replaced, its target untouched"
+else notok "report: the symlink at FILE was replaced, its target untouched"; fi
+if [ -z "$(find "$T" -maxdepth 1 -name '.pic.svg.*')" ]; then ok "report: no temporary file left"; else notok "report: no temporary file left"; fi
+check "report into a directory that does not exist: exit 1" 1 "$CAIRN" report --base "$B" --job jobR --svg "$T/none/pic.svg"
+check "report of no such job: exit 3" 3 "$CAIRN" report --base "$B" --job nosuch --svg "$T/x.svg"
+if [ ! -e "$T/x.svg" ]; then ok "  ... and no file written"; else notok "  ... and no file written"; fi
+check "report without --svg: exit 2" 2 "$CAIRN" report --base "$B" --job jobR
+
 # ---- bad input -----------------------------------------------------------------
 check "ls --json of no such job: exit 3, nothing on stdout" 3 "$CAIRN" ls --base "$B" --job nosuch --json
 if [ ! -s "$T/out" ]; then ok "  ... stdout empty"; else notok "  ... stdout empty"; fi
