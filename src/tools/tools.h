@@ -11,6 +11,7 @@
  *   cli_ls.c       cairn ls       cli_inspect.c  cairn inspect
  *   cli_lsdata.c   a job's generations summarized (ls, report): cli_jobview
  *   cli_verify.c   cairn verify   cli_config.c   cairn config
+ *   cli_report.c   cairn report --svg (a picture of a job's generations)
  *   cli_verify_job.c  cairn verify --job: a job's node-local generations
  *   cli_daemon.c   cairn status, flush, drain; finding a job's daemons
  *   cli_start.c    cairn start, stop
@@ -77,6 +78,7 @@ void cli_print_exit_codes(FILE *f);
     X(ls, "list jobs, or the generations of one job, with cheap checks")                         \
     X(inspect, "print a checkpoint, manifest, parity or PFS file (index, agg-*.cz)")            \
     X(verify, "check every checksum of a job's generations, or of files")                        \
+    X(report, "draw a job's generations (time, bytes by level, compression) as SVG")            \
     X(rebuild, "rebuild lost nodes' files from partner copies or parity (MPI)")                 \
     X(prune, "remove generations by hand: an abandoned timeline, another layout's")              \
     X(config, "configuration reference, check a file, node name, intervals, PFS speed")         \
