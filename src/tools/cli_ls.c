@@ -29,7 +29,8 @@
 #include <unistd.h>
 
 const char cli_ls_usage[] =
-    "Usage: cairn ls [--base DIR] [--config FILE] [--pfs DIR] [--job ID]\n"
+    "Usage: cairn ls [--base DIR] [--config FILE] [--pfs DIR] [--job ID] [--json]\n"
+    "       cairn ls --fti FILE | --veloc FILE [--job ID] [--pfs DIR] [--json]\n"
     "\n"
     "Without --job, list the jobs under <base>/cairn-<uid> and on the PFS: visible\n"
     "node directories, generations, and the newest complete generation with its\n"
@@ -68,6 +69,9 @@ const char cli_ls_usage[] =
     "  -c, --config FILE   read store.base and pfs.dir from this INI file\n"
     "  -p, --pfs DIR       the PFS directory (pfs.dir) to look in for level 4\n"
     "  -j, --job ID        list the generations of job ID\n"
+    CLI_COMPAT_HELP
+    "      --json          print one JSON document instead of the table\n"
+    "                      (docs/json.md: cairn.ls, cairn.ls.job)\n"
     "  -h, --help          show this help\n"
     "\n"
     "ls exits 0 when it could list (whatever the statuses), 3 for no such job or\n"
@@ -364,10 +368,11 @@ int cli_ls(int argc, char **argv)
         {"base", required_argument, NULL, 'b'}, {"config", required_argument, NULL, 'c'},
         {"job", required_argument, NULL, 'j'},  {"pfs", required_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},       {"json", no_argument, NULL, 'J'},
-        {NULL, 0, NULL, 0},
+        CLI_COMPAT_OPTIONS,                     {NULL, 0, NULL, 0},
     };
     const char *verb = argv[0], *base = NULL, *config = NULL, *job = NULL, *pfs = NULL;
     bool json = false;
+    cli_compat cc = {.fd = -1};
     int c;
     while ((c = getopt_long(argc, argv, ":b:c:j:p:h", opts, NULL)) != -1) {
         switch (c) {
@@ -377,17 +382,27 @@ int cli_ls(int argc, char **argv)
         case 'p': pfs = optarg; break;
         case 'j': job = optarg; break;
         case 'h': return cli_help(verb);
+        case CLI_COMPAT_FTI:
+        case CLI_COMPAT_VELOC: {
+            int r = cli_compat_set(verb, &cc, c, optarg);
+            if (r >= 0)
+                return r;
+            break;
+        }
         default: return cli_getopt_fail(verb, c, argv);
         }
     }
     if (optind < argc)
         return cli_usage_error(verb, "unexpected argument '%s'", argv[optind]);
-    cli_store st;
-    int rc = cli_store_open(verb, base, config, &st);
+    cli_store st = {.fd = -1};
+    int rc = cli_compat_apply(verb, &cc, &config, &job);
+    if (rc == CLI_EXIT_OK)
+        rc = cli_store_open(verb, base, config, &st);
     if (rc == CLI_EXIT_OK)
         rc = cli_store_pfs(verb, pfs, &st);
     if (rc == CLI_EXIT_OK)
         rc = job ? ls_job(verb, &st, config, job, json) : ls_all(verb, &st, json);
     cli_store_close(&st);
+    cli_compat_close(&cc);
     return rc;
 }

@@ -31,6 +31,7 @@
 
 const char cli_report_usage[] =
     "Usage: cairn report --job ID --svg FILE [--base DIR] [--config FILE] [--pfs DIR]\n"
+    "       cairn report --fti FILE | --veloc FILE --svg FILE [--job ID] [--pfs DIR]\n"
     "\n"
     "Draw job ID's generations into an SVG picture, one column per generation\n"
     "(oldest left): the seconds each checkpoint took (as the manifests and the PFS\n"
@@ -49,6 +50,7 @@ const char cli_report_usage[] =
     "                      store.base of --config, else /dev/shm)\n"
     "  -c, --config FILE   read store.base and pfs.dir from this INI file\n"
     "  -p, --pfs DIR       the PFS directory (pfs.dir) to look in for level 4\n"
+    CLI_COMPAT_HELP
     "  -h, --help          show this help\n"
     "\n"
     "report exits 0 when it wrote FILE, 3 for no such job or one without\n"
@@ -227,10 +229,11 @@ int cli_report(int argc, char **argv)
         {"base", required_argument, NULL, 'b'}, {"config", required_argument, NULL, 'c'},
         {"job", required_argument, NULL, 'j'},  {"pfs", required_argument, NULL, 'p'},
         {"svg", required_argument, NULL, 's'},  {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        CLI_COMPAT_OPTIONS,                     {NULL, 0, NULL, 0},
     };
     const char *verb = argv[0], *base = NULL, *config = NULL, *job = NULL, *pfs = NULL,
                *svg = NULL;
+    cli_compat cc = {.fd = -1};
     int c;
     while ((c = getopt_long(argc, argv, ":b:c:j:p:s:h", opts, NULL)) != -1) {
         switch (c) {
@@ -240,22 +243,32 @@ int cli_report(int argc, char **argv)
         case 'j': job = optarg; break;
         case 's': svg = optarg; break;
         case 'h': return cli_help(verb);
+        case CLI_COMPAT_FTI:
+        case CLI_COMPAT_VELOC: {
+            int r = cli_compat_set(verb, &cc, c, optarg);
+            if (r >= 0)
+                return r;
+            break;
+        }
         default: return cli_getopt_fail(verb, c, argv);
         }
     }
     if (optind < argc)
         return cli_usage_error(verb, "unexpected argument '%s'", argv[optind]);
-    if (!job || !svg)
-        return cli_usage_error(verb, "--job ID and --svg FILE are needed");
-    cli_store st;
+    if ((!job && !cc.kind) || !svg)
+        return cli_usage_error(verb, "--job ID (or --fti, --veloc) and --svg FILE are needed");
+    cli_store st = {.fd = -1};
     cli_jobview v;
-    int rc = cli_store_open(verb, base, config, &st);
+    int rc = cli_compat_apply(verb, &cc, &config, &job);
+    if (rc == CLI_EXIT_OK)
+        rc = cli_store_open(verb, base, config, &st);
     if (rc == CLI_EXIT_OK)
         rc = cli_store_pfs(verb, pfs, &st);
     if (rc == CLI_EXIT_OK)
         rc = cli_jobview_open(verb, &st, job, &v);
     if (rc != CLI_EXIT_OK) {
         cli_store_close(&st);
+        cli_compat_close(&cc);
         return rc;
     }
     col *cols = cli_alloc(sizeof *cols * v.nrows);
@@ -275,5 +288,6 @@ int cli_report(int argc, char **argv)
     free(cols);
     cli_jobview_close(&v);
     cli_store_close(&st);
+    cli_compat_close(&cc);
     return rc;
 }

@@ -40,8 +40,9 @@
 #include <unistd.h>
 
 const char cli_verify_usage[] =
-    "Usage: cairn verify [--base DIR] [--config FILE] [--pfs DIR] [--job ID [--gen N]]\n"
-    "       cairn verify FILE...\n"
+    "Usage: cairn verify [--base DIR] [--config FILE] [--pfs DIR] [--job ID [--gen N]] [--json]\n"
+    "       cairn verify --fti FILE | --veloc FILE [--job ID] [--gen N] [--json]\n"
+    "       cairn verify [--json] FILE...\n"
     "\n"
     "Check checkpoint data against its checksums. With FILEs, each recognised by its\n"
     "first bytes: a checkpoint file (header, entry table, every data block, every\n"
@@ -72,6 +73,9 @@ const char cli_verify_usage[] =
     "                      CAIRN_PFS_DIR; with none, level 4 is not checked)\n"
     "  -j, --job ID        verify job ID (default: every job)\n"
     "  -g, --gen N         verify only generation N (needs --job)\n"
+    CLI_COMPAT_HELP
+    "      --json          print one JSON document instead of the lines (docs/json.md,\n"
+    "                      cairn.verify); the exit status is the same\n"
     "  -h, --help          show this help\n";
 
 typedef cli_vstate vstate;
@@ -340,11 +344,13 @@ int cli_verify(int argc, char **argv)
         {"base", required_argument, NULL, 'b'}, {"config", required_argument, NULL, 'c'},
         {"job", required_argument, NULL, 'j'},  {"gen", required_argument, NULL, 'g'},
         {"pfs", required_argument, NULL, 'p'},  {"help", no_argument, NULL, 'h'},
-        {"json", no_argument, NULL, 'J'},       {NULL, 0, NULL, 0},
+        {"json", no_argument, NULL, 'J'},       CLI_COMPAT_OPTIONS,
+        {NULL, 0, NULL, 0},
     };
     const char *verb = argv[0], *base = NULL, *config = NULL, *job = NULL, *pfs = NULL;
     int64_t gen = -1;
     bool json = false;
+    cli_compat cc = {.fd = -1};
     int c;
     while ((c = getopt_long(argc, argv, ":b:c:j:g:p:h", opts, NULL)) != -1) {
         switch (c) {
@@ -363,6 +369,13 @@ int cli_verify(int argc, char **argv)
             break;
         }
         case 'h': return cli_help(verb);
+        case CLI_COMPAT_FTI:
+        case CLI_COMPAT_VELOC: {
+            int r = cli_compat_set(verb, &cc, c, optarg);
+            if (r >= 0)
+                return r;
+            break;
+        }
         default: return cli_getopt_fail(verb, c, argv);
         }
     }
@@ -372,19 +385,22 @@ int cli_verify(int argc, char **argv)
         v.jnotes = json_array();
     }
     if (optind < argc) {
-        if (base || config || job || gen >= 0 || pfs)
+        if (base || config || job || gen >= 0 || pfs || cc.kind)
             return cli_usage_error(verb,
                                    "give FILEs or --base/--config/--pfs/--job/--gen, not both");
         return verify_files(&v, argc - optind, argv + optind);
     }
-    if (gen >= 0 && !job)
+    if (gen >= 0 && !job && !cc.kind)
         return cli_usage_error(verb, "--gen needs --job");
-    cli_store st;
-    int rc = cli_store_open(verb, base, config, &st);
+    cli_store st = {.fd = -1};
+    int rc = cli_compat_apply(verb, &cc, &config, &job);
+    if (rc == CLI_EXIT_OK)
+        rc = cli_store_open(verb, base, config, &st);
     if (rc == CLI_EXIT_OK)
         rc = cli_store_pfs(verb, pfs, &st);
     if (rc != CLI_EXIT_OK) {
         cli_store_close(&st);
+        cli_compat_close(&cc);
         return rc;
     }
     cli_progress_start(&v.progress, verb, NULL, 0);
@@ -405,6 +421,7 @@ int cli_verify(int argc, char **argv)
         cli_names_free(&jobs);
     }
     cli_store_close(&st);
+    cli_compat_close(&cc);
     cli_progress_end(&v.progress);
     if (v.files)
         return json_summary(&v, true, cli_exit_worst(rc, vstatus(&v)));

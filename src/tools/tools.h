@@ -26,6 +26,8 @@
  *                  of the epilog (drain, stop, keep or remove the node's files)
  *   progress.c     the progress line of long verbs, on a terminal only
  *   cli_json.c     the documents of --json (docs/json.md), with jansson
+ *   cli_compat.c   --fti FILE, --veloc FILE: a job found from a program's own
+ *                  configuration, by its layer's reader (linked without MPI)
  *
  * Adding a verb: one X(...) line in CLI_VERB_LIST below, and in a file of its
  * own `int cli_<name>(int argc, char **argv)` plus `const char
@@ -208,6 +210,36 @@ void cli_json_bytes(json_t *o, const char *key, const char *value);
 json_t *cli_json_int_or_null(bool known, int64_t v);
 /* Print DOC on stdout (one document, a newline after it) and free it. */
 int cli_json_print(json_t *doc);
+
+/* ---- a job from a program's configuration (cli_compat.c) -------------- */
+
+enum { CLI_COMPAT_FTI = 'F', CLI_COMPAT_VELOC = 'V' }; /* the getopt values of --fti, --veloc */
+#define CLI_COMPAT_OPTIONS                                                                        \
+    {"fti", required_argument, NULL, CLI_COMPAT_FTI},                                             \
+        {"veloc", required_argument, NULL, CLI_COMPAT_VELOC}
+#define CLI_COMPAT_HELP                                                                           \
+    "      --fti FILE      the job, base and PFS of FTI configuration file FILE\n"                 \
+    "                      (exec_id, ckpt_dir, glbl_dir), as the FTI layer reads it\n"            \
+    "      --veloc FILE    the job, base and PFS of VeloC config file FILE (job.id or\n"          \
+    "                      veloc, scratch, persistent), as the VeloC layer reads it\n"
+
+typedef struct cli_compat {
+    int kind;                    /* 0 none, CLI_COMPAT_FTI, CLI_COMPAT_VELOC */
+    const char *arg;             /* the file given */
+    int fd;                      /* the settings its layer made (memfd), -1 none */
+    char path[64];               /* /proc/self/fd/<fd> */
+    char job[CN_JOB_MAX + 1], base[4096], pfs[4096]; /* what they say */
+} cli_compat;
+
+/* Record option KIND (ARG); -1, or CLI_EXIT_USAGE if one was given already. */
+int cli_compat_set(const char *verb, cli_compat *c, int kind, const char *arg);
+/* With --fti or --veloc given: *CONFIG (--config given: a usage error)
+ * becomes the settings its layer makes, and *JOB, unless --job gave it,
+ * their job.id. Nothing given: nothing done. Exit status; messages for VERB. */
+int cli_compat_apply(const char *verb, cli_compat *c, const char **config, const char **job);
+void cli_compat_close(cli_compat *c);
+/* inspect --fti/--veloc: print the job, base and PFS they lead to; closes C. */
+int cli_compat_where(const char *verb, cli_compat *c);
 
 /* ---- progress on a terminal (progress.c) ------------------------------- */
 
