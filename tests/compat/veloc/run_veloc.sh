@@ -64,7 +64,8 @@ veloc_cli() {
 import json, os, sys
 ls, v = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert ls["job"] == "veloc" and ls["store"] == sys.argv[3], ls
-kept = sorted((int(g[4:]) for g in os.listdir(sys.argv[3] + "/veloc/node0") if g.startswith("gen-")), reverse=True)
+job = sys.argv[3] + "/veloc"
+kept = sorted({int(g[4:]) for n in os.listdir(job) for g in os.listdir(os.path.join(job, n)) if g.startswith("gen-")}, reverse=True)
 assert kept[0] == 600 and [(g["gen"], g["level"], g["status"]) for g in ls["generations"]] == [(k, 1, "complete") for k in kept], (kept, ls["generations"])
 assert v["summary"]["generations"] == len(kept) and v["summary"]["corrupt"] == 0 and v["exit_status"] == 0, v["summary"]
 PY
