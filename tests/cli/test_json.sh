@@ -155,6 +155,13 @@ check "report into a directory that does not exist: exit 1" 1 "$CAIRN" report --
 check "report of no such job: exit 3" 3 "$CAIRN" report --base "$B" --job nosuch --svg "$T/x.svg"
 if [ ! -e "$T/x.svg" ]; then ok "  ... and no file written"; else notok "  ... and no file written"; fi
 check "report without --svg: exit 2" 2 "$CAIRN" report --base "$B" --job jobR
+check "report --help exits 0" 0 "$CAIRN" report --help
+if grep -q -- '--svg FILE' "$T/out" && "$CAIRN" --help | grep -q '^  report '; then ok "report --help and cairn --help name it"
+else notok "report --help and cairn --help name it"; fi
+for v in ls verify status; do
+    "$CAIRN" help $v >"$T/out" 2>&1
+    if grep -q -- '--json' "$T/out"; then ok "help $v documents --json"; else notok "help $v documents --json"; fi
+done
 
 # ---- bad input -----------------------------------------------------------------
 check "ls --json of no such job: exit 3, nothing on stdout" 3 "$CAIRN" ls --base "$B" --job nosuch --json
