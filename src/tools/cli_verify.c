@@ -380,18 +380,16 @@ int cli_verify(int argc, char **argv)
         }
     }
     vstate v = {.verb = verb};
+    if (optind < argc && (base || config || job || gen >= 0 || pfs || cc.kind))
+        return cli_usage_error(verb, "give FILEs or --base/--config/--pfs/--job/--gen, not both");
+    if (optind == argc && gen >= 0 && !job && !cc.kind)
+        return cli_usage_error(verb, "--gen needs --job");
     if (json) {
         v.files = json_array();
         v.jnotes = json_array();
     }
-    if (optind < argc) {
-        if (base || config || job || gen >= 0 || pfs || cc.kind)
-            return cli_usage_error(verb,
-                                   "give FILEs or --base/--config/--pfs/--job/--gen, not both");
+    if (optind < argc)
         return verify_files(&v, argc - optind, argv + optind);
-    }
-    if (gen >= 0 && !job && !cc.kind)
-        return cli_usage_error(verb, "--gen needs --job");
     cli_store st = {.fd = -1};
     int rc = cli_compat_apply(verb, &cc, &config, &job);
     if (rc == CLI_EXIT_OK)
@@ -401,6 +399,8 @@ int cli_verify(int argc, char **argv)
     if (rc != CLI_EXIT_OK) {
         cli_store_close(&st);
         cli_compat_close(&cc);
+        json_decref(v.files);
+        json_decref(v.jnotes);
         return rc;
     }
     cli_progress_start(&v.progress, verb, NULL, 0);
