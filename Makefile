@@ -167,12 +167,13 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(NOMPI_OBJ)
 $(BUILD)/tests/test_agg: $(wildcard tests/unit/agg/*.c)
 
 # The compatibility layers' configuration readers are fuzzed too: fuzz_fti_conf.c,
-# fuzz_scr_conf.c and fuzz_veloc_config.c include their layer's reader (FUZZ_INCLUDED,
-# prerequisites only). They call no MPI, but their headers include mpi.h.
+# fuzz_scr_conf.c and fuzz_veloc_config.c include their layer's reader, and
+# fuzz_scr_record.c cairn-scr's bypass record (FUZZ_INCLUDED, prerequisites only). They call no MPI, but their headers include mpi.h.
 MPI_INC = $(shell $(MPICC) --showme:compile 2>/dev/null || $(MPICC) -compile_info 2>/dev/null | tr ' ' '\n' | grep '^-I')
 FUZZ_INCLUDED := $(wildcard src/compat/*/*.c src/compat/*/*.h)
 $(BUILD)/tests/replay_fuzz_fti_conf: $(wildcard src/compat/fti/*)
 $(BUILD)/tests/replay_fuzz_scr_conf: $(wildcard src/compat/scr/*)
+$(BUILD)/tests/replay_fuzz_scr_record: $(wildcard src/compat/scr/*)
 $(BUILD)/tests/replay_fuzz_veloc_config: $(wildcard src/compat/veloc/*)
 $(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(COMMON_SRC:%.c=$(BUILD)/%.o) $(COMPRESS_SRC:%.c=$(BUILD)/%.o) \
                         $(PFS_SRC:%.c=$(BUILD)/%.o)
@@ -249,7 +250,8 @@ $(SCR_LIBA): $(SCR_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 $(SCR_LIBSO): $(SCR_OBJ) $(LIBSO)
-	$(MPICC) -shared -Wl,-soname,libcairn-scr.so.$(SOMAJOR) $(LDFLAGS_ALL) -o $@ $(SCR_OBJ) -L$(BUILD) -lcairn
+	$(MPICC) -shared -Wl,-soname,libcairn-scr.so.$(SOMAJOR) $(LDFLAGS_ALL) -o $@ $(SCR_OBJ) -L$(BUILD) -lcairn \
+	    $(call pc,libxxhash,-lxxhash)
 # SCR programs: scr.h and MPI only, as against SCR itself.
 $(BUILD)/tests/compat/scr/%: tests/compat/scr/%.c $(SCR_LIBA) $(LIBA)
 	@mkdir -p $(dir $@)

@@ -17,6 +17,7 @@
 
 #include "../../src/compat/scr/scr_conffile.c"
 #include "../../src/compat/scr/scr_conf.c"
+#include "../../src/compat/scr/scr_jobid.c"
 
 #include "common/common.h"
 #include "fuzz.h"

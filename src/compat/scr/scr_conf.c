@@ -44,7 +44,8 @@ static const key KEYS[] = {
     {"SCR_CHECKPOINT_INTERVAL", INT, 0, INT_MAX, NULL},
     {"SCR_CHECKPOINT_SECONDS", INT, 0, INT_MAX, NULL},
     {"SCR_DEBUG", INT, 0, INT_MAX, NULL},
-    {"SCR_JOB_ID", TEXT, 0, 0, "CAIRN_JOB"},
+    {"SCR_JOB_ID", TEXT, 0, 0, NULL},
+    {"SCR_CACHE_BYPASS", INT, 0, 1, NULL},
     {"SCR_CURRENT", TEXT, 0, 0, NULL},
     {"SCR_CHECKPOINT_OVERHEAD", REFUSED_IF_NOT_0, 0, 0, NULL},
     {"SCR_GLOBAL_RESTART", REFUSED_IF_NOT_0, 0, 0, NULL},
@@ -52,7 +53,6 @@ static const key KEYS[] = {
     {"SCR_PREFIX_PURGE", REFUSED_IF_NOT_0, 0, 0, NULL},
     {"SCR_ENABLE", IGNORED, 0, 0, NULL},
     {"SCR_CNTL_BASE", IGNORED, 0, 0, NULL},
-    {"SCR_CACHE_BYPASS", IGNORED, 0, 0, NULL},
     {"SCR_GROUP", IGNORED, 0, 0, NULL},
     {"SCR_FLUSH_ASYNC", IGNORED, 0, 0, NULL},
     {"SCR_FLUSH_TYPE", IGNORED, 0, 0, NULL},
@@ -219,6 +219,8 @@ static int apply(found *f, cscr_conf *conf, char *why, size_t wlen)
         conf->flush = (int)NUM("SCR_FLUSH");
     if (HAS("SCR_DEBUG"))
         conf->debug = (int)NUM("SCR_DEBUG");
+    if (HAS("SCR_CACHE_BYPASS"))
+        conf->bypass = (int)NUM("SCR_CACHE_BYPASS");
     int cur = find_key("SCR_CURRENT", strlen("SCR_CURRENT"));
     if (f->value[cur])
         snprintf(conf->current, sizeof conf->current, "%s", f->value[cur]);
@@ -247,16 +249,24 @@ static int apply(found *f, cscr_conf *conf, char *why, size_t wlen)
         to_cairn("CAIRN_PFS_DIR", prefix, "SCR_PREFIX (default: the working directory)");
     else
         prefix[0] = '\0';
-    /* No job id from cairn, SCR or Slurm: one of the prefix, so that a restart in the same
-     * prefix finds the checkpoints, as SCR's does (a generated one never would). */
-    const char *job = getenv("CAIRN_JOB"), *slurm = getenv("SLURM_JOB_ID");
-    if ((!job || !*job) && !HAS("SCR_JOB_ID") && (!slurm || !*slurm) &&
-        !getenv("CAIRN_CONFIG_FILE") && prefix[0]) {
-        uint64_t h = 0xcbf29ce484222325ull;
-        for (const char *p = prefix; *p; p++)
-            h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
-        snprintf(text, sizeof text, "scr-%016llx", (unsigned long long)h);
-        to_cairn("CAIRN_JOB", text, "no job id: one of the prefix");
+    /* The job id by SCR's rules (scr_jobid.c), said once; CAIRN_JOB (or a cairn
+     * configuration file, which may name job.id) wins over it. */
+    const char *job = getenv("CAIRN_JOB"), *source = NULL;
+    int jk = find_key("SCR_JOB_ID", strlen("SCR_JOB_ID"));
+    char id[256];
+    if (!cscr_job_id(f->value[jk], prefix, id, sizeof id, &source)) {
+        snprintf(why, wlen, "SCR_JOB_ID (%s): longer than %zu bytes", source, sizeof id - 1);
+        return 0;
+    }
+    if (job && *job)
+        cscr_say("job id %s (CAIRN_JOB, which wins; SCR's rules give %s: %s)", job, id,
+                 f->value[jk] ? "SCR_JOB_ID" : source);
+    else if (getenv("CAIRN_CONFIG_FILE") && !f->value[jk] && !getenv("SCR_JOB_ID") &&
+             strncmp(id, "scr-defjobid-", 13) == 0)
+        cscr_say("job id: the one of CAIRN_CONFIG_FILE (job.id), else cairn's");
+    else {
+        setenv("CAIRN_JOB", id, 1);
+        cscr_say("job id %s (%s)", id, f->value[jk] ? "SCR_JOB_ID" : source);
     }
     if (conf->level == CAIRN_LEVEL_ERASURE) {
         snprintf(text, sizeof text, "%d", m);

@@ -9,6 +9,10 @@
  *   scr_init.c     SCR_Init, SCR_Finalize, shared helpers, small calls
  *   scr_output.c   SCR_Start_output / Route_file / Complete_output, checkpoints
  *   scr_restart.c  SCR_Have_restart / Start_restart / Complete_restart, SCR_Current
+ *   scr_bypass.c   SCR_CACHE_BYPASS=1: files at their own paths (shared by ranks too),
+ *                  the record of them each generation keeps, checked on restart
+ *   scr_record.c   that record's format (no MPI; fuzzed by fuzz_scr_record)
+ *   scr_jobid.c    the job id SCR's rules give (no MPI; the cairn CLI links it too)
  *
  * State machine (SCR's): NONE -SCR_Init-> IDLE; IDLE -Start_output-> OUTPUT
  * -Complete_output-> IDLE; IDLE -Start_restart-> RESTART -Complete_restart->
@@ -35,6 +39,7 @@ typedef struct cscr_conf {
     int flush;        /* SCR_FLUSH: every flush-th checkpoint (by id) at level 4; 0 never */
     int debug;        /* SCR_DEBUG */
     int always_need;  /* no interval configured anywhere: SCR_Need_checkpoint always says 1 */
+    int bypass;       /* SCR_CACHE_BYPASS: datasets' files at their own paths, not in cairn */
     char current[SCR_MAX_FILENAME]; /* SCR_CURRENT: the checkpoint to restart from, "" newest */
 } cscr_conf;
 
@@ -43,6 +48,7 @@ typedef struct cscr_route {
     char base[CAIRN_NAME_MAX + 1]; /* its name in the generation: NAME's last component */
     char *final;                   /* where SCR_FLAG_OUTPUT puts it: NAME made absolute */
     char path[SCR_MAX_FILENAME];   /* where the application writes it */
+    int bypass;                    /* path is final itself (SCR_CACHE_BYPASS): never removed */
 } cscr_route;
 
 typedef struct cscr_state {
@@ -60,6 +66,8 @@ typedef struct cscr_state {
     char have_name[SCR_MAX_FILENAME];
     int restored;    /* SCR_Start_restart restored have_id */
     int restart_done; /* a restart completed: SCR_Have_restart says 0 from now on */
+    char (*byp)[SCR_MAX_FILENAME]; /* the restored checkpoint's bypass files (scr_bypass.c) */
+    size_t nbyp, bypcap;
     int current_done; /* SCR_CURRENT / SCR_Current applied */
     /* output */
     char out_name[SCR_MAX_FILENAME];
@@ -102,5 +110,31 @@ void cscr_output_abandon(void); /* SCR_Finalize inside an output phase */
 
 /* scr_restart.c */
 int cscr_route_restart(const char *name, char *file);
+
+/* scr_bypass.c (collective but the route lookup) */
+#define CSCR_RECORD ".cairn-scr-bypass" /* a generation's record of its bypass files */
+int cscr_bypass_complete(void);   /* the open checkpoint's record, routed in cairn; agreed */
+void cscr_shared_explain(void);   /* a discarded dataset: name files routed by several ranks */
+int cscr_bypass_load(void);       /* after cairn_restart: read and check the record; agreed */
+int cscr_bypass_route(const char *name, char *file); /* local: 1 if NAME is a bypass file */
+void cscr_bypass_forget(void);
+
+/* scr_record.c (no MPI) */
+typedef int (*cscr_record_fn)(const char *path, int owner, long long size,
+                              unsigned long long hash, void *arg, char *why, size_t wlen);
+int cscr_file_hash(const char *path, long long *size, unsigned long long *hash); /* 0, -errno */
+const char *cscr_record_header(void);
+int cscr_record_line(char *out, size_t len, const char *path, int owner, long long size,
+                     unsigned long long hash); /* 0 if it does not fit */
+int cscr_record_parse(const char *buf, size_t len, cscr_record_fn fn, void *arg, char *why,
+                      size_t wlen); /* 1, or 0 with WHY (FN's too) */
+
+/* scr_jobid.c (no MPI): the job id of SCR's rules, SCR_JOB_ID first (its value VALUE
+ * when the caller has it from SCR's parameters, else the environment), then the
+ * scheduler's (SLURM_JOB_ID, LSB_JOBID, PBS_JOBID, FLUX_JOB_ID, COBALT_JOBID), else
+ * "scr-defjobid-<hash of PREFIX>" (SCR: "defjobid"). SOURCE names where it came from;
+ * 0 if it does not fit in LEN. */
+int cscr_job_id(const char *value, const char *prefix, char *out, size_t len,
+                const char **source);
 
 #endif /* CAIRN_SCR_IMPL_H */

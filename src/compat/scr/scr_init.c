@@ -13,10 +13,14 @@
 #include "scr_impl.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 cscr_state cscr = {.phase = CSCR_NONE, .comm = MPI_COMM_NULL};
@@ -137,6 +141,53 @@ long cscr_newest_known(void)
     return newest;
 }
 
+/* SCR creates its cache directory; so does cairn-scr: DIR (CAIRN_BASE, from SCR_CACHE_BASE)
+ * if missing, each missing component mode 0700, then checked as cairn checks its own
+ * directories (not a symlink, owned by this user, no group or other access). A DIR that
+ * exists is left as it is (a shared base such as /dev/shm); cairn_init checks what it
+ * makes below it. 1, or 0 with WHY. */
+static int make_cache(const char *dir, char *why, size_t wlen)
+{
+    struct stat st;
+    if (!dir || !*dir || stat(dir, &st) == 0)
+        return 1;
+    if (errno != ENOENT || dir[0] != '/' || strlen(dir) >= PATH_MAX) {
+        snprintf(why, wlen, "SCR_Init: cache directory %s: %s", dir,
+                 dir[0] != '/' ? "not an absolute path" : strerror(errno));
+        return 0;
+    }
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = strchr(path + 1, '/');; p = strchr(p + 1, '/')) {
+        if (p)
+            *p = '\0';
+        if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+            snprintf(why, wlen, "SCR_Init: cannot create the cache directory %.1000s: %s", path,
+                     strerror(errno));
+            return 0;
+        }
+        if (!p)
+            break;
+        *p = '/';
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), e = errno;
+    int ok = fd >= 0 && fstat(fd, &st) == 0;
+    if (!ok)
+        snprintf(why, wlen, "SCR_Init: cache directory %s: %s", dir,
+                 lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) ? "a symlink; refusing to follow it"
+                                                             : strerror(e));
+    else if (st.st_uid != geteuid() || (st.st_mode & 077)) {
+        snprintf(why, wlen, "SCR_Init: cache directory %s is owned by uid %u with mode %03o; it "
+                 "must be this user's (uid %u), mode 0700", dir, (unsigned)st.st_uid,
+                 (unsigned)(st.st_mode & 0777), (unsigned)geteuid());
+        ok = 0;
+    } else
+        cscr_say("created the cache directory %s (mode 0700)", dir);
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
 CSCR_API int SCR_Init(void)
 {
     int inited = 0;
@@ -152,6 +203,8 @@ CSCR_API int SCR_Init(void)
     MPI_Comm_rank(cscr.comm, &cscr.rank);
     char why[1400] = "";
     int ok = cscr_agree(cscr_conf_load(&cscr.conf, why, sizeof why), why);
+    if (ok) /* rank by rank: on a node, the first one makes it; the others see it made */
+        ok = cscr_agree(make_cache(getenv("CAIRN_BASE"), why, sizeof why), why);
     int rc = ok ? cairn_init(MPI_COMM_WORLD, NULL, &cscr.ctx) : SCR_FAILURE;
     if (ok && rc != 0)
         cscr_say("SCR_Init: cairn_init: %s: %s", cairn_strerror(rc), cairn_errmsg(NULL));
@@ -189,6 +242,7 @@ CSCR_API int SCR_Finalize(void)
         cscr_say("SCR_Finalize: %s", cairn_strerror(rc));
     cscr.ctx = NULL;
     MPI_Comm_free(&cscr.comm);
+    cscr_bypass_forget();
     free(cscr.routes);
     cscr.routes = NULL;
     cscr.nroutes = cscr.cap = 0;

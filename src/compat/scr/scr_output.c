@@ -114,9 +114,14 @@ int cscr_route_output(const char *name, char *file)
                    "bytes, not . or ..)", name, CAIRN_NAME_MAX);
         return SCR_FAILURE;
     }
+    if (strcmp(base, CSCR_RECORD) == 0 || strcmp(base, ".cairn-scr-probe") == 0) {
+        cscr_error("SCR_Route_file('%s'): the name %s is cairn-scr's own", name, base);
+        return SCR_FAILURE;
+    }
+    int bypass = cscr.conf.bypass;
     for (size_t i = 0; i < cscr.nroutes; i++) {
         cscr_route *r = &cscr.routes[i];
-        if (strcmp(r->base, base) != 0)
+        if (bypass ? strcmp(r->final, final) != 0 : strcmp(r->base, base) != 0)
             continue;
         if (strcmp(r->final, final) != 0) {
             cscr_error("SCR_Route_file('%s'): this rank routed %s in this dataset already; "
@@ -139,7 +144,15 @@ int cscr_route_output(const char *name, char *file)
     cscr_route *r = &cscr.routes[cscr.nroutes];
     memset(r, 0, sizeof *r);
     snprintf(r->base, sizeof r->base, "%s", base);
-    if (cscr.out_flags & SCR_FLAG_CHECKPOINT) {
+    r->bypass = bypass;
+    if (bypass) { /* SCR's bypass: the file's own path, on the prefix's file system */
+        if (strlen(final) >= sizeof r->path || !make_parents(final)) {
+            cscr_error("SCR_Route_file('%s'): cannot create the directory of %s: %s", name,
+                       final, strerror(errno));
+            return SCR_FAILURE;
+        }
+        snprintf(r->path, sizeof r->path, "%s", final);
+    } else if (cscr.out_flags & SCR_FLAG_CHECKPOINT) {
         if (cairn_route_file(cscr.ctx, base, r->path, sizeof r->path) != 0) {
             cscr_error("SCR_Route_file('%s'): %s", name, cairn_errmsg(cscr.ctx));
             return SCR_FAILURE;
@@ -151,7 +164,7 @@ int cscr_route_output(const char *name, char *file)
         return SCR_FAILURE;
     }
     if (!(r->final = strdup(final))) {
-        if (cscr.out_flags & SCR_FLAG_CHECKPOINT)
+        if (cscr.out_flags & SCR_FLAG_CHECKPOINT && !bypass)
             cairn_unroute_file(cscr.ctx, base);
         cscr_error("SCR_Route_file: out of memory");
         return SCR_FAILURE;
@@ -166,6 +179,10 @@ static void drop_routes(void)
 {
     for (size_t i = 0; i < cscr.nroutes; i++) {
         cscr_route *r = &cscr.routes[i];
+        if (r->bypass) { /* the application's file at its own path: never removed */
+            free(r->final);
+            continue;
+        }
         if (cscr.out_flags & SCR_FLAG_CHECKPOINT)
             cairn_unroute_file(cscr.ctx, r->base); /* CAIRN_EINVAL if cairn ended it: fine */
         if (unlink(r->path) != 0 && errno != ENOENT)
@@ -212,6 +229,8 @@ static int publish(void)
     int ok = 1;
     for (size_t i = 0; ok && i < cscr.nroutes; i++) {
         cscr_route *r = &cscr.routes[i];
+        if (r->bypass)
+            continue; /* written at its final path already */
         if (cscr.out_flags & SCR_FLAG_CHECKPOINT)
             ok = copy_file(r->path, r->final, why, sizeof why);
         else if (!(ok = rename(r->path, r->final) == 0))
@@ -263,10 +282,14 @@ CSCR_API int SCR_Complete_output(int valid)
             mine = 0;
         }
     int ok = cscr_agree(mine, why);
-    if (!ok)
+    if (!ok) {
+        cscr_shared_explain();
         cscr_say("dataset '%s' is not valid on every rank: discarded", cscr.out_name);
+    }
     if (ok && cscr.out_flags & SCR_FLAG_OUTPUT)
         ok = publish();
+    if (ok && cscr.out_flags & SCR_FLAG_CHECKPOINT && cscr.conf.bypass)
+        ok = cscr_bypass_complete();
     if (ok && cscr.out_flags & SCR_FLAG_CHECKPOINT)
         ok = checkpoint();
     drop_routes(); /* after a checkpoint: nothing left to remove */

@@ -114,6 +114,10 @@ CSCR_API int SCR_Start_restart(char *name)
                  cscr.have_id, cairn_errmsg(cscr.ctx));
         return SCR_FAILURE;
     }
+    if (!cscr_bypass_load()) { /* its bypass files are not as they were written */
+        cscr.restored = 0;
+        return SCR_FAILURE;
+    }
     return SCR_SUCCESS;
 }
 
@@ -121,7 +125,9 @@ int cscr_route_restart(const char *name, char *file)
 {
     char dir[SCR_MAX_FILENAME];
     const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
-    if (!cscr_staging_dir(dir, sizeof dir))
+    if (cscr.restored && cscr_bypass_route(name, file)) /* SCR_CACHE_BYPASS: in the prefix */
+        return access(file, R_OK) == 0 ? SCR_SUCCESS : SCR_FAILURE;
+    if (strcmp(base, CSCR_RECORD) == 0 || !cscr_staging_dir(dir, sizeof dir))
         return SCR_FAILURE;
     if (snprintf(file, SCR_MAX_FILENAME, "%s/%s", dir, base) >= SCR_MAX_FILENAME)
         return SCR_FAILURE;
@@ -139,6 +145,7 @@ CSCR_API int SCR_Complete_restart(int valid)
         return SCR_FAILURE;
     int ok = cscr_agree(valid && cscr.restored, "");
     cscr_staging_empty();
+    cscr_bypass_forget();
     cscr.phase = CSCR_IDLE;
     long id = cscr.have_id;
     cscr.have_id = -1;

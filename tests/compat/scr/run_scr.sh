@@ -31,9 +31,10 @@ scr_run() { # scr_run NP ARGS...: heat_scr in the working directory
   local np=$1; shift
   (cd "$SCR_W" && CAIRN_RANKS_PER_NODE=$SCR_RPN "$SCR_MPIRUN" "$np" "$SCR_H" "${SCR_ARGS[@]}" "$@")
 }
+SCR_NP=4 # ranks of scr_crash and scr_resume
 scr_crash() { # scr_crash GEN LAST ARGS...: dies as generation GEN begins, after checkpoint LAST
   local gen=$1 last=$2 out rc; shift 2; out=$(mktemp)
-  CAIRN_FAULT="ckpt.begin:gen=$gen:rank=1" scr_run 4 "$@" >"$out" 2>&1; rc=$?
+  CAIRN_FAULT="ckpt.begin:gen=$gen:rank=1" scr_run "$SCR_NP" "$@" >"$out" 2>&1; rc=$?
   if [ "$rc" -eq 0 ] || ! grep -q "^Completed checkpoint $last\.\$" "$out" ||
      grep -q '^Final checksum' "$out"; then
     tail -n 25 "$out"; echo "scr_crash: exit status $rc; want it killed after 'Completed checkpoint $last.' (above: the last of $(wc -l <"$out") lines)"
@@ -47,7 +48,7 @@ scr_resume() { # scr_resume NAME ARGS...: restarts from checkpoint NAME, ends as
 scr_resume_saw() { # scr_resume_saw NAME PATTERN ARGS...: as scr_resume, and a line matches PATTERN
   local log=$SCR_W/run.log rc
   rm -f "$SCR_W/final.bin"
-  scr_run 4 "${@:3}" -f "$SCR_W/final.bin" >"$log" 2>&1; rc=$?
+  scr_run "$SCR_NP" "${@:3}" -f "$SCR_W/final.bin" >"$log" 2>&1; rc=$?
   if [ "$rc" -ne 0 ] || ! grep -q "^Restarting from checkpoint named $1\$" "$log" ||
      ! grep -Eq -- "$2" "$log"; then
     tail -n 25 "$log"; echo "scr_resume: exit status $rc; want 0, 'Restarting from checkpoint named $1' and /$2/ (above: the last of $(wc -l <"$log") lines)"
@@ -63,8 +64,8 @@ scr_in_prefix() { # scr_in_prefix PATH...: each is a non-empty file under the wo
   local p; for p in "$@"; do [ -s "$SCR_W/$p" ] || { echo "missing: $SCR_W/$p"; return 1; }; done
 }
 
-check "scr: heat_scr.c and api_scr.c use SCR's API and MPI only (no cairn name in them)" \
-  bash -c "! grep -nE 'cairn_|CAIRN_|cairn\\.h' tests/compat/scr/heat_scr.c tests/compat/scr/api_scr.c"
+check "scr: the SCR programs (tests/compat/scr/*.c) use SCR's API and MPI only (no cairn name in them)" \
+  bash -c "! grep -nE 'cairn_|CAIRN_|cairn\\.h' tests/compat/scr/*.c"
 
 # The API's rules, call by call (api_scr.c), over two runs.
 scr_fresh api
@@ -98,8 +99,8 @@ check "scr with no CAIRN_JOB, SCR_JOB_ID or SLURM_JOB_ID: killed at checkpoint 5
   scr_env CAIRN_JOB= SLURM_JOB_ID= scr_crash 5 ckpt.20 -c 5
 check "  ... a new run in the same prefix finds ckpt.20 and ends byte-identical" \
   scr_env CAIRN_JOB= SLURM_JOB_ID= scr_resume ckpt.20 -c 5
-check "  ... under the one job directory scr-<16 hex digits>" \
-  bash -c "test \"\$(ls '$CAIRN_BASE/cairn-$(id -u)' | grep -Ex 'scr-[0-9a-f]{16}' | wc -l)\" = 1"
+check "  ... under the one job directory scr-defjobid-<16 hex digits>" \
+  bash -c "test \"\$(ls '$CAIRN_BASE/cairn-$(id -u)' | grep -Ex 'scr-defjobid-[0-9a-f]{16}' | wc -l)\" = 1"
 
 scr_fresh l2
 export SCR_COPY_TYPE=PARTNER
@@ -254,3 +255,6 @@ wipe_nodes 0
 check "  ... node 0 lost: restart names ckpt.20, byte-identical" \
   scr_env LD_LIBRARY_PATH="$SCR_P/lib" SCR_COPY_TYPE=PARTNER scr_resume ckpt.20 -c 5
 SCR_H=$SCR_H_TREE
+
+# Shared files, the cache directory, the job id: run_scr_dropin.sh.
+source tests/compat/scr/run_scr_dropin.sh
