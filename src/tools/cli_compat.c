@@ -1,10 +1,12 @@
 /*
  * cli_compat.c - find a job from a program's own configuration: `--fti
- * config.fti` and `--veloc file.cfg` on ls, inspect, verify and report.
+ * config.fti`, `--scr PREFIX` and `--veloc file.cfg` on ls, inspect, verify
+ * and report.
  *
  * The compatibility layer's own reader turns the file into the cairn
  * settings its program runs with (cfti_conf_tool_ini of fti_conf.c,
- * vl_config_load of veloc_config.c: both without MPI, linked into the CLI),
+ * cscr_tool_ini of scr_where.c, which takes the job id from scr_jobid.c as
+ * SCR_Init does, vl_config_load of veloc_config.c: none calls MPI),
  * the same INI text the layer hands cairn_init. It is kept in an anonymous
  * file (memfd) named /proc/self/fd/N and read with cn_config_load, as
  * cairn_init reads it, CAIRN_* variables winning as they do in the program:
@@ -13,6 +15,7 @@
  */
 #include "tools/tools.h"
 #include "compat/fti/fti_conf.h"
+#include "compat/scr/scr_where.h"
 #include "compat/veloc/veloc_config.h"
 
 #include <errno.h>
@@ -24,10 +27,15 @@
 int cli_compat_set(const char *verb, cli_compat *c, int kind, const char *arg)
 {
     if (c->kind)
-        return cli_usage_error(verb, "give one of --fti and --veloc, once");
+        return cli_usage_error(verb, "give one of --fti, --scr and --veloc, once");
     c->kind = kind;
     c->arg = arg;
     return -1;
+}
+
+static const char *layer_option(const cli_compat *c)
+{
+    return c->kind == CLI_COMPAT_FTI ? "fti" : c->kind == CLI_COMPAT_SCR ? "scr" : "veloc";
 }
 
 /* The INI text of C's layer into a malloc'd string; NULL after a message. */
@@ -38,6 +46,14 @@ static char *layer_ini(const char *verb, const cli_compat *c)
         if (cfti_conf_tool_ini(c->arg, ini, CFTI_INI_MAX, msg, sizeof msg) == 0)
             return ini;
         cli_error(verb, "--fti %s: %s", c->arg, msg);
+        free(ini);
+        return NULL;
+    }
+    if (c->kind == CLI_COMPAT_SCR) {
+        char *ini = cli_alloc(8192), why[1024];
+        if (cscr_tool_ini(c->arg, ini, 8192, why, sizeof why))
+            return ini;
+        cli_error(verb, "--scr %s: %s", c->arg, why);
         free(ini);
         return NULL;
     }
@@ -58,7 +74,7 @@ int cli_compat_apply(const char *verb, cli_compat *c, const char **config, const
         return CLI_EXIT_OK;
     if (*config)
         return cli_usage_error(verb, "--config with --%s: the settings come from %s",
-                               c->kind == CLI_COMPAT_FTI ? "fti" : "veloc", c->arg);
+                               layer_option(c), c->arg);
     char *ini = layer_ini(verb, c);
     if (!ini)
         return CLI_EXIT_ERROR;
@@ -105,8 +121,7 @@ int cli_compat_where(const char *verb, cli_compat *c)
     if (rc == CLI_EXIT_OK) {
         printf("%-8s%s\n%-8s%s\n%-8s%s\n", "job:", job, "base:", c->base, "pfs:",
                c->pfs[0] ? c->pfs : "-");
-        printf("%-8s%s (through the %s layer's reader)\n", "from:", c->arg,
-               c->kind == CLI_COMPAT_FTI ? "FTI" : "VeloC");
+        printf("%-8s%s (read as the layer of --%s reads it)\n", "from:", c->arg, layer_option(c));
     }
     cli_compat_close(c);
     return rc;

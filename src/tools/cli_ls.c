@@ -30,7 +30,7 @@
 
 const char cli_ls_usage[] =
     "Usage: cairn ls [--base DIR] [--config FILE] [--pfs DIR] [--job ID] [--json]\n"
-    "       cairn ls --fti FILE | --veloc FILE [--job ID] [--pfs DIR] [--json]\n"
+    "       cairn ls --fti FILE | --scr PREFIX | --veloc FILE [--job ID] [--pfs DIR] [--json]\n"
     "\n"
     "Without --job, list the jobs under <base>/cairn-<uid> and on the PFS: visible\n"
     "node directories, generations, and the newest complete generation with its\n"
@@ -383,6 +383,7 @@ int cli_ls(int argc, char **argv)
         case 'j': job = optarg; break;
         case 'h': return cli_help(verb);
         case CLI_COMPAT_FTI:
+        case CLI_COMPAT_SCR:
         case CLI_COMPAT_VELOC: {
             int r = cli_compat_set(verb, &cc, c, optarg);
             if (r >= 0)

@@ -31,7 +31,7 @@
 
 const char cli_report_usage[] =
     "Usage: cairn report --job ID --svg FILE [--base DIR] [--config FILE] [--pfs DIR]\n"
-    "       cairn report --fti FILE | --veloc FILE --svg FILE [--job ID] [--pfs DIR]\n"
+    "       cairn report --fti FILE | --scr PREFIX | --veloc FILE --svg FILE [--job ID] [--pfs DIR]\n"
     "\n"
     "Draw job ID's generations into an SVG picture, one column per generation\n"
     "(oldest left): the seconds each checkpoint took (as the manifests and the PFS\n"
@@ -244,6 +244,7 @@ int cli_report(int argc, char **argv)
         case 's': svg = optarg; break;
         case 'h': return cli_help(verb);
         case CLI_COMPAT_FTI:
+        case CLI_COMPAT_SCR:
         case CLI_COMPAT_VELOC: {
             int r = cli_compat_set(verb, &cc, c, optarg);
             if (r >= 0)
@@ -256,7 +257,7 @@ int cli_report(int argc, char **argv)
     if (optind < argc)
         return cli_usage_error(verb, "unexpected argument '%s'", argv[optind]);
     if ((!job && !cc.kind) || !svg)
-        return cli_usage_error(verb, "--job ID (or --fti, --veloc) and --svg FILE are needed");
+        return cli_usage_error(verb, "--job ID (or --fti, --scr, --veloc) and --svg FILE are needed");
     cli_store st = {.fd = -1};
     cli_jobview v;
     int rc = cli_compat_apply(verb, &cc, &config, &job);

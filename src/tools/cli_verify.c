@@ -41,7 +41,7 @@
 
 const char cli_verify_usage[] =
     "Usage: cairn verify [--base DIR] [--config FILE] [--pfs DIR] [--job ID [--gen N]] [--json]\n"
-    "       cairn verify --fti FILE | --veloc FILE [--job ID] [--gen N] [--json]\n"
+    "       cairn verify --fti FILE | --scr PREFIX | --veloc FILE [--job ID] [--gen N] [--json]\n"
     "       cairn verify [--json] FILE...\n"
     "\n"
     "Check checkpoint data against its checksums. With FILEs, each recognised by its\n"
@@ -370,6 +370,7 @@ int cli_verify(int argc, char **argv)
         }
         case 'h': return cli_help(verb);
         case CLI_COMPAT_FTI:
+        case CLI_COMPAT_SCR:
         case CLI_COMPAT_VELOC: {
             int r = cli_compat_set(verb, &cc, c, optarg);
             if (r >= 0)

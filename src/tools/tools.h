@@ -1,8 +1,10 @@
 /*
  * tools.h - the internal contract of the cairn command-line tool.
  *
- * The CLI is built with -DCAIRN_NO_MPI and linked with src/common only: it
- * reads what the library wrote, it never takes part in a job.
+ * The CLI is built with -DCAIRN_NO_MPI and linked with src/common (and the
+ * compatibility layers' configuration readers, which call no MPI; no MPI
+ * library is linked): it reads what the library wrote, it never takes part
+ * in a job.
  *
  *   cli.c          main, the verb table, help and version, messages, exit
  *                  statuses, small output helpers (sizes, aligned tables)
@@ -26,8 +28,9 @@
  *                  of the epilog (drain, stop, keep or remove the node's files)
  *   progress.c     the progress line of long verbs, on a terminal only
  *   cli_json.c     the documents of --json (docs/json.md), with jansson
- *   cli_compat.c   --fti FILE, --veloc FILE: a job found from a program's own
- *                  configuration, by its layer's reader (linked without MPI)
+ *   cli_compat.c   --fti FILE, --scr PREFIX, --veloc FILE: a job found from a
+ *                  program's own configuration, by its layer's reader (linked;
+ *                  they call no MPI)
  *
  * Adding a verb: one X(...) line in CLI_VERB_LIST below, and in a file of its
  * own `int cli_<name>(int argc, char **argv)` plus `const char
@@ -213,18 +216,23 @@ int cli_json_print(json_t *doc);
 
 /* ---- a job from a program's configuration (cli_compat.c) -------------- */
 
-enum { CLI_COMPAT_FTI = 'F', CLI_COMPAT_VELOC = 'V' }; /* the getopt values of --fti, --veloc */
+/* The getopt values of --fti, --scr, --veloc. */
+enum { CLI_COMPAT_FTI = 'F', CLI_COMPAT_SCR = 'S', CLI_COMPAT_VELOC = 'V' };
 #define CLI_COMPAT_OPTIONS                                                                        \
     {"fti", required_argument, NULL, CLI_COMPAT_FTI},                                             \
+        {"scr", required_argument, NULL, CLI_COMPAT_SCR},                                         \
         {"veloc", required_argument, NULL, CLI_COMPAT_VELOC}
 #define CLI_COMPAT_HELP                                                                           \
     "      --fti FILE      the job, base and PFS of FTI configuration file FILE\n"                 \
     "                      (exec_id, ckpt_dir, glbl_dir), as the FTI layer reads it\n"            \
+    "      --scr PREFIX    the job, base and PFS of a cairn-scr program with SCR prefix\n"       \
+    "                      PREFIX (SCR_JOB_ID or the scheduler's job id, SCR_CACHE_BASE\n"       \
+    "                      from the environment or PREFIX/.scrconf), as SCR_Init finds them\n"  \
     "      --veloc FILE    the job, base and PFS of VeloC config file FILE (job.id or\n"          \
     "                      veloc, scratch, persistent), as the VeloC layer reads it\n"
 
 typedef struct cli_compat {
-    int kind;                    /* 0 none, CLI_COMPAT_FTI, CLI_COMPAT_VELOC */
+    int kind;                    /* 0 none, CLI_COMPAT_FTI, _SCR, _VELOC */
     const char *arg;             /* the file given */
     int fd;                      /* the settings its layer made (memfd), -1 none */
     char path[64];               /* /proc/self/fd/<fd> */
