@@ -29,6 +29,8 @@ DEP_LIBS := $(call pc,libxxhash,-lxxhash) $(call pc,inih,-linih) $(call pc,libpm
             -lJerasure -lgf_complete $(call pc,libisal,-lisal) \
             $(call pc,zlib,-lz) $(call pc,libzstd,-lzstd) $(call pc,liblz4,-llz4) -lfpzip -lpthread -lm
 CMOCKA := $(call pc,cmocka,-lcmocka)
+# The CLI's --json documents (src/tools/cli_json.c).
+JSON_LIBS := $(call pc,jansson,-ljansson)
 # HDF5 (serial is enough): routed HDF5 files are split by dataset at level 4
 # (src/levels/pfs/h5split.c). USE_HDF5=auto|yes|no; without it such files are stored whole.
 USE_HDF5 ?= auto
@@ -145,9 +147,23 @@ $(BUILD)/src/tools/%.o: src/tools/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -c $< -o $@
 CLI_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/tools/*.c))
-$(CLI): $(CLI_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o) $(COMPRESS_SRC:%.c=$(BUILD)/%.o) \
+# The compatibility layers' configuration readers, without MPI (cairn ls --fti, --veloc;
+# src/tools/cli_compat.c): built apart from the layers' own objects, plain C.
+CLI_COMPAT_OBJ := $(BUILD)/cli-compat/fti_conf.o $(BUILD)/cli-compat/veloc_config.o \
+                  $(addprefix $(BUILD)/cli-compat/,scr_where.o scr_jobid.o scr_conffile.o)
+$(BUILD)/cli-compat/fti_conf.o: src/compat/fti/fti_conf.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -c $< -o $@
+$(BUILD)/cli-compat/veloc_config.o: src/compat/veloc/veloc_config.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -DCAIRN_NO_MPI -Isrc -c $< -o $@
+# SCR's: scr_impl.h declares MPI types, so mpi.h's include path; they call no MPI.
+$(BUILD)/cli-compat/scr_%.o: src/compat/scr/scr_%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(MPI_INC) -Isrc -c $< -o $@
+$(CLI): $(CLI_OBJ) $(CLI_COMPAT_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o) $(COMPRESS_SRC:%.c=$(BUILD)/%.o) \
         $(PFS_SRC:%.c=$(BUILD)/%.o)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(filter-out %.h,$^) $(DEP_LIBS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(filter-out %.h,$^) $(DEP_LIBS) $(JSON_LIBS)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(NOMPI_OBJ)
 	@mkdir -p $(dir $@)

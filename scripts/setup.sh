@@ -22,6 +22,7 @@ pkgs=(
   libxxhash-dev                         # checksums and block hashes
   libpmem-dev                           # persistent-memory / tmpfs writes
   libinih-dev                           # INI configuration parser
+  libjansson-dev                        # JSON documents of the CLI (cairn ls/status/verify --json)
   libhdf5-dev                           # routed HDF5 files split by dataset at level 4 (serial HDF5)
   libcmocka-dev                         # unit-test framework
   clang libclang-rt-14-dev              # libFuzzer and sanitizers for `make fuzz`

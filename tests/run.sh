@@ -122,6 +122,7 @@ if want cli; then
   MARK=$SECONDS
   echo "# CLI"
   check "cli: ls, inspect, verify, exit codes" bash tests/cli/test_cli.sh
+  check "cli: --json of ls, status, verify and report --svg, parsed and checked" bash tests/cli/test_json.sh
   took cli
 fi
 

@@ -175,12 +175,13 @@ int cli_daemons(const char *verb, const cli_job *j, cn_rep *status, size_t *aliv
 #define HELP_SHOWN (-1)
 
 /* The common options of status, drain and flush; opens the job. */
-static int open_job(int argc, char **argv, cli_store *s, cli_job *j, int *timeout)
+static int open_job(int argc, char **argv, cli_store *s, cli_job *j, int *timeout, bool *json)
 {
     static const struct option opts[] = {{"job", required_argument, NULL, 'j'},
                                          {"config", required_argument, NULL, 'c'},
                                          {"timeout", required_argument, NULL, 't'},
                                          {"help", no_argument, NULL, 'h'},
+                                         {"json", no_argument, NULL, 'J'},
                                          {NULL, 0, NULL, 0}};
     const char *verb = argv[0], *job = NULL, *config = NULL;
     memset(s, 0, sizeof *s);
@@ -190,6 +191,11 @@ static int open_job(int argc, char **argv, cli_store *s, cli_job *j, int *timeou
         switch (c) {
         case 'j': job = optarg; break;
         case 'c': config = optarg; break;
+        case 'J':
+            if (!json)
+                return cli_usage_error(verb, "unknown option '--json'");
+            *json = true;
+            break;
         case 't':
             *timeout = atoi(optarg);
             if (*timeout < 1 || *timeout > 86400)
@@ -213,20 +219,45 @@ const char cli_status_usage[] =
     "\n"
     "Ask every node daemon (cairnd) of the job what it is doing: generations queued,\n"
     "busy or idle, the newest generation it worked on and the newest it flushed to\n"
-    "the PFS (-1: none). Exits 3 if no daemon answers.\n";
+    "the PFS (-1: none). Exits 3 if no daemon answers.\n"
+    "\n"
+    "Options:\n"
+    "  -j, --job ID        the job (default: job.id of --config, CAIRN_JOB, SLURM_JOB_ID)\n"
+    "  -c, --config FILE   read store.base and job.id from this INI file\n"
+    "      --json          print one JSON document instead (docs/json.md, cairn.status),\n"
+    "                      every node down too when none answers (still exit 3)\n";
 
 int cli_status(int argc, char **argv)
 {
     cli_store s;
     cli_job j;
-    int t = 0, rc = open_job(argc, argv, &s, &j, &t);
+    bool json = false;
+    int t = 0, rc = open_job(argc, argv, &s, &j, &t, &json);
     if (rc == HELP_SHOWN)
         return CLI_EXIT_OK;
     cn_rep *st = cli_alloc((j.nnodes ? j.nnodes : 1) * sizeof *st);
     size_t alive = 0;
+    bool opened = rc == CLI_EXIT_OK;
     if (rc == CLI_EXIT_OK)
         rc = cli_daemons(argv[0], &j, st, &alive);
-    if (rc == CLI_EXIT_OK) {
+    if (json && opened) {
+        json_t *d = cli_json_doc("cairn.status"), *nodes = json_array();
+        json_object_set_new(d, "job", json_string(j.name));
+        for (size_t i = 0; i < j.nnodes; i++) {
+            json_t *o = json_object();
+            bool up = st[i].kind != 0;
+            json_object_set_new(o, "node", json_string(j.node[i].name));
+            json_object_set_new(o, "state", json_string(!up ? "down" : st[i].busy ? "busy" : "idle"));
+            json_object_set_new(o, "pid", cli_json_int_or_null(up, st[i].pid));
+            json_object_set_new(o, "queued", cli_json_int_or_null(up, st[i].queued));
+            json_object_set_new(o, "done", cli_json_int_or_null(up, st[i].done));
+            json_object_set_new(o, "flushed", cli_json_int_or_null(up, st[i].flushed));
+            json_array_append_new(nodes, o);
+        }
+        json_object_set_new(d, "nodes", nodes);
+        json_object_set_new(d, "daemons", json_integer((json_int_t)alive));
+        rc = cli_exit_worst(rc, cli_json_print(d));
+    } else if (rc == CLI_EXIT_OK) {
         cli_table t2;
         cli_table_init(&t2, "lrrlrr");
         cli_table_add(&t2, "NODE"), cli_table_add(&t2, "PID"), cli_table_add(&t2, "QUEUED");
@@ -286,7 +317,7 @@ static int ask_one(int argc, char **argv, int kind)
 {
     cli_store s;
     cli_job j;
-    int timeout = 300, rc = open_job(argc, argv, &s, &j, &timeout);
+    int timeout = 300, rc = open_job(argc, argv, &s, &j, &timeout, NULL);
     if (rc == HELP_SHOWN)
         return CLI_EXIT_OK;
     const char *verb = argv[0];

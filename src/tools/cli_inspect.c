@@ -22,6 +22,7 @@
 
 const char cli_inspect_usage[] =
     "Usage: cairn inspect FILE...\n"
+    "       cairn inspect --fti FILE | --scr PREFIX | --veloc FILE\n"
     "\n"
     "Print the contents of checkpoint files (rank-<r>.ckpt), node manifests,\n"
     "parity files and the PFS files of level 4 (aggregated files agg-<i>.cz and\n"
@@ -44,9 +45,12 @@ const char cli_inspect_usage[] =
     "an aggregated file: its scheme and one line per variable (RANK NAME KIND TYPE\n"
     "DIMS COUNT BYTES); its tables and group checksums are validated, its frames\n"
     "are not decoded (cairn verify).\n"
+    "With --fti, --scr or --veloc: where that program's checkpoints are (job, base, PFS),\n"
+    "as its compatibility layer finds them from its configuration file.\n"
     "\n"
     "Options:\n"
-    "  -h, --help   show this help\n";
+    CLI_COMPAT_HELP
+    "  -h, --help          show this help\n";
 
 #define FIELD "%-17s"
 
@@ -321,15 +325,25 @@ int cli_inspect(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"help", no_argument, NULL, 'h'},
+        CLI_COMPAT_OPTIONS,
         {NULL, 0, NULL, 0},
     };
     const char *verb = argv[0];
+    cli_compat cc = {.fd = -1};
     int c;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == 'h')
             return cli_help(verb);
-        return cli_getopt_fail(verb, c, argv);
+        if (c != CLI_COMPAT_FTI && c != CLI_COMPAT_SCR && c != CLI_COMPAT_VELOC)
+            return cli_getopt_fail(verb, c, argv);
+        int r = cli_compat_set(verb, &cc, c, optarg);
+        if (r >= 0)
+            return r;
     }
+    if (cc.kind && optind < argc)
+        return cli_usage_error(verb, "give FILEs or --fti/--scr/--veloc, not both");
+    if (cc.kind)
+        return cli_compat_where(verb, &cc);
     if (optind == argc)
         return cli_usage_error(verb, "no file given");
     int rc = CLI_EXIT_OK;

@@ -29,7 +29,8 @@
 #include <unistd.h>
 
 const char cli_ls_usage[] =
-    "Usage: cairn ls [--base DIR] [--config FILE] [--pfs DIR] [--job ID]\n"
+    "Usage: cairn ls [--base DIR] [--config FILE] [--pfs DIR] [--job ID] [--json]\n"
+    "       cairn ls --fti FILE | --scr PREFIX | --veloc FILE [--job ID] [--pfs DIR] [--json]\n"
     "\n"
     "Without --job, list the jobs under <base>/cairn-<uid> and on the PFS: visible\n"
     "node directories, generations, and the newest complete generation with its\n"
@@ -68,181 +69,18 @@ const char cli_ls_usage[] =
     "  -c, --config FILE   read store.base and pfs.dir from this INI file\n"
     "  -p, --pfs DIR       the PFS directory (pfs.dir) to look in for level 4\n"
     "  -j, --job ID        list the generations of job ID\n"
+    CLI_COMPAT_HELP
+    "      --json          print one JSON document instead of the table\n"
+    "                      (docs/json.md: cairn.ls, cairn.ls.job)\n"
     "  -h, --help          show this help\n"
     "\n"
     "ls exits 0 when it could list (whatever the statuses), 3 for no such job or\n"
     "a job without generations or a base without a cairn directory.\n";
 
-enum gen_status { ST_COMPLETE, ST_PARTIAL, ST_INCOMPLETE, ST_BROKEN, ST_CORRUPT, ST_PFS };
-static const char *const STATUS_NAME[] = {"complete", "partial",  "incomplete", "broken-chain",
-                                          "corrupt",  "pfs-only"};
-
-/* A generation directory on the PFS: its index decoded, or not. */
-typedef struct pfs_gen {
-    int64_t id;
-    bool complete;
-    uint32_t nfiles, nranks;
-    uint64_t stored;
-    int64_t parent;               /* -1: full; else an increment of this PFS generation */
-    double seconds;
-    char label[CAIRN_LABEL_MAX + 1];
-} pfs_gen;
-
-/* The job's generations on the PFS (ST->pfs), newest first. Allocates *OUT. */
-static size_t pfs_list(const cli_store *st, const char *job, pfs_gen **out)
-{
-    *out = NULL;
-    cn_err err = {0};
-    int jobfd = st->pfs[0] ? lvl_pfs_open(st->pfs, job, false, &err) : -1;
-    long *ids = NULL;
-    int n = 0;
-    if (jobfd < 0 || cn_gen_list(jobfd, &ids, &n, &err) < 0 || n == 0) {
-        if (jobfd >= 0)
-            close(jobfd);
-        return 0;
-    }
-    *out = cli_alloc(sizeof **out * (size_t)n);
-    for (int i = 0; i < n; i++) {
-        cn_pindex x;
-        pfs_gen *g = &(*out)[i];
-        *g = (pfs_gen){.id = ids[i], .parent = -1};
-        if (lvl_pfs_index(jobfd, ids[i], &x, &err) == 0) {
-            g->complete = strcmp(x.job, job) == 0;
-            g->nfiles = x.nfiles;
-            g->nranks = x.nranks;
-            g->stored = x.stored;
-            g->parent = x.parent;
-            g->seconds = x.seconds;
-            memcpy(g->label, x.label, sizeof g->label);
-            cn_pindex_free(&x);
-        }
-    }
-    free(ids);
-    close(jobfd);
-    return (size_t)n;
-}
-
-typedef struct gen_sum {
-    int64_t parent;         /* from the manifests: -1 full, -2 unknown */
-    uint64_t raw, delta;    /* bytes of state and of those stored, over the manifests */
-    uint32_t level;         /* lowest level among the manifests; 0 if none decoded */
-    uint32_t nnodes;        /* nodes the manifests list; 0 if unknown */
-    uint32_t nranks;        /* ranks of the job; 0 if unknown */
-    size_t nodes_complete;  /* visible nodes with a valid manifest and all their files */
-    uint64_t ranks_ok;      /* rank files present with the manifest's size */
-    uint64_t bytes;         /* sizes of the rank files present */
-    bool corrupt;
-    int status;
-    double seconds;         /* from the first manifest that decoded (all say the same) */
-    char label[CAIRN_LABEL_MAX + 1];
-    bool labeled;           /* a manifest decoded: SECONDS and LABEL known */
-} gen_sum;
-
-/* Count (without a manifest) the rank files in GENFD and their bytes. */
-static void count_unlisted(int genfd, gen_sum *s)
-{
-    cli_names names;
-    if (cli_names_read(genfd, &names, NULL) < 0)
-        return;
-    for (size_t i = 0; i < names.n; i++) {
-        struct stat st;
-        if (cli_parse_rank_filename(names.v[i]) >= 0 &&
-            fstatat(genfd, names.v[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
-            s->bytes += (uint64_t)st.st_size;
-    }
-    cli_names_free(&names);
-}
-
-/* Add generation GEN on NODE to S. */
-static void sum_node(const cli_job *j, const cli_node *node, int64_t gen, gen_sum *s)
-{
-    cn_err err = {0};
-    int genfd = cli_gen_open(node, gen, &err);
-    if (genfd < 0) {
-        if (genfd != CAIRN_ENOENT)
-            s->corrupt = true; /* a symlink or foreign directory in its place */
-        return;
-    }
-    cn_manifest m;
-    int rc = cli_manifest_load(genfd, j->name, gen, node->name, &m, &err);
-    if (rc < 0) {
-        if (rc != CAIRN_ENOENT)
-            s->corrupt = true;
-        count_unlisted(genfd, s);
-        close(genfd);
-        return;
-    }
-    if (s->level == 0 || m.level < s->level)
-        s->level = m.level;
-    if (!s->labeled) {
-        s->labeled = true;
-        s->seconds = m.seconds;
-        memcpy(s->label, m.label, sizeof s->label);
-    }
-    s->parent = m.parent;
-    for (uint32_t i = 0; i < m.nlocal; i++) {
-        s->raw += m.local[i].raw;
-        s->delta += m.local[i].delta;
-    }
-    s->nnodes = m.nnodes;
-    s->nranks = m.nranks;
-    bool whole = true;
-    for (uint32_t i = 0; i < m.nlocal; i++) {
-        char name[32];
-        struct stat st;
-        cn_rank_filename(name, sizeof name, m.local[i].rank);
-        if (fstatat(genfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            whole = false;
-            continue;
-        }
-        if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != m.local[i].file_size) {
-            s->corrupt = true;
-            whole = false;
-        } else {
-            s->ranks_ok++;
-        }
-        if (S_ISREG(st.st_mode))
-            s->bytes += (uint64_t)st.st_size;
-    }
-    if (whole)
-        s->nodes_complete++;
-    cn_manifest_free(&m);
-    close(genfd);
-}
-
-static void summarize(const cli_job *j, int64_t gen, gen_sum *s)
-{
-    memset(s, 0, sizeof *s);
-    s->parent = -2;
-    for (size_t i = 0; i < j->nnodes; i++)
-        sum_node(j, &j->node[i], gen, s);
-    if (s->corrupt)
-        s->status = ST_CORRUPT;
-    else if (s->nnodes && s->nodes_complete >= s->nnodes && s->ranks_ok == s->nranks)
-        s->status = ST_COMPLETE;
-    else if (s->nnodes && s->nodes_complete == j->nnodes && j->nnodes < s->nnodes)
-        s->status = ST_PARTIAL;
-    else
-        s->status = ST_INCOMPLETE;
-}
-
-/* Summarize every generation of J (newest first); an incremental one whose
- * parent is not complete (or partial) is a broken chain. Allocates. */
-static gen_sum *summarize_all(const cli_job *j)
-{
-    gen_sum *s = cli_alloc(sizeof *s * (j->ngens ? j->ngens : 1));
-    for (size_t g = j->ngens; g-- > 0;) { /* oldest first: parents before children */
-        summarize(j, j->gen[g], &s[g]);
-        if (s[g].parent < 0 || (s[g].status != ST_COMPLETE && s[g].status != ST_PARTIAL))
-            continue;
-        size_t p = g + 1;
-        while (p < j->ngens && j->gen[p] != s[g].parent)
-            p++;
-        if (p == j->ngens || (s[p].status != ST_COMPLETE && s[p].status != ST_PARTIAL))
-            s[g].status = ST_BROKEN;
-    }
-    return s;
-}
+typedef cli_pfs_gen pfs_gen;
+typedef cli_gen_sum gen_sum;
+#define STATUS_NAME cli_gen_status_name
+#define at_pfs cli_at_pfs
 
 static void add_pfs_cell(cli_table *t, const pfs_gen *p)
 {
@@ -264,12 +102,6 @@ static void add_seconds_cell(cli_table *t, double seconds)
         cli_table_add(t, "%.3f", seconds);
     else
         cli_table_add(t, "-");
-}
-
-/* Has the generation of S (may be NULL) reached level 4: complete on the PFS (P)? */
-static bool at_pfs(const gen_sum *s, const pfs_gen *p)
-{
-    return p && p->complete && (!s || !s->nranks || s->nranks == p->nranks);
 }
 
 static void add_local_cells(cli_table *t, const cli_job *j, const gen_sum *s, const pfs_gen *p)
@@ -322,27 +154,67 @@ static void ls_intervals(const cli_store *st, const char *config, const double c
     cli_intervals(stdout, &cfg, cost);
 }
 
-static int ls_job(const char *verb, const cli_store *st, const char *config, const char *job)
+/* Generation R of job view V as a JSON object (docs/json.md, cairn.ls.job). */
+static json_t *gen_json(const cli_jobview *v, const cli_gen_row *r)
 {
-    cli_job j;
-    double cost[5] = {0}; /* seconds of the newest generation at each level */
-    pfs_gen *pfs = NULL;
-    size_t npfs = pfs_list(st, job, &pfs);
-    struct stat sb; /* a job only on the PFS (every node wiped) has no directory here */
-    bool local = !npfs || (st->fd >= 0 && fstatat(st->fd, job, &sb, AT_SYMLINK_NOFOLLOW) == 0);
-    memset(&j, 0, sizeof j);
-    j.fd = -1;
-    int rc = local ? cli_job_open(verb, st, job, &j) : CLI_EXIT_MISSING;
-    if (rc != CLI_EXIT_OK && !(npfs && rc == CLI_EXIT_MISSING)) {
-        cli_job_close(&j);
-        free(pfs);
-        return rc;
+    const gen_sum *s = r->s;
+    const pfs_gen *pg = r->p;
+    uint32_t lv = cli_row_level(r);
+    json_t *o = json_object();
+    json_object_set_new(o, "gen", json_integer(r->id));
+    json_object_set_new(o, "level", cli_json_int_or_null(lv > 0, lv));
+    json_object_set_new(o, "kind", !s || s->parent == -2 ? json_null()
+                                   : json_string(s->parent >= 0 ? "incr" : "full"));
+    json_object_set_new(o, "parent", cli_json_int_or_null(s && s->parent >= 0, s ? s->parent : 0));
+    json_object_set_new(o, "nodes_complete", json_integer(s ? (int64_t)s->nodes_complete : 0));
+    json_object_set_new(o, "nodes_seen", json_integer((int64_t)v->j.nnodes));
+    json_object_set_new(o, "nodes_listed", cli_json_int_or_null(s && s->nnodes, s ? s->nnodes : 0));
+    json_object_set_new(o, "ranks_ok", json_integer(s ? (int64_t)s->ranks_ok : 0));
+    json_object_set_new(o, "ranks", cli_json_int_or_null(s && s->nranks, s ? s->nranks : 0));
+    json_object_set_new(o, "bytes", json_integer(s ? (int64_t)s->bytes : 0));
+    json_object_set_new(o, "state_bytes", cli_json_int_or_null(s && s->raw, s ? (int64_t)s->raw : 0));
+    json_object_set_new(o, "changed", s && s->raw ? json_real((double)s->delta / (double)s->raw)
+                                                  : json_null());
+    double sec = s && s->labeled && s->seconds > 0 ? s->seconds : pg ? pg->seconds : 0;
+    json_object_set_new(o, "seconds", sec > 0 ? json_real(sec) : json_null());
+    json_t *pj = json_null();
+    if (pg) {
+        pj = json_object();
+        json_object_set_new(pj, "complete", json_boolean(pg->complete));
+        json_object_set_new(pj, "files", cli_json_int_or_null(pg->complete, pg->nfiles));
+        json_object_set_new(pj, "bytes", cli_json_int_or_null(pg->complete, (int64_t)pg->stored));
+        json_object_set_new(pj, "state_bytes", cli_json_int_or_null(pg->complete, (int64_t)pg->raw));
+        json_object_set_new(pj, "parent", cli_json_int_or_null(pg->complete && pg->parent >= 0,
+                                                               pg->parent));
     }
-    if (j.ngens == 0 && npfs == 0) {
-        cli_error(verb, "job '%s' has no generations in %s", job, j.path);
-        cli_job_close(&j);
-        free(pfs);
-        return CLI_EXIT_MISSING;
+    json_object_set_new(o, "pfs", pj);
+    json_object_set_new(o, "status", json_string(STATUS_NAME[s ? s->status : CLI_GEN_PFS]));
+    json_object_set_new(o, "label", json_string(s && s->labeled ? s->label
+                                                : pg && pg->complete ? pg->label : ""));
+    return o;
+}
+
+static int ls_job(const char *verb, const cli_store *st, const char *config, const char *job,
+                  bool json)
+{
+    cli_jobview v;
+    double cost[5] = {0}; /* seconds of the newest generation at each level */
+    int rc = cli_jobview_open(verb, st, job, &v);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (json) {
+        json_t *d = cli_json_doc("cairn.ls.job"), *gens = json_array();
+        json_object_set_new(d, "job", json_string(v.j.name));
+        cli_json_bytes(d, "store", st->path);
+        if (st->pfs[0])
+            cli_json_bytes(d, "pfs", st->pfs);
+        else
+            json_object_set_new(d, "pfs", json_null());
+        for (size_t i = 0; i < v.nrows; i++)
+            json_array_append_new(gens, gen_json(&v, &v.row[i]));
+        json_object_set_new(d, "generations", gens);
+        cli_jobview_close(&v);
+        return cli_json_print(d);
     }
     cli_table t;
     cli_table_init(&t, "rrlrrrrrlll");
@@ -350,14 +222,12 @@ static int ls_job(const char *verb, const cli_store *st, const char *config, con
                           "SECONDS", "CHANGED", "PFS", "STATUS", "LABEL"};
     for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
         cli_table_add(&t, "%s", head[i]);
-    gen_sum *all = summarize_all(&j);
-    for (size_t g = 0, p = 0; g < j.ngens || p < npfs;) { /* both lists newest first */
-        int64_t id = g < j.ngens && (p == npfs || j.gen[g] >= pfs[p].id) ? j.gen[g] : pfs[p].id;
-        const pfs_gen *pg = p < npfs && pfs[p].id == id ? &pfs[p++] : NULL;
-        const gen_sum *s = g < j.ngens && j.gen[g] == id ? &all[g++] : NULL;
-        cli_table_add(&t, "%lld", (long long)id);
+    for (size_t i = 0; i < v.nrows; i++) {
+        const pfs_gen *pg = v.row[i].p;
+        const gen_sum *s = v.row[i].s;
+        cli_table_add(&t, "%lld", (long long)v.row[i].id);
         if (s) {
-            add_local_cells(&t, &j, s, pg);
+            add_local_cells(&t, &v.j, s, pg);
         } else {
             for (int c = 0; c < 5; c++)
                 cli_table_add(&t, c == 0 && at_pfs(NULL, pg) ? "4" : "-");
@@ -365,30 +235,29 @@ static int ls_job(const char *verb, const cli_store *st, const char *config, con
             cli_table_add(&t, "-");
         }
         add_pfs_cell(&t, pg);
-        cli_table_add(&t, "%s", STATUS_NAME[s ? s->status : ST_PFS]);
+        cli_table_add(&t, "%s", STATUS_NAME[s ? s->status : CLI_GEN_PFS]);
         cli_table_add(&t, "%s", s && s->labeled ? s->label : pg && pg->complete ? pg->label : "");
-        int lv = at_pfs(s, pg) ? CAIRN_LEVEL_PFS : s && s->status == ST_COMPLETE ? (int)s->level : 0;
+        int lv = at_pfs(s, pg) ? CAIRN_LEVEL_PFS : s && s->status == CLI_GEN_COMPLETE ? (int)s->level : 0;
         double sec = s && s->labeled && s->seconds > 0 ? s->seconds : pg ? pg->seconds : 0;
         if (lv >= 1 && lv <= 4 && !(cost[lv] > 0))
             cost[lv] = sec;
     }
-    free(all);
-    free(pfs);
+    cli_jobview_close(&v);
     cli_table_print(&t, stdout);
     cli_table_free(&t);
-    cli_job_close(&j);
     ls_intervals(st, config, cost);
     return CLI_EXIT_OK;
 }
 
 /* One row of the job list: job NAME, its node-local view J (NULL: only on
- * the PFS) and its PFS generations PFS[0..NPFS-1], both newest first. */
-static void job_row(cli_table *t, const char *name, const cli_job *j, const pfs_gen *pfs,
-                    size_t npfs)
+ * the PFS) and its PFS generations PFS[0..NPFS-1], both newest first; a
+ * table row of T, or an object appended to ARR. */
+static void job_row(cli_table *t, json_t *arr, const char *name, const cli_job *j,
+                    const pfs_gen *pfs, size_t npfs)
 {
     size_t ng = j ? j->ngens : 0, g = 0, p = 0, gens = ng;
-    gen_sum *all = j ? summarize_all(j) : NULL, s = {0};
-    while (g < ng && all[g].status != ST_COMPLETE && all[g].status != ST_PARTIAL)
+    gen_sum *all = j ? cli_gen_summarize(j) : NULL, s = {0};
+    while (g < ng && all[g].status != CLI_GEN_COMPLETE && all[g].status != CLI_GEN_PARTIAL)
         g++; /* the newest complete (or complete as far as we see) */
     if (g < ng)
         s = all[g];
@@ -405,28 +274,40 @@ static void job_row(cli_table *t, const char *name, const cli_job *j, const pfs_
             same = &pfs[i];
     }
     bool pfs_newer = p < npfs && (g == ng || pfs[p].id > j->gen[g]);
+    bool any = pfs_newer || g < ng;
+    int64_t newest = pfs_newer ? pfs[p].id : g < ng ? j->gen[g] : -1;
+    uint32_t level = pfs_newer || (g < ng && at_pfs(&s, same)) ? (uint32_t)CAIRN_LEVEL_PFS : s.level;
+    uint64_t bytes = pfs_newer ? pfs[p].stored : s.bytes;
+    const char *status = pfs_newer ? STATUS_NAME[CLI_GEN_PFS] : g < ng ? STATUS_NAME[s.status]
+                         : gens ? "none complete" : "no generations";
+    if (arr) {
+        json_t *o = json_object();
+        json_object_set_new(o, "job", json_string(name));
+        json_object_set_new(o, "nodes", json_integer(j ? (int64_t)j->nnodes : 0));
+        json_object_set_new(o, "generations", json_integer((int64_t)gens));
+        json_object_set_new(o, "newest", cli_json_int_or_null(any, newest));
+        json_object_set_new(o, "level", cli_json_int_or_null(any, level));
+        json_object_set_new(o, "bytes", cli_json_int_or_null(any, (int64_t)bytes));
+        json_object_set_new(o, "status", json_string(status));
+        json_array_append_new(arr, o);
+        return;
+    }
     char hb[32];
     cli_table_add(t, "%s", name);
     cli_table_add(t, "%zu", j ? j->nnodes : 0);
     cli_table_add(t, "%zu", gens);
-    if (pfs_newer) {
-        cli_table_add(t, "%lld", (long long)pfs[p].id);
-        cli_table_add(t, "%d", CAIRN_LEVEL_PFS);
-        cli_table_add(t, "%s", cli_human(pfs[p].stored, hb, sizeof hb));
-        cli_table_add(t, "%s", STATUS_NAME[ST_PFS]);
-    } else if (g < ng) {
-        cli_table_add(t, "%lld", (long long)j->gen[g]);
-        cli_table_add(t, "%u", at_pfs(&s, same) ? (uint32_t)CAIRN_LEVEL_PFS : s.level);
-        cli_table_add(t, "%s", cli_human(s.bytes, hb, sizeof hb));
-        cli_table_add(t, "%s", STATUS_NAME[s.status]);
+    if (any) {
+        cli_table_add(t, "%lld", (long long)newest);
+        cli_table_add(t, "%u", level);
+        cli_table_add(t, "%s", cli_human(bytes, hb, sizeof hb));
     } else {
         for (int c = 0; c < 3; c++)
             cli_table_add(t, "-");
-        cli_table_add(t, "%s", gens ? "none complete" : "no generations");
     }
+    cli_table_add(t, "%s", status);
 }
 
-static int ls_all(const char *verb, const cli_store *st)
+static int ls_all(const char *verb, const cli_store *st, bool json)
 {
     cli_names jobs, pjobs;
     int rc = cli_job_names(verb, st, &jobs);
@@ -438,6 +319,7 @@ static int ls_all(const char *verb, const cli_store *st)
         cli_names_free(&jobs);
         return CLI_EXIT_MISSING;
     }
+    json_t *arr = json ? json_array() : NULL;
     cli_table t;
     cli_table_init(&t, "lrrrrrl");
     const char *head[] = {"JOB", "NODES", "GENS", "NEWEST", "LEVEL", "BYTES", "STATUS"};
@@ -447,22 +329,33 @@ static int ls_all(const char *verb, const cli_store *st)
         int cmp = a == jobs.n ? 1 : b == pjobs.n ? -1 : strverscmp(jobs.v[a], pjobs.v[b]);
         const char *name = cmp <= 0 ? jobs.v[a] : pjobs.v[b];
         pfs_gen *pfs = NULL;
-        size_t npfs = cmp >= 0 ? pfs_list(st, name, &pfs) : 0;
+        size_t npfs = cmp >= 0 ? cli_pfs_list(st, name, &pfs) : 0;
         a += cmp <= 0;
         b += cmp >= 0;
         cli_job j;
         if (cmp > 0) {
-            job_row(&t, name, NULL, pfs, npfs);
+            job_row(&t, arr, name, NULL, pfs, npfs);
         } else if (cli_job_open(verb, st, name, &j) != CLI_EXIT_OK) {
             rc = cli_exit_worst(rc, CLI_EXIT_ERROR);
             cli_job_close(&j);
         } else {
-            job_row(&t, name, &j, pfs, npfs);
+            job_row(&t, arr, name, &j, pfs, npfs);
             cli_job_close(&j);
         }
         free(pfs);
     }
-    cli_table_print(&t, stdout);
+    if (arr) {
+        json_t *d = cli_json_doc("cairn.ls");
+        cli_json_bytes(d, "store", st->path);
+        if (st->pfs[0])
+            cli_json_bytes(d, "pfs", st->pfs);
+        else
+            json_object_set_new(d, "pfs", json_null());
+        json_object_set_new(d, "jobs", arr);
+        rc = cli_exit_worst(rc, cli_json_print(d));
+    } else {
+        cli_table_print(&t, stdout);
+    }
     cli_table_free(&t);
     cli_names_free(&jobs);
     cli_names_free(&pjobs);
@@ -474,28 +367,43 @@ int cli_ls(int argc, char **argv)
     static const struct option opts[] = {
         {"base", required_argument, NULL, 'b'}, {"config", required_argument, NULL, 'c'},
         {"job", required_argument, NULL, 'j'},  {"pfs", required_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},       {"json", no_argument, NULL, 'J'},
+        CLI_COMPAT_OPTIONS,                     {NULL, 0, NULL, 0},
     };
     const char *verb = argv[0], *base = NULL, *config = NULL, *job = NULL, *pfs = NULL;
+    bool json = false;
+    cli_compat cc = {.fd = -1};
     int c;
     while ((c = getopt_long(argc, argv, ":b:c:j:p:h", opts, NULL)) != -1) {
         switch (c) {
+        case 'J': json = true; break;
         case 'b': base = optarg; break;
         case 'c': config = optarg; break;
         case 'p': pfs = optarg; break;
         case 'j': job = optarg; break;
         case 'h': return cli_help(verb);
+        case CLI_COMPAT_FTI:
+        case CLI_COMPAT_SCR:
+        case CLI_COMPAT_VELOC: {
+            int r = cli_compat_set(verb, &cc, c, optarg);
+            if (r >= 0)
+                return r;
+            break;
+        }
         default: return cli_getopt_fail(verb, c, argv);
         }
     }
     if (optind < argc)
         return cli_usage_error(verb, "unexpected argument '%s'", argv[optind]);
-    cli_store st;
-    int rc = cli_store_open(verb, base, config, &st);
+    cli_store st = {.fd = -1};
+    int rc = cli_compat_apply(verb, &cc, &config, &job);
+    if (rc == CLI_EXIT_OK)
+        rc = cli_store_open(verb, base, config, &st);
     if (rc == CLI_EXIT_OK)
         rc = cli_store_pfs(verb, pfs, &st);
     if (rc == CLI_EXIT_OK)
-        rc = job ? ls_job(verb, &st, config, job) : ls_all(verb, &st);
+        rc = job ? ls_job(verb, &st, config, job, json) : ls_all(verb, &st, json);
     cli_store_close(&st);
+    cli_compat_close(&cc);
     return rc;
 }

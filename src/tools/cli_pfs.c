@@ -200,8 +200,8 @@ static void verify_gen(cli_vstate *v, int jobfd, const char *gpath, const char *
     snprintf(prefix, sizeof prefix, "PFS generation %ld", id);
     strip(&err, prefix);
     if (rc == -ENOENT || rc == CAIRN_ENOENT) {
-        cli_vnote(v, "INCOMPLETE %s: no index (a flush that did not finish; never restored)",
-                  gpath);
+        cli_vnote(v, "INCOMPLETE", gpath, NULL,
+                  "no index (a flush that did not finish; never restored)");
         return;
     }
     if (rc == 0 && strcmp(x.job, job) != 0) {

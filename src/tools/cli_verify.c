@@ -40,8 +40,9 @@
 #include <unistd.h>
 
 const char cli_verify_usage[] =
-    "Usage: cairn verify [--base DIR] [--config FILE] [--pfs DIR] [--job ID [--gen N]]\n"
-    "       cairn verify FILE...\n"
+    "Usage: cairn verify [--base DIR] [--config FILE] [--pfs DIR] [--job ID [--gen N]] [--json]\n"
+    "       cairn verify --fti FILE | --scr PREFIX | --veloc FILE [--job ID] [--gen N] [--json]\n"
+    "       cairn verify [--json] FILE...\n"
     "\n"
     "Check checkpoint data against its checksums. With FILEs, each recognised by its\n"
     "first bytes: a checkpoint file (header, entry table, every data block, every\n"
@@ -72,6 +73,9 @@ const char cli_verify_usage[] =
     "                      CAIRN_PFS_DIR; with none, level 4 is not checked)\n"
     "  -j, --job ID        verify job ID (default: every job)\n"
     "  -g, --gen N         verify only generation N (needs --job)\n"
+    CLI_COMPAT_HELP
+    "      --json          print one JSON document instead of the lines (docs/json.md,\n"
+    "                      cairn.verify); the exit status is the same\n"
     "  -h, --help          show this help\n";
 
 typedef cli_vstate vstate;
@@ -85,23 +89,71 @@ static int vstatus(const vstate *v)
     return v->errors ? CLI_EXIT_ERROR : CLI_EXIT_OK;
 }
 
+/* With --json: the line of PATH as an object of V->files; else false. */
+static bool jline(vstate *v, const char *path, const char *result, const char *reason,
+                  uint64_t bytes)
+{
+    if (!v->files)
+        return false;
+    json_t *o = json_object();
+    cli_json_bytes(o, "path", path);
+    json_object_set_new(o, "result", json_string(result));
+    if (reason)
+        cli_json_bytes(o, "reason", reason);
+    else
+        json_object_set_new(o, "reason", json_null());
+    json_object_set_new(o, "bytes", json_integer((json_int_t)bytes));
+    json_array_append_new(v->files, o);
+    return true;
+}
+
 void cli_vok(vstate *v, const char *path, uint64_t bytes)
 {
     cli_progress_hide(&v->progress);
-    printf("OK %s\n", path);
+    if (!jline(v, path, "ok", NULL, bytes))
+        printf("OK %s\n", path);
     v->ok++;
     cli_progress_add(&v->progress, bytes);
 }
 
-void cli_vnote(vstate *v, const char *fmt, ...)
+void cli_vnote(vstate *v, const char *kind, const char *dir, const char *name, const char *why)
 {
-    va_list ap;
+    char path[CLI_PATH_MAX + 256];
+    if (name)
+        cli_path_join(path, sizeof path, dir, name);
+    else
+        snprintf(path, sizeof path, "%s", dir);
     cli_progress_hide(&v->progress);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    putchar('\n');
     v->notes++;
+    if (v->jnotes) {
+        json_t *o = json_object();
+        json_object_set_new(o, "kind", json_string(kind));
+        cli_json_bytes(o, "path", path);
+        if (why)
+            cli_json_bytes(o, "why", why);
+        else
+            json_object_set_new(o, "why", json_null());
+        json_array_append_new(v->jnotes, o);
+        return;
+    }
+    printf("%s %s%s%s\n", kind, path, why ? ": " : "", why ? why : "");
+}
+
+/* The text line "HEAD PATH[: WHY]", or its --json object. */
+static void fail_line(vstate *v, const char *head, const char *path, const char *why,
+                      uint64_t bytes)
+{
+    char result[16];
+    size_t i = 0;
+    for (; head[i] && i < sizeof result - 1; i++)
+        result[i] = (char)(head[i] | 0x20); /* "CORRUPT" -> "corrupt" */
+    result[i] = 0;
+    if (jline(v, path, result, why, bytes))
+        return;
+    if (why)
+        printf("%s %s: %s\n", head, path, why);
+    else
+        printf("%s %s\n", head, path);
 }
 
 /* Report the failure RC (message in ERR) for PATH under the right heading. */
@@ -111,20 +163,20 @@ void cli_vfail(vstate *v, const char *path, int rc, const cn_err *err, uint64_t 
     cli_progress_add(&v->progress, bytes);
     switch (cli_exit_for(rc)) {
     case CLI_EXIT_MISSING:
-        printf("MISSING %s\n", path);
+        fail_line(v, "MISSING", path, NULL, bytes);
         v->missing++;
         break;
     case CLI_EXIT_CORRUPT:
-        printf("CORRUPT %s: %s\n", path, cli_msg_after(err, path));
+        fail_line(v, "CORRUPT", path, cli_msg_after(err, path), bytes);
         v->corrupt++;
         break;
     default:
         if (rc == CAIRN_EUNSAFE || rc == -ELOOP) { /* planted link or foreign file */
-            printf("CORRUPT %s: %s\n", path, cli_msg_after(err, path));
+            fail_line(v, "CORRUPT", path, cli_msg_after(err, path), bytes);
             v->corrupt++;
             break;
         }
-        printf("ERROR %s: %s\n", path, cli_msg_after(err, path));
+        fail_line(v, "ERROR", path, cli_msg_after(err, path), bytes);
         v->errors++;
     }
 }
@@ -219,6 +271,29 @@ static void verify_manifest_file(vstate *v, const char *path)
     cli_vok(v, path, len);
 }
 
+/* --json: the one document (docs/json.md, cairn.verify) for V, whose exit
+ * status is RC; JOBS: a job's generations were verified, not named files. */
+static int json_summary(vstate *v, bool jobs, int rc)
+{
+    json_t *d = cli_json_doc("cairn.verify"), *sum = json_object();
+    json_object_set_new(d, "files", v->files);
+    json_object_set_new(d, "notes", v->jnotes);
+    v->files = v->jnotes = NULL;
+    json_object_set_new(sum, "jobs", cli_json_int_or_null(jobs, (int64_t)v->jobs));
+    json_object_set_new(sum, "generations", cli_json_int_or_null(jobs, (int64_t)v->gens));
+    json_object_set_new(sum, "files",
+                        json_integer((json_int_t)(v->ok + v->corrupt + v->missing + v->errors)));
+    json_object_set_new(sum, "ok", json_integer((json_int_t)v->ok));
+    json_object_set_new(sum, "corrupt", json_integer((json_int_t)v->corrupt));
+    json_object_set_new(sum, "missing", json_integer((json_int_t)v->missing));
+    json_object_set_new(sum, "errors", json_integer((json_int_t)v->errors));
+    json_object_set_new(sum, "notes", json_integer((json_int_t)v->notes));
+    json_object_set_new(d, "summary", sum);
+    json_object_set_new(d, "exit_status", json_integer(rc));
+    int prc = cli_json_print(d);
+    return prc == CLI_EXIT_OK ? rc : cli_exit_worst(rc, prc);
+}
+
 static int verify_files(vstate *v, int n, char **paths)
 {
     uint64_t total = 0;
@@ -231,7 +306,7 @@ static int verify_files(vstate *v, int n, char **paths)
         uint64_t bytes = cli_file_bytes(AT_FDCWD, paths[i]);
         if (rc == CAIRN_EUNSAFE) { /* a link named on the command line: not corruption */
             cli_progress_hide(&v->progress);
-            printf("ERROR %s: %s\n", paths[i], cli_msg_after(&err, paths[i]));
+            fail_line(v, "ERROR", paths[i], cli_msg_after(&err, paths[i]), bytes);
             v->errors++;
         } else if (rc < 0)
             cli_vfail(v, paths[i], rc, &err, bytes);
@@ -253,6 +328,8 @@ static int verify_files(vstate *v, int n, char **paths)
                       bytes);
     }
     cli_progress_end(&v->progress);
+    if (v->files)
+        return json_summary(v, false, vstatus(v));
     printf("verify: %d file%s: %zu ok, %zu corrupt, %zu missing", n, n == 1 ? "" : "s", v->ok,
            v->corrupt, v->missing);
     if (v->errors)
@@ -267,13 +344,17 @@ int cli_verify(int argc, char **argv)
         {"base", required_argument, NULL, 'b'}, {"config", required_argument, NULL, 'c'},
         {"job", required_argument, NULL, 'j'},  {"gen", required_argument, NULL, 'g'},
         {"pfs", required_argument, NULL, 'p'},  {"help", no_argument, NULL, 'h'},
+        {"json", no_argument, NULL, 'J'},       CLI_COMPAT_OPTIONS,
         {NULL, 0, NULL, 0},
     };
     const char *verb = argv[0], *base = NULL, *config = NULL, *job = NULL, *pfs = NULL;
     int64_t gen = -1;
+    bool json = false;
+    cli_compat cc = {.fd = -1};
     int c;
     while ((c = getopt_long(argc, argv, ":b:c:j:g:p:h", opts, NULL)) != -1) {
         switch (c) {
+        case 'J': json = true; break;
         case 'b': base = optarg; break;
         case 'c': config = optarg; break;
         case 'p': pfs = optarg; break;
@@ -288,24 +369,39 @@ int cli_verify(int argc, char **argv)
             break;
         }
         case 'h': return cli_help(verb);
+        case CLI_COMPAT_FTI:
+        case CLI_COMPAT_SCR:
+        case CLI_COMPAT_VELOC: {
+            int r = cli_compat_set(verb, &cc, c, optarg);
+            if (r >= 0)
+                return r;
+            break;
+        }
         default: return cli_getopt_fail(verb, c, argv);
         }
     }
     vstate v = {.verb = verb};
-    if (optind < argc) {
-        if (base || config || job || gen >= 0 || pfs)
-            return cli_usage_error(verb,
-                                   "give FILEs or --base/--config/--pfs/--job/--gen, not both");
-        return verify_files(&v, argc - optind, argv + optind);
-    }
-    if (gen >= 0 && !job)
+    if (optind < argc && (base || config || job || gen >= 0 || pfs || cc.kind))
+        return cli_usage_error(verb, "give FILEs or --base/--config/--pfs/--job/--gen, not both");
+    if (optind == argc && gen >= 0 && !job && !cc.kind)
         return cli_usage_error(verb, "--gen needs --job");
-    cli_store st;
-    int rc = cli_store_open(verb, base, config, &st);
+    if (json) {
+        v.files = json_array();
+        v.jnotes = json_array();
+    }
+    if (optind < argc)
+        return verify_files(&v, argc - optind, argv + optind);
+    cli_store st = {.fd = -1};
+    int rc = cli_compat_apply(verb, &cc, &config, &job);
+    if (rc == CLI_EXIT_OK)
+        rc = cli_store_open(verb, base, config, &st);
     if (rc == CLI_EXIT_OK)
         rc = cli_store_pfs(verb, pfs, &st);
     if (rc != CLI_EXIT_OK) {
         cli_store_close(&st);
+        cli_compat_close(&cc);
+        json_decref(v.files);
+        json_decref(v.jnotes);
         return rc;
     }
     cli_progress_start(&v.progress, verb, NULL, 0);
@@ -326,7 +422,10 @@ int cli_verify(int argc, char **argv)
         cli_names_free(&jobs);
     }
     cli_store_close(&st);
+    cli_compat_close(&cc);
     cli_progress_end(&v.progress);
+    if (v.files)
+        return json_summary(&v, true, cli_exit_worst(rc, vstatus(&v)));
     size_t files = v.ok + v.corrupt + v.missing + v.errors;
     printf("verify: %zu job%s, %zu generation%s, %zu file%s: %zu ok, %zu corrupt, %zu missing",
            v.jobs, v.jobs == 1 ? "" : "s", v.gens, v.gens == 1 ? "" : "s", files,

@@ -33,9 +33,9 @@ static void note_strays(cli_vstate *v, int genfd, const char *gpath, const cn_ma
         for (uint32_t k = 0; m && r >= 0 && k < m->nlocal && !listed; k++)
             listed = m->local[k].rank == (uint32_t)r;
         if (cli_is_tmp(nm))
-            cli_vnote(v, "LEFTOVER %s/%s", gpath, nm);
+            cli_vnote(v, "LEFTOVER", gpath, nm, NULL);
         else if (r >= 0 && m && !listed)
-            cli_vnote(v, "UNLISTED %s/%s", gpath, nm);
+            cli_vnote(v, "UNLISTED", gpath, nm, NULL);
     }
     cli_names_free(&names);
 }
@@ -99,8 +99,10 @@ static void note_partial(cli_vstate *v, const cli_job *j, const char *gname, con
     if (!list[0])
         snprintf(list, sizeof list, "%zu nodes", (size_t)r->nnodes - j->nnodes);
     free(have);
-    cli_vnote(v, "PARTIAL %s/%s: %zu of %u nodes visible here; not seen: %s", j->path, gname,
-              j->nnodes, r->nnodes, list);
+    char why[sizeof list + 64];
+    snprintf(why, sizeof why, "%zu of %u nodes visible here; not seen: %s", j->nnodes, r->nnodes,
+             list);
+    cli_vnote(v, "PARTIAL", j->path, gname, why);
 }
 
 /* Verify generation GEN of J on every visible node. EXPLICIT: asked for by --gen. */
@@ -130,7 +132,7 @@ static void verify_gen(cli_vstate *v, const cli_job *j, int64_t gen, bool explic
         if (with_manifest == 0 && !explicit) {
             /* Never completed anywhere: not data loss, restart skips it. */
             if (fds[i] >= 0) {
-                cli_vnote(v, "INCOMPLETE %s: no manifest on any node", gpath);
+                cli_vnote(v, "INCOMPLETE", gpath, NULL, "no manifest on any node");
                 note_strays(v, fds[i], gpath, NULL);
             }
         } else if (fds[i] < 0) {

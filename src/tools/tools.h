@@ -1,15 +1,19 @@
 /*
  * tools.h - the internal contract of the cairn command-line tool.
  *
- * The CLI is built with -DCAIRN_NO_MPI and linked with src/common only: it
- * reads what the library wrote, it never takes part in a job.
+ * The CLI is built with -DCAIRN_NO_MPI and linked with src/common (and the
+ * compatibility layers' configuration readers, which call no MPI; no MPI
+ * library is linked): it reads what the library wrote, it never takes part
+ * in a job.
  *
  *   cli.c          main, the verb table, help and version, messages, exit
  *                  statuses, small output helpers (sizes, aligned tables)
  *   cli_disk.c     the node-local store: resolve <base>/cairn-<uid>, walk
  *                  jobs, node and generation directories, load manifests
  *   cli_ls.c       cairn ls       cli_inspect.c  cairn inspect
+ *   cli_lsdata.c   a job's generations summarized (ls, report): cli_jobview
  *   cli_verify.c   cairn verify   cli_config.c   cairn config
+ *   cli_report.c   cairn report --svg (a picture of a job's generations)
  *   cli_verify_job.c  cairn verify --job: a job's node-local generations
  *   cli_daemon.c   cairn status, flush, drain; finding a job's daemons
  *   cli_start.c    cairn start, stop
@@ -23,6 +27,10 @@
  *                  side of the prolog (directories, stage-in), cli_hook_epilog.c
  *                  of the epilog (drain, stop, keep or remove the node's files)
  *   progress.c     the progress line of long verbs, on a terminal only
+ *   cli_json.c     the documents of --json (docs/json.md), with jansson
+ *   cli_compat.c   --fti FILE, --scr PREFIX, --veloc FILE: a job found from a
+ *                  program's own configuration, by its layer's reader (linked;
+ *                  they call no MPI)
  *
  * Adding a verb: one X(...) line in CLI_VERB_LIST below, and in a file of its
  * own `int cli_<name>(int argc, char **argv)` plus `const char
@@ -39,6 +47,7 @@
 
 #include "common/common.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <sys/types.h>
 #include <time.h>
@@ -74,6 +83,7 @@ void cli_print_exit_codes(FILE *f);
     X(ls, "list jobs, or the generations of one job, with cheap checks")                         \
     X(inspect, "print a checkpoint, manifest, parity or PFS file (index, agg-*.cz)")            \
     X(verify, "check every checksum of a job's generations, or of files")                        \
+    X(report, "draw a job's generations (time, bytes by level, compression) as SVG")            \
     X(rebuild, "rebuild lost nodes' files from partner copies or parity (MPI)")                 \
     X(prune, "remove generations by hand: an abandoned timeline, another layout's")              \
     X(config, "configuration reference, check a file, node name, intervals, PFS speed")         \
@@ -189,6 +199,56 @@ void cli_daemon_path(char *out, size_t len);
 /* cairn flush --node-only (cli_flushnode.c): execs cairnd --flush-node. */
 int cli_flush_node(int argc, char **argv);
 
+/* ---- JSON documents (cli_json.c; their fields: docs/json.md) ---------- */
+
+/* The version every document carries in "schema_version": raised when a
+ * field changes meaning or goes away (new fields do not raise it). */
+#define CLI_JSON_VERSION 1
+/* A new object {"schema": SCHEMA, "schema_version": CLI_JSON_VERSION}. */
+json_t *cli_json_doc(const char *schema);
+/* O[KEY] = VALUE, any bytes: each byte that is not part of valid UTF-8
+ * becomes U+FFFD, and then O[KEY_hex] holds every byte of VALUE in hex. */
+void cli_json_bytes(json_t *o, const char *key, const char *value);
+/* V as a JSON integer, or null when not KNOWN. */
+json_t *cli_json_int_or_null(bool known, int64_t v);
+/* Print DOC on stdout (one document, a newline after it) and free it. */
+int cli_json_print(json_t *doc);
+
+/* ---- a job from a program's configuration (cli_compat.c) -------------- */
+
+/* The getopt values of --fti, --scr, --veloc. */
+enum { CLI_COMPAT_FTI = 'F', CLI_COMPAT_SCR = 'S', CLI_COMPAT_VELOC = 'V' };
+#define CLI_COMPAT_OPTIONS                                                                        \
+    {"fti", required_argument, NULL, CLI_COMPAT_FTI},                                             \
+        {"scr", required_argument, NULL, CLI_COMPAT_SCR},                                         \
+        {"veloc", required_argument, NULL, CLI_COMPAT_VELOC}
+#define CLI_COMPAT_HELP                                                                           \
+    "      --fti FILE      the job, base and PFS of FTI configuration file FILE\n"                 \
+    "                      (exec_id, ckpt_dir, glbl_dir), as the FTI layer reads it\n"            \
+    "      --scr PREFIX    the job, base and PFS of a cairn-scr program with SCR prefix\n"       \
+    "                      PREFIX (SCR_JOB_ID or the scheduler's job id, SCR_CACHE_BASE\n"       \
+    "                      from the environment or PREFIX/.scrconf), as SCR_Init finds them\n"  \
+    "      --veloc FILE    the job, base and PFS of VeloC config file FILE (job.id or\n"          \
+    "                      veloc, scratch, persistent), as the VeloC layer reads it\n"
+
+typedef struct cli_compat {
+    int kind;                    /* 0 none, CLI_COMPAT_FTI, _SCR, _VELOC */
+    const char *arg;             /* the file given */
+    int fd;                      /* the settings its layer made (memfd), -1 none */
+    char path[64];               /* /proc/self/fd/<fd> */
+    char job[CN_JOB_MAX + 1], base[4096], pfs[4096]; /* what they say */
+} cli_compat;
+
+/* Record option KIND (ARG); -1, or CLI_EXIT_USAGE if one was given already. */
+int cli_compat_set(const char *verb, cli_compat *c, int kind, const char *arg);
+/* With --fti or --veloc given: *CONFIG (--config given: a usage error)
+ * becomes the settings its layer makes, and *JOB, unless --job gave it,
+ * their job.id. Nothing given: nothing done. Exit status; messages for VERB. */
+int cli_compat_apply(const char *verb, cli_compat *c, const char **config, const char **job);
+void cli_compat_close(cli_compat *c);
+/* inspect --fti/--veloc: print the job, base and PFS they lead to; closes C. */
+int cli_compat_where(const char *verb, cli_compat *c);
+
 /* ---- progress on a terminal (progress.c) ------------------------------- */
 
 /* One verb's progress line on stderr, drawn only if stderr is a terminal. */
@@ -292,6 +352,73 @@ int cli_gen_open(const cli_node *node, int64_t gen, cn_err *err);
 int cli_manifest_load(int genfd, const char *job, int64_t gen, const char *node_name,
                       cn_manifest *m, cn_err *err);
 
+/* ---- a job's generations, summarized (cli_lsdata.c) ------------------ */
+
+/* A generation's status (cli_ls.c's head comment says what each means). */
+enum cli_gen_status {
+    CLI_GEN_COMPLETE, CLI_GEN_PARTIAL, CLI_GEN_INCOMPLETE, CLI_GEN_BROKEN, CLI_GEN_CORRUPT,
+    CLI_GEN_PFS
+};
+extern const char *const cli_gen_status_name[]; /* "complete", ... "pfs-only" */
+
+/* A generation directory on the PFS: its index decoded (complete), or not. */
+typedef struct cli_pfs_gen {
+    int64_t id;
+    bool complete;
+    uint32_t nfiles, nranks;
+    uint64_t raw, stored;         /* bytes of state; bytes of its aggregated files */
+    int64_t parent;               /* -1: full; else an increment of this PFS generation */
+    double seconds;
+    char label[CAIRN_LABEL_MAX + 1];
+} cli_pfs_gen;
+
+/* A node-local generation over the node directories visible here. */
+typedef struct cli_gen_sum {
+    int64_t parent;         /* from the manifests: -1 full, -2 unknown */
+    uint64_t raw, delta;    /* bytes of state and of those stored, over the manifests */
+    uint32_t level;         /* lowest level among the manifests; 0 if none decoded */
+    uint32_t nnodes;        /* nodes the manifests list; 0 if unknown */
+    uint32_t nranks;        /* ranks of the job; 0 if unknown */
+    size_t nodes_complete;  /* visible nodes with a valid manifest and all their files */
+    uint64_t ranks_ok;      /* rank files present with the manifest's size */
+    uint64_t bytes;         /* sizes of the rank files present */
+    bool corrupt;
+    int status;             /* enum cli_gen_status */
+    double seconds;         /* from the first manifest that decoded (all say the same) */
+    char label[CAIRN_LABEL_MAX + 1];
+    bool labeled;           /* a manifest decoded: SECONDS and LABEL known */
+} cli_gen_sum;
+
+/* One generation of a job: node-local (S), on the PFS (P), or both. */
+typedef struct cli_gen_row {
+    int64_t id;
+    const cli_gen_sum *s;   /* NULL: only on the PFS */
+    const cli_pfs_gen *p;   /* NULL: not on the PFS */
+} cli_gen_row;
+
+typedef struct cli_jobview {
+    cli_job j;              /* the node-local job (no nodes if only on the PFS) */
+    cli_gen_sum *sum;       /* j.ngens entries, as j.gen */
+    cli_pfs_gen *pfs;       /* npfs entries, newest first */
+    size_t npfs;
+    cli_gen_row *row;       /* nrows entries, newest first */
+    size_t nrows;
+} cli_jobview;
+
+/* The job's generations on the PFS of ST, newest first (allocates *OUT). */
+size_t cli_pfs_list(const cli_store *st, const char *job, cli_pfs_gen **out);
+/* Summarize every generation of J (as J->gen); an incremental one whose
+ * parent is not complete (or partial) is a broken chain. Allocates. */
+cli_gen_sum *cli_gen_summarize(const cli_job *j);
+/* Has the generation of S (may be NULL) reached level 4: complete on the PFS (P)? */
+bool cli_at_pfs(const cli_gen_sum *s, const cli_pfs_gen *p);
+/* The level a row reached: 4 once complete on the PFS, else its manifests'; 0 unknown. */
+uint32_t cli_row_level(const cli_gen_row *r);
+/* Open job JOB of ST (node-local and PFS) and merge its generations: an
+ * exit status, CLI_EXIT_MISSING (with a message for VERB) if it has none. */
+int cli_jobview_open(const char *verb, const cli_store *st, const char *job, cli_jobview *v);
+void cli_jobview_close(cli_jobview *v);
+
 /* "0-3,8,10-11": the ranks of node NODE in M's rank map (cli_inspect.c); LEN >= 64. */
 void cli_node_ranks(const cn_manifest *m, uint32_t node, char *buf, size_t len);
 
@@ -335,12 +462,15 @@ typedef struct cli_vstate {
     const char *verb;
     size_t ok, corrupt, missing, errors, notes, gens, jobs;
     cli_progress progress; /* bytes checked, on a terminal */
+    json_t *files, *jnotes; /* --json: the lines as objects (docs/json.md); else NULL */
 } cli_vstate;
 /* "OK PATH" / "CORRUPT PATH: why" (MISSING, ERROR) for a file of BYTES bytes. */
 void cli_vok(cli_vstate *v, const char *path, uint64_t bytes);
 void cli_vfail(cli_vstate *v, const char *path, int rc, const cn_err *err, uint64_t bytes);
-/* A note line (LEFTOVER, INCOMPLETE, PARTIAL ...): does not change the status. */
-void cli_vnote(cli_vstate *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A note line "KIND DIR[/NAME][: WHY]" (KIND LEFTOVER, INCOMPLETE, PARTIAL ...;
+ * NAME and WHY may be NULL): does not change the status. */
+void cli_vnote(cli_vstate *v, const char *kind, const char *dir, const char *name,
+               const char *why);
 /* Verify checkpoint file NAME under DIRFD (PATH in lines); M and R (may be
  * NULL) give what the manifest expects of it. */
 void cli_verify_ckpt(cli_vstate *v, int dirfd, const char *name, const char *path,

@@ -60,6 +60,29 @@ check "  ... cairn ls --job (CAIRN_PFS_DIR): generation 3 at LEVEL 4 with its 3 
 check "  ... and generation 2 too" ls_has '$1==2 && $2==4 && / 3 files, /' --job "$CAIRN_JOB"
 check "  ... cairn ls (every job): the job's newest complete generation 3 at LEVEL 4" \
   ls_has "\$1==\"$CAIRN_JOB\" && \$4==3 && \$5==4"
+# ls --json and report --svg on this real job: generations 3 and 2 at level 4 with
+# their 3 aggregated files' bytes, as on disk; the picture holds the same numbers.
+user_json() {
+  "$C" ls --job "$CAIRN_JOB" --json >"$U/ls.json" && "$C" report --job "$CAIRN_JOB" --svg "$U/r.svg" ||
+    { echo "exit $?"; return 1; }
+  python3 - "$U/ls.json" "$U/r.svg" "$(pfs_gen 3)" "$(pfs_gen 2)" <<'PY'
+import json, os, sys, xml.etree.ElementTree as ET
+d = json.load(open(sys.argv[1]))
+g = {x["gen"]: x for x in d["generations"]}
+for gen, dirp in ((3, sys.argv[3]), (2, sys.argv[4])):
+    stored = sum(os.path.getsize(os.path.join(dirp, f)) for f in os.listdir(dirp) if f.startswith("agg-"))
+    x, p = g[gen], g[gen]["pfs"]
+    assert x["level"] == 4 and x["status"] == "complete" and x["ranks"] == 8, x
+    assert p["complete"] and p["files"] == 3 and p["bytes"] == stored and p["state_bytes"] > 0, (x, stored)
+svg = {int(e.get("data-gen")): e for e in ET.parse(sys.argv[2]).getroot().iter() if e.get("data-gen")}
+assert sorted(svg) == sorted(g), (sorted(svg), sorted(g))
+for gen in (2, 3):
+    e, x = svg[gen], g[gen]
+    assert int(e.get("data-level")) == 4 and int(e.get("data-bytes-l4")) == x["pfs"]["bytes"], e.attrib
+    assert int(e.get("data-bytes-l3")) == x["bytes"] > 0 and abs(float(e.get("data-seconds")) - x["seconds"]) < 1e-5, e.attrib
+PY
+}
+check "  ... ls --json and report --svg: generations 3 and 2 at level 4, their PFS bytes as on disk, the same in the picture" user_json
 no_pfs_known() {
   env -u CAIRN_PFS_DIR "$C" ls --job "$CAIRN_JOB" >"$U/out" 2>"$U/err" || return 1
   [ "$(wc -l <"$U/err")" = 1 ] && grep -q '^cairn: ls: no PFS directory known' "$U/err" ||
@@ -156,6 +179,15 @@ export CAIRN_DAEMON_LAUNCHER="bash scripts/mpirun.sh"
 drain_drawn() {
   "$C" start --nodes 4 >/dev/null || return 1
   scripts/mpirun.sh 8 "$T" save 1 1 >/dev/null || { "$C" stop; return 1; }
+  "$C" status --json >"$U/st.json" || { echo "status --json: exit $?"; "$C" stop; return 1; }
+  python3 - "$U/st.json" "$CAIRN_JOB" <<'PY' || { "$C" stop; return 1; }
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "cairn.status" and d["job"] == sys.argv[2] and d["daemons"] == 4, d
+assert len(d["nodes"]) == 4 and all(n["state"] in ("idle", "busy") for n in d["nodes"]), d
+for n in d["nodes"]:
+    os.kill(n["pid"], 0)  # each pid is a live daemon of this user
+PY
   on_pty "$U/pty" "$C" drain --timeout 120; local rc=$?
   "$C" drain --timeout 120 >"$U/piped" 2>"$U/perr"; local rc2=$?
   "$C" stop >/dev/null
@@ -166,7 +198,7 @@ drain_drawn() {
   [ "$(wc -l <"$U/piped")" = 1 ] && grep -Eqx "drained job $CAIRN_JOB: generation 1 is on the PFS \(.*\)" "$U/piped" &&
     ! test -s "$U/perr" || { echo "piped:"; cat -A "$U/piped" "$U/perr"; return 1; }
 }
-check "cairn drain on a terminal: progress with the bytes flushed; piped: the one line it always printed" drain_drawn
+check "cairn drain on a terminal: progress with the bytes flushed; piped: the one line it always printed (status --json before: 4 live daemons)" drain_drawn
 unset CAIRN_DAEMON_LAUNCHER
 
 check "cairn drill rank-crash on a terminal: a progress line counts the scenarios; the row is there" \

@@ -17,7 +17,7 @@
  * Only rank 0 calls these (fti_init.c broadcasts the result). Nothing here
  * allocates beyond one line buffer and the file's lines while marking.
  */
-#include "fti_impl.h"
+#include "fti_conf.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -378,4 +378,16 @@ int cfti_conf_mark(const char *path, int failure, const char *exec_id, char *msg
         return snprintf(msg, msg_len, "cannot rewrite %s: %s", path, strerror(e)), -1;
     }
     return 0;
+}
+
+int cfti_conf_tool_ini(const char *path, char *ini, size_t ini_len, char *msg, size_t msg_len)
+{
+    cfti_conf c;
+    cfti_conf_defaults(&c);
+    if (cfti_conf_read(path, &c, msg, msg_len) != 0)
+        return -1;
+    if (!c.exec_id[0])
+        return snprintf(msg, msg_len, "%s: no [restart] exec_id: no run has used this file yet",
+                        path), -1;
+    return cfti_conf_ini(&c, c.exec_id, ini, ini_len, msg, msg_len);
 }

@@ -14,6 +14,7 @@
  *   scr_record.c   that record's format (no MPI; fuzzed by fuzz_scr_record)
  *   scr_jobid.c    the job id SCR's rules give (no MPI; the cairn CLI links it too)
  *   scr_fortran.c  SCR's Fortran interface (scrf.h's calls) over the C API
+ *   scr_where.c    for tools: a program's cairn settings from its prefix (scr_where.h)
  *
  * State machine (SCR's): NONE -SCR_Init-> IDLE; IDLE -Start_output-> OUTPUT
  * -Complete_output-> IDLE; IDLE -Start_restart-> RESTART -Complete_restart->

@@ -22,7 +22,7 @@
  * are accepted and ignored; any other key is an error naming the line.
  * Writes only into the vl_config the caller owns.
  */
-#include "veloc_layer.h"
+#include "veloc_config.h"
 
 #include <errno.h>
 #include <limits.h>

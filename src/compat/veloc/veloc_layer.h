@@ -18,20 +18,9 @@
 #include <stdbool.h>
 
 #include "veloc.h"
+#include "veloc_config.h"
 
 #define VL_NAME_MAX CAIRN_LABEL_MAX /* a VeloC name is a cairn label */
-#define VL_INI_MAX 16384             /* the generated cairn settings */
-
-/* The VeloC config file, mapped (veloc_config.c). */
-typedef struct vl_config {
-    bool persistent;   /* persistent = given: level 4 is possible */
-    bool ec;           /* erasure coding for some checkpoints (ec_interval >= 0) */
-    long ec_interval;  /* seconds; 0 every checkpoint */
-    long pfs_interval; /* seconds; 0 every checkpoint; < 0 never */
-    char scratch[PATH_MAX]; /* VeloC's scratch when it is cairn's store.base: VELOC_Init
-                               creates it if missing; "" otherwise */
-    char ini[VL_INI_MAX]; /* the cairn INI text handed to cairn_init */
-} vl_config;
 
 /* One protected region, and how cairn currently protects it. */
 typedef struct vl_region {
@@ -68,8 +57,6 @@ typedef struct vl_state {
 
 vl_state *vl_state_get(void);
 
-/* Parse VeloC config file PATH into CFG; 0, or -1 after printing why. */
-int vl_config_load(const char *path, vl_config *cfg, int rank);
 
 /* Messages: every rank (vl_err) or rank 0 only (vl_err0, for agreed errors). */
 void vl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -122,6 +122,37 @@ check "fti: level 3 (4 nodes, group_size 4): crash, nodes 1 and 2 lost, decoded,
 fti_new l4
 check "fti: level 4 (glbl_dir): crash, every node lost, recovered from the PFS, bit-exact" \
   fti_crash 4 4 2 0 1
+# cairn ls / verify / report / inspect --fti FILE: the job (exec_id), base
+# (ckpt_dir) and PFS (glbl_dir) from FTI's file alone, as the layer finds them.
+fti_cli() {
+  local job c=$BUILD/cairn
+  job=$(fti_get exec_id)
+  fti_clean "$c" ls --base "$FTI_DIR/local" --pfs "$FTI_DIR/pfs" --job "$job" --json >"$FTI_DIR/want.json" &&
+    fti_clean "$c" ls --fti "$FTI_CFG" --json >"$FTI_DIR/ls.json" || { echo "cairn ls: exit $?"; return 1; }
+  python3 - "$FTI_DIR/want.json" "$FTI_DIR/ls.json" "$job" "$FTI_DIR/pfs/cairn-$(id -u)/$job" <<'PY' || return 1
+import json, os, sys
+want, got = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert got == want, (got, want)
+assert got["job"] == sys.argv[3], got["job"]
+pfs = sorted(int(g[4:]) for g in os.listdir(sys.argv[4]) if os.path.exists(os.path.join(sys.argv[4], g, "index")))
+assert pfs and [g["gen"] for g in got["generations"] if g["level"] == 4] == pfs[::-1], (got, pfs)
+PY
+  fti_clean "$c" verify --fti "$FTI_CFG" --json >"$FTI_DIR/v.json" || { echo "cairn verify --fti: exit $?"; return 1; }
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["summary"]; assert s["jobs"]==1 and s["ok"]>0 and s["corrupt"]==s["missing"]==0, s' "$FTI_DIR/v.json" || return 1
+  fti_clean "$c" report --fti "$FTI_CFG" --svg "$FTI_DIR/r.svg" || { echo "cairn report --fti: exit $?"; return 1; }
+  python3 - "$FTI_DIR/r.svg" "$FTI_DIR/ls.json" <<'PY' || return 1
+import json, sys, xml.etree.ElementTree as ET
+gens = [int(g.get("data-gen")) for g in ET.parse(sys.argv[1]).getroot().iter() if g.get("data-gen")]
+assert gens == sorted(g["gen"] for g in json.load(open(sys.argv[2]))["generations"]), gens
+PY
+  fti_clean "$c" inspect --fti "$FTI_CFG" >"$FTI_DIR/where" || { echo "cairn inspect --fti: exit $?"; return 1; }
+  grep -qx "job: *$job" "$FTI_DIR/where" && grep -qx "base: *$FTI_DIR/local" "$FTI_DIR/where" &&
+    grep -qx "pfs: *$FTI_DIR/pfs" "$FTI_DIR/where" || { cat "$FTI_DIR/where"; return 1; }
+  printf '[basic]\nckpt_dir = %s\nnode_size = x\n' "$FTI_DIR/local" >"$FTI_DIR/bad.fti"
+  fti_clean "$c" ls --fti "$FTI_DIR/bad.fti" >"$FTI_DIR/out" 2>&1
+  [ $? = 1 ] && grep -q "bad.fti:3: .*node_size" "$FTI_DIR/out" || { echo "a bad FTI file:"; cat "$FTI_DIR/out"; return 1; }
+}
+check "  ... cairn ls/verify/report/inspect --fti config.fti: its job, base and PFS from the file alone (ls --json as with --base/--pfs/--job)" fti_cli
 
 # Level 4 with erasure.m = 1 (group_size 4, node_size 1: 4 nodes; m by
 # CAIRN_EC_M): 2 of the 4 nodes lost is more than level 3 rebuilds, and the PFS

@@ -258,3 +258,6 @@ SCR_H=$SCR_H_TREE
 
 # Shared files, the cache directory, the job id: run_scr_dropin.sh.
 source tests/compat/scr/run_scr_dropin.sh
+
+# cairn ls/verify/report/inspect --scr PREFIX: run_scr_cli.sh.
+source tests/compat/scr/run_scr_cli.sh

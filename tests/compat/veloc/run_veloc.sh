@@ -54,6 +54,23 @@ export VREF VS VP VW VB
 printf 'scratch = %s\nec_interval = -1\n' "$VS" >"$VW/ref.cfg"
 check "veloc: heatdis_mem (VeloC's example, veloc.h only) runs 600 iterations on 4 ranks, 3 checkpoints" \
   bash -c "vmpi 4 '$VB/heatdis_mem' 1 '$VW/ref.cfg' '$VREF' && test -s '$VREF' && test \"\$(vlevel 600)\" = 1"
+# cairn ls / verify --veloc FILE: the job ("veloc") and base (scratch) from the config file alone.
+veloc_cli() {
+  local c=$BUILD/cairn
+  (for v in $(compgen -e | grep '^CAIRN_'); do unset "$v"; done
+   "$c" ls --veloc "$VW/ref.cfg" --json >"$VW/ls.json" && "$c" verify --veloc "$VW/ref.cfg" --json >"$VW/v.json") ||
+    { echo "cairn ls/verify --veloc: exit $?"; return 1; }
+  python3 - "$VW/ls.json" "$VW/v.json" "$VS/cairn-$(id -u)" <<'PY'
+import json, os, sys
+ls, v = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert ls["job"] == "veloc" and ls["store"] == sys.argv[3], ls
+job = sys.argv[3] + "/veloc"
+kept = sorted({int(g[4:]) for n in os.listdir(job) for g in os.listdir(os.path.join(job, n)) if g.startswith("gen-")}, reverse=True)
+assert kept[0] == 600 and [(g["gen"], g["level"], g["status"]) for g in ls["generations"]] == [(k, 1, "complete") for k in kept], (kept, ls["generations"])
+assert v["summary"]["generations"] == len(kept) and v["summary"]["corrupt"] == 0 and v["exit_status"] == 0, v["summary"]
+PY
+}
+check "  ... cairn ls/verify --veloc ref.cfg: job veloc under its scratch, the generations kept (600 newest)" veloc_cli
 
 # make install: libcairn-veloc.so.VERSION with its links, veloc.h under
 # include/cairn/veloc, cairn-veloc.pc; heatdis_mem built out of the tree with
