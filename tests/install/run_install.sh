@@ -8,6 +8,7 @@
 # checkpoint, then a second run that restarts and compares every byte (the
 # program exits 1 on any difference). Also a DESTDIR install (the staging
 # directory appears in no installed file), a refused PREFIX, and uninstall.
+# The CMake package is tested by tests/install/run_cmake.sh, sourced from here.
 # Sourced by tests/run.sh as section `install` (check, fresh, SCRATCH_DIRS).
 
 inst=$(mktemp -d /tmp/cairn-install.XXXXXX); SCRATCH_DIRS+=("$inst")
@@ -98,6 +99,9 @@ check "  ... every object of libcairn.a links with only what pkg-config --static
 fresh install-static; base=$CAIRN_BASE job=$CAIRN_JOB
 check "  ... 4 ranks on 2 nodes checkpoint at level 1; a second run restarts, every byte equal" \
   two_runs "$a/prog_static" -u LD_LIBRARY_PATH
+
+# The CMake package, from a CMake project outside the tree.
+source tests/install/run_cmake.sh
 
 # DESTDIR: files land under the staging directory, which no installed file names.
 stage=$inst/stage dest=/opt/cairn-install-test-$$
