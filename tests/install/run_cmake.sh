@@ -43,9 +43,11 @@ check "  ... builds prog.c and an FTI, SCR and VeloC program against cairn::<tar
   cmake_app --build build -j 2
 cm_ldd() {
   local b=$cm/build p
-  ldd "$b/prog_shared" | grep -q "libcairn.so.$major => $P/lib/libcairn.so.$major " || { ldd "$b/prog_shared"; return 1; }
-  for p in fti scr veloc; do
-    ldd "$b/${p}_shared" | grep -q "libcairn-$p.so.$major => $P/lib/libcairn-$p.so.$major " || { ldd "$b/${p}_shared"; return 1; }
+  for p in prog fti scr veloc; do
+    ldd "$b/${p}_shared" >"$cm/ldd.txt" || return 1
+    grep -q "libcairn.so.$major => $P/lib/libcairn.so.$major " "$cm/ldd.txt" || { echo "${p}_shared:"; cat "$cm/ldd.txt"; return 1; }
+    [ "$p" = prog ] || grep -q "libcairn-$p.so.$major => $P/lib/libcairn-$p.so.$major " "$cm/ldd.txt" ||
+      { echo "${p}_shared:"; cat "$cm/ldd.txt"; return 1; }
   done
   for p in prog fti scr veloc; do
     ! ldd "$b/${p}_static" | grep libcairn || { echo "${p}_static loads a libcairn"; return 1; }
@@ -66,6 +68,7 @@ layer_runs() {
   local layer=$1 kind=$2 d prog args=()
   d=$(mktemp -d /dev/shm/cairn-cmake.XXXXXX); SCRATCH_DIRS+=("$d")
   prog=$cm/build/${layer}_$kind
+  mkdir -p "$d/local" # the node-local directory, made by the site (SCR and VeloC make none)
   case $layer in
     fti)
       printf '[Basic]\nHead = 0\nNode_size = 2\nCkpt_dir = %s\nGlbl_dir = %s/global\nMeta_dir = %s/meta\n' "$d/local" "$d" "$d" >"$d/config.fti"
