@@ -112,3 +112,17 @@ cm_refused() { # find_package(cairn <next major>) fails at configure time, sayin
   grep -q "$version" <<<"$out" || { echo "$out" | tail -n 20; return 1; }
 }
 check "cmake: find_package(cairn $((major + 1)).0) is refused: the installed $version is another major version" cm_refused
+
+# cm_bad WANT PROJECT-LANGUAGES FIND-ARGS: a project that find_package cannot satisfy fails
+# at configure time with a message matching WANT.
+cm_bad() {
+  local want=$1 d out rc; d=$(mktemp -d "$cm/bad.XXXXXX")
+  printf 'cmake_minimum_required(VERSION 3.13)\nproject(bad %s)\nfind_package(cairn CONFIG REQUIRED %s)\n' "$2" "$3" >"$d/CMakeLists.txt"
+  out=$(cmake_app -S "$d" -B "$d/build" -DCMAKE_PREFIX_PATH="$P" 2>&1); rc=$?
+  [ "$rc" -ne 0 ] || { echo "configure succeeded"; return 1; }
+  grep -q -- "$want" <<<"$out" || { echo "$out" | tail -n 20; return 1; }
+}
+check "cmake: COMPONENTS nosuch is refused, naming the components there are" \
+  cm_bad "has no component 'nosuch' (it has: fti;scr;veloc;fortran)" C "COMPONENTS nosuch"
+check "cmake: a project without C is refused, saying why (cairn.h includes <mpi.h>)" \
+  cm_bad "need the C language enabled" NONE ""

@@ -109,11 +109,13 @@ destdir_install() {
   mk install DESTDIR="$stage" PREFIX="$dest" || return 1
   test -f "$stage$dest/lib/libcairn.so.$version" && test -L "$stage$dest/lib/libcairn.so.$major" || { echo "not staged"; return 1; }
   grep -qx "prefix=$dest" "$stage$dest/lib/pkgconfig/cairn.pc" || { cat "$stage$dest/lib/pkgconfig/cairn.pc"; return 1; }
+  grep -qF "set(_cairn_prefix \"$dest\")" "$stage$dest/lib/cmake/cairn/cairnConfig.cmake" ||
+    { cat "$stage$dest/lib/cmake/cairn/cairnConfig.cmake"; return 1; }
   ! test -e "$dest" || { echo "$dest was written outside DESTDIR"; return 1; }
   local hits; hits=$(grep -rlF "$stage" "$stage")
   [ -z "$hits" ] || { echo "these installed files name the staging directory: $hits"; return 1; }
 }
-check "make install DESTDIR=<tmp>/stage PREFIX=/opt/...: staged, cairn.pc says prefix=/opt/..., no file names the stage" destdir_install
+check "make install DESTDIR=<tmp>/stage PREFIX=/opt/...: staged, cairn.pc and cairnConfig.cmake say /opt/..., no file names the stage" destdir_install
 
 refused() { # refused PREFIX WHERE: a PREFIX that would write a broken cairn.pc; WHERE stays absent
   local out rc
