@@ -17,6 +17,17 @@
 cm=$inst/cmake-app; mkdir -p "$cm"
 cp tests/install/cmake/* tests/install/prog.c "$cm/"
 cm_fortran=OFF; command -v gfortran >/dev/null && cm_fortran=ON
+# The programs are built as the installed library was: with its MPI (FindMPI would pick
+# the default mpicc, Open MPI's; make check-mpich builds libcairn with MPICH), and under
+# CAIRN_SANITIZE instrumented too (the library is).
+cm_flags=()
+if ldd "$BUILD/libcairn.so" 2>/dev/null | grep -q libmpich; then
+  cm_flags+=(-DMPI_C_COMPILER=mpicc.mpich -DMPI_Fortran_COMPILER=mpif90.mpich)
+fi
+if [ -n "${CAIRN_SANITIZE:-}" ]; then
+  cm_flags+=("-DCMAKE_C_FLAGS=-fsanitize=address,undefined" "-DCMAKE_Fortran_FLAGS=-fsanitize=address,undefined"
+             "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
+fi
 # cmake_app ARGS...: cmake with nothing of the tree or of pkg-config in the environment
 cmake_app() {
   ( cd "$cm" && env -u CPATH -u C_INCLUDE_PATH -u LIBRARY_PATH -u PKG_CONFIG_PATH -u CMAKE_PREFIX_PATH \
@@ -33,7 +44,7 @@ check "cmake: make install wrote lib/cmake/cairn/cairnConfig.cmake (prefix <tmp>
 
 cm_configure() {
   cmake_app -S . -B build -DCMAKE_PREFIX_PATH="$P" -DCAIRN_WANT="$version" -DWITH_FORTRAN=$cm_fortran \
-    -DCMAKE_BUILD_TYPE=Release >"$cm/configure.log" 2>&1 || { tail -n 30 "$cm/configure.log"; return 1; }
+    -DCMAKE_BUILD_TYPE=Release "${cm_flags[@]}" >"$cm/configure.log" 2>&1 || { tail -n 30 "$cm/configure.log"; return 1; }
   # The targets' paths come from the installed package, none from the source tree.
   ! grep -rlF "$tree" "$cm/build" --include='*.make' --include='*.txt' --include='*.cmake' ||
     { echo "the build names the source tree"; return 1; }
