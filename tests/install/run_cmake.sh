@@ -61,7 +61,8 @@ cm_ldd() {
       { echo "${p}_shared:"; cat "$cm/ldd.txt"; return 1; }
   done
   for p in prog fti scr veloc; do
-    ! ldd "$b/${p}_static" | grep libcairn || { echo "${p}_static loads a libcairn"; return 1; }
+    ldd "$b/${p}_static" >"$cm/ldd.txt" || return 1
+    ! grep libcairn "$cm/ldd.txt" || { echo "${p}_static loads a libcairn"; return 1; }
   done
 }
 check "  ... ldd: the shared programs load libcairn(-LAYER).so.$major from <prefix>/lib (no LD_LIBRARY_PATH), the static ones no libcairn" cm_ldd
