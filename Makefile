@@ -324,7 +324,7 @@ PC_IN := cairn.pc.in cairn-fortran.pc.in cairn-scr.pc.in
 # needs (DEP_LIBS' -L directories, then its libraries by name, in link order).
 CMAKE_IN := cmake/cairnConfig.cmake.in cmake/cairnConfigVersion.cmake.in
 CMAKE_STATIC_LIBS = $(subst $(eval) ,;,$(strip $(filter -L%,$(DEP_LIBS)) $(patsubst -l%,%,$(filter -l%,$(DEP_LIBS)))))
-SIZEOF_VOID_P := $(shell echo __SIZEOF_POINTER__ | $(CC) -E -P - 2>/dev/null | tail -n 1)
+SIZEOF_VOID_P = $(shell echo __SIZEOF_POINTER__ | $(CC) -E -P - 2>/dev/null | tail -n 1)
 # The layers' shared libraries find libcairn.so.$(SOMAJOR) beside themselves (RUNPATH
 # $$ORIGIN): a program's own RUNPATH (CMake's build tree, -Wl,-rpath) covers only the
 # libraries it names itself, not what they need in turn.
