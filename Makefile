@@ -341,6 +341,30 @@ fuzz: deps
 # DESTDIR) and @VERSION@ filled in. A module of its own (cairn-fti, cairn-scr, cairn-veloc,
 # cairn-fortran) adds its template's path to this list; install and uninstall follow.
 PC_IN := cairn.pc.in cairn-fortran.pc.in cairn-scr.pc.in
+# The CMake package: cmake/NAME.cmake.in written at install time as
+# $(PREFIX)/lib/cmake/cairn/NAME.cmake, like the .pc files (no CMake at build time):
+# @PREFIX@, @VERSION@, @SOMAJOR@, @SIZEOF_VOID_P@ and @STATIC_LIBS@, what libcairn.a
+# needs (DEP_LIBS' -L directories, then its libraries by name, in link order).
+CMAKE_IN := cmake/cairnConfig.cmake.in cmake/cairnConfigVersion.cmake.in
+CMAKE_STATIC_LIBS = $(subst $(eval) ,;,$(strip $(filter -L%,$(DEP_LIBS)) $(patsubst -l%,%,$(filter -l%,$(DEP_LIBS)))))
+SIZEOF_VOID_P = $(shell echo __SIZEOF_POINTER__ | $(CC) -E -P - 2>/dev/null | tail -n 1)
+# The layers' shared libraries find libcairn.so.$(SOMAJOR) beside themselves (RUNPATH
+# $$ORIGIN): a program's own RUNPATH (CMake's build tree, -Wl,-rpath) covers only the
+# libraries it names itself, not what they need in turn.
+$(addprefix $(BUILD)/libcairn-,scr.so fti.so veloc.so fortran.so): LDFLAGS_ALL += -Wl,-rpath,'$$ORIGIN'
+.PHONY: install-cmake uninstall-cmake
+install: install-cmake
+uninstall: uninstall-cmake
+install-cmake: install-check
+	install -d $(DESTDIR)$(PREFIX)/lib/cmake/cairn
+	for t in $(CMAKE_IN); do m=$$(basename $$t .in) && \
+	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@SOMAJOR@|$(SOMAJOR)|g' \
+	      -e 's|@SIZEOF_VOID_P@|$(SIZEOF_VOID_P)|g' -e 's|@STATIC_LIBS@|$(CMAKE_STATIC_LIBS)|g' \
+	      $$t > $(DESTDIR)$(PREFIX)/lib/cmake/cairn/$$m && \
+	  chmod 644 $(DESTDIR)$(PREFIX)/lib/cmake/cairn/$$m || exit 1; done
+uninstall-cmake: install-check
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/lib/cmake/cairn/,$(notdir $(CMAKE_IN:.in=)))
+	rmdir $(DESTDIR)$(PREFIX)/lib/cmake/cairn $(DESTDIR)$(PREFIX)/lib/cmake 2>/dev/null || true
 SHARE_CAIRN := scripts/slurm/cairn-prolog scripts/slurm/cairn-epilog scripts/drill.sh scripts/soak.sh \
                scripts/mpirun.sh $(BUILD)/examples/heat
 .PHONY: install-check uninstall

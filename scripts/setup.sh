@@ -12,6 +12,9 @@ pkgs=(
   libopenmpi-dev openmpi-bin            # MPI (MPICH also works: setup.sh mpich)
   gfortran                              # the Fortran binding (module cairn) and its tests
   python3 python3-numpy python3-mpi4py  # the Python binding (package cairn) and its tests
+  python3-venv python3-pip              # pip install of the package cairn into a venv (its test)
+  python3-setuptools python3-wheel      # pyproject.toml's build backend, offline (--no-build-isolation)
+  cmake                                 # the CMake package's test: an application project finds cairn
   libjerasure-dev libgf-complete-dev    # Cauchy Reed-Solomon
   libisal-dev                           # accelerated erasure-coding kernels
   zlib1g-dev libzstd-dev liblz4-dev     # lossless codecs
@@ -42,7 +45,7 @@ pkgs=(
 # by the package that has them: "PACKAGE COMMAND...", one package a line.
 tools=(
   "make make" "gcc gcc" "binutils ar nm objdump readelf" "pkg-config pkg-config"
-  "openmpi-bin mpirun" "libopenmpi-dev mpicc mpif90" "gfortran gfortran" "python3 python3"
+  "openmpi-bin mpirun" "libopenmpi-dev mpicc mpif90" "gfortran gfortran" "python3 python3" "cmake cmake"
   "clang clang" "xdelta3 xdelta3"
   "slurmctld slurmctld" "slurmd slurmd" "slurm-client sbatch srun scontrol sinfo squeue scancel"
   "munge munged mungekey munge unmunge"

@@ -13,8 +13,8 @@
 # the cluster lab take turns on machine-wide names (slurmctld's ports, munge,
 # namespace nodes) anyway; the quickest ones share one child's start-up.
 LANE_QUEUE="daemon:300 soak:212 pfs:189 slurm+cluster:181 owed:174 mpi:140 hooks:136 veloc:122
-  incr:120 crash:120 query:106 drill:85 levels:84 scr:84 fti:82 remap:63 ring:63 unit:59
-  fortran:51 python:50 demo:37 h5:36 need:33 user:32 auto:22 nodes:19 install:17 lossy:10
+  incr:120 crash:120 query:106 drill:85 levels:84 scr:84 fti:82 remap:63 ring:63 python:60 unit:59
+  fortran:51 demo:37 h5:36 need:33 user:32 install:30 auto:22 nodes:19 lossy:10
   replay+cli+config+docs:13"
 
 lanes_run() {

@@ -8,6 +8,7 @@
 # checkpoint, then a second run that restarts and compares every byte (the
 # program exits 1 on any difference). Also a DESTDIR install (the staging
 # directory appears in no installed file), a refused PREFIX, and uninstall.
+# The CMake package is tested by tests/install/run_cmake.sh, sourced from here.
 # Sourced by tests/run.sh as section `install` (check, fresh, SCRATCH_DIRS).
 
 inst=$(mktemp -d /tmp/cairn-install.XXXXXX); SCRATCH_DIRS+=("$inst")
@@ -99,17 +100,22 @@ fresh install-static; base=$CAIRN_BASE job=$CAIRN_JOB
 check "  ... 4 ranks on 2 nodes checkpoint at level 1; a second run restarts, every byte equal" \
   two_runs "$a/prog_static" -u LD_LIBRARY_PATH
 
+# The CMake package, from a CMake project outside the tree.
+source tests/install/run_cmake.sh
+
 # DESTDIR: files land under the staging directory, which no installed file names.
 stage=$inst/stage dest=/opt/cairn-install-test-$$
 destdir_install() {
   mk install DESTDIR="$stage" PREFIX="$dest" || return 1
   test -f "$stage$dest/lib/libcairn.so.$version" && test -L "$stage$dest/lib/libcairn.so.$major" || { echo "not staged"; return 1; }
   grep -qx "prefix=$dest" "$stage$dest/lib/pkgconfig/cairn.pc" || { cat "$stage$dest/lib/pkgconfig/cairn.pc"; return 1; }
+  grep -qF "set(_cairn_prefix \"$dest\")" "$stage$dest/lib/cmake/cairn/cairnConfig.cmake" ||
+    { cat "$stage$dest/lib/cmake/cairn/cairnConfig.cmake"; return 1; }
   ! test -e "$dest" || { echo "$dest was written outside DESTDIR"; return 1; }
   local hits; hits=$(grep -rlF "$stage" "$stage")
   [ -z "$hits" ] || { echo "these installed files name the staging directory: $hits"; return 1; }
 }
-check "make install DESTDIR=<tmp>/stage PREFIX=/opt/...: staged, cairn.pc says prefix=/opt/..., no file names the stage" destdir_install
+check "make install DESTDIR=<tmp>/stage PREFIX=/opt/...: staged, cairn.pc and cairnConfig.cmake say /opt/..., no file names the stage" destdir_install
 
 refused() { # refused PREFIX WHERE: a PREFIX that would write a broken cairn.pc; WHERE stays absent
   local out rc

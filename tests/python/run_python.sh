@@ -104,3 +104,53 @@ p_remap4() {
 fresh_pfs p-remap4
 check "python remap: 4 ranks save at level 4; every node wiped; 4 -> 6 ranks from the PFS, bit-exact" p_remap4
 unset CAIRN_RANKS_PER_NODE CAIRN_PFS_DIR
+
+# pip: the package installed from the source tree (pyproject.toml at the top) into a
+# virtual environment that sees Debian's numpy and mpi4py (--system-site-packages),
+# offline (--no-index, --no-build-isolation: setuptools from Debian). CAIRN_PREFIX
+# names the cairn install whose lib directory the package records; nothing else
+# (no PYTHONPATH, LD_LIBRARY_PATH or CAIRN_LIBRARY) points at cairn afterwards.
+V=$(mktemp -d /tmp/cairn-venv.XXXXXX); SCRATCH_DIRS+=("$V")
+p_tree=$PWD
+vpy() { env -u PYTHONPATH -u LD_LIBRARY_PATH -u CAIRN_LIBRARY "${p_env[@]}" "$V/bin/python" "$@"; }
+pip_in() { # pip_in [ENV...]: pip install this tree into the venv, in place of an earlier install
+  ( cd "$V" && export -n PYTHONPATH PKG_CONFIG_PATH && "$V/bin/python" -m pip uninstall -y -q cairn >/dev/null 2>&1
+    env "$@" "$V/bin/python" -m pip install --no-index --no-build-isolation --no-cache-dir \
+      --disable-pip-version-check "$p_tree" )
+}
+check "pip: python3 -m venv --system-site-packages (offline)" "$PY" -m venv --system-site-packages "$V"
+pip_refused() { # a CAIRN_PREFIX without libcairn: pip fails naming it, nothing installed
+  local out rc
+  out=$(pip_in CAIRN_PREFIX="$V/no-cairn" 2>&1); rc=$?
+  [ "$rc" -ne 0 ] || { echo "pip install with CAIRN_PREFIX=$V/no-cairn succeeded"; return 1; }
+  grep -q "CAIRN_PREFIX=$V/no-cairn: no libcairn.so" <<<"$out" || { echo "$out" | tail -n 20; return 1; }
+  ! vpy -c 'import cairn' 2>/dev/null || { echo "cairn is importable in the venv"; return 1; }
+}
+check "pip: CAIRN_PREFIX naming no cairn install is refused, saying why; nothing installed" pip_refused
+check "pip: CAIRN_PREFIX=<prefix> pip install --no-index --no-build-isolation <tree>" pip_in CAIRN_PREFIX="$P_PREFIX"
+pip_where() { # the venv's python imports the venv's package, over the prefix's libcairn
+  local out; out=$(cd "$V" && vpy -c 'import cairn, cairn._lib as l; print(cairn.__file__); print(l.load()[1]); print(cairn.VERSION_STRING)') || return 1
+  grep -qx "$V/lib/python3[.0-9]*/site-packages/cairn/__init__.py" <<<"$out" &&
+    grep -qx "$P_PREFIX/lib/libcairn.so.0" <<<"$out" &&
+    grep -qx "$(sed -n 's/^#define CAIRN_VERSION_STRING "\(.*\)"/\1/p' include/cairn.h)" <<<"$out" || { echo "$out"; return 1; }
+}
+check "  ... import cairn: the venv's package, libcairn.so.0 from <prefix>/lib, the version of cairn.h" pip_where
+export CAIRN_RANKS_PER_NODE=2
+pip_heat() { # the heat stencil of the checks above, from the venv: crash, restore, same bytes
+  local PY=$V/bin/python p_env=(-u PYTHONPATH -u LD_LIBRARY_PATH "${p_env[@]}")
+  p_scenario pip 1 20 "" 16
+}
+check "  ... the venv's python under mpirun, 4 ranks on 2 nodes: heat killed after step 20, restored from 16, bit-exact" pip_heat
+unset CAIRN_RANKS_PER_NODE
+pip_unfound() { # installed with no prefix known: import fails saying how to point at libcairn
+  pip_in PKG_CONFIG_LIBDIR="$V/none" >/dev/null 2>&1 || { echo "pip install without CAIRN_PREFIX failed"; return 1; }
+  run_grep_rc 1 'cannot load libcairn .*CAIRN_LIBRARY.*CAIRN_PREFIX' vpy -c 'import cairn' &&
+    env -u PYTHONPATH -u LD_LIBRARY_PATH CAIRN_LIBRARY="$P_PREFIX/lib/libcairn.so.0" "${p_env[@]}" "$V/bin/python" -c 'import cairn'
+}
+if /sbin/ldconfig -p | grep -q 'libcairn\.so\.0 '; then
+  skip "pip: a package that cannot find libcairn (the loader finds one here: $(/sbin/ldconfig -p | grep -m1 'libcairn\.so\.0 '))"
+else
+  check "  ... installed without CAIRN_PREFIX (no cairn.pc found): import says how to find libcairn; CAIRN_LIBRARY does" pip_unfound
+fi
+pip_pc() { pip_in PKG_CONFIG_PATH="$P_PREFIX/lib/pkgconfig" >/dev/null && pip_where; }
+check "  ... installed with PKG_CONFIG_PATH=<prefix>/lib/pkgconfig instead of CAIRN_PREFIX: cairn.pc's libdir recorded" pip_pc

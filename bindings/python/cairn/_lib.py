@@ -4,8 +4,9 @@ package cairn, which owns the only handle to the loaded library.
 
 The library is the first of these that loads:
   1. $CAIRN_LIBRARY, a path (then nothing else is tried);
-  2. libcairn.so.0, then libcairn.so, in the lib directory of the prefix
-     `make install` put this package under (recorded in cairn/_install.py);
+  2. libcairn.so.0, then libcairn.so, in the lib directory recorded in
+     cairn/_install.py: by `make install` (its PREFIX), or by `pip install`
+     (CAIRN_PREFIX, else pkg-config's cairn.pc; setup.py);
   3. libcairn.so.0 by the dynamic linker's search (LD_LIBRARY_PATH, ldconfig);
   4. ctypes.util.find_library("cairn").
 A function the loaded library lacks (an older libcairn) raises
@@ -96,7 +97,9 @@ def load():
             return ctypes.CDLL(cand), cand
         except OSError as e:
             tried.append(str(e))
-    raise ImportError("cairn: cannot load libcairn (tried: %s); set CAIRN_LIBRARY to its path"
+    raise ImportError("cairn: cannot load libcairn (tried: %s); set CAIRN_LIBRARY to its path "
+                      "or LD_LIBRARY_PATH to its directory, or install this package again "
+                      "with CAIRN_PREFIX set to the prefix cairn was installed with"
                       % "; ".join(tried))
 
 
