@@ -223,9 +223,17 @@ const key_def cn_config_keys[] = {
     {.section = "daemon", .name = "boost_after", .env = "CAIRN_DAEMON_BOOST_AFTER",
      .kind = K_INT, .min = 0, .max = 86400, .def = "30", FIELD(daemon_boost_after),
      .doc = "cairnd works at idle priority (SCHED_IDLE, I/O class idle, its session's autogroup "
-            "at nice 19: it yields every core to the application) until the oldest generation "
+            "at the weight daemon.share gives) until the oldest generation "
             "queued to it, or a `cairn flush`, has waited this many seconds; then, and whenever a drain, a hold or a stop waits "
             "for it, at normal priority. 0: always at normal priority"},
+    {.section = "daemon", .name = "share", .env = "CAIRN_DAEMON_SHARE", .kind = K_INT,
+     .min = 0, .max = 50, .def = "10", FIELD(daemon_share),
+     .doc = "while cairnd works at idle priority, the share of the CPU (percent) its session "
+            "takes against each other busy session: the application's ranks, or any other load "
+            "on the node (its autogroup's nice: 10 gives nice 10, a weight of 110 against 1024). "
+            "The background flush keeps going beside busy cores and slows a computing "
+            "application by about this much at most. 0: nice 19, the least the kernel gives "
+            "(a flush beside busy cores then waits for daemon.boost_after)"},
     {.section = "log", .name = "level", .env = "CAIRN_LOG_LEVEL", .kind = K_ENUM,
      .words = LOG_WORDS, .def = "warn", FIELD(log_level),
      .doc = "messages printed to stderr: this level and more severe ones; `info` adds one "

@@ -110,7 +110,8 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    int rc = api_agree(ctx, d_prio_init(&st, cfg.daemon_boost_after, ctx->size, &ctx->err));
+    int rc = api_agree(ctx, d_prio_init(&st, cfg.daemon_boost_after, cfg.daemon_share,
+                                        ctx->size, &ctx->err));
     if (rc == 0)
         rc = api_agree(ctx, d_serve_start(&st, ctx->nodefd, &ctx->err));
     if (rc == 0)

@@ -48,6 +48,7 @@ typedef struct d_gen {
 typedef struct d_prio {          /* prio.c's, under its MU (boost_after, work_tid: fixed) */
     pthread_mutex_t mu;
     int boost_after;             /* daemon.boost_after, seconds */
+    int idle_nice;               /* the autogroup's nice while idle (daemon.share) */
     pid_t work_tid;              /* the main thread */
     pid_t *others;               /* threads left as they are (socket thread, MPI's) */
     size_t nothers;
@@ -123,8 +124,12 @@ void d_resume(d_state *st, cairn_ctx *ctx);
 /* prio.c: monotonic seconds. */
 double d_now(void);
 /* prio.c: before the socket thread starts, on the main thread: what the
- * host allows (SCHED_IDLE, CPUs), for NDAEMONS daemons; CAIRN_ENOMEM. */
-int d_prio_init(d_state *st, int boost_after, int ndaemons, cn_err *err);
+ * host allows (SCHED_IDLE, CPUs), for NDAEMONS daemons, boosted after
+ * BOOST_AFTER seconds, SHARE percent of a CPU while idle; CAIRN_ENOMEM. */
+int d_prio_init(d_state *st, int boost_after, int share, int ndaemons, cn_err *err);
+/* prio.c: the autogroup nice whose weight is SHARE percent against one
+ * session at nice 0 (19 for 0; 0 for 50). */
+int d_prio_share_nice(int share);
 /* prio.c: once the socket thread runs: the threads there are now stay as
  * they are; the work goes to the priority d_prio_update chooses. */
 void d_prio_start(d_state *st);

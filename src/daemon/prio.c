@@ -11,10 +11,12 @@
  * epilog), a HOLD (a checkpoint or a restart about to rewrite generation
  * directories), a stop or SIGTERM; and when the oldest generation queued, or
  * a FLUSH asked for, has waited daemon.boost_after seconds (0: always
- * normal). The process's autogroup, if the kernel has them, follows: nice
- * 19 while the work is idle (SCHED_IDLE alone weighs nothing against another
- * session's ranks), 0 when boosted; each daemon is in a session of its own
- * for that (apply_group). A drain is asked of one daemon, but all of them do it: each tick
+ * normal). The process's autogroup, if the kernel has them, follows: while
+ * the work is idle, the nice whose weight is daemon.share percent against a
+ * busy session (SCHED_IDLE alone weighs nothing against another session's
+ * ranks; nice 19 gave a flush 1.4% of a core beside them, so it waited for the
+ * boost), 0 when boosted; each daemon is in a session of its own for that
+ * (apply_group). A drain is asked of one daemon, but all of them do it: each tick
  * of work.c's agreement tells every daemon whether one of them is waited on
  * (so the others follow from the next generation on). The socket thread, at
  * normal priority, decides: when a request comes, and once a second
@@ -43,6 +45,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -119,7 +122,7 @@ static void *probe(void *arg)
 }
 
 /*
- * The weight of this process's autogroup: nice 19 while idle, 0 otherwise.
+ * The weight of this process's autogroup: idle_nice while idle, 0 otherwise.
  * With autogroups on (Linux's sched_autogroup_enabled, a default of many
  * distributions), each session shares the CPUs as one entity: a daemon in a
  * session apart from the ranks (cairn start's, or a launcher's) ranks its
@@ -142,7 +145,9 @@ static void apply_group(d_state *st, bool idle)
         return;
     char now[128] = "";
     ssize_t n = read(fd, now, sizeof now - 1);
-    const char *want = idle ? "19" : "0", *at = n > 0 ? strstr(now, " nice ") : NULL;
+    char want[8];
+    snprintf(want, sizeof want, "%d", idle ? st->prio.idle_nice : 0);
+    const char *at = n > 0 ? strstr(now, " nice ") : NULL;
     if (!at || atoi(at + 6) != atoi(want)) {
         if (write(fd, want, strlen(want)) < 0 && errno != EAGAIN && !st->prio.warned) {
             cn_warn("cannot set this daemon's autogroup to nice %s: %s", want, strerror(errno));
@@ -188,13 +193,32 @@ static void apply(d_state *st, bool idle)
     st->prio.applied = d_now();
 }
 
-int d_prio_init(d_state *st, int boost_after, int ndaemons, cn_err *err)
+/* The kernel's weight of nice 0..19 (sched_prio_to_weight). */
+static const int nice_weight[20] = {1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
+                                    110,  87,  70,  56,  45,  36,  29,  23,  18,  15};
+
+int d_prio_share_nice(int share)
+{
+    if (share <= 0)
+        return 19;
+    if (share >= 50)
+        return 0;
+    double want = 1024.0 * share / (100.0 - share); /* w / (w + 1024) = share */
+    int best = 19;
+    for (int n = 19; n >= 0; n--) /* the nearest weight, by ratio */
+        if (fabs(log(nice_weight[n] / want)) < fabs(log(nice_weight[best] / want)))
+            best = n;
+    return best;
+}
+
+int d_prio_init(d_state *st, int boost_after, int share, int ndaemons, cn_err *err)
 {
     st->prio.gather = malloc(2 * (size_t)ndaemons * sizeof *st->prio.gather);
     if (!st->prio.gather)
         return cn_fail(err, CAIRN_ENOMEM, "out of memory");
     pthread_mutex_init(&st->prio.mu, NULL);
     st->prio.boost_after = boost_after;
+    st->prio.idle_nice = d_prio_share_nice(share);
     st->prio.work_tid = tid_self();
     if (getsid(0) != getpid())
         setsid(); /* fails for a process group leader (Open MPI's ranks are) */

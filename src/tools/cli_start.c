@@ -46,8 +46,9 @@ const char cli_start_usage[] =
     "The daemons log to <base>/cairn-<uid>/<job>/" LOG_NAME ". The job's ranks find\n"
     "them at cairn_init or their next checkpoint and hand levels 2-4 over. The\n"
     "daemons work at idle CPU and I/O priority (on the CPUs the ranks leave spare,\n"
-    "if any), and at normal priority while a drain, a hold or a stop waits, or once\n"
-    "a generation has waited daemon.boost_after seconds in their queue.\n";
+    "if any; their session weighs daemon.share percent against a busy one), and at\n"
+    "normal priority while a drain, a hold or a stop waits, or once a generation\n"
+    "has waited daemon.boost_after seconds in their queue.\n";
 
 const char cli_stop_usage[] =
     "Usage: cairn stop [--job ID] [--config FILE] [--timeout SECONDS]\n"

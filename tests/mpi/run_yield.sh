@@ -16,16 +16,17 @@ y_io() { ionice -p "$1" | sed 's/:.*//'; }
 # y_group PID: the nice value of PID's autogroup (empty on a kernel without autogroups).
 y_group() { sed -n 's/.* nice *//p' "/proc/$1/autogroup" 2>/dev/null; }
 # y_all_at POLICY IOCLASS: every daemon's work thread is at them (and there are 4 daemons),
-# and its autogroup, where the kernel has them, at nice 19 for SCHED_IDLE, else 0: cairn
-# start runs the daemons in a session of their own, which would otherwise weigh as much
-# as the application's session, whatever the priority of the threads inside it
-# (Y_ANY_GROUP set: the group is not checked).
+# and its autogroup, where the kernel has them, at the nice daemon.share gives for
+# SCHED_IDLE (Y_IDLE_NICE, default 10: share 10%), else 0: cairn start runs the daemons
+# in a session of their own, which would otherwise weigh as much as the application's
+# session, whatever the priority of the threads inside it (Y_ANY_GROUP set: the group is
+# not checked).
 y_all_at() {
   local p n=0 g
   for p in $(y_pids); do
     [ "$(y_policy "$p")" = "$1" ] && [ "$(y_io "$p")" = "$2" ] || return 1
     g=$(y_group "$p")
-    [ -z "$g" ] || [ -n "${Y_ANY_GROUP:-}" ] || [ "$g" = "$([ "$1" = SCHED_IDLE ] && echo 19 || echo 0)" ] || return 1
+    [ -z "$g" ] || [ -n "${Y_ANY_GROUP:-}" ] || [ "$g" = "$([ "$1" = SCHED_IDLE ] && echo "${Y_IDLE_NICE:-10}" || echo 0)" ] || return 1
     n=$((n + 1))
   done
   [ "$n" -eq "${Y_N:-4}" ]
@@ -63,7 +64,7 @@ export -f y_pids y_group y_policy y_io y_all_at y_wait_at y_drain_boosts y_wait_
 # Each generation held 10 s by the daemons (so the drain waits long enough
 # to be seen); boost_after far away, so only what waits raises their priority.
 fresh_pfs yield
-check "yield: 4 daemons start with their work thread at SCHED_IDLE and I/O class idle, their autogroup at nice 19" \
+check "yield: 4 daemons start with their work thread at SCHED_IDLE and I/O class idle, their autogroup at nice 10 (daemon.share 10: a weight of 110 against a busy session's 1024)" \
   bash -c "CAIRN_DAEMON_DELAY_MS=10000 CAIRN_DAEMON_BOOST_AFTER=3600 '$C' start --nodes 4 >/dev/null && y_all_at SCHED_IDLE idle"
 check "  ... 2 generations at level 4 handed over: the daemons work on them, still at idle priority" \
   bash -c "scripts/mpirun.sh 8 $T save 2 4 && daemons_busy && y_all_at SCHED_IDLE idle"
@@ -73,6 +74,15 @@ check "  ... generation 2 reached level 3; cairn stop" bash -c "test \"\$(level_
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: generation 2 restored from the PFS, bit-exact" \
   run_grep 'restoring generation 2 from the PFS' scripts/mpirun.sh 8 "$T" restore 2
+
+# daemon.share sets the weight of the daemons' session while idle: 0 the
+# least the kernel gives (nice 19), 25 a quarter (nice 5); an out-of-range
+# share is refused before any daemon starts.
+fresh_pfs yield-share
+check "yield: daemon.share 0: the daemons' autogroup at nice 19; 25: at nice 5; 51 refused (exit 1, naming the key, no daemon started)" \
+  bash -c "rc=0; CAIRN_DAEMON_SHARE=0 '$C' start --nodes 4 >/dev/null && Y_IDLE_NICE=19 y_wait_at SCHED_IDLE idle || rc=1; '$C' stop >/dev/null || rc=1
+           CAIRN_DAEMON_SHARE=25 '$C' start --nodes 4 >/dev/null && Y_IDLE_NICE=5 y_wait_at SCHED_IDLE idle || rc=1; '$C' stop >/dev/null || rc=1
+           out=\$(CAIRN_DAEMON_SHARE=51 '$C' start --nodes 4 2>&1); s=\$?; echo \"\$out\"; test \$s = 1 && grep -q CAIRN_DAEMON_SHARE <<<\"\$out\" && test -z \"\$(y_pids 2>/dev/null)\" || rc=1; exit \$rc"
 
 # Daemons launched straight by the launcher, in the session that runs the
 # ranks too (as a job script might, without cairn start): their autogroup is
