@@ -3,9 +3,15 @@
  *
  *   fti_conf.c    FTI's configuration file: read and check it, turn it into
  *                 cairn settings (an INI text), record the restart state in it
- *   fti_init.c    FTI_Init / FTI_Finalize / FTI_Status, the types, FTI_Protect
+ *   fti_init.c    FTI_Init / FTI_Finalize / FTI_Status, FTI_Protect
  *   fti_ckpt.c    FTI_Checkpoint / FTI_Snapshot / FTI_Recover / FTI_RecoverVar /
  *                 FTI_GetStoredSize / FTI_Realloc
+ *   fti_stage.c   the restart's copy of the checkpoint: read once by FTI_Init,
+ *                 handed out by variable (FTI_RecoverVar is local, any order)
+ *   fti_index.c   the layer's index of a checkpoint (stored with it as cairn
+ *                 variable "fti-index"): encode and decode (fuzzed)
+ *   fti_types.c   the data types, attributes, HDF5 names, string ids
+ *   fti_more.c    FTI_GetConfig, the iCP calls, the calls not honoured
  *
  * The layer uses cairn's public API only (cairn.h). Its state is one
  * process-wide cfti_state, as FTI's own is: FTI has one context per process.
@@ -27,15 +33,21 @@
 #define CFTI_INI_MAX 2048 /* the generated cairn settings */
 #define CFTI_FIRST_USER_TYPE 11 /* FTI's basic types are 0..10 */
 
-/* What FTI's configuration file says (only the keys the layer maps). */
+/* What FTI's configuration file says (every key FTI 1.6 reads). */
 typedef struct cfti_conf {
     char ckpt_dir[CFTI_PATH_MAX + 1]; /* absolute; "" not given */
     char glbl_dir[CFTI_PATH_MAX + 1];
+    char meta_dir[FTI_BUFS], h5_dir[FTI_BUFS], h5_prefix[FTI_BUFS];
     int head, node_size, group_size, local_test; /* -1: not given */
     int ckpt_l[5];                               /* minutes per level 1..4; <= 0: none */
     int inline_l[5];                             /* levels 2..4 */
     int keep_last, keep_l4, verbosity;
     int dcp, dcp_block; /* enable_dcp, dCP_Block_Size */
+    int dcp_mode, dcp_stack, dcp_l4, cached_dcp;
+    int staging, keep_heads, ckpt_io, max_sync, h5_enable, h5_keep;
+    int block_kb, transfer_mb, ckpt_tag, stage_tag, final_tag, general_tag;
+    long gpu_bufsize;
+    int inj_rank, inj_index, inj_position, inj_number, inj_frequency;
     int failure;        /* [restart] failure: 0 fresh, 1 restart, 2 restart from the kept one */
     char exec_id[FTI_BUFS]; /* [restart] exec_id */
 } cfti_conf;
@@ -44,10 +56,12 @@ typedef struct cfti_conf {
 void cfti_conf_defaults(cfti_conf *c);
 
 /* Read and check FTI's configuration file PATH into C. 0, or -1 with MSG
- * ("config.fti:12: node_size: 'x' is not an integer"). Keys FTI knows but
- * cairn has no use for are accepted; keys FTI does not know are warned
- * about (stderr), once each. Reads only. */
+ * ("config.fti:12: node_size: 'x' is not an integer"; what FTI itself refuses,
+ * with FTI's reason). Keys FTI knows but cairn has no use for are accepted;
+ * those cairn does differently are warned about (WARN nonzero: stderr, once
+ * each); keys FTI does not know are warned about and ignored. Reads only. */
 int cfti_conf_read(const char *path, cfti_conf *c, char *msg, size_t msg_len);
+int cfti_conf_read_quiet(const char *path, cfti_conf *c, char *msg, size_t msg_len);
 
 /* The cairn settings (INI text) for C, with job id JOB ("" leaves cairn's own
  * rule). 0, or -1 with MSG. */
@@ -65,8 +79,30 @@ typedef struct cfti_var {
     int id;
     void *ptr;
     long count;
-    FTIT_type type;
+    fti_id_t type;
+    cairn_type ctype; /* as stored: CTYPE x ELEMS */
+    size_t elems;
 } cfti_var;
+
+/* One variable of a checkpoint, as its index tells (fti_index.c). */
+typedef struct cfti_entry {
+    int id;
+    cairn_type ctype;
+    size_t elems;
+    void *data; /* fti_stage.c: the restart's copy, until recovered; else NULL */
+} cfti_entry;
+
+#define CFTI_INDEX_NAME "fti-index"
+#define CFTI_INDEX_MAGIC 0x4346544949584631LL /* "CFTIIXF1" */
+#define CFTI_INDEX_MAX 1000000                 /* variables one index may list */
+
+/* The index of N entries as int64 words into *WORDS (malloc'd, *NWORDS). 0,
+ * or -1 (out of memory). */
+int cfti_index_encode(const cfti_entry *e, int n, int64_t **words, size_t *nwords);
+/* Decode NWORDS int64 words into *E (malloc'd; data NULL) and *N. 0, or -1
+ * with MSG (a bad magic, count, id twice, type or size). */
+int cfti_index_decode(const int64_t *words, size_t nwords, cfti_entry **e, int *n, char *msg,
+                      size_t msg_len);
 
 typedef struct cfti_state {
     cairn_ctx *ctx; /* NULL: not initialized */
@@ -85,6 +121,14 @@ typedef struct cfti_state {
     int keep_last, verbosity;
     cfti_var *vars;
     int nvars, cap;
+    /* What the newest checkpoint holds for this rank (this run's, else the
+     * restart's): FTI_GetStoredSize; data set while staged for a restart. */
+    cfti_entry *known;
+    int nknown;
+    int known_ok;  /* 1 known is valid; 0 no index (a checkpoint without one) */
+    int staged;    /* 1 the restart's data are in known[].data */
+    int stage_rc;  /* FTI_NREC when staging failed: FTI_Recover / FTI_RecoverVar say so */
+    char stage_msg[CFTI_MSG_MAX];
 } cfti_state;
 
 extern cfti_state cfti;
@@ -94,10 +138,33 @@ extern cfti_state cfti;
  * FTI_DBUG (verbosity 1). */
 void cfti_say(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Once per process and KEY: "cairn-fti: rank R: KEY: WHY" on stderr. */
+void cfti_once(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* cairn variable name of FTI id ID. */
 void cfti_name(int id, char name[32]);
 
 /* The protected variable ID, or NULL. */
 cfti_var *cfti_var_find(int id);
+
+/* Bytes of one element of type T, 0 if T is no type (fti_types.c). The
+ * cairn type it is stored as (CAIRN_BYTE for composite and opaque types). */
+int cfti_type_size(fti_id_t t);
+cairn_type cfti_type_ctype(fti_id_t t);
+
+/* fti_stage.c. Collective: on a restart of generation GEN, read every
+ * variable the checkpoint holds for this rank into memory (or note that it
+ * has no index). Sets known/staged/stage_rc. */
+void cfti_stage_in(long gen);
+/* Local: the staged entry of ID, or NULL. */
+cfti_entry *cfti_known_find(int id);
+/* Local: free what is staged (the recovery is over). */
+void cfti_stage_drop(void);
+/* Local: KNOWN becomes this rank's protected variables (a checkpoint was
+ * taken); frees what was staged. */
+void cfti_known_from_vars(void);
+/* Collective, staged: copy every protected variable from the staged copy,
+ * checked first on every rank. FTI_SCES, or FTI_NREC (said, memory unchanged). */
+int cfti_stage_recover_all(long gen);
 
 #endif /* CAIRN_FTI_IMPL_H */

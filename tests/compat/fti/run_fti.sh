@@ -198,11 +198,12 @@ check "fti: level 4 (glbl_dir): crash, every node lost, recovered from the PFS, 
   fti_crash 4 4 2 0 1
 
 # Level 4 with erasure.m = 1 (group_size 4, node_size 1: 4 nodes; m by
-# CAIRN_EC_M): 2 of the 4 nodes lost is more than level 3 rebuilds, and the PFS
+# CAIRN_EC_M), inline_l4 = 0 (so level 1 and parity first, then the PFS): 2 of the 4 nodes lost is more than level 3 rebuilds, and the PFS
 # holds checkpoint 2 whole. FTI_Init must say so (the restart query: READY at
 # level 4, not "lost"), recover it bit-exact and go on from its iteration,
 # never from 0; the later checkpoints set nothing aside (no abandoned-gen-*).
 fti_pfs_m1() {
+  fti_set Inline_L4 0 # FTI's level 4 through level 1 (inline_l4 = 1 writes straight to the PFS)
   FTI_EXTRA=(CAIRN_EC_M=1)
   fti_crash 4 4 1 0 1
   local rc=$?
