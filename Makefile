@@ -155,12 +155,14 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(NOMPI_OBJ)
 # A unit test split over files: tests/unit/test_NAME.c (its main) and tests/unit/NAME/*.c.
 $(BUILD)/tests/test_agg: $(wildcard tests/unit/agg/*.c)
 
-# The compatibility layers' configuration readers are fuzzed too: fuzz_fti_conf.c,
+# The compatibility layers' configuration readers are fuzzed too: fuzz_fti_conf.c (and
+# fuzz_fti_index.c, the FTI layer's checkpoint index),
 # fuzz_scr_conf.c and fuzz_veloc_config.c include their layer's reader (FUZZ_INCLUDED,
 # prerequisites only). They call no MPI, but their headers include mpi.h.
 MPI_INC = $(shell $(MPICC) --showme:compile 2>/dev/null || $(MPICC) -compile_info 2>/dev/null | tr ' ' '\n' | grep '^-I')
 FUZZ_INCLUDED := $(wildcard src/compat/*/*.c src/compat/*/*.h)
 $(BUILD)/tests/replay_fuzz_fti_conf: $(wildcard src/compat/fti/*)
+$(BUILD)/tests/replay_fuzz_fti_index: $(wildcard src/compat/fti/*)
 $(BUILD)/tests/replay_fuzz_scr_conf: $(wildcard src/compat/scr/*)
 $(BUILD)/tests/replay_fuzz_veloc_config: $(wildcard src/compat/veloc/*)
 $(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(COMMON_SRC:%.c=$(BUILD)/%.o) $(COMPRESS_SRC:%.c=$(BUILD)/%.o) \
