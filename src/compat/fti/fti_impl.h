@@ -163,6 +163,11 @@ void cfti_stage_drop(void);
 /* Local: KNOWN becomes this rank's protected variables (a checkpoint was
  * taken); frees what was staged. */
 void cfti_known_from_vars(void);
+/* fti_more.c: the C side of the Fortran module (fti_mod.f90); exported. */
+int FTI_Init_fort_wrapper(const char *configFile, MPI_Fint *comm);
+int FTI_SetAttribute_fort_wrapper(int id, const char *name, int ndims, const int64_t *counts,
+                                  int flag);
+
 /* Collective, staged: copy every protected variable from the staged copy,
  * checked first on every rank. FTI_SCES, or FTI_NREC (said, memory unchanged). */
 int cfti_stage_recover_all(long gen);

@@ -255,3 +255,31 @@ FTI_EXPORT int FTI_UpdateSubset(int id, int rank, FTIT_hsize_t *offset, FTIT_hsi
     NOT_HONOURED("FTI_UpdateSubset", GLOBAL_DS);
     return FTI_NSCS;
 }
+
+/* ---- the Fortran module's C side (src/compat/fti/fti_mod.f90) ---- */
+
+/* FTI_Init for Fortran: COMM is a Fortran handle, and gets FTI_COMM_WORLD's. */
+FTI_EXPORT int FTI_Init_fort_wrapper(const char *configFile, MPI_Fint *comm)
+{
+    int rc = FTI_Init(configFile, MPI_Comm_f2c(*comm));
+    if (rc == FTI_SCES || rc == FTI_NREC)
+        *comm = MPI_Comm_c2f(FTI_COMM_WORLD);
+    return rc;
+}
+
+/* FTI_SetAttribute for Fortran: NAME (NUL-terminated, or NULL) and/or NDIMS
+ * dimensions COUNTS, as FLAG says. */
+FTI_EXPORT int FTI_SetAttribute_fort_wrapper(int id, const char *name, int ndims,
+                                             const int64_t *counts, int flag)
+{
+    FTIT_attribute a;
+    memset(&a, 0, sizeof a);
+    if (name)
+        snprintf(a.name, sizeof a.name, "%s", name);
+    if (ndims < 0 || ndims > 32 || (ndims > 0 && !counts))
+        return FTI_NSCS;
+    a.dim.ndims = ndims;
+    for (int d = 0; d < ndims; d++)
+        a.dim.count[d] = counts[d];
+    return FTI_SetAttribute(id, a, (FTIT_attributeFlag)flag);
+}

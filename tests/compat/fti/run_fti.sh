@@ -333,6 +333,35 @@ fti_keep() {
 fti_new keep
 check "fti: keep_last_ckpt = 1: a finished run leaves failure = 2; the next has FTI_Status 2 and recovers it" fti_keep
 
+# FTI's Fortran interface (module fti, fti_mod.f90): heatdis_f.f90, written
+# like FTI's Fortran heat example, built against fti.mod alone; at level 2 it
+# crashes as its third checkpoint begins, node 1 loses its storage, and the
+# rerun (FTI_Status 1, FTI_Recover) ends bit-exact with an uninterrupted run.
+fti_fortran() {
+  local f=$BUILD/tests/compat/fti/heatdis_f r
+  grep -qi '^ *use fti$' tests/compat/fti/heatdis_f.f90 && ! grep -qi 'use cairn' tests/compat/fti/heatdis_f.f90 ||
+    { echo "heatdis_f.f90 must use module fti only"; return 1; }
+  fti_set Node_size 2
+  fti_levels 0
+  fti_run "$FTI_DIR/ref.log" 4 "$f" "$FTI_CFG" "$FTI_DIR/ref" &&
+    fti_need "$FTI_DIR/ref.log" 'Final iteration 600' || return 1
+  fti_levels 2
+  if fti_run "$FTI_DIR/crash.log" 4 env CAIRN_CKPT_EVERY_2=60 CAIRN_FAULT=ckpt.begin:gen=3 \
+    "$f" "$FTI_CFG" "$FTI_DIR/crash"; then
+    echo "the run did not crash"; return 1
+  fi
+  [ "$(fti_get failure)" = 1 ] || { echo "failure = $(fti_get failure) after a crash"; return 1; }
+  fti_wipe 1
+  fti_run "$FTI_DIR/restart.log" 4 env CAIRN_CKPT_EVERY_2=$FTI_AFTER "$f" "$FTI_CFG" "$FTI_DIR/final" &&
+    fti_need "$FTI_DIR/restart.log" 'restart from checkpoint 2 \(generation 2, level 2, after restoring 1 lost node' \
+      'recovered at iteration 119' 'Final iteration 600' || return 1
+  for r in 0 1 2 3; do cmp "$FTI_DIR/ref.$r" "$FTI_DIR/final.$r" || return 1; done
+  [ "$(fti_get failure)" = 0 ] || { echo "failure = $(fti_get failure) after FTI_Finalize"; return 1; }
+}
+fti_new fortran
+check "fti: Fortran (use fti): a heat program written like FTI's Fortran example crashes at level 2, node 1 lost, restarts bit-exact" \
+  fti_fortran
+
 # The configuration file: mapping, refusals, warnings, CAIRN_* winning.
 fti_mapping() {
   fti_set Verbosity 1
@@ -456,9 +485,19 @@ fti_installed() {
   fti_levels 0
   fti_run "$FTI_DIR/log" 4 env LD_LIBRARY_PATH="$P/lib" "$a/heatdis" $FTI_MB "$FTI_CFG" "$FTI_DIR/final.bin" &&
     cmp "$FTI_REF" "$FTI_DIR/final.bin" || return 1
+  # the Fortran module: heatdis_f.f90 built with pkg-config cairn-fti-fortran alone
+  [ "$("${pcf[@]}" --cflags cairn-fti-fortran | xargs)" = "-I$P/include/cairn/fti/fortran -I$P/include/cairn/fti -I$P/include" ] ||
+    { echo "pkg-config cairn-fti-fortran: $("${pcf[@]}" --cflags --libs cairn-fti-fortran)"; return 1; }
+  cp tests/compat/fti/heatdis_f.f90 "$a/" &&
+    (cd "$a" && mpif90 "${san[@]}" $("${pcf[@]}" --cflags cairn-fti-fortran) heatdis_f.f90 -o heatdis_f \
+      $("${pcf[@]}" --libs cairn-fti-fortran)) || return 1
+  LD_LIBRARY_PATH=$P/lib ldd "$a/heatdis_f" | grep "libcairn-fti-fortran.so.$major => $P/lib/" >/dev/null ||
+    { LD_LIBRARY_PATH=$P/lib ldd "$a/heatdis_f"; return 1; }
+  fti_run "$FTI_DIR/logf" 4 env LD_LIBRARY_PATH="$P/lib" "$a/heatdis_f" "$FTI_CFG" "$FTI_DIR/outf" &&
+    fti_need "$FTI_DIR/logf" 'Final iteration 600' || return 1
   make -s --no-print-directory BUILD="$BUILD" uninstall PREFIX="$P" >"$FTI_DIR/uninstall.log" 2>&1 &&
     ! find "$P" -name '*fti*' | grep . || { echo "left after uninstall"; return 1; }
 }
 fti_new installed
-check "fti: make install; heatdis.c built out of the tree with pkg-config cairn-fti (shared) runs bit-exact; uninstall removes it" \
+check "fti: make install; heatdis.c built out of the tree with pkg-config cairn-fti (shared) runs bit-exact, heatdis_f.f90 with cairn-fti-fortran runs; uninstall removes it" \
   fti_installed
