@@ -435,6 +435,23 @@ fti_new unusable
 check "fti: a checkpoint that cannot be used (3 of 4 nodes lost, m = 2) is left intact: FTI_NREC and a new exec_id; under CAIRN_JOB FTI_Init refuses" \
   fti_unusable
 
+fti_l1_lost() { # level 1 keeps no copy elsewhere: a node lost loses the checkpoint
+  fti_set Node_size 2
+  fti_levels 0
+  fti_run "$FTI_DIR/first.log" 4 "$FTI_RV" "$FTI_CFG" 1 crash &&
+    fti_need "$FTI_DIR/first.log" 'PASS: 2 checkpoints at level 1' || return 1
+  local old; old=$(fti_get exec_id)
+  fti_wipe 1
+  fti_run "$FTI_DIR/second.log" 4 "$FTI_RV" "$FTI_CFG" 1 crash &&
+    fti_need "$FTI_DIR/second.log" 'FTI_Init = -2' "job $old holds a checkpoint this run cannot use" \
+      'starting afresh under the new execution id' 'FTI_Status = 0' 'PASS: 2 checkpoints' || return 1
+  [ "$(fti_get exec_id)" != "$old" ] && [ -d "$FTI_DIR/local/cairn-$(id -u)/$old/node0/gen-2" ] ||
+    { echo "the run did not move to a new exec_id, or the old job was touched"; return 1; }
+}
+fti_new l1lost
+check "fti: level 1, node 1 lost (no copy anywhere): FTI_NREC, a fresh start under a new exec_id, node 0's files left as they are" \
+  fti_l1_lost
+
 fti_env_wins() {
   mkdir "$FTI_DIR/other" "$FTI_DIR/other2"
   printf '[store]\nbase = %s\n' "$FTI_DIR/other2" >"$FTI_DIR/cairn.ini"
