@@ -11,7 +11,9 @@
  *   fti_index.c   the layer's index of a checkpoint (stored with it as cairn
  *                 variable "fti-index"): encode and decode (fuzzed)
  *   fti_types.c   the data types, attributes, HDF5 names, string ids
- *   fti_more.c    FTI_GetConfig, the iCP calls, the calls not honoured
+ *   fti_more.c    FTI_GetConfig, the iCP calls, the calls not honoured, the C
+ *                 side of the Fortran module
+ *   fti_mod.f90   module fti, FTI's Fortran interface (libcairn-fti-fortran)
  *
  * The layer uses cairn's public API only (cairn.h). Its state is one
  * process-wide cfti_state, as FTI's own is: FTI has one context per process.
