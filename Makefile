@@ -171,12 +171,15 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(NOMPI_OBJ)
 # A unit test split over files: tests/unit/test_NAME.c (its main) and tests/unit/NAME/*.c.
 $(BUILD)/tests/test_agg: $(wildcard tests/unit/agg/*.c)
 
-# The compatibility layers' configuration readers are fuzzed too: fuzz_fti_conf.c,
-# fuzz_scr_conf.c and fuzz_veloc_config.c include their layer's reader, and
-# fuzz_scr_record.c cairn-scr's bypass record (FUZZ_INCLUDED, prerequisites only). They call no MPI, but their headers include mpi.h.
+# The compatibility layers' configuration readers are fuzzed too: fuzz_fti_conf.c (and
+# fuzz_fti_index.c, the FTI layer's checkpoint index), fuzz_scr_conf.c and
+# fuzz_veloc_config.c include their layer's reader, and fuzz_scr_record.c cairn-scr's
+# bypass record (FUZZ_INCLUDED, prerequisites only). They call no MPI, but their
+# headers include mpi.h.
 MPI_INC = $(shell $(MPICC) --showme:compile 2>/dev/null || $(MPICC) -compile_info 2>/dev/null | tr ' ' '\n' | grep '^-I')
 FUZZ_INCLUDED := $(wildcard src/compat/*/*.c src/compat/*/*.h)
-$(BUILD)/tests/replay_fuzz_fti_conf: $(wildcard src/compat/fti/*)
+$(BUILD)/tests/replay_fuzz_fti_conf: $(wildcard src/compat/fti/*.c src/compat/fti/*.h)
+$(BUILD)/tests/replay_fuzz_fti_index: $(wildcard src/compat/fti/*.c src/compat/fti/*.h)
 $(BUILD)/tests/replay_fuzz_scr_conf: $(wildcard src/compat/scr/*)
 $(BUILD)/tests/replay_fuzz_scr_record: $(wildcard src/compat/scr/*)
 $(BUILD)/tests/replay_fuzz_veloc_config: $(wildcard src/compat/veloc/*.[ch] src/compat/veloc/include/*.h)
@@ -423,17 +426,44 @@ $(BUILD)/tests/compat/fti/%: tests/compat/fti/%.c $(BUILD)/libcairn-fti.a $(LIBA
 	@mkdir -p $(dir $@)
 	$(MPICC) -std=c11 $(OPT) $(SAN) -Wall -Wno-unused-variable -MMD -MP -Isrc/compat/fti -o $@ $< \
 	    $(BUILD)/libcairn-fti.a $(LIBA) $(DEP_LIBS) -lm $(LDFLAGS_ALL)
-install-fti: install-check $(BUILD)/libcairn-fti.a $(BUILD)/libcairn-fti.so
-	install -d $(DESTDIR)$(PREFIX)/include/cairn/fti $(DESTDIR)$(PREFIX)/lib
+# FTI's Fortran interface: module fti (src/compat/fti/fti_mod.f90; fti.mod is gfortran's)
+# in libcairn-fti-fortran (.a, .so over libcairn-fti), pkg-config cairn-fti-fortran; its
+# test program is built like an FTI Fortran program, against fti.mod alone.
+FTIF_BUILD := $(BUILD)/compat/fti/fortran
+FTIF_LIBA := $(BUILD)/libcairn-fti-fortran.a
+FTIF_LIBSO := $(BUILD)/libcairn-fti-fortran.so
+PC_IN += cairn-fti-fortran.pc.in
+compat-fti: $(FTIF_LIBA) $(FTIF_LIBSO) $(BUILD)/tests/compat/fti/heatdis_f
+$(FTIF_BUILD)/fti_mod.o: src/compat/fti/fti_mod.f90
+	@mkdir -p $(dir $@)
+	$(FORTRAN) $(F_FLAGS) -fPIC -J$(FTIF_BUILD) -c $< -o $@
+$(FTIF_LIBA): $(FTIF_BUILD)/fti_mod.o
+	@rm -f $@
+	ar rcs $@ $^
+$(FTIF_LIBSO): $(FTIF_BUILD)/fti_mod.o $(BUILD)/libcairn-fti.so
+	$(FORTRAN) -shared -Wl,-soname,libcairn-fti-fortran.so.$(SOMAJOR) $(LDFLAGS_ALL) -o $@ $< \
+	    -L$(BUILD) -lcairn-fti -lcairn
+$(BUILD)/tests/compat/fti/heatdis_f: tests/compat/fti/heatdis_f.f90 $(FTIF_LIBA) $(BUILD)/libcairn-fti.a $(LIBA)
+	@mkdir -p $(dir $@)
+	$(MPIFC) $(F_FLAGS) -I$(FTIF_BUILD) -o $@ $< $(FTIF_LIBA) $(BUILD)/libcairn-fti.a $(LIBA) \
+	    $(DEP_LIBS) $(LDFLAGS_ALL)
+install-fti: install-check $(BUILD)/libcairn-fti.a $(BUILD)/libcairn-fti.so $(FTIF_LIBA) $(FTIF_LIBSO)
+	install -d $(DESTDIR)$(PREFIX)/include/cairn/fti/fortran $(DESTDIR)$(PREFIX)/lib
 	install -m 644 src/compat/fti/fti.h $(DESTDIR)$(PREFIX)/include/cairn/fti/
-	install -m 644 $(BUILD)/libcairn-fti.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(FTIF_BUILD)/fti.mod $(DESTDIR)$(PREFIX)/include/cairn/fti/fortran/
+	install -m 644 $(BUILD)/libcairn-fti.a $(FTIF_LIBA) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libcairn-fti.so $(DESTDIR)$(PREFIX)/lib/libcairn-fti.so.$(VERSION)
 	ln -sfn libcairn-fti.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libcairn-fti.so.$(SOMAJOR)
 	ln -sfn libcairn-fti.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libcairn-fti.so
+	install -m 755 $(FTIF_LIBSO) $(DESTDIR)$(PREFIX)/lib/libcairn-fti-fortran.so.$(VERSION)
+	ln -sfn libcairn-fti-fortran.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libcairn-fti-fortran.so.$(SOMAJOR)
+	ln -sfn libcairn-fti-fortran.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libcairn-fti-fortran.so
 uninstall-fti: install-check
-	rm -f $(DESTDIR)$(PREFIX)/include/cairn/fti/fti.h \
-	    $(addprefix $(DESTDIR)$(PREFIX)/lib/,libcairn-fti.a libcairn-fti.so libcairn-fti.so.$(SOMAJOR) libcairn-fti.so.$(VERSION))
-	rmdir $(DESTDIR)$(PREFIX)/include/cairn/fti $(DESTDIR)$(PREFIX)/include/cairn 2>/dev/null || true
+	rm -f $(DESTDIR)$(PREFIX)/include/cairn/fti/fti.h $(DESTDIR)$(PREFIX)/include/cairn/fti/fortran/fti.mod \
+	    $(addprefix $(DESTDIR)$(PREFIX)/lib/,libcairn-fti.a libcairn-fti.so libcairn-fti.so.$(SOMAJOR) libcairn-fti.so.$(VERSION)) \
+	    $(addprefix $(DESTDIR)$(PREFIX)/lib/libcairn-fti-fortran,.a .so .so.$(SOMAJOR) .so.$(VERSION))
+	rmdir $(DESTDIR)$(PREFIX)/include/cairn/fti/fortran $(DESTDIR)$(PREFIX)/include/cairn/fti \
+	    $(DESTDIR)$(PREFIX)/include/cairn 2>/dev/null || true
 
 # ---- language bindings (bindings/, docs/bindings.md) ----
 # Fortran: module cairn (cairn.mod, gfortran-specific) and libcairn-fortran,

@@ -15,12 +15,18 @@
  * the intervals ckpt_l1..ckpt_l4 became (ckpt.every_<L> = <minutes>m) and
  * names the highest level due, as FTI picks it.
  *
- * Every cairn call here is collective, and every rank gets the same result,
- * so the state in cfti stays the same on every rank. Messages come from
- * rank 0 (cfti_say). Nothing here allocates, but FTI_Realloc's realloc.
+ * Every checkpoint also stores the layer's index of each rank's variables
+ * ("fti-index", fti_index.c), which a restart reads first (fti_stage.c).
+ * FTI_Checkpoint, FTI_Snapshot and FTI_Recover are collective, and every
+ * rank gets the same result, so the state in cfti stays the same on every
+ * rank; FTI_RecoverVar, FTI_GetStoredSize and FTI_Realloc are local, served
+ * from what FTI_Init read (a checkpoint without an index: collective, as
+ * before). Messages of collective calls come from rank 0 (cfti_say), of local
+ * ones from the rank. Owns the index words of the checkpoint being written.
  */
 #include "fti_impl.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +42,33 @@ FTI_EXPORT int FTI_Checkpoint(int id, int level)
 {
     if (!cfti.ctx)
         return uninitialized("FTI_Checkpoint");
-    if (level == 8) /* FTI_L4_DCP: differential level 4; incr.mode decides here */
-        level = 4;
+    if (level == FTI_L4_H5_SINGLE) {
+        cfti_once("FTI_Checkpoint", "level FTI_L4_H5_SINGLE (one HDF5 file for all ranks) is "
+                  "not supported: checkpoint at FTI_L4 instead");
+        return FTI_NSCS;
+    }
+    if (level >= FTI_L1_DCP && level <= FTI_L4_DCP) /* differential: incr.mode decides here */
+        level -= FTI_L1_DCP - FTI_L1;
     if (level < 1 || level > 4) {
         cfti_say(FTI_WARN, "FTI_Checkpoint(%d, %d): the level must be 1, 2, 3 or 4", id, level);
+        return FTI_NSCS;
+    }
+    /* the index of this rank's variables goes with the checkpoint */
+    cfti_entry *e = calloc((size_t)cfti.nvars + 1, sizeof *e);
+    int64_t *words = NULL;
+    size_t nwords = 0;
+    for (int i = 0; e && i < cfti.nvars; i++)
+        e[i] = (cfti_entry){.id = cfti.vars[i].id, .ctype = cfti.vars[i].ctype,
+                            .elems = cfti.vars[i].elems};
+    int irc = e && cfti_index_encode(e, cfti.nvars, &words, &nwords) == 0
+                  ? cairn_protect(cfti.ctx, CFTI_INDEX_NAME, words, CAIRN_INT64, nwords, 0, NULL)
+                  : CAIRN_ENOMEM;
+    free(e);
+    MPI_Allreduce(MPI_IN_PLACE, &irc, 1, MPI_INT, MPI_MIN, cfti.comm);
+    if (irc != 0) {
+        cairn_unprotect(cfti.ctx, CFTI_INDEX_NAME);
+        free(words);
+        cfti_say(FTI_WARN, "checkpoint %d (L%d) failed: out of memory for its index", id, level);
         return FTI_NSCS;
     }
     long gen = id > cfti.last_gen ? id : cfti.last_gen + 1;
@@ -50,6 +79,8 @@ FTI_EXPORT int FTI_Checkpoint(int id, int level)
     if (rc == 0)
         rc = cairn_checkpoint(cfti.ctx, gen, level);
     double t = MPI_Wtime() - t0;
+    cairn_unprotect(cfti.ctx, CFTI_INDEX_NAME);
+    free(words);
     cfti.last_gen = gen; /* even a failed generation's id is not used again */
     if (rc != 0) {
         cfti_say(FTI_WARN, "checkpoint %d (L%d) failed: %s: %s", id, level, cairn_strerror(rc),
@@ -57,6 +88,7 @@ FTI_EXPORT int FTI_Checkpoint(int id, int level)
         return FTI_NSCS;
     }
     cfti.cur_gen = gen;
+    cfti_known_from_vars(); /* the newest checkpoint; a restart's copy is not needed now */
     if (id >= cfti.ckpt_cnt)
         cfti.ckpt_cnt = id + 1;
     if (cfti.file_flow && cfti.file_failure != 1) {
@@ -80,8 +112,18 @@ FTI_EXPORT int FTI_Recover(void)
         cfti_say(FTI_WARN, "FTI_Recover: there is no checkpoint to recover");
         return FTI_NSCS;
     }
-    long restored = -1;
-    int rc = cairn_restart(cfti.ctx, gen, &restored);
+    long restored = gen;
+    int rc = 0;
+    if (cfti.reco && cfti.stage_rc) {
+        cfti_say(FTI_EROR, "%s", cfti.stage_msg); /* FTI_Init could not read it */
+        return FTI_NREC;
+    }
+    if (cfti.reco && cfti.staged) {
+        if ((rc = cfti_stage_recover_all(gen)) != FTI_SCES)
+            return rc;
+    } else {
+        rc = cairn_restart(cfti.ctx, gen, &restored);
+    }
     if (rc != 0) {
         cfti_say(FTI_EROR, "cannot recover generation %ld: %s: %s", gen, cairn_strerror(rc),
                  cairn_errmsg(cfti.ctx));
@@ -125,31 +167,67 @@ FTI_EXPORT int FTI_RecoverVar(int id)
         return uninitialized("FTI_RecoverVar");
     if (!cfti.reco)
         return FTI_SCES; /* not a restart: nothing to do, as in FTI */
-    if (!cfti_var_find(id)) {
-        cfti_say(FTI_WARN, "FTI_RecoverVar(%d): variables must be protected before they can be "
-                 "recovered", id);
+    cfti_var *v = cfti_var_find(id);
+    if (!v) {
+        fprintf(stderr, "cairn-fti: warning: rank %d: FTI_RecoverVar(%d): variables must be "
+                "protected before they can be recovered\n", cfti.rank, id);
+        return FTI_NREC;
+    }
+    if (cfti.stage_rc) {
+        fprintf(stderr, "cairn-fti: error: rank %d: FTI_RecoverVar(%d): %s\n", cfti.rank, id,
+                cfti.stage_msg);
         return FTI_NREC;
     }
     char name[32];
     cfti_name(id, name);
-    int rc = cairn_restart_var(cfti.ctx, cfti.plan_gen, name, NULL);
-    if (rc != 0) {
-        cfti_say(FTI_EROR, "FTI_RecoverVar(%d): %s: %s", id, cairn_strerror(rc),
-                 cairn_errmsg(cfti.ctx));
+    if (!cfti.known_ok) { /* a checkpoint without the layer's index: collective */
+        int rc = cairn_restart_var(cfti.ctx, cfti.plan_gen, name, NULL);
+        if (rc != 0) {
+            cfti_say(FTI_EROR, "FTI_RecoverVar(%d): %s: %s", id, cairn_strerror(rc),
+                     cairn_errmsg(cfti.ctx));
+            return FTI_NREC;
+        }
+        return FTI_SCES;
+    }
+    cfti_entry *e = cfti_known_find(id);
+    size_t want = v->elems * cairn_type_size(v->ctype);
+    size_t have = e ? e->elems * cairn_type_size(e->ctype) : 0;
+    if (!e || !e->data || want != have) {
+        fprintf(stderr, "cairn-fti: warning: rank %d: FTI_RecoverVar(%d): %s (%zu bytes "
+                "protected, %zu stored)\n", cfti.rank, id,
+                !e        ? "checkpoint " "holds no such variable for this rank"
+                : !e->data ? "already recovered, or released by FTI_RecoverVarFinalize"
+                           : "the sizes do not match",
+                want, have);
         return FTI_NREC;
     }
+    memcpy(v->ptr, e->data, want);
+    free(e->data); /* handed out: its copy goes */
+    e->data = NULL;
     return FTI_SCES;
 }
 
 FTI_EXPORT int FTI_RecoverVarInit(void) { return cfti.ctx ? FTI_SCES : FTI_NSCS; }
 
-FTI_EXPORT int FTI_RecoverVarFinalize(void) { return cfti.ctx ? FTI_SCES : FTI_NSCS; }
+FTI_EXPORT int FTI_RecoverVarFinalize(void)
+{
+    if (!cfti.ctx)
+        return FTI_NSCS;
+    if (cfti.reco && cfti.known_ok)
+        cfti_stage_drop(); /* what was not recovered is released */
+    return FTI_SCES;
+}
 
-/* Bytes variable ID holds in the generation GEN, 0 if none. Collective. */
+/* Bytes variable ID holds in the generation GEN, 0 if none. Collective: for
+ * a checkpoint without the layer's index only. */
 static long stored_size(long gen, int id)
 {
     if (gen < 0)
         return 0;
+    if (cfti.known_ok) {
+        cfti_entry *e = cfti_known_find(id);
+        return e ? (long)(e->elems * cairn_type_size(e->ctype)) : 0;
+    }
     char name[32];
     cfti_name(id, name);
     cairn_var_info info;
@@ -164,13 +242,14 @@ static long stored_size(long gen, int id)
     return (long)info.bytes;
 }
 
-FTI_EXPORT long FTI_GetStoredSize(int id)
+FTI_EXPORT int32_t FTI_GetStoredSize(int id)
 {
     if (!cfti.ctx) {
         uninitialized("FTI_GetStoredSize");
         return 0;
     }
-    return stored_size(cfti.cur_gen, id);
+    long bytes = stored_size(cfti.cur_gen, id);
+    return bytes > INT32_MAX ? INT32_MAX : (int32_t)bytes; /* FTI 1.6's type */
 }
 
 FTI_EXPORT void *FTI_Realloc(int id, void *ptr)
@@ -180,15 +259,16 @@ FTI_EXPORT void *FTI_Realloc(int id, void *ptr)
         return ptr;
     }
     if (!cfti.reco) {
-        cfti_say(FTI_WARN, "FTI_Realloc(%d): this is not a recovery; memory is not reallocated",
-                 id);
+        fprintf(stderr, "cairn-fti: warning: rank %d: FTI_Realloc(%d): this is not a recovery; "
+                "memory is not reallocated\n", cfti.rank, id);
         return ptr;
     }
     cfti_var *v = cfti_var_find(id);
     long bytes = stored_size(cfti.plan_gen, id);
-    if (!v || bytes <= 0 || bytes % v->type.size != 0) {
-        cfti_say(FTI_WARN, "FTI_Realloc(%d): %s", id,
-                 !v ? "the variable is not protected" : "no stored size fits the type");
+    int tsize = v ? cfti_type_size(v->type) : 0;
+    if (!v || bytes <= 0 || bytes % tsize != 0 || bytes / tsize > INT32_MAX) {
+        fprintf(stderr, "cairn-fti: warning: rank %d: FTI_Realloc(%d): %s\n", cfti.rank, id,
+                !v ? "the variable is not protected" : "no stored size fits the type");
         return ptr;
     }
     void *p = realloc(ptr, (size_t)bytes);
@@ -197,6 +277,6 @@ FTI_EXPORT void *FTI_Realloc(int id, void *ptr)
                 "bytes\n", cfti.rank, id, bytes);
         return NULL;
     }
-    FTI_Protect(id, p, bytes / v->type.size, v->type); /* says why if it fails */
+    FTI_Protect(id, p, (int32_t)(bytes / tsize), v->type); /* says why if it fails */
     return p;
 }

@@ -29,56 +29,87 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum kind { K_INT, K_DIR, K_ID, K_IGNORED };
+#define CFTI_INCR_MIN 1024u       /* cairn's incr.block_size: powers of two in this range */
+#define CFTI_INCR_MAX (64u << 20)
+
+enum kind { K_INT, K_BOOL, K_LONG, K_DIR, K_STR, K_ID, K_IGNORED };
 
 typedef struct key_def {
     const char *section, *key;
     enum kind kind;
-    size_t off; /* K_INT: int field; K_DIR, K_ID: char array */
+    size_t off; /* K_INT, K_BOOL: int field; K_LONG: long; K_DIR, K_STR, K_ID: char array */
     int min, max;
 } key_def;
 
 #define INT_KEY(s, k, f, lo, hi) {s, k, K_INT, offsetof(cfti_conf, f), lo, hi}
+#define ANY_INT(s, k, f) {s, k, K_INT, offsetof(cfti_conf, f), INT_MIN, INT_MAX}
+#define BOOL_KEY(s, k, f) {s, k, K_BOOL, offsetof(cfti_conf, f), 0, 1}
+#define STR_KEY(s, k, f) {s, k, K_STR, offsetof(cfti_conf, f), 0, 0}
 #define IGNORED(s, k) {s, k, K_IGNORED, 0, 0, 0}
 
+/* Every key FTI 1.6 reads (its conf.c), with FTI's types: integers as
+ * iniparser_getint takes them (any int; FTI's own limits are checked after
+ * the file is read, with FTI's reasons), booleans as iniparser_getboolean. */
 static const key_def KEYS[] = {
     {"basic", "ckpt_dir", K_DIR, offsetof(cfti_conf, ckpt_dir), 0, 0},
     {"basic", "glbl_dir", K_DIR, offsetof(cfti_conf, glbl_dir), 0, 0},
-    INT_KEY("basic", "head", head, 0, 1),
+    STR_KEY("basic", "meta_dir", meta_dir),
+    ANY_INT("basic", "head", head),
     INT_KEY("basic", "node_size", node_size, 1, 1000000),
-    INT_KEY("basic", "group_size", group_size, 1, 64),
-    INT_KEY("basic", "ckpt_l1", ckpt_l[1], -1, 1000000),
-    INT_KEY("basic", "ckpt_l2", ckpt_l[2], -1, 1000000),
-    INT_KEY("basic", "ckpt_l3", ckpt_l[3], -1, 1000000),
-    INT_KEY("basic", "ckpt_l4", ckpt_l[4], -1, 1000000),
-    INT_KEY("basic", "inline_l2", inline_l[2], 0, 1),
-    INT_KEY("basic", "inline_l3", inline_l[3], 0, 1),
-    INT_KEY("basic", "inline_l4", inline_l[4], 0, 1),
-    INT_KEY("basic", "keep_last_ckpt", keep_last, 0, 1),
-    INT_KEY("basic", "keep_l4_ckpt", keep_l4, 0, 1),
-    INT_KEY("basic", "verbosity", verbosity, 1, 3),
-    INT_KEY("basic", "enable_dcp", dcp, 0, 1),
-    INT_KEY("basic", "dcp_block_size", dcp_block, 1024, 64 << 20),
-    INT_KEY("restart", "failure", failure, 0, 2),
+    ANY_INT("basic", "group_size", group_size),
+    ANY_INT("basic", "ckpt_l1", ckpt_l[1]),
+    ANY_INT("basic", "ckpt_l2", ckpt_l[2]),
+    ANY_INT("basic", "ckpt_l3", ckpt_l[3]),
+    ANY_INT("basic", "ckpt_l4", ckpt_l[4]),
+    ANY_INT("basic", "dcp_l4", dcp_l4),
+    ANY_INT("basic", "inline_l2", inline_l[2]),
+    ANY_INT("basic", "inline_l3", inline_l[3]),
+    ANY_INT("basic", "inline_l4", inline_l[4]),
+    BOOL_KEY("basic", "enable_staging", staging),
+    BOOL_KEY("basic", "keep_heads_alive", keep_heads),
+    BOOL_KEY("basic", "enable_dcp", dcp),
+    ANY_INT("basic", "dcp_mode", dcp_mode),
+    ANY_INT("basic", "dcp_block_size", dcp_block),
+    ANY_INT("basic", "dcp_stack_size", dcp_stack),
+    ANY_INT("basic", "cacheddcp", cached_dcp),
+    ANY_INT("basic", "verbosity", verbosity),
+    ANY_INT("basic", "keep_last_ckpt", keep_last),
+    BOOL_KEY("basic", "keep_l4_ckpt", keep_l4),
+    ANY_INT("basic", "max_sync_intv", max_sync),
+    ANY_INT("basic", "ckpt_io", ckpt_io),
+    STR_KEY("basic", "h5_single_file_dir", h5_dir),
+    STR_KEY("basic", "h5_single_file_prefix", h5_prefix),
+    BOOL_KEY("basic", "h5_single_file_keep", h5_keep),
+    BOOL_KEY("basic", "h5_single_file_enable", h5_enable),
+    INT_KEY("restart", "failure", failure, 0, 3),
     {"restart", "exec_id", K_ID, offsetof(cfti_conf, exec_id), 0, 0},
-    INT_KEY("advanced", "local_test", local_test, 0, 1),
-    /* FTI's, with no meaning here: metadata lives beside cairn's data, I/O
-     * modes, staging, transfer sizes, MPI tags, Lustre striping, injection */
-    IGNORED("basic", "meta_dir"), IGNORED("basic", "max_sync_intv"), IGNORED("basic", "ckpt_io"),
-    IGNORED("basic", "enable_staging"), IGNORED("basic", "dcp_mode"),
-    IGNORED("basic", "dcp_l4"), IGNORED("basic", "dcp_stack_size"), IGNORED("basic", "cacheddcp"),
-    IGNORED("basic", "suffix"), IGNORED("basic", "h5_single_file_enable"),
-    IGNORED("basic", "h5_single_file_dir"), IGNORED("basic", "h5_single_file_inline"),
+    ANY_INT("injection", "rank", inj_rank),
+    ANY_INT("injection", "index", inj_index),
+    ANY_INT("injection", "position", inj_position),
+    ANY_INT("injection", "number", inj_number),
+    ANY_INT("injection", "frequency", inj_frequency),
+    ANY_INT("advanced", "block_size", block_kb),
+    ANY_INT("advanced", "transfer_size", transfer_mb),
+    ANY_INT("advanced", "ckpt_tag", ckpt_tag),
+    ANY_INT("advanced", "stage_tag", stage_tag),
+    ANY_INT("advanced", "final_tag", final_tag),
+    ANY_INT("advanced", "general_tag", general_tag),
+    ANY_INT("advanced", "local_test", local_test),
+    {"advanced", "gpu_host_bufsize", K_LONG, offsetof(cfti_conf, gpu_bufsize), 0, 0},
+    /* FTI's, with no meaning here: MPI tags of FTI 1.2, Lustre striping (FTI
+     * reads them misspelt "stiping"; its template spells them right), keys of
+     * FTI's development versions */
+    IGNORED("advanced", "mpi_tag"),
+    IGNORED("advanced", "lustre_stiping_unit"), IGNORED("advanced", "lustre_stiping_factor"),
+    IGNORED("advanced", "lustre_stiping_offset"), IGNORED("advanced", "lustre_striping_unit"),
+    IGNORED("advanced", "lustre_striping_factor"), IGNORED("advanced", "lustre_striping_offset"),
+    IGNORED("basic", "suffix"), IGNORED("basic", "h5_single_file_inline"),
     IGNORED("basic", "enable_icp"), IGNORED("basic", "gpu_host_bufsize"),
     IGNORED("basic", "transfer_size"), IGNORED("basic", "keep_last_ckpt_dir"),
-    IGNORED("advanced", "block_size"), IGNORED("advanced", "transfer_size"),
-    IGNORED("advanced", "mpi_tag"), IGNORED("advanced", "general_tag"),
-    IGNORED("advanced", "ckpt_tag"), IGNORED("advanced", "stage_tag"),
-    IGNORED("advanced", "final_tag"), IGNORED("advanced", "lustre_striping_unit"),
-    IGNORED("advanced", "lustre_striping_factor"), IGNORED("advanced", "lustre_striping_offset"),
-    IGNORED("injection", "rank"), IGNORED("injection", "index"), IGNORED("injection", "number"),
-    IGNORED("injection", "position"), IGNORED("injection", "frequency"),
+    IGNORED("advanced", "block_size_kb"),
 };
+
+static int quiet; /* cfti_conf_read_quiet: no warnings (FTI_GetConfig) */
 
 void cfti_conf_defaults(cfti_conf *c)
 {
@@ -87,6 +118,12 @@ void cfti_conf_defaults(cfti_conf *c)
     for (int l = 1; l <= 4; l++)
         c->ckpt_l[l] = -1, c->inline_l[l] = 1;
     c->verbosity = 2;
+    c->dcp_block = c->dcp_mode = c->max_sync = c->block_kb = c->transfer_mb = -1;
+    c->dcp_stack = 5;
+    c->ckpt_tag = 711, c->stage_tag = 406, c->final_tag = 3107, c->general_tag = 2612;
+    c->gpu_bufsize = 32L << 20;
+    c->ckpt_io = 1; /* FTI's template's (POSIX); a file without the key is warned */
+    c->inj_frequency = -1;
 }
 
 static char *trim(char *s)
@@ -138,12 +175,28 @@ static int set_key(cfti_conf *c, const char *section, const char *key, const cha
         if (strcmp(KEYS[i].section, section) == 0 && strcmp(KEYS[i].key, key) == 0)
             k = &KEYS[i];
     if (!k) {
-        fprintf(stderr, "cairn-fti: warning: %s: [%s] %s is not a key of FTI's configuration; "
-                "ignored\n", where, section, key);
+        if (!quiet)
+            fprintf(stderr, "cairn-fti: warning: %s: [%s] %s is not a key of FTI's "
+                    "configuration; ignored\n", where, section, key);
         return 0;
     }
     char *field = (char *)c + k->off;
-    if (k->kind == K_INT) {
+    if (k->kind == K_BOOL) { /* as iniparser_getboolean: by the first character */
+        int b = strchr("yYtT1", *v) && *v ? 1 : strchr("nNfF0", *v) && *v ? 0 : -1;
+        if (b < 0)
+            return snprintf(msg, msg_len, "%s: %s: '%s' is not a boolean (1, 0, y, n, t, f)",
+                            where, key, v), -1;
+        *(int *)(void *)field = b;
+    } else if (k->kind == K_LONG) {
+        char *end;
+        errno = 0;
+        long n = strtol(v, &end, 10);
+        if (!*v || *end || errno)
+            return snprintf(msg, msg_len, "%s: %s: '%s' is not an integer", where, key, v), -1;
+        *(long *)(void *)field = n;
+    } else if (k->kind == K_STR) {
+        snprintf(field, CFTI_ID_MAX, "%s", v);
+    } else if (k->kind == K_INT) {
         char *end;
         errno = 0;
         long n = strtol(v, &end, 10);
@@ -184,6 +237,70 @@ static int set_key(cfti_conf *c, const char *section, const char *key, const cha
         snprintf(field, sizeof c->exec_id, "%s", v); /* checked with failure, below */
     }
     return 0;
+}
+
+/* What FTI itself refuses (FTI_TestConfig), with FTI's reasons; then the
+ * keys cairn does differently, warned about once (rank 0 reads the file once). */
+static int fti_checks(const char *path, cfti_conf *c, char *msg, size_t msg_len)
+{
+    const char *why = NULL;
+    int l3 = c->ckpt_l[3] > 0, l2 = c->ckpt_l[2] > 0;
+    if (c->head != -1 && c->head != 0 && c->head != 1)
+        why = "head: the number of heads needs to be set to 0 or 1";
+    else if (c->group_size >= 32 && l3)
+        why = "group_size: the group size must be lower than 32 (ckpt_l3 is set)";
+    else if (c->group_size != -1 && c->group_size < 2 && (l2 || l3))
+        why = "group_size: the group size must be at least 2 (ckpt_l2 or ckpt_l3 is set)";
+    else if (c->verbosity < 1 || c->verbosity > 3)
+        why = "verbosity needs to be set to 1, 2 or 3";
+    else if (c->block_kb != -1 && (c->block_kb < 1 || c->block_kb > 2048))
+        why = "[advanced] block_size needs to be set between 1 and 2048 (KiB)";
+    else if (c->keep_heads && c->head != 1)
+        why = "keep_heads_alive = 1 needs the head feature, but head = 0";
+    else if (c->local_test != -1 && c->local_test != 0 && c->local_test != 1)
+        why = "[advanced] local_test needs to be set to 0 or 1";
+    else if (c->keep_last != 0 && c->keep_last != 1)
+        why = "keep_last_ckpt needs to be set to 0 or 1";
+    if (why)
+        return snprintf(msg, msg_len, "%s: %s (FTI refuses it too)", path, why), -1;
+    for (int l = 2; l <= 4; l++)
+        if (c->inline_l[l] != 0)
+            c->inline_l[l] = 1; /* as FTI: anything but 0 or 1 is 1 */
+    if (quiet)
+        return 0;
+    static const char *const io[] = {"POSIX", "MPI-IO", "FTI-FF", "SIONlib", "HDF5", "IME"};
+    if (c->ckpt_io < 1 || c->ckpt_io > 6)
+        fprintf(stderr, "cairn-fti: warning: %s: ckpt_io = %d is not one of FTI's I/O modes "
+                "(1-6; FTI takes POSIX): cairn writes its own checkpoint files\n", path,
+                c->ckpt_io);
+    else if (c->ckpt_io != 1)
+        fprintf(stderr, "cairn-fti: warning: %s: ckpt_io = %d (%s): cairn writes its own "
+                "checkpoint files, not FTI's %s ones\n", path, c->ckpt_io, io[c->ckpt_io - 1],
+                io[c->ckpt_io - 1]);
+    if (c->staging)
+        fprintf(stderr, "cairn-fti: warning: %s: enable_staging = 1: staging (FTI_SendFile) is "
+                "not supported\n", path);
+    if (c->h5_enable)
+        fprintf(stderr, "cairn-fti: warning: %s: h5_single_file_enable = 1: FTI's single HDF5 "
+                "file (level FTI_L4_H5_SINGLE) is not supported\n", path);
+    if (c->inj_number > 0)
+        fprintf(stderr, "cairn-fti: warning: %s: [injection] number = %d: bit-flip injection "
+                "(FTI_BitFlip) is not supported\n", path, c->inj_number);
+    if (c->dcp_l4 > 0)
+        fprintf(stderr, "cairn-fti: warning: %s: dcp_l4 = %d: no interval of its own here; with "
+                "enable_dcp = 1 every level's checkpoints are incremental\n", path, c->dcp_l4);
+    if (c->group_size > 64)
+        fprintf(stderr, "cairn-fti: warning: %s: group_size = %d: level 3 sets of at most 64 "
+                "nodes here (erasure.m at most 32)\n", path, c->group_size);
+    return 0;
+}
+
+int cfti_conf_read_quiet(const char *path, cfti_conf *c, char *msg, size_t msg_len)
+{
+    quiet = 1;
+    int rc = cfti_conf_read(path, c, msg, msg_len);
+    quiet = 0;
+    return rc;
 }
 
 int cfti_conf_read(const char *path, cfti_conf *c, char *msg, size_t msg_len)
@@ -233,6 +350,15 @@ int cfti_conf_read(const char *path, cfti_conf *c, char *msg, size_t msg_len)
     if (rc == 0 && ferror(f))
         rc = -1, snprintf(msg, msg_len, "cannot read %s: %s", path, strerror(errno));
     fclose(f);
+    if (rc == 0)
+        rc = fti_checks(path, c, msg, msg_len);
+    if (rc == 0 && c->failure == 3) { /* FTI: without HDF5 I/O, a fresh start */
+        if (!quiet)
+            fprintf(stderr, "cairn-fti: warning: %s: [restart] failure = 3 (FTI's restart on "
+                    "another process count, from its HDF5 files) is not supported: a fresh "
+                    "start, as FTI does without ckpt_io = 5\n", path);
+        c->failure = 0;
+    }
     if (rc == 0 && c->failure != 0 && !id_ok(c->exec_id))
         rc = -1, snprintf(msg, msg_len, "%s: [restart] failure = %d, but exec_id '%s' is not a "
                           "valid execution id (1-63 of A-Z a-z 0-9 . _ -)", path, c->failure,
@@ -261,7 +387,7 @@ int cfti_conf_ini(const cfti_conf *c, const char *job, char *ini, size_t ini_len
     size_t at = 0;
     int rc = add(ini, ini_len, &at, "; cairn settings made by the FTI layer (libcairn-fti) from "
                  "FTI's configuration file\n");
-    if (c->ckpt_dir[0] || c->keep_l4 == 1 || c->glbl_dir[0])
+    if (c->ckpt_dir[0])
         rc |= add(ini, ini_len, &at, "[store]\n");
     if (c->ckpt_dir[0])
         rc |= add(ini, ini_len, &at, "base = %s\n", c->ckpt_dir);
@@ -270,15 +396,17 @@ int cfti_conf_ini(const cfti_conf *c, const char *job, char *ini, size_t ini_len
         rc |= add(ini, ini_len, &at, "id = %s\n", job);
     if (c->local_test == 1 && c->node_size > 0)
         rc |= add(ini, ini_len, &at, "ranks_per_node = %d\n", c->node_size);
-    if (c->glbl_dir[0] || c->keep_l4 == 1)
-        rc |= add(ini, ini_len, &at, "[pfs]\n");
+    rc |= add(ini, ini_len, &at, "[pfs]\n");
     if (c->glbl_dir[0])
         rc |= add(ini, ini_len, &at, "dir = %s\n", c->glbl_dir);
     if (c->keep_l4 == 1)
         rc |= add(ini, ini_len, &at, "keep = 1000\n");
-    if (c->group_size >= 2) /* FTI's level 3 survives the loss of half a group */
-        rc |= add(ini, ini_len, &at, "[erasure]\nset_size = %d\nm = %d\n", c->group_size,
-                  c->group_size / 2);
+    /* FTI's inline level 4 writes straight to glbl_dir: so does pfs.direct */
+    rc |= add(ini, ini_len, &at, "direct = %s\n", c->inline_l[4] == 0 ? "off" : "on");
+    if (c->group_size >= 2) { /* FTI's level 3 survives the loss of half a group */
+        int g = c->group_size > 64 ? 64 : c->group_size;
+        rc |= add(ini, ini_len, &at, "[erasure]\nset_size = %d\nm = %d\n", g, g / 2);
+    }
     rc |= add(ini, ini_len, &at, "[ckpt]\n");
     for (int l = 1; l <= 4; l++)
         if (c->ckpt_l[l] > 0)
@@ -288,12 +416,15 @@ int cfti_conf_ini(const cfti_conf *c, const char *job, char *ini, size_t ini_len
     rc |= add(ini, ini_len, &at, "[log]\nlevel = %s\n", c->verbosity == 1 ? "debug" : "warn");
     if (c->dcp == 1) {
         rc |= add(ini, ini_len, &at, "[incr]\nmode = on\n");
-        if (c->dcp_block > 0) {
-            if (c->dcp_block & (c->dcp_block - 1))
-                return snprintf(msg, msg_len, "dcp_block_size = %d: cairn's incremental "
-                                "checkpoints need a power of two (1024 or more)", c->dcp_block),
-                       -1;
-            rc |= add(ini, ini_len, &at, "block_size = %d\n", c->dcp_block);
+        if (c->dcp_block > 0) { /* FTI takes any; cairn a power of two, 1 KiB to 64 MiB */
+            unsigned b = CFTI_INCR_MIN;
+            while (b * 2 <= (unsigned)c->dcp_block && b * 2 <= CFTI_INCR_MAX)
+                b *= 2;
+            if (b != (unsigned)c->dcp_block && !quiet)
+                fprintf(stderr, "cairn-fti: warning: dcp_block_size = %d: cairn's incremental "
+                        "blocks are powers of two from 1 KiB to 64 MiB: %u bytes\n",
+                        c->dcp_block, b);
+            rc |= add(ini, ini_len, &at, "block_size = %u\n", b);
         }
     }
     if (rc)

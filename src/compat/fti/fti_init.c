@@ -1,6 +1,6 @@
 /*
- * fti_init.c - FTI_Init, FTI_Status, FTI_Finalize, the data types and
- * FTI_Protect of the FTI layer.
+ * fti_init.c - FTI_Init, FTI_Status, FTI_Finalize and FTI_Protect of the FTI
+ * layer.
  *
  * FTI_Init: rank 0 reads FTI's configuration file (fti_conf.c) and picks the
  * job: CAIRN_JOB if the user set it (then the file's [restart] section is
@@ -10,7 +10,8 @@
  * cairn settings made from the file to a private temporary INI file, which
  * cairn_init reads (CAIRN_* variables still win over it) and which is
  * removed at once. cairn_restart_query says whether a checkpoint can be
- * recovered: that is FTI_Status. A checkpoint that exists but cannot be used
+ * recovered: that is FTI_Status; if so, the checkpoint is read at once
+ * (fti_stage.c: FTI_RecoverVar is local). A checkpoint that exists but cannot be used
  * is left as it is: with the file's exec_id the run starts afresh under a new
  * one (FTI_NREC, the old job named), with CAIRN_JOB FTI_Init refuses.
  *
@@ -33,20 +34,31 @@
 #include <unistd.h>
 
 FTI_EXPORT MPI_Comm FTI_COMM_WORLD = MPI_COMM_WORLD;
-FTI_EXPORT FTIT_type FTI_CHAR = {0, sizeof(char)};
-FTI_EXPORT FTIT_type FTI_SHRT = {1, sizeof(short)};
-FTI_EXPORT FTIT_type FTI_INTG = {2, sizeof(int)};
-FTI_EXPORT FTIT_type FTI_LONG = {3, sizeof(long)};
-FTI_EXPORT FTIT_type FTI_UCHR = {4, sizeof(unsigned char)};
-FTI_EXPORT FTIT_type FTI_USHT = {5, sizeof(unsigned short)};
-FTI_EXPORT FTIT_type FTI_UINT = {6, sizeof(unsigned int)};
-FTI_EXPORT FTIT_type FTI_ULNG = {7, sizeof(unsigned long)};
-FTI_EXPORT FTIT_type FTI_SFLT = {8, sizeof(float)};
-FTI_EXPORT FTIT_type FTI_DBLE = {9, sizeof(double)};
-FTI_EXPORT FTIT_type FTI_LDBE = {10, sizeof(long double)};
 
 cfti_state cfti = {.plan_gen = -1, .cur_gen = -1, .last_gen = 0};
-static int next_type_id = CFTI_FIRST_USER_TYPE;
+
+/* The keys cfti_once has said, this process. */
+static char **said;
+static int nsaid;
+
+void cfti_once(const char *key, const char *fmt, ...)
+{
+    for (int i = 0; i < nsaid; i++)
+        if (strcmp(said[i], key) == 0)
+            return;
+    char **n = realloc(said, (size_t)(nsaid + 1) * sizeof *n);
+    if (n && (n[nsaid] = strdup(key)) != NULL)
+        said = n, nsaid++;
+    else if (n)
+        said = n;
+    char line[CFTI_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "cairn-fti: rank %d: %s: %s\n", cfti.rank, key, line);
+    fflush(stderr);
+}
 
 void cfti_say(int level, const char *fmt, ...)
 {
@@ -301,6 +313,7 @@ FTI_EXPORT int FTI_Init(const char *configFile, MPI_Comm globalComm)
         cfti_say(FTI_INFO, "job %s: restart from checkpoint %d (generation %ld, level %d%s)",
                  job_name(b->job), cfti.plan_fti_id, plan.id, plan.level,
                  rebuild_words(&plan, words, sizeof words));
+        cfti_stage_in(plan.id); /* every rank's variables, read once: FTI_RecoverVar is local */
     } else {
         cfti.ckpt_cnt = 1;
         if (b->expect) {
@@ -317,51 +330,23 @@ FTI_EXPORT int FTI_Init(const char *configFile, MPI_Comm globalComm)
 
 FTI_EXPORT int FTI_Status(void) { return cfti.ctx ? cfti.reco : 0; }
 
-FTI_EXPORT int FTI_InitType(FTIT_type *type, int size)
-{
-    if (!type || size < 1)
-        return FTI_NSCS;
-    type->id = next_type_id++;
-    type->size = size;
-    return FTI_SCES;
-}
-
-/* cairn's element type for FTI type T, and so the element count of COUNT. */
-static cairn_type ctype_of(FTIT_type t, long count, size_t *elems)
-{
-    static const struct { char kind; } basic[CFTI_FIRST_USER_TYPE] = {
-        {'i'}, {'i'}, {'i'}, {'i'}, {'u'}, {'u'}, {'u'}, {'u'}, {'f'}, {'f'}, {'b'}};
-    char kind = t.id >= 0 && t.id < CFTI_FIRST_USER_TYPE ? basic[t.id].kind : 'b';
-    cairn_type c = CAIRN_BYTE;
-    if (kind == 'i' || kind == 'u') {
-        int u = kind == 'u';
-        c = t.size == 1   ? (u ? CAIRN_UINT8 : CAIRN_INT8)
-            : t.size == 2 ? (u ? CAIRN_UINT16 : CAIRN_INT16)
-            : t.size == 4 ? (u ? CAIRN_UINT32 : CAIRN_INT32)
-            : t.size == 8 ? (u ? CAIRN_UINT64 : CAIRN_INT64)
-                          : CAIRN_BYTE;
-    } else if (kind == 'f') {
-        c = t.size == 4 ? CAIRN_FLOAT : t.size == 8 ? CAIRN_DOUBLE : CAIRN_BYTE;
-    }
-    *elems = c == CAIRN_BYTE ? (size_t)count * (size_t)t.size : (size_t)count;
-    return c;
-}
-
-FTI_EXPORT int FTI_Protect(int id, void *ptr, long count, FTIT_type type)
+FTI_EXPORT int FTI_Protect(int id, void *ptr, int32_t count, fti_id_t type)
 {
     if (!cfti.ctx) {
         cfti_say(FTI_WARN, "FTI_Protect: FTI is not initialized");
         return FTI_NSCS;
     }
-    if (count < 0 || type.size < 1 || (unsigned long)count > (size_t)-1 / (size_t)type.size) {
-        fprintf(stderr, "cairn-fti: warning: rank %d: FTI_Protect(%d): count %ld of %d-byte "
-                "elements is not a size\n", cfti.rank, id, count, type.size);
+    int tsize = cfti_type_size(type);
+    if (count < 0 || tsize < 1) {
+        fprintf(stderr, "cairn-fti: warning: rank %d: FTI_Protect(%d): %s\n", cfti.rank, id,
+                tsize < 1 ? "the type is not an FTI type (FTI_InitType makes one)"
+                          : "the count is negative");
         return FTI_NSCS;
     }
     char name[32];
     cfti_name(id, name);
-    size_t elems;
-    cairn_type ct = ctype_of(type, count, &elems);
+    cairn_type ct = cfti_type_ctype(type);
+    size_t elems = ct == CAIRN_BYTE ? (size_t)count * (size_t)tsize : (size_t)count;
     int rc = cairn_protect(cfti.ctx, name, ptr, ct, elems, 0, NULL);
     if (rc != 0) {
         fprintf(stderr, "cairn-fti: warning: rank %d: FTI_Protect(%d): %s: %s\n", cfti.rank, id,
@@ -381,7 +366,8 @@ FTI_EXPORT int FTI_Protect(int id, void *ptr, long count, FTIT_type type)
         }
         v = &cfti.vars[cfti.nvars++];
     }
-    *v = (cfti_var){.id = id, .ptr = ptr, .count = count, .type = type};
+    *v = (cfti_var){.id = id, .ptr = ptr, .count = count, .type = type, .ctype = ct,
+                    .elems = elems};
     return FTI_SCES;
 }
 
@@ -396,6 +382,8 @@ FTI_EXPORT int FTI_Finalize(void)
     if (rc != 0)
         cfti_say(FTI_EROR, "cairn_finalize: %s", cairn_strerror(rc));
     free(cfti.vars);
+    cfti_stage_drop();
+    free(cfti.known);
     cfti_state fresh = {.plan_gen = -1, .cur_gen = -1, .rank = cfti.rank,
                         .verbosity = cfti.verbosity};
     cfti = fresh;

@@ -58,12 +58,86 @@ fti_need() { # fti_need LOG PATTERN...: every extended regex is in LOG
 }
 descendants() { local c; for c in $(pgrep -P "$1"); do echo "$c"; descendants "$c"; done; }
 
-check "fti: the test programs were built" test -x "$FTI_H" -a -x "$FTI_RV"
+check "fti: the test programs were built" test -x "$FTI_H" -a -x "$FTI_RV" -a -x "$BUILD/tests/compat/fti/surface"
 check "fti: the test programs use only fti.h and MPI (no cairn call, type or header)" \
-  bash -c "! grep -nE 'cairn_|CAIRN_|<cairn' tests/compat/fti/heatdis.c tests/compat/fti/recovervar.c"
+  bash -c "! grep -nE 'cairn_|CAIRN_|<cairn' tests/compat/fti/*.c"
 check "fti: libcairn-fti.so exports FTI's names only (SONAME libcairn-fti.so.0)" \
   bash -c "nm -D --defined-only '$BUILD/libcairn-fti.so' | awk '{print \$3}' | grep -Ev '^(FTI_|_init\$|_fini\$|__odr_asan\.FTI_)' | (! grep .) &&
            objdump -p '$BUILD/libcairn-fti.so' | grep -q 'SONAME *libcairn-fti.so.0'"
+
+# FTI 1.6's whole public surface: surface.c names every function (with
+# FTI's signature, so -Werror checks ours), type and constant of the list it
+# keeps; each name must be declared in fti.h and used beyond the list. Run,
+# the calls cairn cannot honour return FTI_NSCS and say why once per process.
+fti_surface() {
+  local names n missing="" w
+  names=$(sed -n '/NAMES-BEGIN/,/NAMES-END/p' tests/compat/fti/surface.c | grep -o '"[A-Za-z_0-9]*"' | tr -d '"')
+  n=$(echo "$names" | wc -l)
+  [ "$n" -gt 100 ] || { echo "only $n names in surface.c's list"; return 1; }
+  for w in $names; do
+    grep -qw -- "$w" src/compat/fti/fti.h || missing="$missing $w(fti.h)"
+    [ "$(grep -ow -- "$w" tests/compat/fti/surface.c | wc -l)" -ge 2 ] || missing="$missing $w(unused)"
+  done
+  [ -z "$missing" ] || { echo "missing:$missing"; return 1; }
+  mpicc -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter -Isrc/compat/fti -fsyntax-only \
+    tests/compat/fti/surface.c || return 1
+  fti_run "$FTI_DIR/log" 4 "$BUILD/tests/compat/fti/surface" "$FTI_CFG" &&
+    fti_need "$FTI_DIR/log" "PASS: $n names of FTI 1.6" || return 1
+  for w in FTI_BitFlip FTI_GetStageDir FTI_GetStageStatus FTI_SendFile FTI_DefineGlobalDataset \
+    FTI_AddSubset FTI_RecoverDatasetDimension FTI_GetDatasetSpan FTI_GetDatasetRank \
+    FTI_UpdateGlobalDataset FTI_UpdateSubset; do
+    [ "$(grep -c "cairn-fti: rank [0-9]*: $w: not supported" "$FTI_DIR/log")" = 4 ] ||
+      { echo "$w: not said once per process:"; grep -- "$w" "$FTI_DIR/log"; return 1; }
+  done
+}
+fti_new surface
+check "fti: FTI 1.6's public names (functions with FTI's signatures, types, constants) compile; calls not honoured say FTI_NSCS and why, once per process" \
+  fti_surface
+
+# FTI's own template configuration, every key at FTI's default (template.fti):
+# FTI_Init takes it (dcp_block_size = -1 with dCP off), and each key is
+# honoured, mapped, warned about once or rejected as docs/fti.md says.
+fti_template() {
+  cp tests/compat/fti/template.fti "$FTI_CFG"
+  fti_set Ckpt_dir "$FTI_DIR/local"
+  fti_set Glbl_dir "$FTI_DIR/pfs"
+  fti_set Meta_dir "$FTI_DIR/meta"
+  fti_set Verbosity 1
+  fti_run "$FTI_DIR/log" 4 "$FTI_RV" "$FTI_CFG" 4 crash &&
+    fti_need "$FTI_DIR/log" 'FTI_Init = 0' 'PASS: 2 checkpoints at level 4' '^direct = on$' \
+      '^use = off$' '^ranks_per_node = 2$' || return 1
+  [ "$(grep -c 'cairn-fti: warning: .*ckpt_io = 0' "$FTI_DIR/log")" = 1 ] ||
+    { echo "ckpt_io = 0 (FTI: not a mode, POSIX) not warned once"; grep ckpt_io "$FTI_DIR/log"; return 1; }
+  ! grep -E 'cairn-fti: error|not a key of FTI' "$FTI_DIR/log" || return 1
+  fti_run "$FTI_DIR/log2" 4 "$FTI_RV" "$FTI_CFG" 4 crash &&
+    fti_need "$FTI_DIR/log2" 'FTI_Status = 1' 'PASS: 5 variables recovered'
+}
+fti_new template
+check "fti: FTI's template configuration (every key, FTI's defaults: dcp_block_size = -1 with dCP off) initialises; inline_l4 = 1 is pfs.direct" \
+  fti_template
+fti_rejects() { # FTI's own refusals, with FTI's reason; the file unchanged
+  local key val why
+  while IFS='|' read -r key val why; do
+    cp tests/compat/fti/template.fti "$FTI_CFG"
+    fti_set Ckpt_dir "$FTI_DIR/local"
+    fti_set "$key" "$val"
+    [ "$key" = Group_size ] && fti_set Ckpt_L3 5
+    cp "$FTI_CFG" "$FTI_DIR/before"
+    fti_run "$FTI_DIR/log" 2 "$FTI_RV" "$FTI_CFG" 1 crash && { echo "$key = $val accepted"; return 1; }
+    fti_need "$FTI_DIR/log" 'FTI_Init = -1' "$why" && cmp "$FTI_CFG" "$FTI_DIR/before" || return 1
+  done <<'EOF'
+Verbosity|4|verbosity.*1, 2 or 3
+Block_size|4096|block_size.*between 1 and 2048
+Local_test|2|local_test.*0 or 1
+Keep_last_ckpt|3|keep_last_ckpt.*0 or 1
+Keep_heads_alive|1|keep_heads_alive.*head = 0
+Group_size|40|group size must be lower than 32
+Head|2|head.*0 or 1
+EOF
+}
+fti_new rejects
+check "fti: what FTI refuses is refused with FTI's reason (verbosity 4, block_size 4096, local_test 2, ...), the file unchanged" \
+  fti_rejects
 
 # The reference: heatdis uninterrupted, without checkpoints.
 fti_new ref
@@ -155,11 +229,12 @@ PY
 check "  ... cairn ls/verify/report/inspect --fti config.fti: its job, base and PFS from the file alone (ls --json as with --base/--pfs/--job)" fti_cli
 
 # Level 4 with erasure.m = 1 (group_size 4, node_size 1: 4 nodes; m by
-# CAIRN_EC_M): 2 of the 4 nodes lost is more than level 3 rebuilds, and the PFS
+# CAIRN_EC_M), inline_l4 = 0 (so level 1 and parity first, then the PFS): 2 of the 4 nodes lost is more than level 3 rebuilds, and the PFS
 # holds checkpoint 2 whole. FTI_Init must say so (the restart query: READY at
 # level 4, not "lost"), recover it bit-exact and go on from its iteration,
 # never from 0; the later checkpoints set nothing aside (no abandoned-gen-*).
 fti_pfs_m1() {
+  fti_set Inline_L4 0 # FTI's level 4 through level 1 (inline_l4 = 1 writes straight to the PFS)
   FTI_EXTRA=(CAIRN_EC_M=1)
   fti_crash 4 4 1 0 1
   local rc=$?
@@ -239,6 +314,33 @@ fti_recovervar() { # LEVEL NODE_SIZE WIPE...
 fti_new rv1
 check "fti: FTI_GetStoredSize + FTI_Realloc + FTI_RecoverVar, shuffled, a user type (level 1), bit-exact" \
   fti_recovervar 1 2
+
+# FTI_RecoverVar per rank (FTI's recoverVar test): 8 ranks on 4 nodes, each
+# rank asks the sizes and recovers its variables in an order of its own, every
+# third rank only some of them (the other keeps its memory); bit-exact at each
+# level, with nodes lost where the level survives it.
+fti_anyorder() { # LEVEL WIPE...
+  local lvl=$1
+  shift
+  fti_set Node_size 2
+  fti_set Group_size 4
+  fti_levels 0
+  fti_run "$FTI_DIR/first.log" 8 "$FTI_RV" "$FTI_CFG" "$lvl" crash &&
+    fti_need "$FTI_DIR/first.log" "PASS: 2 checkpoints at level $lvl" || return 1
+  fti_wipe "$@"
+  fti_run "$FTI_DIR/second.log" 8 "$FTI_RV" "$FTI_CFG" "$lvl" crash anyorder &&
+    fti_need "$FTI_DIR/second.log" 'FTI_Status = 1' \
+      'PASS: 5 variables recovered one by one, bit-exact on every rank \(each rank its own order, some a subset\)'
+}
+fti_new rvany1
+check "fti: FTI_RecoverVar per rank, 8 ranks on 4 nodes: each rank its own order, some a subset, level 1, bit-exact" \
+  fti_anyorder 1
+fti_new rvany2
+check "  ... level 2, node 1 lost (partner copies)" fti_anyorder 2 1
+fti_new rvany3
+check "  ... level 3, nodes 0 and 3 lost (decoded)" fti_anyorder 3 0 3
+fti_new rvany4
+check "  ... level 4, every node lost (the PFS)" fti_anyorder 4 0 1 2 3
 fti_new rv3
 check "fti: the same at level 3 with 2 of 4 nodes lost (rebuilt by decoding first)" \
   fti_recovervar 3 1 0 3
@@ -261,6 +363,35 @@ fti_keep() {
 }
 fti_new keep
 check "fti: keep_last_ckpt = 1: a finished run leaves failure = 2; the next has FTI_Status 2 and recovers it" fti_keep
+
+# FTI's Fortran interface (module fti, fti_mod.f90): heatdis_f.f90, written
+# like FTI's Fortran heat example, built against fti.mod alone; at level 2 it
+# crashes as its third checkpoint begins, node 1 loses its storage, and the
+# rerun (FTI_Status 1, FTI_Recover) ends bit-exact with an uninterrupted run.
+fti_fortran() {
+  local f=$BUILD/tests/compat/fti/heatdis_f r
+  grep -qi '^ *use fti$' tests/compat/fti/heatdis_f.f90 && ! grep -qi 'use cairn' tests/compat/fti/heatdis_f.f90 ||
+    { echo "heatdis_f.f90 must use module fti only"; return 1; }
+  fti_set Node_size 2
+  fti_levels 0
+  fti_run "$FTI_DIR/ref.log" 4 "$f" "$FTI_CFG" "$FTI_DIR/ref" &&
+    fti_need "$FTI_DIR/ref.log" 'Final iteration 600' || return 1
+  fti_levels 2
+  if fti_run "$FTI_DIR/crash.log" 4 env CAIRN_CKPT_EVERY_2=60 CAIRN_FAULT=ckpt.begin:gen=3 \
+    "$f" "$FTI_CFG" "$FTI_DIR/crash"; then
+    echo "the run did not crash"; return 1
+  fi
+  [ "$(fti_get failure)" = 1 ] || { echo "failure = $(fti_get failure) after a crash"; return 1; }
+  fti_wipe 1
+  fti_run "$FTI_DIR/restart.log" 4 env CAIRN_CKPT_EVERY_2=$FTI_AFTER "$f" "$FTI_CFG" "$FTI_DIR/final" &&
+    fti_need "$FTI_DIR/restart.log" 'restart from checkpoint 2 \(generation 2, level 2, after restoring 1 lost node' \
+      'recovered at iteration 119' 'Final iteration 600' || return 1
+  for r in 0 1 2 3; do cmp "$FTI_DIR/ref.$r" "$FTI_DIR/final.$r" || return 1; done
+  [ "$(fti_get failure)" = 0 ] || { echo "failure = $(fti_get failure) after FTI_Finalize"; return 1; }
+}
+fti_new fortran
+check "fti: Fortran (use fti): a heat program written like FTI's Fortran example crashes at level 2, node 1 lost, restarts bit-exact" \
+  fti_fortran
 
 # The configuration file: mapping, refusals, warnings, CAIRN_* winning.
 fti_mapping() {
@@ -335,6 +466,23 @@ fti_new unusable
 check "fti: a checkpoint that cannot be used (3 of 4 nodes lost, m = 2) is left intact: FTI_NREC and a new exec_id; under CAIRN_JOB FTI_Init refuses" \
   fti_unusable
 
+fti_l1_lost() { # level 1 keeps no copy elsewhere: a node lost loses the checkpoint
+  fti_set Node_size 2
+  fti_levels 0
+  fti_run "$FTI_DIR/first.log" 4 "$FTI_RV" "$FTI_CFG" 1 crash &&
+    fti_need "$FTI_DIR/first.log" 'PASS: 2 checkpoints at level 1' || return 1
+  local old; old=$(fti_get exec_id)
+  fti_wipe 1
+  fti_run "$FTI_DIR/second.log" 4 "$FTI_RV" "$FTI_CFG" 1 crash &&
+    fti_need "$FTI_DIR/second.log" 'FTI_Init = -2' "job $old holds a checkpoint this run cannot use" \
+      'starting afresh under the new execution id' 'FTI_Status = 0' 'PASS: 2 checkpoints' || return 1
+  [ "$(fti_get exec_id)" != "$old" ] && [ -d "$FTI_DIR/local/cairn-$(id -u)/$old/node0/gen-2" ] ||
+    { echo "the run did not move to a new exec_id, or the old job was touched"; return 1; }
+}
+fti_new l1lost
+check "fti: level 1, node 1 lost (no copy anywhere): FTI_NREC, a fresh start under a new exec_id, node 0's files left as they are" \
+  fti_l1_lost
+
 fti_env_wins() {
   mkdir "$FTI_DIR/other" "$FTI_DIR/other2"
   printf '[store]\nbase = %s\n' "$FTI_DIR/other2" >"$FTI_DIR/cairn.ini"
@@ -385,9 +533,19 @@ fti_installed() {
   fti_levels 0
   fti_run "$FTI_DIR/log" 4 env LD_LIBRARY_PATH="$P/lib" "$a/heatdis" $FTI_MB "$FTI_CFG" "$FTI_DIR/final.bin" &&
     cmp "$FTI_REF" "$FTI_DIR/final.bin" || return 1
+  # the Fortran module: heatdis_f.f90 built with pkg-config cairn-fti-fortran alone
+  [ "$("${pcf[@]}" --cflags cairn-fti-fortran | xargs)" = "-I$P/include/cairn/fti/fortran -I$P/include/cairn/fti -I$P/include" ] ||
+    { echo "pkg-config cairn-fti-fortran: $("${pcf[@]}" --cflags --libs cairn-fti-fortran)"; return 1; }
+  cp tests/compat/fti/heatdis_f.f90 "$a/" &&
+    (cd "$a" && mpif90 "${san[@]}" $("${pcf[@]}" --cflags cairn-fti-fortran) heatdis_f.f90 -o heatdis_f \
+      $("${pcf[@]}" --libs cairn-fti-fortran)) || return 1
+  LD_LIBRARY_PATH=$P/lib ldd "$a/heatdis_f" | grep "libcairn-fti-fortran.so.$major => $P/lib/" >/dev/null ||
+    { LD_LIBRARY_PATH=$P/lib ldd "$a/heatdis_f"; return 1; }
+  fti_run "$FTI_DIR/logf" 4 env LD_LIBRARY_PATH="$P/lib" "$a/heatdis_f" "$FTI_CFG" "$FTI_DIR/outf" &&
+    fti_need "$FTI_DIR/logf" 'Final iteration 600' || return 1
   make -s --no-print-directory BUILD="$BUILD" uninstall PREFIX="$P" >"$FTI_DIR/uninstall.log" 2>&1 &&
     ! find "$P" -name '*fti*' | grep . || { echo "left after uninstall"; return 1; }
 }
 fti_new installed
-check "fti: make install; heatdis.c built out of the tree with pkg-config cairn-fti (shared) runs bit-exact; uninstall removes it" \
+check "fti: make install; heatdis.c built out of the tree with pkg-config cairn-fti (shared) runs bit-exact, heatdis_f.f90 with cairn-fti-fortran runs; uninstall removes it" \
   fti_installed
