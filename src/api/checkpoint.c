@@ -358,6 +358,29 @@ static int write_direct(cairn_ctx *ctx, long id, int *reached, double t0)
     return 0;
 }
 
+/* Does a synchronous level-4 checkpoint keep the copy at LOCAL (2 or 3)
+ * too? pfs.parity; auto: while it cost at most half of the PFS copy at the
+ * job's previous one (rank 0's times, so every rank answers alike), the
+ * first one and every 8th skipped one keeping it to measure again. Always
+ * with incr.mode on: the chains of increments are kept per level, and a
+ * level-4 one's parent is the level below's. */
+static bool keep_parity(cairn_ctx *ctx, int local)
+{
+    if (local <= CAIRN_LEVEL_LOCAL || ctx->cfg.pfs_parity == 1 || ctx->cfg.incr_mode)
+        return true;
+    if (ctx->cfg.pfs_parity == 2)
+        return false;
+    int keep = ctx->l4_pfs_s <= 0 || ctx->l4_raise_s <= 0.5 * ctx->l4_pfs_s ||
+               ctx->l4_skipped >= 8;
+    if (MPI_Bcast(&keep, 1, MPI_INT, 0, ctx->comm) != MPI_SUCCESS)
+        keep = 1;
+    ctx->l4_skipped = keep ? 0 : ctx->l4_skipped + 1;
+    if (!keep && ctx->rank == 0)
+        cn_debug("level %d skipped at this level-4 checkpoint (pfs.parity auto): it took %.3f s "
+                 "at the last one, the PFS copy %.3f s", local, ctx->l4_raise_s, ctx->l4_pfs_s);
+    return keep;
+}
+
 /* The generation, once the arguments are checked (cairn_checkpoint). *REACHED
  * gets the level it is complete at (0 none; 4 once on the PFS or handed to
  * cairnd for it): what cairn_need_checkpoint's clocks restart for. */
@@ -435,6 +458,8 @@ static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
      * raises, flushes or prunes, so they are held (at once if none answers). */
     int held = ctx->node_rank == 0 ? api_daemon_hold(ctx) : 0;
     rc = api_agree_napping(ctx, held);
+    if (rc == 0 && to_pfs(ctx, level) && !keep_parity(ctx, local))
+        local = CAIRN_LEVEL_LOCAL; /* level 1 and the PFS */
     double t1 = MPI_Wtime(); /* where the seconds went: a debug line below */
     if (rc == 0 && local > CAIRN_LEVEL_LOCAL)
         rc = api_raise(ctx, id, local);
@@ -448,6 +473,11 @@ static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
     if (ctx->rank == 0)
         cn_debug("generation %ld: level 1 in %.3f s, level %d in %.3f s, the PFS in %.3f s", id,
                  t1 - t0, local, t2 - t1, MPI_Wtime() - t2);
+    if (rc == 0 && to_pfs(ctx, level) && ctx->rank == 0) { /* keep_parity's measure */
+        ctx->l4_pfs_s = MPI_Wtime() - t2;
+        if (local > CAIRN_LEVEL_LOCAL)
+            ctx->l4_raise_s = t2 - t1;
+    }
     if (rc == 0 && to_pfs(ctx, level)) /* the seconds with the PFS copy */
         rc = stamp_seconds(ctx, id, local);
     if (ctx->node_rank == 0 && held == 0)

@@ -17,6 +17,7 @@ static const char *const LOSSY_WORDS[] = {"auto", "wavelet", "predict", NULL};
 static const char *const INCR_WORDS[] = {"off", "on", NULL};
 static const char *const ON_OFF_WORDS[] = {"off", "on", NULL};
 static const char *const DAEMON_WORDS[] = {"auto", "off", NULL};
+static const char *const AUTO_ON_OFF_WORDS[] = {"auto", "on", "off", NULL};
 /* Codec names in src/compress id order (none = 0 ... fpzip = 6), then auto. */
 const char *const cn_codec_words[] = {"none",        "zlib",  "zstd", "lz4", "shuffle-zstd",
                                       "shuffle-lz4", "fpzip", "auto", NULL};
@@ -212,6 +213,15 @@ const key_def cn_config_keys[] = {
             "the flush from it. A checkpoint with routed files or distributed variables "
             "(cairn_protect_block), or of a job with incr.mode on (the PFS takes its "
             "increments from level 1's chain), always goes through level 1"},
+    {.section = "pfs", .name = "parity", .env = "CAIRN_PFS_PARITY", .kind = K_ENUM,
+     .words = AUTO_ON_OFF_WORDS, .def = "auto", FIELD(pfs_parity),
+     .doc = "whether a synchronous level-4 checkpoint that goes through level 1 also keeps "
+            "the parity (or partner) copy the nodes allow, which rebuilds lost nodes faster "
+            "than a read from the PFS. `on`: always; `off`: never (level 1 and the PFS only); "
+            "`auto`: kept while it costs at most half of the PFS copy, as the job's previous "
+            "synchronous level-4 checkpoint measured both (rank 0's times; the first one "
+            "keeps it). Always kept with incr.mode on (its chains are per level), and by "
+            "cairnd when it serves the job (in the background)"},
     {.section = "daemon", .name = "use", .env = "CAIRN_DAEMON_USE", .kind = K_ENUM,
      .words = DAEMON_WORDS, .def = "auto", FIELD(daemon_use),
      .doc = "`auto`: hand levels 2-4 to the node's cairnd when one serves the job on every "

@@ -299,6 +299,27 @@ fresh_pfs pfs-direct-routed
 check "pfs.direct on, but a routed file: the checkpoint goes through level 1 (node-local copy), bit-exact after a wipe" \
   bash -c "CAIRN_PFS_DIRECT=on scripts/mpirun.sh 8 $T save 1 4 >/dev/null && test -e '$(gen_dir 0 1)/manifest' &&
            rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && scripts/mpirun.sh 8 $T restore 1"
+# pfs.parity (issue 31): whether a synchronous level-4 checkpoint keeps the
+# parity copy too. off: level 1 and the PFS, and nodes lost take the PFS copy;
+# auto: the first keeps it, the later ones as the times measured say, every
+# rank alike. The level on the nodes is cairn ls's without the PFS.
+node_levels() { env -u CAIRN_PFS_DIR "$BUILD/cairn" ls --job "$CAIRN_JOB" | awk 'NR > 1 && $1 ~ /^[0-9]+$/ {printf "%s:%s ", $1, $2}'; }
+export -f node_levels
+fresh_pfs pfs-parity-off
+check "pfs.parity off: generations 1 and 2 at level 4, 8 ranks on 4 nodes: level 1 on the nodes (no parity), on the PFS" \
+  bash -c "CAIRN_PFS_PARITY=off CAIRN_KEEP=10 CAIRN_PFS_KEEP=10 scripts/mpirun.sh 8 $T save 2 4 >/dev/null && l=\$(node_levels) && echo \"levels: \$l\" &&
+           test \"\$l\" = '2:1 1:1 ' && test -e '$(pfs_gen 2)/index' && test -e '$(pfs_gen 1)/index'"
+wipe_nodes 1 2
+check "  ... nodes 1 and 2 wiped: generation 2 restored from the PFS, bit-exact" \
+  run_grep 'restoring generation 2 from the PFS' scripts/mpirun.sh 8 "$T" restore 2
+fresh_pfs pfs-parity-auto
+check "pfs.parity auto: 4 generations at level 4: the first at level 3 on the nodes (nothing measured yet), each later one at 3 or 1, on the PFS" \
+  bash -c "CAIRN_LOG_LEVEL=debug CAIRN_KEEP=10 CAIRN_PFS_KEEP=10 scripts/mpirun.sh 8 $T save 4 4 >'$CAIRN_BASE/auto.log' 2>&1 || { tail '$CAIRN_BASE/auto.log'; exit 1; }
+           l=\$(node_levels); echo \"levels: \$l\"; grep 'skipped at this level-4' '$CAIRN_BASE/auto.log' | head -3
+           [[ \$l =~ ^4:[13]\ 3:[13]\ 2:[13]\ 1:3\ \$ ]] && for g in 1 2 3 4; do test -e \"\$(pfs_gen \$g)/index\" || exit 1; done"
+wipe_nodes 1 2
+check "  ... nodes 1 and 2 wiped: generation 4 restored (decoded, or from the PFS), bit-exact" \
+  scripts/mpirun.sh 8 "$T" restore 4
 unset T_CODECS CAIRN_PFS_DIR CAIRN_PFS_GROUP CAIRN_SET_SIZE CAIRN_EC_M
 export CAIRN_RANKS_PER_NODE=2
 

@@ -55,6 +55,7 @@ static const char *const KEYS[][2] = {
     {"pfs.block", "CAIRN_PFS_BLOCK"},
     {"pfs.bandwidth", "CAIRN_PFS_BANDWIDTH"},
     {"pfs.direct", "CAIRN_PFS_DIRECT"},
+    {"pfs.parity", "CAIRN_PFS_PARITY"},
     {"daemon.use", "CAIRN_DAEMON_USE"},
     {"daemon.timeout", "CAIRN_DAEMON_TIMEOUT"},
     {"daemon.boost_after", "CAIRN_DAEMON_BOOST_AFTER"},
