@@ -39,8 +39,10 @@ die() { # die PART MESSAGE: infrastructure failure; names the part, shows its lo
 check() { # check DESCRIPTION COMMAND...
   local d=$1; shift
   if out=$("$@" 2>&1); then PASSED=$((PASSED + 1)); echo "ok - $d"
-  else FAILED=$((FAILED + 1)); echo "not ok - $d"; [ -n "$out" ] && sed 's/^/#   /' <<<"$out" | tail -n 20; return 1; fi
+  else FAILED=$((FAILED + 1)); echo "not ok - $d"; [ -n "$out" ] && sed 's/^/#   /' <<<"$out" | tail -n 20
+       NOT_OK+=("$d: $(tail -n 3 <<<"$out" | tr '\n' ' ')"); return 1; fi
 }
+NOT_OK=() # repeated last: the caller (make test) shows only this run's last lines
 teardown() {
   local rc=$?
   if [ -n "$T" ] && [ -e "$T/slurm.conf" ]; then
@@ -267,4 +269,4 @@ if [ "$FAILED" != 0 ]; then
 fi
 say "run: $((SECONDS - START)) s"
 echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" = 0 ] || { echo "run_slurm: FAIL in the cairn jobs (see 'not ok' above)" >&2; exit 1; }
+[ "$FAILED" = 0 ] || { printf 'run_slurm: not ok - %s\n' "${NOT_OK[@]}" >&2; exit 1; }
