@@ -11,7 +11,10 @@
 # of this shell, each asserting exit statuses and output.
 
 C=$BUILD/cairn
-export CAIRN_RANKS_PER_NODE=2 CAIRN_SET_SIZE=4 CAIRN_EC_M=1 CAIRN_PFS_GROUP=3
+# The views of a level-4 job with its parity on the nodes (level 3 there, 4 with
+# the PFS): pfs.parity on, so no level-4 checkpoint skips it (auto decides by
+# times measured; run_pfs.sh tests that).
+export CAIRN_RANKS_PER_NODE=2 CAIRN_SET_SIZE=4 CAIRN_EC_M=1 CAIRN_PFS_GROUP=3 CAIRN_PFS_PARITY=on
 U=$(mktemp -d /dev/shm/cairn-user.XXXXXX); SCRATCH_DIRS+=("$U")
 
 # ls_has GEN_OR_JOB_AWK [ARGS...]: `cairn ls ARGS` exits 0 and a row matches the awk condition.
@@ -228,5 +231,5 @@ check "  ... level 4 (raise and flush): still one line per generation" \
 check "  ... a restart: one info line 'restored generation 5', from rank 0" \
   bash -c "$(declare -f info_run); T='$T'; info_run '$U/logr' restore 5 && [ \$(grep -c '\] info: restored generation 5' '$U/logr') = 1 ] &&
            ! grep ' info: ' '$U/logr' | grep -v '^cairn\[rank 0 '"
-unset CAIRN_PFS_GROUP CAIRN_SET_SIZE CAIRN_EC_M CAIRN_PFS_DIR
+unset CAIRN_PFS_GROUP CAIRN_SET_SIZE CAIRN_EC_M CAIRN_PFS_DIR CAIRN_PFS_PARITY
 export CAIRN_RANKS_PER_NODE=2
