@@ -314,7 +314,7 @@ check "  ... nodes 1 and 2 wiped: generation 2 restored from the PFS, bit-exact"
   run_grep 'restoring generation 2 from the PFS' scripts/mpirun.sh 8 "$T" restore 2
 fresh_pfs pfs-parity-auto
 check "pfs.parity auto: 4 generations at level 4: the first at level 3 on the nodes (nothing measured yet), each later one at 3 or 1, on the PFS" \
-  bash -c "CAIRN_LOG_LEVEL=debug CAIRN_KEEP=10 CAIRN_PFS_KEEP=10 scripts/mpirun.sh 8 $T save 4 4 >'$CAIRN_BASE/auto.log' 2>&1 || { tail '$CAIRN_BASE/auto.log'; exit 1; }
+  bash -c "CAIRN_PFS_PARITY=auto CAIRN_LOG_LEVEL=debug CAIRN_KEEP=10 CAIRN_PFS_KEEP=10 scripts/mpirun.sh 8 $T save 4 4 >'$CAIRN_BASE/auto.log' 2>&1 || { tail '$CAIRN_BASE/auto.log'; exit 1; }
            l=\$(node_levels); echo \"levels: \$l\"; grep 'skipped at this level-4' '$CAIRN_BASE/auto.log' | head -3
            [[ \$l =~ ^4:[13]\ 3:[13]\ 2:[13]\ 1:3\ \$ ]] && for g in 1 2 3 4; do test -e \"\$(pfs_gen \$g)/index\" || exit 1; done"
 wipe_nodes 1 2
