@@ -139,6 +139,9 @@ void cscr_shared_explain(void)
                        cscr.routes[i].final, n);
     }
     free(all), free(off);
+    /* said before any rank returns: a program that aborts on the failed
+     * checkpoint (as SCR's examples do) would otherwise kill the job first */
+    MPI_Barrier(cscr.comm);
 }
 
 void cscr_bypass_forget(void)
