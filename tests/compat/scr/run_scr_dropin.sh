@@ -147,9 +147,10 @@ wipe_nodes 1
 check "  ... node 1 lost: SCR_HAVE_RESTART names scr.dataset.5 (the 3rd checkpoint), final array byte-identical" \
   scr_resume scr.dataset.5
 scr_fortran_installed() { # built out of the tree with the installed cairn-scr's flags alone
-  local a=$SCR_W/fapp
+  local a=$SCR_W/fapp san=() # the installed library is instrumented under CAIRN_SANITIZE
+  [ -n "${CAIRN_SANITIZE:-}" ] && san=(-fsanitize=address,undefined)
   mkdir -p "$a" && cp tests/compat/scr/ckpt_scr.F90 "$a/" && test -f "$SCR_P/include/cairn/scr/scrf.h" &&
-    (cd "$a" && mpif90 $(scr_pc --cflags cairn-scr) ckpt_scr.F90 -o ckpt_scr $(scr_pc --libs cairn-scr)) &&
+    (cd "$a" && mpif90 "${san[@]}" $(scr_pc --cflags cairn-scr) ckpt_scr.F90 -o ckpt_scr $(scr_pc --libs cairn-scr)) &&
     readelf -d "$a/ckpt_scr" | grep -q 'NEEDED.*\[libcairn-scr.so.0\]'
 }
 check "scr Fortran installed: scrf.h beside scr.h, ckpt_scr.F90 built with pkg-config cairn-scr alone (shared)" \
