@@ -46,11 +46,11 @@ wipe_nodes 0 1 2 3
 f=$(pfs_gen 3)/agg-000001.cz # a restore verifies what each node decodes: a raw unit by its frame
 printf '\x5a' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") / 2)) conv=notrunc status=none
 check "  ... a corrupt aggregated file is detected and the older PFS generation restored" \
-  run_grep 'PFS generation 3 is unusable \(.*agg-000001.cz: (checksum does not match the index|.*fails its checksum)' scripts/mpirun.sh 8 "$T" restore 2
+  run_grep 'PFS generation 3 is unusable \(.*agg-000001.cz: (checksum does not match the index|.*fails its checksum|.*checksum mismatch)' scripts/mpirun.sh 8 "$T" restore 2
 rm -rf "$(pfs_gen 2)/index"
 wipe_nodes 0 1 2 3
 check "  ... no usable PFS generation left (3 damaged, 2 without index): CAIRN_ECORRUPT naming the file, not ENOENT" \
-  run_grep 'PFS generation 3 .*agg-000001.cz: (checksum does not match the index|.*fails its checksum)' scripts/mpirun.sh 8 "$T" expect-fail CAIRN_ECORRUPT
+  run_grep 'PFS generation 3 .*agg-000001.cz: (checksum does not match the index|.*fails its checksum|.*checksum mismatch)' scripts/mpirun.sh 8 "$T" expect-fail CAIRN_ECORRUPT
 
 for s in agnostic agnostic-block aware aware-block auto; do
   fresh_pfs "pfs-$s"
