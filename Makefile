@@ -246,7 +246,7 @@ $(BUILD)/bench/lossy_bench: $(call bench_objs,lossy)
 $(BUILD)/bench/z_bench: $(call bench_objs,z)
 
 # ---- SCR's API over cairn (src/compat/scr): libcairn-scr, header scr.h, pkg-config cairn-scr ----
-SCR_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/compat/scr/*.c))
+SCR_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/compat/scr/*.c) src/compat/compat_dir.c)
 SCR_LIBA := $(BUILD)/libcairn-scr.a
 SCR_LIBSO := $(BUILD)/libcairn-scr.so
 SCR_TEST_BIN := $(patsubst tests/compat/scr/%.c,$(BUILD)/tests/compat/scr/%,$(wildcard tests/compat/scr/*.c)) \
@@ -544,7 +544,7 @@ uninstall-bindings:
 	site=$(PY_SITE) && rm -rf "$(DESTDIR)$$site/cairn"
 
 # ---- compatibility layer: VeloC's API (src/compat/veloc), libcairn-veloc over libcairn ----
-VELOC_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/compat/veloc/*.c))
+VELOC_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/compat/veloc/*.c)) $(BUILD)/src/compat/compat_dir.o
 VELOC_TEST_BIN := $(patsubst tests/compat/veloc/%.c,$(BUILD)/tests/compat/veloc/%,$(filter-out %/heatdis_common.c,$(wildcard tests/compat/veloc/*.c)))
 all: $(BUILD)/libcairn-veloc.a $(BUILD)/libcairn-veloc.so $(VELOC_TEST_BIN)
 $(BUILD)/src/compat/veloc/%.o: src/compat/veloc/%.c

@@ -11,6 +11,7 @@
  * lowest rank that failed, notes from rank 0. Owns cscr (the state).
  */
 #include "scr_impl.h"
+#include "../compat_dir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -141,51 +142,15 @@ long cscr_newest_known(void)
     return newest;
 }
 
-/* SCR creates its cache directory; so does cairn-scr: DIR (CAIRN_BASE, from SCR_CACHE_BASE)
- * if missing, each missing component mode 0700, then checked as cairn checks its own
- * directories (not a symlink, owned by this user, no group or other access). A DIR that
- * exists is left as it is (a shared base such as /dev/shm); cairn_init checks what it
- * makes below it. 1, or 0 with WHY. */
+/* SCR creates its cache directory; so does cairn-scr (compat_private_dir). 1, or 0 with WHY. */
 static int make_cache(const char *dir, char *why, size_t wlen)
 {
-    struct stat st;
-    if (!dir || !*dir || stat(dir, &st) == 0)
-        return 1;
-    if (errno != ENOENT || dir[0] != '/' || strlen(dir) >= PATH_MAX) {
-        snprintf(why, wlen, "SCR_Init: cache directory %s: %s", dir,
-                 dir[0] != '/' ? "not an absolute path" : strerror(errno));
+    bool created;
+    if (!compat_private_dir(dir, "SCR_Init", "cache directory", &created, why, wlen))
         return 0;
-    }
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s", dir);
-    for (char *p = strchr(path + 1, '/');; p = strchr(p + 1, '/')) {
-        if (p)
-            *p = '\0';
-        if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-            snprintf(why, wlen, "SCR_Init: cannot create the cache directory %.1000s: %s", path,
-                     strerror(errno));
-            return 0;
-        }
-        if (!p)
-            break;
-        *p = '/';
-    }
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), e = errno;
-    int ok = fd >= 0 && fstat(fd, &st) == 0;
-    if (!ok)
-        snprintf(why, wlen, "SCR_Init: cache directory %s: %s", dir,
-                 lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) ? "a symlink; refusing to follow it"
-                                                             : strerror(e));
-    else if (st.st_uid != geteuid() || (st.st_mode & 077)) {
-        snprintf(why, wlen, "SCR_Init: cache directory %s is owned by uid %u with mode %03o; it "
-                 "must be this user's (uid %u), mode 0700", dir, (unsigned)st.st_uid,
-                 (unsigned)(st.st_mode & 0777), (unsigned)geteuid());
-        ok = 0;
-    } else
+    if (created)
         cscr_say("created the cache directory %s (mode 0700)", dir);
-    if (fd >= 0)
-        close(fd);
-    return ok;
+    return 1;
 }
 
 CSCR_API int SCR_Init(void)

@@ -14,6 +14,7 @@
  * whose pointer, type or count changed.
  */
 #include "veloc_layer.h"
+#include "../compat_dir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -194,49 +195,18 @@ static int write_ini(char *path, size_t len)
     return close(fd);
 }
 
-/* VeloC creates its scratch directory; so does this layer: DIR, if missing, each missing
- * component mode 0700, then checked as cairn checks its own directories (not a symlink,
- * owned by this user, no group or other access). A DIR that exists is left as it is (a
- * shared base such as /dev/shm); cairn_init checks what it makes below it. */
+/* VeloC creates its scratch directory; so does this layer (compat_private_dir). */
 static bool make_scratch(const char *dir)
 {
-    struct stat st;
-    if (!dir[0] || stat(dir, &st) == 0)
-        return true;
-    if (errno != ENOENT) {
-        vl_err("VELOC_Init: scratch %s: %s", dir, strerror(errno));
+    bool created;
+    char why[1200];
+    if (!compat_private_dir(dir, "VELOC_Init", "scratch directory", &created, why, sizeof why)) {
+        vl_err("%s", why);
         return false;
     }
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s", dir);
-    for (char *p = strchr(path + 1, '/');; p = strchr(p + 1, '/')) {
-        if (p)
-            *p = '\0';
-        if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-            vl_err("VELOC_Init: cannot create the scratch directory %s: %s", path,
-                   strerror(errno));
-            return false;
-        }
-        if (!p)
-            break;
-        *p = '/';
-    }
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), e = errno;
-    bool ok = fd >= 0 && fstat(fd, &st) == 0;
-    if (!ok)
-        vl_err("VELOC_Init: scratch %s: %s", dir,
-               lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) ? "a symlink; refusing to follow it"
-                                                           : strerror(e));
-    else if (st.st_uid != geteuid() || (st.st_mode & 077)) {
-        vl_err("VELOC_Init: scratch %s is owned by uid %u with mode %03o; it must be this "
-               "user's (uid %u), mode 0700", dir, (unsigned)st.st_uid,
-               (unsigned)(st.st_mode & 0777), (unsigned)geteuid());
-        ok = false;
-    } else
+    if (created)
         vl_err0("created the scratch directory %s (mode 0700)", dir);
-    if (fd >= 0)
-        close(fd);
-    return ok;
+    return true;
 }
 
 VELOC_CAIRN_EXPORT int VELOC_Init(MPI_Comm comm, const char *cfg_file)
