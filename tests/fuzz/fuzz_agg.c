@@ -9,6 +9,9 @@
  * reseals the file (recomputes the header,
  * group, table and trailer checksums where the layout allows, see agg.c), so
  * the parser's other checks and the decoder behind them are reached.
+ * Every input also goes through cz_agg_sum (the checksum a PFS index keeps,
+ * which walks a version-4 file's raw groups frame by frame): it succeeds or
+ * refuses with CAIRN_ECORRUPT / CAIRN_EFORMAT and a message.
  * A refusal must be CAIRN_ECORRUPT or CAIRN_EFORMAT with a message; a file
  * that opens must give metadata for each variable and read whole and in part
  * (cz_agg_read_some: the odd ranks, or the even with bit 1 set; each delivered
@@ -124,7 +127,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         reseal(p, len);
     cz_agg_file *f = NULL;
     cn_err err = {0};
-    int rc = cz_agg_open_flags(p, len, data[0] & 4 ? CZ_AGG_LAZY : 0, &f, &err);
+    uint64_t sum = 0;
+    int rc = cz_agg_sum(p, len, &sum, &err);
+    if (rc != 0 && ((rc != CAIRN_ECORRUPT && rc != CAIRN_EFORMAT && rc != CAIRN_ENOMEM) ||
+                    !err.msg[0]))
+        abort();
+    err = (cn_err){0};
+    rc = cz_agg_open_flags(p, len, data[0] & 4 ? CZ_AGG_LAZY : 0, &f, &err);
     if (rc != 0) {
         if ((rc != CAIRN_ECORRUPT && rc != CAIRN_EFORMAT && rc != CAIRN_ENOMEM) || !err.msg[0] ||
             f)

@@ -168,12 +168,20 @@ check "damaged PFS copy: 4 ranks on 2 nodes save 2 generations at level 4 (pfs.k
 f=$(pfs_gen 2)/agg-000000.cz
 printf '\x5a' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") / 2)) conv=notrunc status=none
 check "  ... PFS copy damaged, node-local intact: restored from node-local bit-exact, and a warning names the PFS file" \
-  run_grep 'PFS copy of generation 2 is damaged.*agg-000000.cz: checksum does not match the index' scripts/mpirun.sh 4 "$T" restore 2
+  run_grep 'PFS copy of generation 2 is damaged.*agg-000000.cz: (checksum does not match the index|.*checksum mismatch)' scripts/mpirun.sh 4 "$T" restore 2
 wipe_nodes 0 1
 # (which checksum fails first depends on the codecs the flush picked, and so on the PFS speed it measured)
 check "  ... node-local storage wiped, the only PFS generation damaged: CAIRN_ECORRUPT naming the file, not ENOENT" \
   run_grep 'PFS generation 2 .*agg-000000.cz: (checksum does not match the index|.*fails its checksum|.*checksum mismatch)' scripts/mpirun.sh 4 "$T" expect-fail CAIRN_ECORRUPT
 check "  ... and the damaged generation is still there (nothing removed)" test -e "$f"
+fresh_pfs pfs-damaged-raw
+check "damaged raw PFS copy (compression off: each payload only under its frame's checksum): 4 ranks on 2 nodes save 2 generations at level 4" \
+  env CAIRN_CODEC=none CAIRN_PFS_KEEP=1 scripts/mpirun.sh 4 "$T" save 2 4
+f=$(pfs_gen 2)/agg-000000.cz
+printf '\x5a' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") / 2)) conv=notrunc status=none
+wipe_nodes 0 1
+check "  ... every node wiped, a byte of a raw payload flipped: CAIRN_ECORRUPT naming the file" \
+  run_grep 'PFS generation 2 .*agg-000000.cz: .*(fails its checksum|checksum mismatch)' scripts/mpirun.sh 4 "$T" expect-fail CAIRN_ECORRUPT
 
 # A restart that cannot use the checkpoint never destroys it (issue 16, defect 2).
 fresh_pfs pfs-layout

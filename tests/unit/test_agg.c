@@ -215,6 +215,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trips),
         cmocka_unit_test(test_flips_and_truncation),
+        cmocka_unit_test(test_raw_index_sum),
         cmocka_unit_test(test_resealed_damage),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_aware_beats_agnostic),

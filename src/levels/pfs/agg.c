@@ -38,8 +38,9 @@
  *   header, 64 bytes:
  *     0 "CAIRNAGG"  8 u32 version (1; 2 when the file holds the parts of
  *       split HDF5 files, kinds h5map/h5skel/h5data; 3 when a time model
- *       picked the codecs, opts.bps: a group may be stored raw; all three are
- *       read)  12 u8 scheme (0..3), u8 0, u16 0
+ *       picked the codecs: a group may be raw; 4 when a time model picked
+ *       them or all are raw (opts.bps, opts.raw): a raw group has flag
+ *       HDRSUM; all are read)  12 u8 scheme (0..3), u8 0, u16 0
  *    16 u32 block (block schemes: the unit, a multiple of 8; else 0)
  *    20 u32 nvars  24 u32 ngroups  28 u32 chunk (largest raw bytes of a frame)
  *    32 u64 raw (all variables' bytes)  40 u64 0  48 u64 0
@@ -50,8 +51,8 @@
  *     order (group by group; within a group member by member: aware by rank,
  *     agnostic rank after rank, variables in the order given):
  *     group, 48 bytes: 0 u8 codec (0: raw frames, version 3 on), u8 type (byte for agnostic), u8 flags
- *       (PASS2), u8 0, 4 u32 nvars, 8 u64 raw, 16 u64 stored, 24 u64 units,
- *       32 u64 XXH3-64 of the group's stored bytes, 40 u64 0
+ *       (PASS2, HDRSUM), u8 0, 4 u32 nvars, 8 u64 raw, 16 u64 stored, 24 u64 units,
+ *       32 u64 XXH3-64 of the group's stored bytes (HDRSUM: of its frames' headers), 40 u64 0
  *     variable, 56 bytes + name: 0 u32 rank, 4 u8 kind, u8 type, u8 ndims,
  *       u8 0, 8 u16 name length, u16 0, 12 u32 file (version 2: which routed
  *       file of the rank an HDF5 part belongs to; else 0), 16 u64 dims[3],
@@ -62,29 +63,28 @@
  *    24 u64 data bytes  32 u64 table bytes  40 u64 XXH3-64 of the table
  *    48 u64 file size  56 u64 XXH3-64 of bytes 0..55
  * Every byte is under a checksum (header, each group's data, table,
- * trailer), and every frame carries the XXH3-64 of its raw bytes.
+ * trailer), and every frame carries the XXH3-64 of its raw bytes (HDRSUM:
+ * a raw payload only that, hashed once; cz_agg_sum leaves it out too).
  *
  * A raw group's units after the first (whose bytes the codec was picked on)
- * are written from the variables' memory, without a copy (raw_unit); a
+ * are written from the variables' memory, without a copy (raw_unit: units of
+ * AGG_RAW_UNIT, written from cache after their checksum); a
  * variable whose block checksums the caller knows (cz_agg_var.sums: a flush
  * lending a verified rank file) goes a block a unit, framed with them.
- * Pipeline: the final write hands each unit to a thread of its own
- * (agg_pipe.c), which writes it through the sink while the next chunk is
- * gathered and compressed into a second buffer set; header and table are
- * written after every unit before them. The sink is called by one thread at
- * a time, in file order.
+ * Pipeline: a compressed unit goes to a thread of its own (agg_pipe.c) that
+ * writes it while the next chunk is compressed into a second buffer set;
+ * the sink is called by one thread at a time, in file order.
  * Memory: one chunk and two sets of its frames (about 6 x AGG_CHUNK); the
  * table is kept until the end. Ownership: the caller's variables are only
  * read, during the call.
  */
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include "levels/pfs/agg_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
-#include <xxhash.h>
 
 typedef agg_wgroup wgroup;
 typedef agg_writer writer;
@@ -96,11 +96,12 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int agg_emit(writer *w, const void *p, size_t len, cn_err *err)
+/* LEN bytes at P to the sink, after every unit posted before. */
+static int sink_now(writer *w, const void *p, size_t len, cn_err *err)
 {
     if (!len)
         return 0;
-    if (w->pipe) /* in order: after every unit posted */
+    if (w->pipe)
         CN_TRY(cz_agg_pipe_drain(w->pipe, err));
     int rc = w->sink(w->arg, p, len, err);
     if (rc) {
@@ -113,11 +114,30 @@ int agg_emit(writer *w, const void *p, size_t len, cn_err *err)
     return 0;
 }
 
-/* LEN bytes at P (to stay untouched until the next post) to the file. */
-static int post(writer *w, const void *p, size_t len, cn_err *err)
+/* Bytes of the file written here, in order; COVERED: a frame's payload in
+ * an AGG_HDRSUM group, under its header's checksum and not the file's. A
+ * raw unit goes so (handing it to the pipe costs more than it overlaps; its
+ * bytes are in cache from its frame's checksum). */
+static int put_now(writer *w, const void *p, size_t len, bool covered, cn_err *err)
+{
+    if (!covered)
+        XXH3_64bits_update(w->fsum, p, len);
+    return sink_now(w, p, len, err);
+}
+
+/* The header, table and trailer (agg_table.c). */
+int agg_emit(writer *w, const void *p, size_t len, cn_err *err)
+{
+    return put_now(w, p, len, false, err);
+}
+
+/* LEN bytes at P (untouched until the next post) to the pipe, if any. */
+static int post(writer *w, const void *p, size_t len, bool covered, cn_err *err)
 {
     if (!w->pipe)
-        return agg_emit(w, p, len, err);
+        return put_now(w, p, len, covered, err);
+    if (!covered)
+        XXH3_64bits_update(w->fsum, p, len);
     CN_TRY(cz_agg_pipe_post(w->pipe, p, len, err));
     w->stored += len;
     return 0;
@@ -125,12 +145,13 @@ static int post(writer *w, const void *p, size_t len, cn_err *err)
 
 /* A unit (in w->inner or w->outer) on its way: to the pipe's thread, which
  * writes it while the next chunk is gathered and compressed into the other
- * buffer set; without a pipe, written here. */
-static int emit_unit(writer *w, const uint8_t *p, size_t len, cn_err *err)
+ * buffer set; without a pipe, written here. From HASHED on: covered. */
+static int emit_unit(writer *w, const uint8_t *p, size_t len, size_t hashed, cn_err *err)
 {
+    CN_TRY(post(w, p, hashed, false, err));
+    CN_TRY(post(w, p + hashed, len - hashed, true, err));
     if (!w->pipe)
-        return agg_emit(w, p, len, err);
-    CN_TRY(post(w, p, len, err));
+        return 0;
     w->cur ^= 1;
     w->inner = w->inners[w->cur];
     w->outer = w->outers[w->cur];
@@ -275,12 +296,13 @@ static int raw_unit(writer *w, wgroup *g, cz_agg_walk *wk, XXH3_state_t *hs, siz
     w->nspans = 0;
     *fill = 0;
     const uint64_t *known = NULL; /* the unit is one block whose checksum this is */
-    while (*fill < w->chunk && !known) {
+    size_t most = w->chunk < AGG_RAW_UNIT ? w->chunk : AGG_RAW_UNIT;
+    while (*fill < most && !known) {
         size_t mi;
         uint64_t piece = cz_agg_walk_piece(wk, &mi);
         if (!piece)
             break;
-        uint64_t take = piece < w->chunk - *fill ? piece : w->chunk - *fill;
+        uint64_t take = piece < most - *fill ? piece : most - *fill;
         const cz_agg_var *x = member_var(w, &w->m[mi]);
         /* Not in the block schemes: their pieces (opts.block) are smaller than a
          * block, and a unit per piece would only add frames. */
@@ -312,10 +334,12 @@ static int raw_unit(writer *w, wgroup *g, cz_agg_walk *wk, XXH3_state_t *hs, siz
     }
     cz_frame_raw_header(w->hdr, g->type, (uint32_t)*fill, sum);
     XXH3_64bits_update(hs, w->hdr, CZ_FRAME_HDR);
-    CN_TRY(post(w, w->hdr, CZ_FRAME_HDR, err));
+    CN_TRY(put_now(w, w->hdr, CZ_FRAME_HDR, false, err));
+    bool covered = g->flags & AGG_HDRSUM; /* else hashed into the group's and the file's */
     for (size_t i = 0; i < w->nspans; i++) {
-        XXH3_64bits_update(hs, w->spans[i].ptr, (size_t)w->spans[i].len);
-        CN_TRY(post(w, w->spans[i].ptr, (size_t)w->spans[i].len, err));
+        if (!covered)
+            XXH3_64bits_update(hs, w->spans[i].ptr, (size_t)w->spans[i].len);
+        CN_TRY(put_now(w, w->spans[i].ptr, (size_t)w->spans[i].len, covered, err));
     }
     g->stored += CZ_FRAME_HDR + *fill;
     g->nunits++;
@@ -433,8 +457,12 @@ static int write_group(writer *w, wgroup *g, cn_err *err)
                 ulen = olen;
             }
         }
-        XXH3_64bits_update(&hs, unit, ulen);
-        CN_TRY(emit_unit(w, unit, ulen, err));
+        /* A raw group's payloads are covered by their frames' checksums alone. */
+        if (first && g->codec == CZ_RAW && w->version >= AGG_VERSION_SUMS)
+            g->flags |= AGG_HDRSUM;
+        size_t hashed = g->flags & AGG_HDRSUM ? CZ_FRAME_HDR : ulen;
+        XXH3_64bits_update(&hs, unit, hashed);
+        CN_TRY(emit_unit(w, unit, ulen, hashed, err));
         g->stored += ulen;
         g->nunits++;
     }
@@ -529,13 +557,16 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
         if (v[i].kind > CN_KIND_FILE)
             w.version = AGG_VERSION;
     if (o->bps > 0 || o->raw) /* the header first: the groups' codecs are not known yet */
-        w.version = AGG_VERSION_RAW;
+        w.version = AGG_VERSION_SUMS;
     w.order = malloc((n ? n : 1) * sizeof *w.order);
     w.g = malloc((n ? n : 1) * sizeof *w.g);
     w.m = malloc((n ? n : 1) * sizeof *w.m);
+    w.fsum = XXH3_createState();
     int rc = 0;
-    if (!w.order || !w.g || !w.m)
+    if (!w.order || !w.g || !w.m || !w.fsum)
         rc = cn_fail(err, CAIRN_ENOMEM, "no memory to plan %zu variables", n);
+    else
+        XXH3_64bits_reset(w.fsum); /* AUTO's sampling hashes into it too */
     if (!rc) {
         for (size_t i = 0; i < n; i++)
             w.order[i] = i;
@@ -547,17 +578,19 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
     if (!rc && o->scheme == CZ_AGG_AUTO)
         rc = agg_pick_scheme(&w, raw, &sampled, err);
     if (!rc) {
+        XXH3_64bits_reset(w.fsum); /* the file's own bytes */
         w.block = cz_agg_is_block(w.scheme) ? block : 0;
         w.sink = sink;
         w.arg = arg;
-        w.pipe = raw ? cz_agg_pipe_start(sink, arg) : NULL; /* NULL: written here */
+        w.pipe = raw && !o->raw ? cz_agg_pipe_start(sink, arg) : NULL; /* NULL: written here */
         rc = agg_write_scheme(&w, raw, err);
         cz_agg_pipe_stop(w.pipe);
     }
     if (!rc && st)
         *st = (cz_agg_stats){.raw = raw, .stored = w.stored, .scheme = w.scheme,
                              .ngroups = w.ngroups, .npass2 = w.npass2, .sampled = sampled,
-                             .seconds = now_s() - t0};
+                             .sum = XXH3_64bits_digest(w.fsum), .seconds = now_s() - t0};
+    XXH3_freeState(w.fsum);
     free(w.order);
     free(w.g);
     free(w.m);

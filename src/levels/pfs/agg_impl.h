@@ -11,8 +11,12 @@
 
 #include "levels/pfs/pfs.h"
 
-#define AGG_VERSION_RAW 3         /* written when a time model picks codecs (opts.bps): a
-                                   * group may be stored raw (codec 0) */
+#include <xxhash.h>
+
+#define AGG_VERSION_RAW 3         /* a group may be stored raw (codec 0); still read */
+#define AGG_VERSION_SUMS 4        /* written when a time model picks codecs (opts.bps) or
+                                   * every group is raw (opts.raw): as 3, and a raw group
+                                   * may carry AGG_HDRSUM */
 #define AGG_VERSION 2             /* written when the file holds HDF5 parts (kinds > FILE) */
 #define AGG_VERSION_PLAIN 1       /* written otherwise; all three are read */
 #define AGG_HDR 64                 /* header bytes */
@@ -21,11 +25,16 @@
 #define AGG_VAR_FIXED 56           /* one variable record, besides its name */
 #define AGG_MAX_VARS (1u << 24)
 #define AGG_CHUNK (4u << 20)       /* raw bytes per inner frame, at most */
+#define AGG_RAW_UNIT (256u << 10) /* raw bytes per frame written from memory, at most */
 #define AGG_SAMPLE (256u << 10)  /* bytes a group's codec is picked on */
 #define AGG_MIN_CHUNK 64u          /* smallest chunk a file may declare */
 #define AGG_DEFAULT_BLOCK 4096u    /* interleaving unit of the block schemes */
 #define AGG_MAX_BLOCK (1u << 30)
 #define AGG_PASS2 0x01             /* group flag: units are zstd frames of inner frames */
+#define AGG_HDRSUM 0x02            /* group flag (version 4 on; raw groups only): the group's
+                                    * checksum covers its frames' headers, not their payloads,
+                                    * which each header's checksum covers; nor does the file's
+                                    * (cz_agg_sum): the data is hashed once, not three times */
 
 extern const uint8_t cz_agg_magic[8];   /* "CAIRNAGG" */
 extern const uint8_t cz_agg_tmagic[8];  /* "CAIRNEND" */
@@ -122,6 +131,7 @@ typedef struct agg_writer {
     cz_agg_sink sink;
     void *arg;
     uint64_t stored;      /* bytes passed to the sink */
+    XXH3_state_t *fsum;   /* the file's checksum (cz_agg_sum's), of the bytes so far */
     uint8_t *raw, *trial, *scratch;
     uint8_t *inners[2], *outers[2]; /* two sets while a unit is written (pipe) */
     uint8_t *inner, *outer;         /* the set being filled */

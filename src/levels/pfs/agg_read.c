@@ -18,6 +18,7 @@
  * caller's buffer is only pointed into and must outlive the handle. Data
  * passed to the read callback lives until the callback returns.
  */
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include "levels/pfs/agg_impl.h"
 
 #include <stdlib.h>
@@ -55,9 +56,9 @@ static int parse_ends(cz_agg_file *f, uint64_t *raw, uint64_t *data_size, uint64
     BAD(memcmp(h, cz_agg_magic, 8) != 0, "no CAIRNAGG magic: not an aggregated file");
     BAD(cn_get_u64(h + 56) != cn_hash(h, 56), "header checksum mismatch");
     f->version = cn_get_u32(h + 8);
-    CN_FAIL_IF(f->version < AGG_VERSION_PLAIN || f->version > AGG_VERSION_RAW, err,
+    CN_FAIL_IF(f->version < AGG_VERSION_PLAIN || f->version > AGG_VERSION_SUMS, err,
                CAIRN_EFORMAT, "aggregated file: version %u, this build reads %u..%u",
-               f->version, AGG_VERSION_PLAIN, AGG_VERSION_RAW);
+               f->version, AGG_VERSION_PLAIN, AGG_VERSION_SUMS);
     BAD(h[13] || cn_get_u16(h + 14) || cn_get_u64(h + 40) || cn_get_u64(h + 48),
         "header has nonzero reserved fields");
     BAD(h[12] > CZ_AGG_AWARE_BLOCK, "unknown scheme %u", h[12]);
@@ -116,7 +117,10 @@ static int parse_groups(cz_agg_file *f, cn_rd *r, uint64_t data_size, cn_err *er
             f->version);
         BAD(!cz_agg_is_aware(f->scheme) && g->type != CAIRN_BYTE, "group %u: agnostic, type %s",
             i, cn_type_name(g->type));
-        BAD((g->flags & ~AGG_PASS2) || p[3] || cn_get_u64(p + 40), "group %u: bad flags", i);
+        bool hdrsum_ok = g->codec == CZ_RAW && f->version >= AGG_VERSION_SUMS;
+        BAD((g->flags & ~(AGG_PASS2 | AGG_HDRSUM)) || p[3] || cn_get_u64(p + 40) ||
+                ((g->flags & AGG_HDRSUM) && (!hdrsum_ok || (g->flags & AGG_PASS2))),
+            "group %u: bad flags", i);
         BAD(g->nvar == 0 || g->nvar > f->nvars - vars, "group %u: %zu variables", i, g->nvar);
         BAD((g->raw == 0) != (g->nunits == 0) || (g->stored == 0) != (g->nunits == 0) ||
                 g->nunits > g->stored / CZ_FRAME_HDR,
@@ -209,14 +213,19 @@ static int check_groups(cz_agg_file *f, uint64_t raw, cn_err *err)
 
 /* Group G's checksum (LAZY: not for a raw group, whose units' frame checksums
  * are verified as they are decoded), then its frames' headers: units counted,
- * inside the group, of the expected codec and type, raw bytes adding up. */
+ * inside the group, of the expected codec and type, raw bytes adding up. An
+ * AGG_HDRSUM group's checksum is of its frames' headers, and unless LAZY each
+ * payload is checked against its header's. */
 static int check_data(const cz_agg_file *f, uint32_t i, bool lazy, cn_err *err)
 {
     const rgroup *g = &f->g[i];
     const uint8_t *q = f->p + g->off;
-    bool pass2 = g->flags & AGG_PASS2;
-    BAD(!(lazy && g->codec == CZ_RAW && !pass2) && XXH3_64bits(q, (size_t)g->stored) != g->sum,
+    bool pass2 = g->flags & AGG_PASS2, hdrsum = g->flags & AGG_HDRSUM;
+    BAD(!hdrsum && !(lazy && g->codec == CZ_RAW && !pass2) &&
+            XXH3_64bits(q, (size_t)g->stored) != g->sum,
         "group %u: checksum mismatch in its %llu bytes", i, (unsigned long long)g->stored);
+    XXH3_state_t hs;
+    XXH3_64bits_reset(&hs);
     uint64_t left = g->stored, units = 0, raw = 0;
     while (left) {
         cz_frame fr;
@@ -230,6 +239,10 @@ static int check_data(const cz_agg_file *f, uint32_t i, bool lazy, cn_err *err)
             "group %u, unit %llu: type %s, %u raw bytes", i, (unsigned long long)units,
             cn_type_name(fr.type),
             fr.raw_len);
+        if (hdrsum)
+            XXH3_64bits_update(&hs, q, CZ_FRAME_HDR);
+        BAD(hdrsum && !lazy && XXH3_64bits(fr.payload, fr.raw_len) != fr.raw_sum,
+            "group %u, unit %llu: checksum mismatch", i, (unsigned long long)units);
         raw += fr.raw_len;
         units++;
         q += used;
@@ -239,6 +252,45 @@ static int check_data(const cz_agg_file *f, uint32_t i, bool lazy, cn_err *err)
         (unsigned long long)units, (unsigned long long)g->nunits);
     BAD(!pass2 && raw != g->raw, "group %u: frames hold %llu bytes, its variables %llu", i,
         (unsigned long long)raw, (unsigned long long)g->raw);
+    BAD(hdrsum && XXH3_64bits_digest(&hs) != g->sum, "group %u: checksum mismatch in its %llu "
+        "frame headers", i, (unsigned long long)units);
+    return 0;
+}
+
+int cz_agg_sum(const uint8_t *p, size_t len, uint64_t *sum, cn_err *err)
+{
+    if (len < AGG_HDR + AGG_TRAILER || memcmp(p, cz_agg_magic, 8) != 0 ||
+        cn_get_u32(p + 8) < AGG_VERSION_SUMS) {
+        *sum = XXH3_64bits(p, len); /* not one that leaves anything out */
+        return 0;
+    }
+    cz_agg_file *f;
+    CN_TRY(cz_agg_open_flags(p, len, CZ_AGG_LAZY, &f, err));
+    XXH3_state_t s;
+    XXH3_64bits_reset(&s);
+    uint64_t at = 0; /* hashed up to here */
+    for (uint32_t i = 0; i < f->ngroups; i++) {
+        const rgroup *g = &f->g[i];
+        if (!(g->flags & AGG_HDRSUM))
+            continue;
+        XXH3_64bits_update(&s, p + at, (size_t)(g->off - at));
+        for (uint64_t q = g->off, units = 0; q < g->off + g->stored; units++) {
+            cz_frame fr; /* parsed by cz_agg_open already */
+            size_t used;
+            cz_frame_parse(p + q, (size_t)(g->off + g->stored - q), CZ_RAW, &fr, &used, err);
+            XXH3_64bits_update(&s, p + q, CZ_FRAME_HDR);
+            if (XXH3_64bits(fr.payload, fr.raw_len) != fr.raw_sum) {
+                cz_agg_close(f);
+                return cn_fail(err, CAIRN_ECORRUPT, "aggregated file: group %u, unit %llu: "
+                               "checksum mismatch", i, (unsigned long long)units);
+            }
+            q += used;
+        }
+        at = g->off + g->stored;
+    }
+    XXH3_64bits_update(&s, p + at, len - (size_t)at);
+    *sum = XXH3_64bits_digest(&s);
+    cz_agg_close(f);
     return 0;
 }
 

@@ -313,7 +313,7 @@ int api_write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *st,
         rc = cz_agg_write(h5.v, h5.n, &o, lvl_pfs_append, file, &s, &ctx->err);
     cn_pfile pf = {0};
     if (rc == 0) {
-        rc = lvl_pfs_commit(file, genfd, &pf, &ctx->err);
+        rc = lvl_pfs_commit(file, genfd, s.sum, &pf, &ctx->err);
     } else if (file) {
         lvl_pfs_abort(file, genfd);
     }

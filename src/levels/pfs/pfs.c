@@ -334,7 +334,6 @@ struct lvl_pfs_file {
     int fd;
     char name[64], tmp[72];
     uint64_t size;
-    XXH3_state_t *sum;
     double bps, t0;               /* throttle: bytes/s (0 = none), start time */
 };
 
@@ -351,19 +350,13 @@ int lvl_pfs_create(int genfd, const char *name, int mib_per_s, lvl_pfs_file **ou
     CN_FAIL_IF(!f, err, CAIRN_ENOMEM, "no memory");
     snprintf(f->name, sizeof f->name, "%s", name);
     snprintf(f->tmp, sizeof f->tmp, "%s.tmp", name);
-    f->sum = XXH3_createState();
     unlinkat(genfd, f->tmp, 0);
     f->fd = openat(genfd, f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (f->fd < 0 || !f->sum) {
-        int rc = f->sum ? cn_fail_errno(err, errno, "cannot create %s on the PFS", f->tmp)
-                        : cn_fail(err, CAIRN_ENOMEM, "no memory");
-        if (f->fd >= 0)
-            close(f->fd);
-        XXH3_freeState(f->sum);
+    if (f->fd < 0) {
+        int rc = cn_fail_errno(err, errno, "cannot create %s on the PFS", f->tmp);
         free(f);
         return rc;
     }
-    XXH3_64bits_reset(f->sum);
     f->bps = (double)mib_per_s * (1 << 20);
     f->t0 = now();
     *out = f;
@@ -374,7 +367,6 @@ int lvl_pfs_append(void *arg, const void *buf, size_t len, cn_err *err)
 {
     lvl_pfs_file *f = arg;
     CN_TRY(cn_pwrite_all(f->fd, buf, len, f->size, f->tmp, err));
-    XXH3_64bits_update(f->sum, buf, len);
     f->size += len;
     if (f->bps > 0) { /* not faster than the share: sleep off any lead */
         double lead = (double)f->size / f->bps - (now() - f->t0);
@@ -387,13 +379,9 @@ int lvl_pfs_append(void *arg, const void *buf, size_t len, cn_err *err)
     return 0;
 }
 
-static void file_free(lvl_pfs_file *f)
-{
-    XXH3_freeState(f->sum);
-    free(f);
-}
+static void file_free(lvl_pfs_file *f) { free(f); }
 
-int lvl_pfs_commit(lvl_pfs_file *f, int genfd, cn_pfile *out, cn_err *err)
+int lvl_pfs_commit(lvl_pfs_file *f, int genfd, uint64_t sum, cn_pfile *out, cn_err *err)
 {
     int rc = 0;
     if (fdatasync(f->fd) != 0)
@@ -407,7 +395,7 @@ int lvl_pfs_commit(lvl_pfs_file *f, int genfd, cn_pfile *out, cn_err *err)
     if (rc < 0)
         unlinkat(genfd, f->tmp, 0);
     else
-        *out = (cn_pfile){f->size, XXH3_64bits_digest(f->sum)};
+        *out = (cn_pfile){f->size, sum};
     file_free(f);
     return rc;
 }
@@ -437,9 +425,15 @@ static int map_file(int genfd, const char *name, const cn_pfile *pf, bool whole,
     close(fd);
     if (rc == 0 && p == MAP_FAILED)
         rc = cn_fail_errno(err, errno, "cannot map %s", name);
-    if (rc == 0 && whole && XXH3_64bits(p, pf->size) != pf->sum) {
-        munmap(p, pf->size);
-        rc = cn_fail(err, CAIRN_ECORRUPT, "%s: checksum does not match the index", name);
+    uint64_t sum = 0;
+    if (rc == 0 && whole) {
+        rc = cz_agg_sum(p, pf->size, &sum, err); /* a payload against its frame's checksum */
+        if (rc < 0)
+            cn_err_prefix(err, "%s: ", name);
+        else if (sum != pf->sum)
+            rc = cn_fail(err, CAIRN_ECORRUPT, "%s: checksum does not match the index", name);
+        if (rc < 0)
+            munmap(p, pf->size);
     }
     if (rc == 0)
         *map = p;

@@ -223,6 +223,7 @@ typedef struct cz_agg_stats {
     uint32_t ngroups;
     uint32_t npass2;             /* groups that took the second (zstd) pass */
     uint64_t sampled;            /* AUTO: bytes of the sample each scheme compressed */
+    uint64_t sum;                /* the file's checksum, as cz_agg_sum computes it */
     double seconds;              /* whole call, sampling included */
 } cz_agg_stats;
 typedef int (*cz_agg_sink)(void *arg, const void *buf, size_t len, cn_err *err); /* appends */
@@ -236,6 +237,11 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
 typedef struct cz_agg_file cz_agg_file;
 extern const uint8_t cz_agg_magic[8];  /* "CAIRNAGG": an aggregated file's first bytes */
 int cz_agg_open(const uint8_t *p, size_t len, cz_agg_file **out, cn_err *err);
+/* The checksum a PFS index keeps of file (P, LEN): the XXH3-64 of its bytes, but in an
+ * aggregated file of version 4 on, not of the payloads of its raw groups' frames (each
+ * verified here against its frame's own checksum instead: every byte is still checked).
+ * Fails on a malformed aggregated file or a payload that does not match. */
+int cz_agg_sum(const uint8_t *p, size_t len, uint64_t *sum, cn_err *err);
 /* As cz_agg_open; with CZ_AGG_LAZY a raw group's bytes are not hashed here: each of its
  * units is verified by its frame's checksum when cz_agg_read(_some) decodes it, so a
  * reader of part of a file touches only that part (compressed groups are still verified
@@ -418,8 +424,9 @@ typedef struct lvl_pfs_file lvl_pfs_file;
 int lvl_pfs_create(int genfd, const char *name, int mib_per_s, lvl_pfs_file **out, cn_err *err);
 /* Append (a cz_agg_sink: ARG is the lvl_pfs_file). */
 int lvl_pfs_append(void *arg, const void *buf, size_t len, cn_err *err);
-/* Sync, rename to NAME; *OUT gets size and XXH3-64. Frees F either way. */
-int lvl_pfs_commit(lvl_pfs_file *f, int genfd, cn_pfile *out, cn_err *err);
+/* Sync, rename to NAME; *OUT gets its size and SUM, the checksum the writer
+ * computed as it went (cz_agg_stats.sum). Frees F either way. */
+int lvl_pfs_commit(lvl_pfs_file *f, int genfd, uint64_t sum, cn_pfile *out, cn_err *err);
 void lvl_pfs_abort(lvl_pfs_file *f, int genfd);
 /* Map NAME under GENFD read-only after checking its size and checksum against PF.
  * lvl_pfs_map_part: its size only, for a reader of part of it that verifies

@@ -114,6 +114,15 @@ void agg_h5_seeds(void)
     cn_put_u32(b.p + 1 + 8, 1);
     cn_put_u32(b.p + b.len - 64 + 8, 1);
     put("fuzz_agg", "bad-hdf5-part-version", b.p, b.len);
+    free(b.p);
+    /* Version 4, every group raw (AGG_HDRSUM: frame payloads under their headers' sums). */
+    o = (cz_agg_opts){.scheme = CZ_AGG_AWARE, .raw = true};
+    b = (agg_buf){calloc(1, 1), 1};
+    if (!b.p || cz_agg_write(v + 2, 2, &o, agg_sink, &b, NULL, &err) != 0)
+        die("agg raw seed", &err);
+    put("fuzz_agg", "valid-raw-v4", b.p, b.len);
+    b.p[0] = 4; /* opened as a restore does */
+    put("fuzz_agg", "valid-raw-v4-lazy", b.p, b.len);
     free(b.p), free(map[0]), free(map[1]);
 }
 

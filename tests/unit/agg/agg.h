@@ -59,6 +59,7 @@ buf round_trip(const set *s, const cz_agg_opts *o, cz_agg_stats *st);
 /* damage.c */
 buf small_file(int scheme, set *s);
 void test_flips_and_truncation(void **state);
+void test_raw_index_sum(void **state);
 int count_cb(void *arg, const cz_agg_var *v);
 void test_resealed_damage(void **state);
 
