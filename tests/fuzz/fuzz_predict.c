@@ -68,7 +68,7 @@ static void huff(const uint8_t *p, size_t len, bool rc_coder)
     uint16_t *sym = malloc((n ? n : 1) * sizeof *sym);
     if (!sym)
         abort();
-    cz_rows rows = {n, 1 + n % 37};
+    cz_rows rows = {n, 1 + n % 37, 0};
     int rc = rc_coder ? cz_rc_decode(p + 2, len - 2, sym, n, &rows, 1)
                       : cz_huff_decode(p + 2, len - 2, sym, n);
     if (rc != 0 && rc != -1)
