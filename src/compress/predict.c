@@ -7,8 +7,10 @@
  * Each element x is predicted from already decoded neighbours as p; the
  * residual is quantized in steps of s ~ 2e (q = round((x - p) / s), x' =
  * p + q * s), and q + PZ_RADIUS is the element's uint16 code. Codes are
- * range-coded with an adaptive context model (codes_rc.c; version 2), or,
- * when that does not fit, Huffman-coded (huffman.c), then zstd'd. Exceptions (code 0): NaN, +/-Inf,
+ * rANS-coded with static per-context tables (codes_ans.c; version 3), or,
+ * when that does not fit or Huffman is smaller (tried for arrays of at most
+ * PZ_SMALL elements), Huffman-coded (huffman.c), then zstd'd; version 2
+ * range-coded them (codes_rc.c, still read). Exceptions (code 0): NaN, +/-Inf,
  * residuals past the radius, values whose x' misses the bound (by float
  * rounding, or overflow); they are stored exactly, raw bits, in coding
  * order.
@@ -23,22 +25,26 @@
  * the first element is predicted as 0).
  *
  * Payload (integers little-endian):
- *   u8 magic 'P', u8 version (2; 1 is still read), u8 type, u8 ndims,
+ *   u8 magic 'P', u8 version (3; 2 and 1 are still read), u8 type, u8 ndims,
  *   u8 predictor (enum pz_predictor), u8 flags (bit 0: codes section
  *   zstd'd, bit 1: exceptions zstd'd, bit 2 (version 2 only): codes
- *   range-coded, never zstd'd), u16 0, f64 bound, u32 radius (PZ_RADIUS),
+ *   range-coded, bit 3 (version 3 only): codes rANS-coded; a coded section
+ *   is never zstd'd), u16 0, f64 bound, u32 radius (PZ_RADIUS),
  *   u32 0, u64 dims[ndims], u64 nexc, u64 huff_len (codes section before
  *   zstd), u64 huff_stored, u64 exc_stored (as stored), then the codes
- *   section (cz_rc_encode or cz_huff_encode of the codes) and the
- *   exceptions section. A Huffman section and the exceptions are zstd'd
- *   only when that makes them smaller. Version 1 (what cairn wrote before
- *   the range coder) is version 2 without bit 2, and its interpolation
- *   used the variable's bound at every level (predict_interp.c).
+ *   section (cz_ans_encode, cz_rc_encode or cz_huff_encode of the codes)
+ *   and the exceptions section. A Huffman section and the exceptions are
+ *   zstd'd only when that makes them smaller. Version 2 is version 3 with
+ *   bit 2 (cz_rc_encode) in place of bit 3: the same predictors, bounds and
+ *   codes; version 1 (what cairn wrote before the range coder) is version 2
+ *   without bit 2, and its interpolation used the variable's bound at every
+ *   level (predict_interp.c).
  *
  * Ownership: the caller owns every buffer; work memory is allocated and
- * freed within a call: 10 bytes an element for interpolation (codes and
- * the decoded values in double), plus the sections (bounded by the raw
- * size, touched only as far as they are filled).
+ * freed within a call: the codes (2 bytes an element; the predictors read
+ * decoded values from the output itself), the rANS coder's (codes_ans.c),
+ * the sections (bounded by the raw size, touched only as far as they are
+ * filled), and a list of the non-finite exceptions (pz_fixup).
  */
 #include "compress/predict_impl.h"
 

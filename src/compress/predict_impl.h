@@ -4,7 +4,8 @@
  * element, used by every predictor in both directions, so that encoder and
  * decoder run the same arithmetic by construction.
  *
- *   predict.c          payload format, sections (range coder; Huffman, zstd), entry points,
+ *   predict.c          payload format, sections (rANS, codes_ans.c; range coder of
+ *                      version 2; Huffman, zstd), entry points, non-finite exceptions,
  *                      and the Lorenzo predictor (memory order)
  *   predict_interp.c   the multilevel interpolation predictor (SZ3 order)
  *
