@@ -142,7 +142,7 @@ const key_def cn_config_keys[] = {
      .words = LOSSY_WORDS, .def = "auto", FIELD(lossy_mode),
      .doc = "how variables with an error bound (cairn_protect_bound) are stored unless they "
             "name a codec: `wavelet` (the Haar wavelet method with a guaranteed bound), `predict` "
-            "(Lorenzo or interpolation prediction, an adaptive range coder), `auto` (the cheaper by "
+            "(Lorenzo or interpolation prediction, a context-modelled rANS coder), `auto` (the cheaper by "
             "compress.codec auto's model, for every rank alike)"},
     {.section = "incr", .name = "mode", .env = "CAIRN_INCR", .kind = K_ENUM,
      .words = INCR_WORDS, .def = "off", FIELD(incr_mode),

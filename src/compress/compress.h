@@ -50,7 +50,7 @@ enum cz_id {
     CZ_SHUF_LZ4 = 5,     /* byte shuffle by element size, then lz4 */
     CZ_FPZIP = 6,        /* fpzip, lossless (float/double only) */
     CZ_WAVELET = 7,      /* lossy within a bound: the wavelet method (float/double) */
-    CZ_PREDICT = 8,      /* lossy within a bound: prediction + range coder */
+    CZ_PREDICT = 8,      /* lossy within a bound: prediction + rANS */
     CZ_NCODECS = 9
 };
 _Static_assert((int)CZ_NCODECS == (int)CN_CODEC_COUNT && (int)CZ_WAVELET == (int)CN_CODEC_LOSSY,

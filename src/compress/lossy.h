@@ -55,7 +55,7 @@ size_t cz_wavelet_bound(size_t raw_len);
  * Predictive mode (SZ-style): each value predicted from already decoded
  * neighbours (Lorenzo, or SZ3-style multilevel interpolation, whichever
  * compresses a centre sample better; 1-3 D), the prediction error quantized in steps of
- * 2 * bound, codes range-coded (codes_rc.c); values whose code would
+ * 2 * bound, codes rANS-coded (codes_ans.c); values whose code would
  * fall outside the quantizer's range are stored exactly. Same contract as
  * the wavelet functions.
  */
@@ -65,7 +65,7 @@ int cz_predict_decode(uint8_t type, const uint8_t *src, size_t n, void *dst, siz
 size_t cz_predict_bound(size_t raw_len);
 
 /* The adaptive range coder of quantization codes (codes_rc.c), used by
- * predict.c. The codes come in NROWS runs, ROWS[i].count codes laid out in
+ * predict.c for payload version 2. The codes come in NROWS runs, ROWS[i].count codes laid out in
  * rows of ROWS[i].width (> 0) codes, as the predictor visits its array: a
  * code's neighbour one row up in its run is part of its context (both sides
  * must give the same runs; their counts add up to N). cz_rc_encode codes
@@ -75,11 +75,18 @@ size_t cz_predict_bound(size_t raw_len);
  * up to N). */
 typedef struct cz_rows {
     uint64_t count, width;
+    uint64_t level;        /* interpolation level (log2 h; 0 for Lorenzo): rANS contexts */
 } cz_rows;
 size_t cz_rc_encode(const uint16_t *codes, size_t n, const cz_rows *rows, size_t nrows,
                     uint8_t *dst, size_t cap);
 int cz_rc_decode(const uint8_t *src, size_t len, uint16_t *codes, size_t n, const cz_rows *rows,
                  size_t nrows);
+/* The same contract for the static context-modelled rANS coder
+ * (codes_ans.c), which predict.c writes from payload version 3 on. */
+size_t cz_ans_encode(const uint16_t *codes, size_t n, const cz_rows *rows, size_t nrows,
+                     uint8_t *dst, size_t cap);
+int cz_ans_decode(const uint8_t *src, size_t len, uint16_t *codes, size_t n, const cz_rows *rows,
+                  size_t nrows);
 
 /* Canonical Huffman coding of 16-bit symbols (huffman.c), used by predict.c.
  * Encode N symbols into DST (CAP bytes): a self-describing code table, then

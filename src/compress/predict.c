@@ -7,8 +7,10 @@
  * Each element x is predicted from already decoded neighbours as p; the
  * residual is quantized in steps of s ~ 2e (q = round((x - p) / s), x' =
  * p + q * s), and q + PZ_RADIUS is the element's uint16 code. Codes are
- * range-coded with an adaptive context model (codes_rc.c; version 2), or,
- * when that does not fit, Huffman-coded (huffman.c), then zstd'd. Exceptions (code 0): NaN, +/-Inf,
+ * rANS-coded with static per-context tables (codes_ans.c; version 3), or,
+ * when that does not fit or Huffman is smaller (tried for arrays of at most
+ * PZ_SMALL elements), Huffman-coded (huffman.c), then zstd'd; version 2
+ * range-coded them (codes_rc.c, still read). Exceptions (code 0): NaN, +/-Inf,
  * residuals past the radius, values whose x' misses the bound (by float
  * rounding, or overflow); they are stored exactly, raw bits, in coding
  * order.
@@ -23,22 +25,26 @@
  * the first element is predicted as 0).
  *
  * Payload (integers little-endian):
- *   u8 magic 'P', u8 version (2; 1 is still read), u8 type, u8 ndims,
+ *   u8 magic 'P', u8 version (3; 2 and 1 are still read), u8 type, u8 ndims,
  *   u8 predictor (enum pz_predictor), u8 flags (bit 0: codes section
  *   zstd'd, bit 1: exceptions zstd'd, bit 2 (version 2 only): codes
- *   range-coded, never zstd'd), u16 0, f64 bound, u32 radius (PZ_RADIUS),
+ *   range-coded, bit 3 (version 3 only): codes rANS-coded; a coded section
+ *   is never zstd'd), u16 0, f64 bound, u32 radius (PZ_RADIUS),
  *   u32 0, u64 dims[ndims], u64 nexc, u64 huff_len (codes section before
  *   zstd), u64 huff_stored, u64 exc_stored (as stored), then the codes
- *   section (cz_rc_encode or cz_huff_encode of the codes) and the
- *   exceptions section. A Huffman section and the exceptions are zstd'd
- *   only when that makes them smaller. Version 1 (what cairn wrote before
- *   the range coder) is version 2 without bit 2, and its interpolation
- *   used the variable's bound at every level (predict_interp.c).
+ *   section (cz_ans_encode, cz_rc_encode or cz_huff_encode of the codes)
+ *   and the exceptions section. A Huffman section and the exceptions are
+ *   zstd'd only when that makes them smaller. Version 2 is version 3 with
+ *   bit 2 (cz_rc_encode) in place of bit 3: the same predictors, bounds and
+ *   codes; version 1 (what cairn wrote before the range coder) is version 2
+ *   without bit 2, and its interpolation used the variable's bound at every
+ *   level (predict_interp.c).
  *
  * Ownership: the caller owns every buffer; work memory is allocated and
- * freed within a call: 10 bytes an element for interpolation (codes and
- * the decoded values in double), plus the sections (bounded by the raw
- * size, touched only as far as they are filled).
+ * freed within a call: the codes (2 bytes an element; the predictors read
+ * decoded values from the output itself), the rANS coder's (codes_ans.c),
+ * the sections (bounded by the raw size, touched only as far as they are
+ * filled), and a list of the non-finite exceptions (pz_fixup).
  */
 #include "compress/predict_impl.h"
 
@@ -47,11 +53,13 @@
 #include <zstd.h>
 
 #define PZ_MAGIC 'P'
-#define PZ_VERSION 2
+#define PZ_VERSION 3
+#define PZ_VERSION_RC 2   /* codes range-coded (flag bit 2) */
 #define PZ_VERSION_OLD 1  /* the oldest read: Huffman codes only */
 #define PZ_ZSTD_LEVEL 3
 #define PZ_FIXED 56          /* header bytes besides the dims */
 #define PZ_SAMPLE 16384      /* least elements of the box that picks the predictor */
+#define PZ_SMALL 65536       /* arrays up to this many elements: Huffman tried too */
 
 size_t cz_predict_bound(size_t raw_len)
 {
@@ -134,6 +142,43 @@ int pz_lorenzo(pz_ctx *c, bool enc)
     return rc;
 }
 
+/* ---- non-finite exceptions ----------------------------------------------- */
+
+void pz_note_fix(pz_ctx *c, size_t idx)
+{
+    if (c->nfix == c->fix_cap) {
+        size_t cap = c->fix_cap ? 2 * c->fix_cap : 64;
+        struct pz_fix *f = realloc(c->fix, cap * sizeof *f);
+        if (!f) {
+            c->bad = true;
+            return;
+        }
+        c->fix = f;
+        c->fix_cap = cap;
+    }
+    c->fix[c->nfix++] = (struct pz_fix){idx, c->nexc - 1};
+}
+
+void pz_fixup(pz_ctx *c, bool enc)
+{
+    for (size_t i = 0; i < c->nfix; i++)
+        memcpy(c->out + c->fix[i].idx * c->es,
+               enc ? c->src + c->fix[i].idx * c->es : c->exc + c->fix[i].k * c->es, c->es);
+    free(c->fix);
+    c->fix = NULL;
+    c->nfix = c->fix_cap = 0;
+}
+
+/* Run predictor PRED over C, coding (ENC) or decoding: 0, or -1 (no memory,
+ * or the decoder met bad codes). */
+static int predict_run(pz_ctx *c, int pred, bool enc)
+{
+    int rc = pred == PZ_INTERP ? pz_interp(c, enc) : pz_lorenzo(c, enc);
+    rc = rc == 0 && !c->bad ? 0 : -1;
+    pz_fixup(c, enc);
+    return rc;
+}
+
 /* ---- encoder ------------------------------------------------------------- */
 
 /* Store section S[0..LEN) at DST (CAP bytes), zstd'd if that is smaller.
@@ -159,7 +204,7 @@ static size_t put_section(const uint8_t *s, size_t len, uint8_t *dst, size_t cap
 typedef struct pz_body {
     size_t hlen, hs, xs;   /* codes section bytes; codes and exceptions as stored */
     bool zh, ze;           /* zstd'd */
-    bool rc;               /* codes range-coded (else Huffman) */
+    bool ans;              /* codes rANS-coded (else Huffman) */
 } pz_body;
 
 /* The runs of rows in which predictor PRED visits C's elements. */
@@ -167,7 +212,7 @@ static size_t pred_rows(const pz_ctx *c, int pred, cz_rows *rows)
 {
     if (pred == PZ_INTERP)
         return pz_interp_rows(c, rows);
-    rows[0] = (cz_rows){c->count, c->n2}; /* Lorenzo: memory order */
+    rows[0] = (cz_rows){c->count, c->n2, 0}; /* Lorenzo: memory order */
     return 1;
 }
 
@@ -178,7 +223,8 @@ static size_t encode_body(pz_ctx *c, int pred, uint8_t *dst, size_t cap, pz_body
 {
     c->seq = c->nexc = 0;
     c->err = 0;
-    if ((pred == PZ_INTERP ? pz_interp(c, true) : pz_lorenzo(c, true)) != 0)
+    c->bad = false;
+    if (predict_run(c, pred, true) != 0)
         return SIZE_MAX;
     size_t out = SIZE_MAX;
     uint8_t *huff = NULL;
@@ -186,15 +232,30 @@ static size_t encode_body(pz_ctx *c, int pred, uint8_t *dst, size_t cap, pz_body
     size_t hcap = cz_huff_bound((size_t)c->count); /* the codes section's limit */
     cz_rows rows[PZ_MAX_ROWS];
     size_t nrows = pred_rows(c, pred, rows);
-    b->hlen = cz_rc_encode(c->codes, (size_t)c->count, rows, nrows, dst, cap < hcap ? cap : hcap);
-    b->rc = b->hlen != 0;
+    b->hlen = cz_ans_encode(c->codes, (size_t)c->count, rows, nrows, dst, cap < hcap ? cap : hcap);
+    b->ans = b->hlen != 0;
     b->hs = b->hlen;
-    if (!b->rc) { /* does not fit: Huffman, which is bounded */
+    /* does not fit, or a small array, where rANS's tables may cost more than
+     * they save: Huffman too (bounded), and the smaller wins */
+    if (!b->ans || c->count <= PZ_SMALL) {
         huff = malloc(hcap);
         if (!huff)
             return SIZE_MAX;
-        b->hlen = cz_huff_encode(c->codes, (size_t)c->count, huff, hcap);
-        b->hs = b->hlen ? put_section(huff, b->hlen, dst, cap, &b->zh) : SIZE_MAX;
+        size_t hl = cz_huff_encode(c->codes, (size_t)c->count, huff, hcap);
+        bool zh;
+        uint8_t *at = b->ans ? huff + hl : dst; /* after the Huffman code, if it fits */
+        size_t room = b->ans ? (hl < hcap ? hcap - hl : 0) : cap;
+        size_t hs = hl ? put_section(huff, hl, at, room, &zh) : SIZE_MAX;
+        if (hs != SIZE_MAX && (!b->ans || hs < b->hs)) {
+            if (b->ans)
+                memcpy(dst, at, hs);
+            b->ans = false;
+            b->hlen = hl;
+            b->hs = hs;
+            b->zh = zh;
+        } else if (!b->ans) {
+            b->hs = SIZE_MAX;
+        }
     }
     if (b->hs != SIZE_MAX) {
         b->xs = put_section(c->exc, c->nexc * c->es, dst + b->hs, cap - b->hs, &b->ze);
@@ -299,7 +360,7 @@ size_t cz_predict_encode(const cz_shape *sh, const void *src, uint8_t *dst, size
     p[2] = sh->type;
     p[3] = sh->ndims;
     p[4] = (uint8_t)pred;
-    p[5] = (uint8_t)(b.zh | b.ze << 1 | b.rc << 2);
+    p[5] = (uint8_t)(b.zh | b.ze << 1 | b.ans << 3);
     cn_put_u16(p + 6, 0);
     cn_put_u64(p + 8, bbits);
     cn_put_u32(p + 16, PZ_RADIUS);
@@ -348,11 +409,13 @@ int cz_predict_decode(uint8_t type, const uint8_t *src, size_t n, void *dst, siz
     uint16_t zero16 = cn_rd_u16(&rd);
     uint64_t bbits = cn_rd_u64(&rd);
     uint32_t radius = cn_rd_u32(&rd), zero32 = cn_rd_u32(&rd);
+    /* flag bit 2 (range coder) in version 2 only, bit 3 (rANS) in 3 only */
+    uint8_t allowed = version == PZ_VERSION_OLD ? 3 : version == PZ_VERSION_RC ? 7 : 11;
     if (rd.bad || magic != PZ_MAGIC || version < PZ_VERSION_OLD || version > PZ_VERSION ||
-        ptype != type || pred > PZ_INTERP || flags > (version == PZ_VERSION_OLD ? 3 : 7) ||
-        ((flags & 4) && (flags & 1)) || zero16 || zero32 || radius != PZ_RADIUS)
+        ptype != type || pred > PZ_INTERP || (flags & ~allowed) ||
+        ((flags & 12) && (flags & 1)) || zero16 || zero32 || radius != PZ_RADIUS)
         return -1;
-    bool rc_codes = flags & 4;
+    bool rc_codes = flags & 4, ans_codes = flags & 8, coded = rc_codes || ans_codes;
     pz_ctx c = {0};
     memcpy(&c.bound, &bbits, 8);
     uint64_t dims[3] = {0};
@@ -363,7 +426,7 @@ int cz_predict_decode(uint8_t type, const uint8_t *src, size_t n, void *dst, siz
     if (rd.bad || ctx_shape(&c, type, ndims, dims) != 0 || c.count * c.es != raw_len ||
         pz_step_of(c.bound) == 0 || nexc > c.count ||
         hlen > cz_huff_bound((size_t)c.count) || hs > n - rd.off || xs != n - rd.off - hs ||
-        (rc_codes && hs != hlen))
+        (coded && hs != hlen))
         return -1;
     c.step = pz_step_of(c.bound);
     c.level_bounds = version > PZ_VERSION_OLD;
@@ -371,18 +434,18 @@ int cz_predict_decode(uint8_t type, const uint8_t *src, size_t n, void *dst, siz
     c.exc_cap = (size_t)nexc;
     int rc = -1;
     c.codes = malloc((size_t)c.count * sizeof *c.codes);
-    uint8_t *huff = rc_codes ? NULL : get_section(src + rd.off, hs, hlen, flags & 1);
+    uint8_t *huff = coded ? NULL : get_section(src + rd.off, hs, hlen, flags & 1);
     c.exc = get_section(src + rd.off + hs, xs, nexc * c.es, flags & 2);
-    if (!c.codes || (!rc_codes && !huff) || !c.exc)
+    if (!c.codes || (!coded && !huff) || !c.exc)
         goto done;
     cz_rows rows[PZ_MAX_ROWS];
     size_t nrows = pred_rows(&c, pred, rows);
-    if (rc_codes ? cz_rc_decode(src + rd.off, (size_t)hs, c.codes, (size_t)c.count, rows,
-                                nrows) != 0
-                 : cz_huff_decode(huff, (size_t)hlen, c.codes, (size_t)c.count) != 0)
+    const uint8_t *cs = src + rd.off;
+    if (ans_codes ? cz_ans_decode(cs, (size_t)hs, c.codes, (size_t)c.count, rows, nrows) != 0
+        : rc_codes ? cz_rc_decode(cs, (size_t)hs, c.codes, (size_t)c.count, rows, nrows) != 0
+                   : cz_huff_decode(huff, (size_t)hlen, c.codes, (size_t)c.count) != 0)
         goto done;
-    if ((pred == PZ_INTERP ? pz_interp(&c, false) : pz_lorenzo(&c, false)) == 0 &&
-        c.nexc == nexc)
+    if (predict_run(&c, pred, false) == 0 && c.nexc == nexc)
         rc = 0;
 done:
     free(c.codes);

@@ -4,7 +4,8 @@
  * element, used by every predictor in both directions, so that encoder and
  * decoder run the same arithmetic by construction.
  *
- *   predict.c          payload format, sections (range coder; Huffman, zstd), entry points,
+ *   predict.c          payload format, sections (rANS, codes_ans.c; range coder of
+ *                      version 2; Huffman, zstd), entry points, non-finite exceptions,
  *                      and the Lorenzo predictor (memory order)
  *   predict_interp.c   the multilevel interpolation predictor (SZ3 order)
  *
@@ -12,7 +13,9 @@
  * q = round((x - p) / s), decoded as x' = p + q * s (s ~ 2e; then rounded to
  * float for CAIRN_FLOAT), or 0 for an exception: x stored exactly. Later
  * predictions use x' as stored (x for an exception, 0 if x is not finite,
- * so that NaN and Inf poison nothing).
+ * so that NaN and Inf poison nothing). The interpolation predictor reads
+ * them from the output array itself, so a non-finite x is 0 there until
+ * pz_fixup puts it back after the last element.
  *
  * Encoder and decoder must compute every x' identically. They run the same
  * code, and its floating-point operations are exact or exactly rounded
@@ -56,8 +59,20 @@ typedef struct pz_ctx {
     uint8_t *exc;
     size_t nexc, exc_cap;         /* decoder: EXC_CAP exceptions available */
     double err;
-    bool bad;                     /* decoder: an exception too many */
+    bool bad;                     /* decoder: an exception too many; either: no memory */
+    /* non-finite exceptions: OUT holds 0 there until pz_fixup (predictors read
+     * their neighbours from OUT); IDX, and K the exception's number */
+    struct pz_fix {
+        size_t idx, k;
+    } *fix;
+    size_t nfix, fix_cap;
 } pz_ctx;
+
+/* Note a non-finite exception at IDX (pz_step's cold path): C->bad if out of memory. */
+void pz_note_fix(pz_ctx *c, size_t idx);
+/* OUT's non-finite exceptions restored (from SRC encoding, EXC decoding);
+ * the list freed. */
+void pz_fixup(pz_ctx *c, bool enc);
 
 /* The quantizer's step for BOUND: 2 * BOUND with its 15 lowest mantissa
  * bits cleared (<= 2 * BOUND), or 0 when unusable (not finite and > 0). */
@@ -131,8 +146,13 @@ __attribute__((always_inline)) static inline double pz_step(pz_ctx *c, size_t id
         }
         c->codes[c->seq++] = 0;
         memcpy(c->exc + c->nexc++ * es, s, es);
-        memcpy(o, s, es);
-        return isfinite(v) ? v : 0;
+        if (isfinite(v)) {
+            memcpy(o, s, es);
+            return v;
+        }
+        pz_store(o, 0, c->fl);
+        pz_note_fix(c, idx);
+        return 0;
     }
     uint16_t code = c->codes[c->seq++];
     if (code == 0) {
@@ -140,9 +160,14 @@ __attribute__((always_inline)) static inline double pz_step(pz_ctx *c, size_t id
             c->bad = true;
             return 0;
         }
-        memcpy(o, c->exc + c->nexc++ * es, es);
-        double v = pz_load(o, c->fl);
-        return isfinite(v) ? v : 0;
+        double v = pz_load(c->exc + c->nexc++ * es, c->fl);
+        if (isfinite(v)) {
+            memcpy(o, c->exc + (c->nexc - 1) * es, es);
+            return v;
+        }
+        pz_store(o, 0, c->fl);
+        pz_note_fix(c, idx);
+        return 0;
     }
     double xr = pz_round(pred + (double)(code - PZ_RADIUS) * c->step, c->fl);
     pz_store(o, xr, c->fl);

@@ -29,44 +29,51 @@
  * nearly every code is the zero residual, which Huffman + zstd store in a
  * fraction of a bit.
  *
- * Memory: the decoded value of every element, in double (8 bytes each),
- * allocated per call.
+ * Memory: none; predictions read the decoded values from the output array
+ * itself (float or double, as stored; a non-finite exception is 0 there
+ * until pz_fixup).
  */
 #include "compress/predict_impl.h"
 
 #include <stdlib.h>
 
-/* Prediction of the element at W + 0 (position P of N along a dimension,
+/* Element K of W, the output array: float (FL) or double. */
+#define W(k) (fl ? (double)((const float *)w)[k] : ((const double *)w)[k])
+
+/* Prediction of element I of W (position P of N along a dimension,
  * neighbours S elements apart, H positions apart; P >= H). Multipliers are
  * sums of powers of two: see predict_impl.h on contraction. */
-static inline double interp(const double *w, size_t p, size_t n, size_t s, size_t h)
+static inline __attribute__((always_inline)) double interp(const void *w, size_t i, size_t p,
+                                                           size_t n, size_t s, size_t h, bool fl)
 {
-    double a = w[-(ptrdiff_t)s];
+    double a = W(i - s);
     bool l3 = p >= 3 * h, r1 = p + h < n, r3 = p + 3 * h < n;
     if (r1) {
-        double b = w[s];
+        double b = W(i + s);
         if (l3 && r3) {
             double t = a + b;
-            return (t * 8 + t - (w[-3 * (ptrdiff_t)s] + w[3 * s])) * 0.0625;
+            return (t * 8 + t - (W(i - 3 * s) + W(i + 3 * s))) * 0.0625;
         }
         if (r3)
-            return (a * 2 + a + (b * 4 + b * 2) - w[3 * s]) * 0.125;
+            return (a * 2 + a + (b * 4 + b * 2) - W(i + 3 * s)) * 0.125;
         if (l3)
-            return (a * 4 + a * 2 + (b * 2 + b) - w[-3 * (ptrdiff_t)s]) * 0.125;
+            return (a * 4 + a * 2 + (b * 2 + b) - W(i - 3 * s)) * 0.125;
         return (a + b) * 0.5;
     }
     if (l3)
-        return (a * 2 + a - w[-3 * (ptrdiff_t)s]) * 0.5;
+        return (a * 2 + a - W(i - 3 * s)) * 0.5;
     return a;
 }
 
-/* Pass D of level H over W; returns -1 if the decoder met bad codes. The
- * context is copied to a local so that its fields can live in registers
- * (stores through OUT could alias *CC otherwise). */
-static inline __attribute__((always_inline)) int pass(pz_ctx *cc, double *w, int dim,
-                                                      size_t h, bool enc)
+/* Pass D of level H over C's output; returns -1 if the decoder met bad
+ * codes. The context is copied to a local so that its fields can live in
+ * registers (stores through OUT could alias *CC otherwise). */
+static inline __attribute__((always_inline)) int pass(pz_ctx *cc, int dim, size_t h, bool enc,
+                                                      bool fl)
 {
     pz_ctx c = *cc;
+    c.fl = fl; /* the same, but known to the compiler */
+    const void *w = c.out;
     const size_t n[3] = {c.n0, c.n1, c.n2};
     const size_t s[3] = {c.n1 * c.n2, c.n2, 1};
     size_t st[3], inc[3];
@@ -82,8 +89,8 @@ static inline __attribute__((always_inline)) int pass(pz_ctx *cc, double *w, int
             size_t pd = dim == 0 ? i : j; /* position along D for D = 0, 1 */
             for (size_t l = st[2]; l < n[2]; l += inc[2]) {
                 size_t idx = base + l;
-                double pred = interp(w + idx, dim == 2 ? l : pd, n[dim], sd, h);
-                w[idx] = pz_step(&c, idx, pred, enc);
+                double pred = interp(w, idx, dim == 2 ? l : pd, n[dim], sd, h, fl);
+                pz_step(&c, idx, pred, enc);
             }
             if (!enc && c.bad) {
                 rc = -1;
@@ -109,8 +116,11 @@ size_t pz_interp_rows(const pz_ctx *c, cz_rows *rows)
     while (2 * top < most)
         top *= 2;
     size_t k = 0;
-    rows[k++] = (cz_rows){1, 1}; /* the first element */
-    for (uint64_t h = top; h >= 1; h /= 2)
+    rows[k++] = (cz_rows){1, 1, 0}; /* the first element */
+    uint64_t level = 0;
+    while ((uint64_t)1 << level < top)
+        level++;
+    for (uint64_t h = top; h >= 1; h /= 2, level--)
         for (int dim = 0; dim < 3; dim++) {
             if (n[dim] <= h)
                 continue;
@@ -119,7 +129,7 @@ size_t pz_interp_rows(const pz_ctx *c, cz_rows *rows)
                 cnt[e] = span(n[e], e == dim ? h : 0, e < dim ? h : 2 * h);
             uint64_t count = cnt[0] * cnt[1] * cnt[2];
             if (count)
-                rows[k++] = (cz_rows){count, cnt[2]};
+                rows[k++] = (cz_rows){count, cnt[2], level};
         }
     return k;
 }
@@ -139,7 +149,7 @@ static void level_bound(pz_ctx *c, double full, size_t h)
     c->inv_step = 1 / c->step;
 }
 
-static inline __attribute__((always_inline)) int run(pz_ctx *c, double *w, bool enc)
+static inline __attribute__((always_inline)) int run(pz_ctx *c, bool enc, bool fl)
 {
     size_t most = c->n0 > c->n1 ? c->n0 : c->n1;
     most = most > c->n2 ? most : c->n2;
@@ -149,14 +159,14 @@ static inline __attribute__((always_inline)) int run(pz_ctx *c, double *w, bool 
     const double full = c->bound;
     int rc = 0;
     level_bound(c, full, top);
-    w[0] = pz_step(c, 0, 0, enc);
+    pz_step(c, 0, 0, enc);
     if (!enc && c->bad)
         rc = -1;
     for (size_t h = top; h >= 1 && rc == 0; h /= 2) {
         level_bound(c, full, h);
-        if ((c->n0 > h && pass(c, w, 0, h, enc) != 0) ||
-            (c->n1 > h && pass(c, w, 1, h, enc) != 0) ||
-            (c->n2 > h && pass(c, w, 2, h, enc) != 0))
+        if ((c->n0 > h && pass(c, 0, h, enc, fl) != 0) ||
+            (c->n1 > h && pass(c, 1, h, enc, fl) != 0) ||
+            (c->n2 > h && pass(c, 2, h, enc, fl) != 0))
             rc = -1;
     }
     level_bound(c, full, 1); /* the variable's bound again */
@@ -165,10 +175,7 @@ static inline __attribute__((always_inline)) int run(pz_ctx *c, double *w, bool 
 
 int pz_interp(pz_ctx *c, bool enc)
 {
-    double *w = malloc((size_t)c->count * sizeof *w);
-    if (!w)
-        return -1;
-    int rc = enc ? run(c, w, true) : run(c, w, false);
-    free(w);
-    return rc;
+    if (c->fl)
+        return enc ? run(c, true, true) : run(c, false, true);
+    return enc ? run(c, true, false) : run(c, false, false);
 }

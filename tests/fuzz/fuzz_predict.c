@@ -1,8 +1,8 @@
 /*
  * fuzz_predict.c - libFuzzer target for the predictive lossy codec and its
- * entropy coders (cz_predict_decode, cz_huff_decode, cz_rc_decode, and the
- * encoders behind a round trip; src/compress/predict*.c, huffman.c,
- * codes_rc.c).
+ * entropy coders (cz_predict_decode, cz_huff_decode, cz_rc_decode,
+ * cz_ans_decode, and the encoders behind a round trip; src/compress/predict*.c,
+ * huffman.c, codes_rc.c, codes_ans.c).
  *
  * Input: one selector byte, then bytes. Selector % 4:
  *   0  predict payload: type from selector bit 2 (float/double), raw_len
@@ -10,9 +10,11 @@
  *      the payload. Must return 0 or -1.
  *   1  the same, but raw_len taken from the payload's own dims when they
  *      describe at most FUZZ_MAX_RAW bytes, so mutations reach the sections.
- *   2  Huffman stream (selector bit 2 clear) or range-coded codes
- *      (cz_rc_decode, bit 2 set): n from the next u16, then the stream;
- *      0 or -1.
+ *   2  rANS-coded codes (cz_ans_decode, selector bit 3 set), range-coded
+ *      codes (cz_rc_decode, bit 3 clear, bit 2 set) or a Huffman stream
+ *      (both clear): n from the next u16, then the stream; two runs of rows
+ *      (n / 3 codes of width 1 + n % 37 at level selector bits 4-5, the
+ *      rest of width 1 + n % 101 at level bits 6-7); 0 or -1.
  *   3  round trip: type (bit 2), ndims (1 + selector/8 % 3) and a bound
  *      (10^-(byte % 10), times the next byte) from the next bytes, the rest
  *      as elements; the shape spreads them over ndims dimensions (leftovers
@@ -60,7 +62,7 @@ static size_t claimed_raw(const uint8_t *p, size_t len, size_t es)
     return (size_t)n;
 }
 
-static void huff(const uint8_t *p, size_t len, bool rc_coder)
+static void huff(const uint8_t *p, size_t len, uint8_t sel)
 {
     if (len < 2)
         return;
@@ -68,9 +70,10 @@ static void huff(const uint8_t *p, size_t len, bool rc_coder)
     uint16_t *sym = malloc((n ? n : 1) * sizeof *sym);
     if (!sym)
         abort();
-    cz_rows rows = {n, 1 + n % 37};
-    int rc = rc_coder ? cz_rc_decode(p + 2, len - 2, sym, n, &rows, 1)
-                      : cz_huff_decode(p + 2, len - 2, sym, n);
+    cz_rows rows[2] = {{n / 3, 1 + n % 37, sel >> 4 & 3}, {n - n / 3, 1 + n % 101, sel >> 6}};
+    int rc = sel & 8   ? cz_ans_decode(p + 2, len - 2, sym, n, rows, 2)
+             : sel & 4 ? cz_rc_decode(p + 2, len - 2, sym, n, rows, 2)
+                       : cz_huff_decode(p + 2, len - 2, sym, n);
     if (rc != 0 && rc != -1)
         abort();
     free(sym);
@@ -151,7 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         decode_payload(p, len, type, claimed_raw(p, len, es));
         break;
     case 2:
-        huff(p, len, sel & 4);
+        huff(p, len, sel);
         break;
     default:
         round_trip(p, len, sel);

@@ -11,8 +11,10 @@
  *     one bit-exact, max_err is the largest error; both predictors;
  *   - the ratio on a smooth 3-D field, constant fields, the frame path;
  *   - invalid shapes and bounds, a too small CAP;
- *   - damage: every header byte flipped, every truncation, trailing bytes,
- *     wrong raw_len and type -> -1; random flips never crash;
+ *   - damage: every header byte flipped (but the predictor, and the version
+ *     between 1 and 3 when the codes are Huffman-coded, which decode, to other
+ *     values), every truncation, trailing bytes, wrong raw_len and type -> -1;
+ *     random flips never crash;
  *   - Huffman: n = 0 and 1, one symbol, two, all 65536, skewed and
  *     Fibonacci frequencies (lengths limited to 24), damaged tables (Kraft
  *     sum over and under 1, lengths out of range, symbols past 65535),
@@ -316,6 +318,9 @@ static void test_damage(void **state)
             for (int bit = 0; bit < 8; bit++) {
                 if (i == 4 && bit == 0)
                     continue; /* the other predictor: decodes, to other values */
+                if (i == 1 && !(p[5] & 8) && (unsigned)((p[1] ^ (1u << bit)) - 1) < 3)
+                    continue; /* Huffman codes (a small array) are read by versions 1-3
+                               * alike: 2 and 3 to the same values, 1 to others */
                 p[i] ^= (uint8_t)(1u << bit);
                 int rc = cz_predict_decode(type, p, n, out, raw);
                 if (rc != -1)
