@@ -222,8 +222,7 @@ typedef struct cz_agg_stats {
     int scheme;                  /* the scheme used (AUTO resolved) */
     uint32_t ngroups;
     uint32_t npass2;             /* groups that took the second (zstd) pass */
-    uint64_t sampled;            /* AUTO: bytes of the sample each scheme compressed */
-    uint64_t sum;                /* the file's checksum, as cz_agg_sum computes it */
+    uint64_t sampled, sum;       /* AUTO's sampled bytes; the file's checksum (cz_agg_sum's) */
     double seconds;              /* whole call, sampling included */
 } cz_agg_stats;
 typedef int (*cz_agg_sink)(void *arg, const void *buf, size_t len, cn_err *err); /* appends */
@@ -237,15 +236,11 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
 typedef struct cz_agg_file cz_agg_file;
 extern const uint8_t cz_agg_magic[8];  /* "CAIRNAGG": an aggregated file's first bytes */
 int cz_agg_open(const uint8_t *p, size_t len, cz_agg_file **out, cn_err *err);
-/* The checksum a PFS index keeps of file (P, LEN): the XXH3-64 of its bytes, but in an
- * aggregated file of version 4 on, not of the payloads of its raw groups' frames (each
- * verified here against its frame's own checksum instead: every byte is still checked).
- * Fails on a malformed aggregated file or a payload that does not match. */
+/* An index's checksum of file (P, LEN): XXH3-64 but of format 4's raw payloads (each checked). */
 int cz_agg_sum(const uint8_t *p, size_t len, uint64_t *sum, cn_err *err);
-/* As cz_agg_open; with CZ_AGG_LAZY a raw group's bytes are not hashed here: each of its
- * units is verified by its frame's checksum when cz_agg_read(_some) decodes it, so a
- * reader of part of a file touches only that part (compressed groups are still verified
- * whole: no decoder sees unverified bytes). Everything else is checked as by cz_agg_open. */
+/* As cz_agg_open; with CZ_AGG_LAZY a raw group's units are verified by their frames'
+ * checksums only when cz_agg_read(_some) decodes them (a partial reader touches its part;
+ * compressed groups are still verified whole). */
 #define CZ_AGG_LAZY 1u
 int cz_agg_open_flags(const uint8_t *p, size_t len, unsigned flags, cz_agg_file **out,
                       cn_err *err);
@@ -424,13 +419,11 @@ typedef struct lvl_pfs_file lvl_pfs_file;
 int lvl_pfs_create(int genfd, const char *name, int mib_per_s, lvl_pfs_file **out, cn_err *err);
 /* Append (a cz_agg_sink: ARG is the lvl_pfs_file). */
 int lvl_pfs_append(void *arg, const void *buf, size_t len, cn_err *err);
-/* Sync, rename to NAME; *OUT gets its size and SUM, the checksum the writer
- * computed as it went (cz_agg_stats.sum). Frees F either way. */
+/* Sync, rename to NAME; *OUT gets its size and SUM (cz_agg_stats.sum). Frees F. */
 int lvl_pfs_commit(lvl_pfs_file *f, int genfd, uint64_t sum, cn_pfile *out, cn_err *err);
 void lvl_pfs_abort(lvl_pfs_file *f, int genfd);
-/* Map NAME under GENFD read-only after checking its size and checksum against PF.
- * lvl_pfs_map_part: its size only, for a reader of part of it that verifies
- * what it reads by the file's own checksums (cz_agg_open_flags, CZ_AGG_LAZY). */
+/* Map NAME under GENFD read-only after checking its size and checksum against PF;
+ * lvl_pfs_map_part: its size only (the reader verifies by frames: CZ_AGG_LAZY). */
 int lvl_pfs_map(int genfd, const char *name, const cn_pfile *pf, const uint8_t **map,
                 cn_err *err);
 int lvl_pfs_map_part(int genfd, const char *name, const cn_pfile *pf, const uint8_t **map,
