@@ -189,6 +189,24 @@ static inline void bits_put(an_bits *b, uint32_t v, unsigned k)
     }
 }
 
+/* Run ROW of the codes, from element I of N: where it ends, its width, its
+ * first element with one a row up, its contexts' bases by level; false if
+ * it does not fit. The encoder and the decoder walk runs alike. */
+typedef struct an_row {
+    size_t end, w, first_up;
+    unsigned ebase, gbase;
+} an_row;
+
+static bool row_start(const cz_rows *row, size_t i, size_t n, an_row *out)
+{
+    if (row->count > n - i || row->width == 0)
+        return false;
+    size_t end = i + (size_t)row->count, w = (size_t)row->width;
+    unsigned cls = row->level < AN_NCLS ? (unsigned)row->level : AN_NCLS - 1;
+    *out = (an_row){end, w, w < end - i ? i + w : end, 32 * cls, AN_ECTX + 4 * cls};
+    return true;
+}
+
 size_t cz_ans_encode(const uint16_t *codes, size_t n, const cz_rows *rows, size_t nrows,
                      uint8_t *dst, size_t cap)
 {
@@ -207,12 +225,11 @@ size_t cz_ans_encode(const uint16_t *codes, size_t n, const cz_rows *rows, size_
     unsigned prevz = 0;
     size_t i = 0, ns = 0;
     for (size_t s = 0; s < nrows; s++) {
-        if (rows[s].count > n - i || rows[s].width == 0)
+        an_row rw;
+        if (!row_start(&rows[s], i, n, &rw))
             goto done;
-        size_t end = i + (size_t)rows[s].count, w = (size_t)rows[s].width;
-        size_t first_up = w < end - i ? i + w : end;
-        unsigned cls = rows[s].level < AN_NCLS ? (unsigned)rows[s].level : AN_NCLS - 1;
-        const unsigned ebase = 32 * cls, gbase = AN_ECTX + 4 * cls;
+        const size_t end = rw.end, w = rw.w, first_up = rw.first_up;
+        const unsigned ebase = rw.ebase, gbase = rw.gbase;
         for (size_t g = i; g < end; g = i) {
             size_t ge = end - g < AN_G ? end : g + AN_G;
             unsigned gcx = gbase + group_ctx(codes, g, ge, w, first_up, prevz);
@@ -413,12 +430,11 @@ int cz_ans_decode(const uint8_t *src, size_t len, uint16_t *codes, size_t n, con
     unsigned prevz = 0;
     size_t i = 0;
     for (size_t s = 0; s < nrows && !bad; s++) {
-        if (rows[s].count > n - i || rows[s].width == 0)
+        an_row rw;
+        if (!row_start(&rows[s], i, n, &rw))
             goto done;
-        size_t end = i + (size_t)rows[s].count, w = (size_t)rows[s].width;
-        size_t first_up = w < end - i ? i + w : end;
-        unsigned cls = rows[s].level < AN_NCLS ? (unsigned)rows[s].level : AN_NCLS - 1;
-        const unsigned ebase = 32 * cls, gbase = AN_ECTX + 4 * cls;
+        const size_t end = rw.end, w = rw.w, first_up = rw.first_up;
+        const unsigned ebase = rw.ebase, gbase = rw.gbase;
         for (size_t g = i; g < end; g = i) {
             size_t ge = end - g < AN_G ? end : g + AN_G;
             unsigned t = dec_sym(d, &r, gbase + group_ctx(codes, g, ge, w, first_up, prevz));

@@ -19,10 +19,18 @@
 #include "compat/veloc/veloc_config.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+int cli_compat_opt(const char *verb, cli_compat *cc, int c, char **argv)
+{
+    if (c != CLI_COMPAT_FTI && c != CLI_COMPAT_SCR && c != CLI_COMPAT_VELOC)
+        return cli_getopt_fail(verb, c, argv);
+    return cli_compat_set(verb, cc, c, optarg);
+}
 
 int cli_compat_set(const char *verb, cli_compat *c, int kind, const char *arg)
 {

@@ -243,15 +243,11 @@ int cli_report(int argc, char **argv)
         case 'j': job = optarg; break;
         case 's': svg = optarg; break;
         case 'h': return cli_help(verb);
-        case CLI_COMPAT_FTI:
-        case CLI_COMPAT_SCR:
-        case CLI_COMPAT_VELOC: {
-            int r = cli_compat_set(verb, &cc, c, optarg);
+        default: {
+            int r = cli_compat_opt(verb, &cc, c, argv);
             if (r >= 0)
                 return r;
-            break;
         }
-        default: return cli_getopt_fail(verb, c, argv);
         }
     }
     if (optind < argc)

@@ -369,15 +369,11 @@ int cli_verify(int argc, char **argv)
             break;
         }
         case 'h': return cli_help(verb);
-        case CLI_COMPAT_FTI:
-        case CLI_COMPAT_SCR:
-        case CLI_COMPAT_VELOC: {
-            int r = cli_compat_set(verb, &cc, c, optarg);
+        default: {
+            int r = cli_compat_opt(verb, &cc, c, argv);
             if (r >= 0)
                 return r;
-            break;
         }
-        default: return cli_getopt_fail(verb, c, argv);
         }
     }
     vstate v = {.verb = verb};

@@ -241,6 +241,10 @@ typedef struct cli_compat {
 
 /* Record option KIND (ARG); -1, or CLI_EXIT_USAGE if one was given already. */
 int cli_compat_set(const char *verb, cli_compat *c, int kind, const char *arg);
+/* The default of a getopt switch of a command taking --fti/--scr/--veloc: C
+ * (optarg its file) taken into CC, -1: go on; else an exit status to return
+ * (a second file, or cli_getopt_fail's for any other C). */
+int cli_compat_opt(const char *verb, cli_compat *cc, int c, char **argv);
 /* With --fti or --veloc given: *CONFIG (--config given: a usage error)
  * becomes the settings its layer makes, and *JOB, unless --job gave it,
  * their job.id. Nothing given: nothing done. Exit status; messages for VERB. */
