@@ -125,8 +125,8 @@ bench_l4() {
 # rank writing its array straight to its own file in the same PFS directory and hashing it
 # (FTI's level 4), interleaved, medians of L4SYNC_REPS (default 5, 3 at 256 MiB a rank); 4 ranks x 64 MiB and 8 x 256 MiB
 # (L4SYNC_SHAPES) on 4 emulated nodes, with the default codec and with compression off
-# (.nocomp), through level 1 (pfs.direct off, the default) and straight from memory
-# (.direct: pfs.direct on), on two PFS directories: a tmpfs (.tmpfs) and a disk file system (.ext4: ext4
+# (.nocomp), straight from memory (pfs.direct on, the default) and through level 1
+# (.level1: pfs.direct off), on two PFS directories: a tmpfs (.tmpfs) and a disk file system (.ext4: ext4
 # on a loop device over a file under /var/tmp when root; else .disk, a directory there).
 # l4.async.flush: 4 ranks x 64 MiB on 4 nodes with one cairnd per node: from the level-4
 # checkpoint's return until its PFS index exists, the ranks computing meanwhile, against the
@@ -174,9 +174,9 @@ bench_l4sync() {
         echo "# skipped: l4sync $shape: not enough free memory for $((np * size * 4)) MiB"
         continue
       fi
-      for run in off:auto off:none on:auto on:none; do
+      for run in on:auto on:none off:auto off:none; do
         direct=${run%:*} codec=${run#*:}
-        name=l4.sync; [ "$direct" = on ] && name+=.direct
+        name=l4.sync; [ "$direct" = off ] && name+=.level1
         [ "$shape" = 4x64 ] || name+=.$shape
         [ "$codec" = none ] && name+=.nocomp
         CAIRN_PFS_DIR=$dir CAIRN_LOG_LEVEL=error OMPI_MCA_mpi_yield_when_idle=1 \

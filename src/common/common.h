@@ -249,7 +249,7 @@ typedef struct cn_config {
     int pfs_scheme;          /* pfs.scheme: enum cz_agg_scheme (levels/pfs/pfs.h) */
     uint32_t pfs_block;      /* pfs.block */
     int pfs_bandwidth;       /* pfs.bandwidth, MiB/s (0 = unthrottled) */
-    int pfs_direct;          /* pfs.direct: 0 off, 1 on (a synchronous level 4 from memory) */
+    int pfs_direct;          /* pfs.direct: 0 off, 1 on (the default: a synchronous level 4 from memory) */
     int pfs_parity;          /* pfs.parity: 0 auto, 1 on, 2 off (a synchronous level 4's
                               * partner or parity copy) */
     int daemon_use;          /* daemon.use: 0 auto, 1 off */

@@ -204,13 +204,15 @@ const key_def cn_config_keys[] = {
             "once per job (16 MiB written and synced in the job's PFS directory: `cairn "
             "config --probe-pfs DIR` prints it), or compress.bandwidth's if that fails"},
     {.section = "pfs", .name = "direct", .env = "CAIRN_PFS_DIRECT", .kind = K_ENUM,
-     .words = ON_OFF_WORDS, .def = "off", FIELD(pfs_direct),
+     .words = ON_OFF_WORDS, .def = "on", FIELD(pfs_direct),
      .doc = "`on`: a synchronous level-4 checkpoint (no cairnd serving the job) writes each "
             "rank's variables from its memory straight to the PFS, a file per rank, all ranks "
             "in parallel, checksummed and synced, the index last (FTI's inline level 4): "
             "nothing of that generation on node-local storage, so a restart takes it from the "
-            "PFS. `off`: level 1 (and the parity or partner copy the nodes allow) first, then "
-            "the flush from it. A checkpoint with routed files or distributed variables "
+            "PFS (the default: a synchronous level 4 waits for the PFS write anyway, and a "
+            "node-local copy beside it would write the data twice). `off`: level 1 (and the "
+            "parity or partner copy pfs.parity keeps) first, then the flush from it. With "
+            "cairnd, level 4 always goes by level 1 and the background flush. A checkpoint with routed files or distributed variables "
             "(cairn_protect_block), or of a job with incr.mode on (the PFS takes its "
             "increments from level 1's chain), always goes through level 1"},
     {.section = "pfs", .name = "parity", .env = "CAIRN_PFS_PARITY", .kind = K_ENUM,

@@ -296,6 +296,14 @@ check "  ... every node wiped: 2 from the PFS, bit-exact" \
 check "  ... the PFS's write bandwidth measured once for the job (pfs.bandwidth 0), level 4's model takes it" \
   run_grep 'the PFS \(.*\) writes [1-9][0-9]* MiB/s, as measured' \
   env T_NOROUTE=1 CAIRN_PFS_DIRECT=on CAIRN_LOG_LEVEL=debug T_FIRST=4 scripts/mpirun.sh 8 "$T" save 1 4
+fresh_pfs pfs-direct-default
+check "the default (the suite pins pfs.direct off; unset, it is on): generation 1 at level 4 straight to the PFS, a file per rank, nothing node-local" \
+  bash -c "env -u CAIRN_PFS_DIRECT T_NOROUTE=1 scripts/mpirun.sh 8 $T save 1 4 >/dev/null &&
+           '$BUILD/cairn' inspect '$(pfs_gen 1)/index' | grep -Eq '^ranks: +8 on 4 nodes, 1 per file\$' &&
+           test -z \"\$(ls -d '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB'/node*/gen-* 2>/dev/null)\""
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: restored from the PFS, bit-exact" \
+  run_grep 'restoring generation 1 from the PFS' env -u CAIRN_PFS_DIRECT T_NOROUTE=1 scripts/mpirun.sh 8 "$T" restore 1
 fresh_pfs pfs-direct-crash
 check "pfs.direct: generation 1 at level 1, then a crash in generation 2's level 4 after its files, before its index" \
   bash -c "T_NOROUTE=1 scripts/mpirun.sh 8 $T save 1 1 >/dev/null &&
