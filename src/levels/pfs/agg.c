@@ -374,8 +374,6 @@ static cz_env model_env(const writer *w)
  * bytes of the chunk is smallest. */
 static uint8_t pick_codec(writer *w, uint8_t type, size_t fill)
 {
-    if (w->raw_only)
-        return CZ_RAW;
     if (w->bps > 0) {
         cz_env env = model_env(w);
         cz_model m;
@@ -400,8 +398,6 @@ static uint8_t pick_codec(writer *w, uint8_t type, size_t fill)
  * than its CPU work costs (by the model; always, without one)? */
 static bool pass2_pays(const writer *w, size_t ilen, size_t olen)
 {
-    if (w->raw_only)
-        return false;
     if (w->bps <= 0)
         return true;
     cz_env env = model_env(w);
@@ -418,8 +414,10 @@ static int write_group(writer *w, wgroup *g, cn_err *err)
     XXH3_64bits_reset(&hs);
     uint8_t cand[3];
     candidates(w, g->type, cand);
-    g->codec = cand[0]; /* an empty group keeps the first candidate */
-    for (bool first = true;; first = false) {
+    g->codec = w->raw_only ? CZ_RAW : cand[0]; /* an empty group keeps it */
+    if (w->raw_only) /* no codec to pick: every unit straight from memory */
+        g->flags |= AGG_HDRSUM;
+    for (bool first = !w->raw_only;; first = false) {
         size_t fill = 0;
         if (!first && g->codec == CZ_RAW && !(g->flags & AGG_PASS2)) {
             CN_TRY(raw_unit(w, g, &wk, &hs, &fill, err));
