@@ -7,21 +7,27 @@
  * manifest, and must be the link the next one names (generation, parent,
  * base, block size); a broken link is named in the message and in
  * ch->broken. Check: every frame of every link decoded once and checked
- * against its raw checksum, into scratch buffers, nothing kept; so a frame
- * that passes its stored checksums but does not decode (a codec bug, a
- * crafted file) fails before any protected byte is written. Restore, only
- * after every rank verified and checked every link: routed
- * files come from G; variables are rebuilt by applying the links oldest
- * first, each writing the blocks it stores:
+ * against its raw checksum; so a frame that passes its stored checksums but
+ * does not decode (a codec bug, a crafted file) fails before any protected
+ * byte is written. The variables the restore will write that have a
+ * compressed frame are rebuilt by the check, into buffers of their size in
+ * G that the chain keeps (ch->kept: the memory budget is the size of those
+ * variables; one without memory is decoded, dropped and decoded again by the
+ * restore); the rest is decoded and dropped. Restore, only after every rank
+ * verified and checked every link: routed files come from G; kept variables
+ * are copied; the others (raw: no decode) rebuilt by applying the links
+ * oldest first, each writing the blocks it stores:
  *   full entry    its bytes from the start of the variable
  *   delta entry   each run's blocks at their place
  * (both clipped to the variable's size in G), so every block ends up holding
- * the newest link that stored it, which is G's content. Frames decode
- * straight into place: the runs are the destinations of cz_decode_ckpt.
+ * the newest link that stored it, which is G's content, the same into a
+ * kept buffer as into place: the runs are the destinations of
+ * cz_decode_ckpt, and an entry the check already decoded is skipped.
  * Then the block hashes of G are rebuilt the same way, oldest link first,
  * and become the context's parent tables for G's level.
  *
- * Ownership: api_chain owns its mapped links until api_chain_close.
+ * Ownership: api_chain owns its mapped links and kept buffers until
+ * api_chain_close.
  */
 #include "core/core.h"
 #include "levels/local/local.h"
