@@ -11,8 +11,9 @@
  * does not decode (a codec bug, a crafted file) fails before any protected
  * byte is written. The variables the restore will write that have a
  * compressed frame are rebuilt by the check, into buffers of their size in
- * G that the chain keeps (ch->kept: the memory budget is the size of those
- * variables; one without memory is decoded, dropped and decoded again by the
+ * G that the chain keeps (ch->kept: at most the size of those variables,
+ * and half of the node's free memory shared by its ranks, keep_budget; one
+ * past it, or without memory, is decoded, dropped and decoded again by the
  * restore); the rest is decoded and dropped. Restore, only after every rank
  * verified and checked every link: routed files come from G; kept variables
  * are copied; the others (raw: no decode) rebuilt by applying the links
@@ -414,6 +415,16 @@ static void free_kept(api_chain *ch)
     ch->kept = NULL;
 }
 
+/* The bytes this rank's check may keep: half of the node's free memory,
+ * shared by its ranks, so that a restart is never what runs a full node out
+ * of memory; a variable past it is decoded again by the restore. */
+static uint64_t keep_budget(const cairn_ctx *ctx)
+{
+    long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    uint64_t ranks = ctx->node_size > 0 ? (uint64_t)ctx->node_size : 1;
+    return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / 2 / ranks : 0;
+}
+
 int api_chain_check(cairn_ctx *ctx, api_chain *ch, const char *only)
 {
     const cn_ckpt *newest = ch->link[ch->n - 1];
@@ -421,10 +432,12 @@ int api_chain_check(cairn_ctx *ctx, api_chain *ch, const char *only)
     free_kept(ch);
     ch->checked = false;
     ch->kept = calloc(n ? n : 1, sizeof *ch->kept); /* none: every frame dropped, decoded again */
+    uint64_t budget = keep_budget(ctx);
     for (uint32_t i = 0; ch->kept && i < n; i++)
         if (restored_var(ctx, newest, i, only) && newest->e[i].raw_size > 0 &&
-            chain_decodes(ch, newest->e[i].name))
-            ch->kept[i] = malloc((size_t)newest->e[i].raw_size); /* NULL: decoded again */
+            newest->e[i].raw_size <= budget && chain_decodes(ch, newest->e[i].name) &&
+            (ch->kept[i] = malloc((size_t)newest->e[i].raw_size)) != NULL) /* else decoded again */
+            budget -= newest->e[i].raw_size;
     for (int l = 0; l < ch->n; l++) {
         const cn_header *h = &ch->link[l]->h;
         int rc = ch->kept ? apply_link(ctx, ch->link[l], newest, ch->kept, NULL, false)
