@@ -350,7 +350,8 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level);
  * only routed files (SCR-style applications) restores them. Before the first protected byte is written, on
  * every rank, for every file of the generation's incremental chain: every
  * stored byte is verified against its checksum and the node manifest, and
- * every compressed frame is decoded once into scratch memory and checked
+ * every compressed frame is decoded once into memory of the library's own
+ * (kept, then copied into place: no frame is decoded twice) and checked
  * against the checksum of what it must decode to (a lossy variable thus
  * decodes to exactly the values whose error was measured within its bound
  * when stored); then the ranks agree. A corrupt or incomplete newer
@@ -479,7 +480,7 @@ CAIRN_EXPORT int cairn_var_query(cairn_ctx *ctx, long id, const char *name, cair
  * (every rank names the same one; CAIRN_EINVAL if it is not protected):
  * the same choice of generation (rebuild and PFS staging first), the same
  * checks (every checksum of the chain, NAME's type and element count, every
- * frame decoded into scratch, agreed) and the same promise on error; other
+ * frame decoded once into the library's memory, agreed, then copied) and the same promise on error; other
  * protected memory and the routed files directory are untouched. Like a
  * restart, it counts as restoring *RESTORED_ID for the next checkpoint's id.
  */

@@ -5,9 +5,12 @@
  * asked for. Verify: every rank maps its files of the generation's chain
  * (chain.c), checks each header against its manifest, every block checksum,
  * and that each protected variable is there with the same type and element
- * count; ranks agree; every frame is decoded once into scratch and checked
- * (chain.c, api_chain_check); ranks agree. Only then copy: routed files back into files/rank-<r>/,
- * then variables into protected memory, link by link. A corrupt or missing
+ * count; ranks agree; every frame is decoded once and checked (chain.c,
+ * api_chain_check), the variables to restore rebuilt into buffers the check
+ * keeps, never into protected memory; ranks agree. Only then copy: routed
+ * files back into files/rank-<r>/, then variables into protected memory
+ * (memcpy of what the check kept; raw entries, and any variable it had no
+ * memory for, applied from the files link by link). A corrupt or missing
  * file makes the generation unusable, and every generation whose chain
  * needs it; with CAIRN_LATEST the newest older one that does not is tried,
  * with a warning naming the link that broke.
@@ -66,8 +69,9 @@ static int try_generation(cairn_ctx *ctx, const api_gen *g, const api_gen *all, 
         const char *only = w->what == API_WANT_VAR ? w->name : NULL;
         if (rc == 0)
             rc = api_agree(ctx, api_chain_match(ctx, &ch, only));
-        if (rc == 0) /* every frame decodes, on every rank, before anything is written */
-            rc = api_agree(ctx, api_chain_check(ctx, &ch));
+        if (rc == 0) /* every frame decodes, on every rank, before anything is written;
+                      * the decoded variables are kept for the restore to copy */
+            rc = api_agree(ctx, api_chain_check(ctx, &ch, only));
         if (rc == 0)
             rc = api_agree(ctx, api_chain_restore(ctx, &ch, min_level, only));
     }

@@ -8,8 +8,9 @@
  * generation chosen the same way and its chain verified on every rank. Then
  * cairn_var_query reads the variable's entry of this rank's newest link (no
  * frame is decoded, no memory written); cairn_restart_var checks that entry
- * against the protected variable, decodes every frame once into scratch,
- * agrees, and only then writes that one variable. Other protected memory and
+ * against the protected variable, decodes every frame once (that variable
+ * into a buffer the check keeps, chain.c), agrees, and only then copies it
+ * into that one variable. Other protected memory and
  * the routed files directory are left as they are.
  * Both are collective: every rank names the same variable (checked).
  */

@@ -317,9 +317,13 @@ int cz_read(const cz_stream *s, uint32_t n, int threads, cn_err *err);
  * changed blocks) goes to DEST[i][0..NDEST[i]-1], in order (lengths summing to
  * the stream; a NULL ptr skips that many bytes). Frames are decoded first, in
  * parallel on THREADS threads; raw entries are copied only after every frame
- * decoded. DEST NULL, or DEST[i] NULL: decode and check, keep nothing. Routed
- * files (CN_KIND_FILE) are left to the caller.
+ * decoded. DEST NULL, or DEST[i] NULL: decode and check, keep nothing.
+ * DEST[i] == &cz_skip: entry i is left alone (a caller that checked it
+ * already); a pack is decoded unless all its entries are skipped, the
+ * skipped ones' bytes dropped. Routed files (CN_KIND_FILE) are left to the
+ * caller.
  */
+extern const cz_dest cz_skip;
 int cz_decode_ckpt(const cn_ckpt *c, const cz_dest *const *dest, const uint32_t *ndest,
                    int threads, cn_err *err);
 

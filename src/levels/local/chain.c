@@ -7,21 +7,28 @@
  * manifest, and must be the link the next one names (generation, parent,
  * base, block size); a broken link is named in the message and in
  * ch->broken. Check: every frame of every link decoded once and checked
- * against its raw checksum, into scratch buffers, nothing kept; so a frame
- * that passes its stored checksums but does not decode (a codec bug, a
- * crafted file) fails before any protected byte is written. Restore, only
- * after every rank verified and checked every link: routed
- * files come from G; variables are rebuilt by applying the links oldest
- * first, each writing the blocks it stores:
+ * against its raw checksum; so a frame that passes its stored checksums but
+ * does not decode (a codec bug, a crafted file) fails before any protected
+ * byte is written. The variables the restore will write that have a
+ * compressed frame are rebuilt by the check, into buffers of their size in
+ * G that the chain keeps (ch->kept: at most the size of those variables,
+ * and half of the node's free memory shared by its ranks, keep_budget; one
+ * past it, or without memory, is decoded, dropped and decoded again by the
+ * restore); the rest is decoded and dropped. Restore, only after every rank
+ * verified and checked every link: routed files come from G; kept variables
+ * are copied; the others (raw: no decode) rebuilt by applying the links
+ * oldest first, each writing the blocks it stores:
  *   full entry    its bytes from the start of the variable
  *   delta entry   each run's blocks at their place
  * (both clipped to the variable's size in G), so every block ends up holding
- * the newest link that stored it, which is G's content. Frames decode
- * straight into place: the runs are the destinations of cz_decode_ckpt.
+ * the newest link that stored it, which is G's content, the same into a
+ * kept buffer as into place: the runs are the destinations of
+ * cz_decode_ckpt, and an entry the check already decoded is skipped.
  * Then the block hashes of G are rebuilt the same way, oldest link first,
  * and become the context's parent tables for G's level.
  *
- * Ownership: api_chain owns its mapped links until api_chain_close.
+ * Ownership: api_chain owns its mapped links and kept buffers until
+ * api_chain_close.
  */
 #include "core/core.h"
 #include "levels/local/local.h"
@@ -109,8 +116,11 @@ int api_chain_link(cairn_ctx *ctx, int rank, const api_gen *g, cn_ckpt **out)
     return verify_link(ctx, rank, g, out);
 }
 
+static void free_kept(api_chain *ch);
+
 void api_chain_close(api_chain *ch)
 {
+    free_kept(ch);
     for (int i = 0; ch->link && i < ch->n; i++)
         cn_ckpt_close(ch->link[i]);
     free(ch->link);
@@ -256,10 +266,12 @@ static uint32_t place(cz_dest *d, uint8_t *ptr, uint64_t size, uint64_t lo, uint
 
 /* Where link C's entries go: variables of the newest link with a place
  * (PTRS, by the newest link's entry index) get their bytes (or blocks) in
- * place; anything else is decoded, checked and dropped. D holds 2 per run
- * (or 2) per entry. */
-static void destinations(const cn_ckpt *c, const cn_ckpt *newest, void *const *ptrs, cz_dest *d,
-                         cz_dest **dest, uint32_t *ndest)
+ * place; SKIP (by that index, if not NULL) leaves an entry alone (&cz_skip),
+ * and so does SKIP_REST any entry without a place; anything else is decoded,
+ * checked and dropped. D holds 2 per run (or 2) per entry. */
+static void destinations(const cn_ckpt *c, const cn_ckpt *newest, void *const *ptrs,
+                         const bool *skip, bool skip_rest, cz_dest *d, cz_dest **dest,
+                         uint32_t *ndest)
 {
     for (uint32_t i = 0; i < c->h.nentries; i++) {
         const cn_entry *e = &c->e[i];
@@ -267,6 +279,10 @@ static void destinations(const cn_ckpt *c, const cn_ckpt *newest, void *const *p
         uint8_t *ptr = fe ? ptrs[fe - newest->e] : NULL;
         dest[i] = d;
         ndest[i] = 0;
+        if ((fe && skip && skip[fe - newest->e]) || (!ptr && skip_rest)) {
+            dest[i] = (cz_dest *)&cz_skip;
+            continue;
+        }
         if (!ptr || fe->kind != CN_KIND_VAR || e->kind != CN_KIND_VAR) {
             d[ndest[i]++] = (cz_dest){NULL, cn_entry_stream(e, c->h.incr_block)};
         } else if (!(e->flags & CN_ENTRY_DELTA)) {
@@ -283,8 +299,10 @@ static void destinations(const cn_ckpt *c, const cn_ckpt *newest, void *const *p
     }
 }
 
-/* Apply link C of the chain whose newest link is NEWEST. */
-static int apply_link(cairn_ctx *ctx, const cn_ckpt *c, const cn_ckpt *newest, void *const *ptrs)
+/* Apply link C of the chain whose newest link is NEWEST (SKIP and
+ * SKIP_REST: destinations). */
+static int apply_link(cairn_ctx *ctx, const cn_ckpt *c, const cn_ckpt *newest, void *const *ptrs,
+                      const bool *skip, bool skip_rest)
 {
     uint32_t n = c->h.nentries;
     size_t nd = 0;
@@ -295,7 +313,7 @@ static int apply_link(cairn_ctx *ctx, const cn_ckpt *c, const cn_ckpt *newest, v
     uint32_t *ndest = malloc(sizeof *ndest * (n ? n : 1));
     int rc = d && dest && ndest ? 0 : cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory to restore");
     if (rc == 0) {
-        destinations(c, newest, ptrs, d, dest, ndest);
+        destinations(c, newest, ptrs, skip, skip_rest, d, dest, ndest);
         rc = cz_decode_ckpt(c, (const cz_dest *const *)dest, ndest, api_threads(ctx), &ctx->err);
     }
     free(d), free(dest), free(ndest);
@@ -367,12 +385,65 @@ static void rebuild_tables(cairn_ctx *ctx, const api_chain *ch, int level)
     incr_tab_unref(t);
 }
 
-int api_chain_check(cairn_ctx *ctx, const api_chain *ch)
+/* Does a link of CH store variable NAME compressed (so that it needs a decode)? */
+static bool chain_decodes(const api_chain *ch, const char *name)
 {
     for (int l = 0; l < ch->n; l++) {
+        const cn_entry *e = cn_ckpt_find(ch->link[l], name);
+        if (e && e->kind == CN_KIND_VAR && e->codec != CN_CODEC_RAW)
+            return true;
+    }
+    return false;
+}
+
+/* The protected variable newest entry I goes to, if the restore writes it
+ * (all, or only ONLY). */
+static api_var *restored_var(cairn_ctx *ctx, const cn_ckpt *newest, uint32_t i, const char *only)
+{
+    api_var *v = api_var_find(ctx, newest->e[i].name);
+    return v && v->kind == CN_KIND_VAR && newest->e[i].kind == CN_KIND_VAR &&
+                   (!only || strcmp(v->name, only) == 0)
+               ? v
+               : NULL;
+}
+
+static void free_kept(api_chain *ch)
+{
+    for (uint32_t i = 0; ch->kept && ch->n > 0 && i < ch->link[ch->n - 1]->h.nentries; i++)
+        free(ch->kept[i]);
+    free(ch->kept);
+    ch->kept = NULL;
+}
+
+/* The bytes this rank's check may keep: half of the node's free memory,
+ * shared by its ranks, so that a restart is never what runs a full node out
+ * of memory; a variable past it is decoded again by the restore. */
+static uint64_t keep_budget(const cairn_ctx *ctx)
+{
+    long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    uint64_t ranks = ctx->node_size > 0 ? (uint64_t)ctx->node_size : 1;
+    return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / 2 / ranks : 0;
+}
+
+int api_chain_check(cairn_ctx *ctx, api_chain *ch, const char *only)
+{
+    const cn_ckpt *newest = ch->link[ch->n - 1];
+    uint32_t n = newest->h.nentries;
+    free_kept(ch);
+    ch->checked = false;
+    ch->kept = calloc(n ? n : 1, sizeof *ch->kept); /* none: every frame dropped, decoded again */
+    uint64_t budget = keep_budget(ctx);
+    for (uint32_t i = 0; ch->kept && i < n; i++)
+        if (restored_var(ctx, newest, i, only) && newest->e[i].raw_size > 0 &&
+            newest->e[i].raw_size <= budget && chain_decodes(ch, newest->e[i].name) &&
+            (ch->kept[i] = malloc((size_t)newest->e[i].raw_size)) != NULL) /* else decoded again */
+            budget -= newest->e[i].raw_size;
+    for (int l = 0; l < ch->n; l++) {
         const cn_header *h = &ch->link[l]->h;
-        int rc = cz_decode_ckpt(ch->link[l], NULL, NULL, api_threads(ctx), &ctx->err);
+        int rc = ch->kept ? apply_link(ctx, ch->link[l], newest, ch->kept, NULL, false)
+                          : cz_decode_ckpt(ch->link[l], NULL, NULL, api_threads(ctx), &ctx->err);
         if (rc < 0) {
+            free_kept(ch);
             char gen[64], name[64];
             cn_gen_dirname(gen, sizeof gen, h->generation);
             cn_rank_filename(name, sizeof name, h->rank);
@@ -380,38 +451,55 @@ int api_chain_check(cairn_ctx *ctx, const api_chain *ch)
             return rc;
         }
     }
+    ch->checked = true;
     return 0;
 }
 
 int api_chain_apply(cairn_ctx *ctx, const api_chain *ch, void *const *ptrs)
 {
     for (int l = 0; l < ch->n; l++)
-        CN_TRY(apply_link(ctx, ch->link[l], ch->link[ch->n - 1], ptrs));
+        CN_TRY(apply_link(ctx, ch->link[l], ch->link[ch->n - 1], ptrs, NULL, false));
     return 0;
 }
 
 int api_chain_restore(cairn_ctx *ctx, const api_chain *ch, int level, const char *only)
 {
     const cn_ckpt *newest = ch->link[ch->n - 1];
-    void **ptrs = calloc(newest->h.nentries ? newest->h.nentries : 1, sizeof *ptrs);
+    uint32_t n = newest->h.nentries;
+    void **ptrs = calloc(n ? n : 1, sizeof *ptrs);
+    bool *skip = calloc(n ? n : 1, sizeof *skip);
     /* routed.c: files/rank-<r>/ holds G's files. Agreed: a rank whose files
      * (or memory) fail must not leave the others writing protected memory. */
-    int mine = !ptrs  ? cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory to restore")
-               : only ? 0
-                      : api_files_restore(ctx, newest);
+    int mine = !ptrs || !skip ? cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory to restore")
+               : only         ? 0
+                              : api_files_restore(ctx, newest);
     int rc = api_agree(ctx, mine);
     if (rc < 0) {
-        free(ptrs);
+        free(ptrs), free(skip);
         /* the caller agrees again: let the failing rank's message win */
         return mine < 0 ? rc : api_echo(ctx, rc, "%s", ctx->msg);
     }
-    for (uint32_t i = 0; i < newest->h.nentries; i++) {
-        api_var *v = api_var_find(ctx, newest->e[i].name);
-        if (v && v->kind == CN_KIND_VAR && (!only || strcmp(v->name, only) == 0))
+    uint64_t copied = 0, left = 0; /* bytes kept by the check, bytes applied from the files */
+    bool any = false;               /* a variable left to apply link by link */
+    for (uint32_t i = 0; i < n; i++) {
+        api_var *v = restored_var(ctx, newest, i, only);
+        if (v && ch->checked && ch->kept && ch->kept[i]) { /* decoded by the check */
+            memcpy(v->ptr, ch->kept[i], (size_t)newest->e[i].raw_size);
+            copied += newest->e[i].raw_size;
+            skip[i] = true;
+        } else if (v) {
             ptrs[i] = v->ptr;
+            left += newest->e[i].raw_size;
+            any = true;
+        }
     }
-    rc = api_chain_apply(ctx, ch, ptrs);
-    free(ptrs);
+    /* the rest link by link; what the check decoded and nothing needs, untouched */
+    rc = 0;
+    for (int l = 0; (any || !ch->checked) && l < ch->n && rc == 0; l++)
+        rc = apply_link(ctx, ch->link[l], newest, ptrs, skip, ch->checked);
+    cn_debug("restore: %llu bytes copied as the check decoded them, %llu applied from the files",
+             (unsigned long long)copied, (unsigned long long)left);
+    free(ptrs), free(skip);
     if (rc < 0) /* after api_chain_check: out of memory, or a file changed under us */
         cn_err_prefix(&ctx->err, "protected memory may be partly overwritten: ");
     CN_TRY(rc);

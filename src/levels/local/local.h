@@ -19,8 +19,9 @@
  *   codec_vote.c ... auto's pick, modelled per rank and agreed by the job.
  *   incr.c       incremental checkpoints on the way out: the parent, block
  *                hashes, the diff, full or incremental (agreed), the tables.
- *   chain.c      the way back: a generation's chain verified, then applied
- *                link by link into protected memory; the tables rebuilt.
+ *   chain.c      the way back: a generation's chain verified, decoded once
+ *                (checked, into buffers kept for the restore), then copied
+ *                into protected memory; the tables rebuilt.
  *   prune.c      which generations a node keeps (chains, levels, store.keep);
  *   trash.c      ... and the pruned ones removed in the background (also
  *                on the PFS, for levels/pfs).
@@ -208,6 +209,9 @@ typedef struct api_chain {
     int n;                        /* links, oldest (the full generation) first */
     cn_ckpt **link;
     long broken;                  /* on failure: the generation whose file broke, else -1 */
+    bool checked;                 /* api_chain_check decoded every frame */
+    void **kept;                  /* by the newest link's entry index: the variable as G holds
+                                   * it, decoded by the check (owned; NULL: not kept) */
 } api_chain;
 struct api_gen;
 /* Collective-free: open and verify every link of G's chain for RANK (of this
@@ -236,16 +240,23 @@ int api_match(cairn_ctx *ctx, long long gen, uint32_t rank, const char *only, si
 /* Fill INFO with the newest link's variable NAME; CAIRN_ENOENT without it. */
 int api_chain_describe(cairn_ctx *ctx, const api_chain *ch, const char *name,
                        cairn_var_info *info);
-/* Decode every frame of every link into scratch, check it, keep nothing:
- * what can still fail once the links verified, found before anything is
- * written (restart runs it, agreed, before api_chain_restore). */
-int api_chain_check(cairn_ctx *ctx, const api_chain *ch);
+/* Decode every frame of every link and check it: what can still fail once
+ * the links verified, found before anything is written (restart runs it,
+ * agreed, before api_chain_restore). Each protected variable the restore
+ * will write (all, or only ONLY) that has a compressed frame in the chain is
+ * rebuilt, link by link, into a buffer of its size in G kept in ch->kept
+ * (the memory budget: at most the size of the variables restored); one
+ * without memory for it is decoded and dropped, and decoded again by the
+ * restore. Raw entries need no decode: cn_ckpt_verify checked them. */
+int api_chain_check(cairn_ctx *ctx, api_chain *ch, const char *only);
 /* Decode the chain into PTRS (by the newest link's entry index: a buffer of
  * that entry's raw_size, or NULL to check and drop), link by link. */
 int api_chain_apply(cairn_ctx *ctx, const api_chain *ch, void *const *ptrs);
 /* Collective: restore protected memory from the verified chain (routed
  * files from its newest link first, agreed), then rebuild ctx->incr for a
- * generation at LEVEL. With ONLY, only that protected variable (no files). */
+ * generation at LEVEL. With ONLY, only that protected variable (no files).
+ * After api_chain_check: kept variables are copied, raw ones copied from
+ * the files, and only the frames of the others decoded (once more). */
 int api_chain_restore(cairn_ctx *ctx, const api_chain *ch, int level, const char *only);
 
 /* Pruned generations are renamed to "<prefix><name>.<pid>" and removed in
