@@ -7,7 +7,8 @@
  * cairn_init; CAIRN_* environment variables still override it, as for any
  * cairn configuration:
  *   scratch             -> store.base (required, as in VeloC)
- *   persistent          -> pfs.dir (each checkpoint also goes to level 4)
+ *   persistent          -> pfs.dir (each checkpoint also goes to level 4, from
+ *                          level 1: pfs.direct = off, as VeloC keeps scratch too)
  *   mode = sync|async   -> daemon.use = off|auto (cairnd raises levels 2-4)
  *   ec_interval N       -> level 3 at most every N s (ckpt.every_3 = Ns, and
  *                          every_2 for jobs too small for level 3);
@@ -197,6 +198,11 @@ static int emit(const parsed *p, vl_config *c, char *head, size_t *used)
             (p->pkeep != LONG_MIN && add(c, &n, "keep = %s", num, NULL)))
             return -1;
     }
+    /* VeloC keeps each checkpoint in scratch, and in persistent too: level 1
+     * first, then level 4 from it (not cairn's default, straight to the PFS) */
+    if (!env_set("CAIRN_PFS_DIRECT") &&
+        (add(c, &n, "[pfs]", NULL, NULL) || add(c, &n, "direct = off", NULL, NULL)))
+        return -1;
     if (c->ec && c->ec_interval > 0) { /* level 2 where level 3 is not possible */
         snprintf(num, sizeof num, "%lds", c->ec_interval);
         if (add(c, &n, "[ckpt]", NULL, NULL) || add(c, &n, "every_2 = %s", num, NULL) ||
