@@ -66,9 +66,9 @@
  * trailer), and every frame carries the XXH3-64 of its raw bytes (HDRSUM:
  * a raw payload only that, hashed once; cz_agg_sum leaves it out too).
  *
- * A raw group's units after the first (whose bytes the codec was picked on)
- * are written from the variables' memory, without a copy (raw_unit: units of
- * AGG_RAW_UNIT, written from cache after their checksum); a
+ * A raw group's first unit (whose bytes the codec was picked on) is written
+ * from that chunk as it is, the others from the variables' memory, without
+ * a copy (raw_unit: units of AGG_RAW_UNIT, from cache after their checksum); a
  * variable whose block checksums the caller knows (cz_agg_var.sums: a flush
  * lending a verified rank file) goes a block a unit, framed with them.
  * Pipeline: a compressed unit goes to a thread of its own (agg_pipe.c) that
@@ -84,7 +84,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
 
 typedef agg_wgroup wgroup;
 typedef agg_writer writer;
@@ -115,9 +114,8 @@ static int sink_now(writer *w, const void *p, size_t len, cn_err *err)
 }
 
 /* Bytes of the file written here, in order; COVERED: a frame's payload in
- * an AGG_HDRSUM group, under its header's checksum and not the file's. A
- * raw unit goes so (handing it to the pipe costs more than it overlaps; its
- * bytes are in cache from its frame's checksum). */
+ * an AGG_HDRSUM group, under its header's checksum and not the file's. Raw
+ * frames go so (handing them to the pipe costs more than it overlaps). */
 static int put_now(writer *w, const void *p, size_t len, bool covered, cn_err *err)
 {
     if (!covered)
@@ -131,27 +129,17 @@ int agg_emit(writer *w, const void *p, size_t len, cn_err *err)
     return put_now(w, p, len, false, err);
 }
 
-/* LEN bytes at P (untouched until the next post) to the pipe, if any. */
-static int post(writer *w, const void *p, size_t len, bool covered, cn_err *err)
-{
-    if (!w->pipe)
-        return put_now(w, p, len, covered, err);
-    if (!covered)
-        XXH3_64bits_update(w->fsum, p, len);
-    CN_TRY(cz_agg_pipe_post(w->pipe, p, len, err));
-    w->stored += len;
-    return 0;
-}
-
 /* A unit (in w->inner or w->outer) on its way: to the pipe's thread, which
  * writes it while the next chunk is gathered and compressed into the other
- * buffer set; without a pipe, written here. From HASHED on: covered. */
-static int emit_unit(writer *w, const uint8_t *p, size_t len, size_t hashed, cn_err *err)
+ * buffer set (the unit untouched until the next post); without a pipe,
+ * written here. */
+static int emit_unit(writer *w, const uint8_t *p, size_t len, cn_err *err)
 {
-    CN_TRY(post(w, p, hashed, false, err));
-    CN_TRY(post(w, p + hashed, len - hashed, true, err));
     if (!w->pipe)
-        return 0;
+        return put_now(w, p, len, false, err);
+    XXH3_64bits_update(w->fsum, p, len);
+    CN_TRY(cz_agg_pipe_post(w->pipe, p, len, err));
+    w->stored += len;
     w->cur ^= 1;
     w->inner = w->inners[w->cur];
     w->outer = w->outers[w->cur];
@@ -285,6 +273,34 @@ static int spans_of(writer *w, cz_agg_member *m, uint64_t k, cn_err *err)
     return 0;
 }
 
+/* A raw frame of FILL bytes in the pieces SP[0..N-1] of group G, written
+ * here: its header (checksum KNOWN, or hashed now), then the pieces, from
+ * cache after their checksum. HS: the group's checksum so far. */
+static int raw_frame(writer *w, wgroup *g, XXH3_state_t *hs, const cz_span *sp, size_t n,
+                     size_t fill, const uint64_t *known, cn_err *err)
+{
+    uint64_t sum = known ? *known : 0;
+    if (!known) {
+        XXH3_state_t fs;
+        XXH3_64bits_reset(&fs);
+        for (size_t i = 0; i < n; i++)
+            XXH3_64bits_update(&fs, sp[i].ptr, (size_t)sp[i].len);
+        sum = XXH3_64bits_digest(&fs);
+    }
+    cz_frame_raw_header(w->hdr, g->type, (uint32_t)fill, sum);
+    XXH3_64bits_update(hs, w->hdr, CZ_FRAME_HDR);
+    CN_TRY(put_now(w, w->hdr, CZ_FRAME_HDR, false, err));
+    bool covered = g->flags & AGG_HDRSUM; /* else hashed into the group's and the file's */
+    for (size_t i = 0; i < n; i++) {
+        if (!covered)
+            XXH3_64bits_update(hs, sp[i].ptr, (size_t)sp[i].len);
+        CN_TRY(put_now(w, sp[i].ptr, (size_t)sp[i].len, covered, err));
+    }
+    g->stored += CZ_FRAME_HDR + fill;
+    g->nunits++;
+    return 0;
+}
+
 /* The next chunk of raw group G written straight from the variables' memory,
  * no copy: the frame header (checksum over the pieces), then the pieces.
  * A variable with known block checksums (cz_agg_var.sums) goes a block a
@@ -322,28 +338,7 @@ static int raw_unit(writer *w, wgroup *g, cz_agg_walk *wk, XXH3_state_t *hs, siz
         cz_agg_walk_take(wk, take);
         *fill += (size_t)take;
     }
-    if (!*fill)
-        return 0;
-    uint64_t sum = known ? *known : 0;
-    if (!known) {
-        XXH3_state_t fs;
-        XXH3_64bits_reset(&fs);
-        for (size_t i = 0; i < w->nspans; i++)
-            XXH3_64bits_update(&fs, w->spans[i].ptr, (size_t)w->spans[i].len);
-        sum = XXH3_64bits_digest(&fs);
-    }
-    cz_frame_raw_header(w->hdr, g->type, (uint32_t)*fill, sum);
-    XXH3_64bits_update(hs, w->hdr, CZ_FRAME_HDR);
-    CN_TRY(put_now(w, w->hdr, CZ_FRAME_HDR, false, err));
-    bool covered = g->flags & AGG_HDRSUM; /* else hashed into the group's and the file's */
-    for (size_t i = 0; i < w->nspans; i++) {
-        if (!covered)
-            XXH3_64bits_update(hs, w->spans[i].ptr, (size_t)w->spans[i].len);
-        CN_TRY(put_now(w, w->spans[i].ptr, (size_t)w->spans[i].len, covered, err));
-    }
-    g->stored += CZ_FRAME_HDR + *fill;
-    g->nunits++;
-    return 0;
+    return *fill ? raw_frame(w, g, hs, w->spans, w->nspans, *fill, known, err) : 0;
 }
 
 static int candidates(const writer *w, uint8_t type, uint8_t out[3])
@@ -439,6 +434,14 @@ static int write_group(writer *w, wgroup *g, cn_err *err)
             break;
         if (first)
             g->codec = pick_codec(w, g->type, fill);
+        /* A raw group's payloads are covered by their frames' checksums alone. */
+        if (first && g->codec == CZ_RAW && w->version >= AGG_VERSION_SUMS)
+            g->flags |= AGG_HDRSUM;
+        if (g->codec == CZ_RAW) { /* the gathered bytes as they are, not copied into a frame */
+            const cz_span sp = {w->raw, fill};
+            CN_TRY(raw_frame(w, g, &hs, &sp, 1, fill, NULL, err));
+            continue;
+        }
         size_t ilen = cz_frame_encode(g->codec, g->type, w->level, w->raw, fill, w->inner,
                                       w->scratch);
         if (ilen == 0)
@@ -455,12 +458,8 @@ static int write_group(writer *w, wgroup *g, cn_err *err)
                 ulen = olen;
             }
         }
-        /* A raw group's payloads are covered by their frames' checksums alone. */
-        if (first && g->codec == CZ_RAW && w->version >= AGG_VERSION_SUMS)
-            g->flags |= AGG_HDRSUM;
-        size_t hashed = g->flags & AGG_HDRSUM ? CZ_FRAME_HDR : ulen;
-        XXH3_64bits_update(&hs, unit, hashed);
-        CN_TRY(emit_unit(w, unit, ulen, hashed, err));
+        XXH3_64bits_update(&hs, unit, ulen);
+        CN_TRY(emit_unit(w, unit, ulen, err));
         g->stored += ulen;
         g->nunits++;
     }

@@ -379,8 +379,6 @@ int lvl_pfs_append(void *arg, const void *buf, size_t len, cn_err *err)
     return 0;
 }
 
-static void file_free(lvl_pfs_file *f) { free(f); }
-
 int lvl_pfs_commit(lvl_pfs_file *f, int genfd, uint64_t sum, cn_pfile *out, cn_err *err)
 {
     int rc = 0;
@@ -396,7 +394,7 @@ int lvl_pfs_commit(lvl_pfs_file *f, int genfd, uint64_t sum, cn_pfile *out, cn_e
         unlinkat(genfd, f->tmp, 0);
     else
         *out = (cn_pfile){f->size, sum};
-    file_free(f);
+    free(f);
     return rc;
 }
 
@@ -406,7 +404,7 @@ void lvl_pfs_abort(lvl_pfs_file *f, int genfd)
         return;
     close(f->fd);
     unlinkat(genfd, f->tmp, 0);
-    file_free(f);
+    free(f);
 }
 
 static int map_file(int genfd, const char *name, const cn_pfile *pf, bool whole,
