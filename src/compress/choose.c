@@ -26,6 +26,9 @@
  * stages' CPU charged to the threads, as writing to a RAM disk is CPU work on
  * the same cores (a flush's decode is counted there too: it is CPU work of
  * the same checkpoint, and so T stays a function of C and delta alone).
+ * A worker that has only a share of a core (cz_env.core: cairnd's flush, at
+ * daemon.share of its host) takes C / core core-seconds of wall time for it;
+ * B is measured as it is, so the write is not scaled.
  * OVERFLOW charges the stored bytes that would not fit in the node-local
  * space (delta above max_ratio) as if written at 1 KB/s, so a pick that fits
  * always wins over one that does not. T grows with delta and with
@@ -112,11 +115,18 @@ double cz_model_cpu(const cz_env *env, int id, uint8_t type, uint64_t size, doub
     return comp_s(env, id, type, size, ratio) + dec_s(env, id, type, size, ratio);
 }
 
+double cz_env_cores(const cz_env *env)
+{
+    return (env->threads > 0 ? env->threads : 1) * (env->core > 0 ? env->core : 1);
+}
+
 double cz_model_cost(const cz_env *env, int id, uint8_t type, uint64_t size, double ratio)
 {
     double threads = env->threads > 0 ? env->threads : 1, s = (double)size;
     double stored = ratio * s, tw = stored / env->storage_bps;
-    double tz = cz_model_cpu(env, id, type, size, ratio);
+    /* the CPU at the share of a core the threads have; the write at B, which
+     * was measured as it is (on a RAM disk, CPU work at that share already) */
+    double tz = cz_model_cpu(env, id, type, size, ratio) / (env->core > 0 ? env->core : 1);
     double t = tz / threads > tw ? tz / threads : tw;
     t = (tz + tw) / threads > t ? (tz + tw) / threads : t;
     double over = env->max_ratio > 0 && ratio > env->max_ratio ? (ratio - env->max_ratio) * s : 0;

@@ -179,6 +179,9 @@ int cz_frame_decode(const cz_frame *f, uint8_t *dst, uint8_t *scratch, cn_err *e
 typedef struct cz_env {
     double storage_bps;   /* bytes/s a rank writes to its level-1 store (compress.bandwidth) */
     int threads;          /* compressor threads of the pipeline */
+    double core;          /* the share of a core each thread can count on (0: a whole one):
+                           * CPU work takes 1/core times as long; the write is at
+                           * storage_bps as it is (cairnd's flush, at daemon.share) */
     int level;            /* codec level (zlib/zstd) */
     uint32_t buf_size;    /* pipeline buffer */
     double byte_s;        /* seconds a stored byte costs beyond its level-1 write: its partner
@@ -199,6 +202,8 @@ typedef struct cz_model {
  * and CPU core-seconds (compress, and decode for a flush). Both grow with
  * RATIO. */
 double cz_model_cost(const cz_env *env, int id, uint8_t type, uint64_t size, double ratio);
+/* The cores ENV's work runs on: threads (at least 1) times their share of a core. */
+double cz_env_cores(const cz_env *env);
 double cz_model_cpu(const cz_env *env, int id, uint8_t type, uint64_t size, double ratio);
 /*
  * Fill M for SIZE bytes of TYPE at P: raw and every lossless codec that takes

@@ -86,6 +86,9 @@ struct cairn_ctx {
     int io;                       /* resolved CN_IO_WRITE or CN_IO_PMEM */
     bool hash_thread;             /* a core to spare per rank: checksum in a thread */
     int cores_per_rank;           /* cores of the host / ranks on it, at least 1 */
+    double core_share;            /* cairnd: the share of a core its flush can count on
+                                   * (daemon.share of the host, split among its daemons);
+                                   * 0 elsewhere: whole cores */
     long nckpt;                   /* checkpoints written by this context */
     unsigned levels_seen;         /* bits 1 << L: the levels auto's last choice weighed
                                    * (api_job_levels), 0 before the first */

@@ -12,7 +12,11 @@
  *   - what a stored byte costs at levels 2-4 is weighed: a field that is
  *     stored raw at level 1 alone is compressed when levels 3 and 4 add
  *     their cost per stored byte, and storing raw loses when the node-local
- *     space cannot hold it (the smallest pick when nothing fits).
+ *     space cannot hold it (the smallest pick when nothing fits);
+ *   - a worker with a share of a core (cz_env.core: cairnd's flush) pays
+ *     for compression at that share: the field a whole core compresses for
+ *     a PFS at 160 MB/s goes raw at a twentieth of one, and the modelled time
+ *     of a codec is its CPU over the share plus the write, not scaled.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -236,12 +240,38 @@ static void test_levels_and_space(void **state)
     free(field);
 }
 
+static void test_core_share(void **state)
+{
+    (void)state;
+    double *field = smooth(N / 8);
+    double r = 0;
+    cz_env pfs = L1;
+    pfs.storage_bps = 160e6;
+    int whole = cz_choose(field, N, CAIRN_DOUBLE, NULL, &pfs, &r);
+    assert_int_not_equal(whole, CZ_RAW);
+    cz_env share = pfs;
+    share.core = 0.05;
+    assert_int_equal(cz_choose(field, N, CAIRN_DOUBLE, NULL, &share, &r), CZ_RAW);
+    /* raw costs the same either way; a codec's CPU takes 20 times as long */
+    assert_true(cz_model_cost(&share, CZ_RAW, CAIRN_DOUBLE, N, 1) ==
+                cz_model_cost(&pfs, CZ_RAW, CAIRN_DOUBLE, N, 1));
+    double c1 = cz_model_cost(&pfs, whole, CAIRN_DOUBLE, N, 0.01);
+    double c20 = cz_model_cost(&share, whole, CAIRN_DOUBLE, N, 0.01);
+    double cpu = cz_model_cpu(&pfs, whole, CAIRN_DOUBLE, N, 0.01), tw = 0.01 * N / 160e6;
+    assert_true(fabs(c1 - (cpu + tw)) < 1e-12 && fabs(c20 - (cpu / 0.05 + tw)) < 1e-12);
+    assert_true(cz_env_cores(&share) == 0.05 && cz_env_cores(&pfs) == 1);
+    print_message("field for a PFS at 160 MB/s: %s on a whole core, raw at 0.05 of one\n",
+                  cz_codec_name(whole));
+    free(field);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_choice),
         cmocka_unit_test(test_never_dominated),
         cmocka_unit_test(test_levels_and_space),
+        cmocka_unit_test(test_core_share),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

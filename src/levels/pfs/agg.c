@@ -359,7 +359,7 @@ static int candidates(const writer *w, uint8_t type, uint8_t out[3])
 static cz_env model_env(const writer *w)
 {
     return (cz_env){.storage_bps = w->bps, .threads = w->threads > 0 ? w->threads : 1,
-                    .level = w->level, .buf_size = w->chunk};
+                    .core = w->core, .level = w->level, .buf_size = w->chunk};
 }
 
 /* With a time model (w->bps): the codec, raw included, of least modelled time
@@ -397,7 +397,7 @@ static bool pass2_pays(const writer *w, size_t ilen, size_t olen)
         return true;
     cz_env env = model_env(w);
     double cpu = cz_model_cpu(&env, CZ_ZSTD, CAIRN_BYTE, ilen, (double)olen / (double)ilen);
-    return cpu / env.threads < (double)(ilen - olen) / w->bps;
+    return cpu / cz_env_cores(&env) < (double)(ilen - olen) / w->bps;
 }
 
 static int write_group(writer *w, wgroup *g, cn_err *err)
@@ -546,7 +546,7 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
                    "aggregation: variables too large in total");
     }
     CN_FAIL_IF(!(o->bps >= 0), err, CAIRN_EINVAL, "aggregation: bandwidth %g", o->bps);
-    writer w = {.v = v, .n = n, .level = o->level, .threads = o->threads, .bps = o->bps,
+    writer w = {.v = v, .n = n, .level = o->level, .threads = o->threads, .core = o->core, .bps = o->bps,
                 .raw_only = o->raw,
                 .sink = sink, .arg = arg, .ready = o->ready, .ready_arg = o->ready_arg,
                 .version = AGG_VERSION_PLAIN};

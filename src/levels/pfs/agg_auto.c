@@ -39,7 +39,7 @@ static int sampling_pays(const writer *w, uint64_t per, bool *pays, cn_err *err)
     if (w->raw_only || w->bps <= 0)
         return 0;
     cz_env env = {.storage_bps = w->bps, .threads = w->threads > 0 ? w->threads : 1,
-                  .level = w->level, .buf_size = AGG_CHUNK};
+                  .core = w->core, .level = w->level, .buf_size = AGG_CHUNK};
     double stored = 0, cpu = 0;
     bool packs = false;
     for (size_t i = 0; i < w->n; i++) {
@@ -59,7 +59,7 @@ static int sampling_pays(const writer *w, uint64_t per, bool *pays, cn_err *err)
         cpu += 4 * cz_model_cpu(&env, id, x->type, s, ratio);
         packs |= id != CZ_RAW;
     }
-    *pays = packs && cpu / env.threads < 0.5 * stored / w->bps;
+    *pays = packs && cpu / cz_env_cores(&env) < 0.5 * stored / w->bps;
     return 0;
 }
 

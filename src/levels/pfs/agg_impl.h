@@ -125,6 +125,7 @@ typedef struct agg_writer {
     uint64_t block;       /* 0 unless a block scheme */
     int level;
     int threads;
+    double core;          /* opts.core: the share of a core each thread has (0: whole) */
     double bps;           /* the time model's write bandwidth; 0: by size alone */
     bool raw_only;        /* opts.raw: every group raw */
     uint32_t chunk;

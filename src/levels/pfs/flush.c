@@ -305,6 +305,7 @@ int api_write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *st,
         rc = lvl_pfs_create(genfd, name, ctx->cfg.pfs_bandwidth, &file, &ctx->err);
     cz_agg_opts o = {.scheme = ctx->cfg.pfs_scheme, .block = ctx->cfg.pfs_block,
                      .level = ctx->cfg.z_level, .threads = api_threads(ctx),
+                     .core = ctx->core_share,
                      .bps = pfs_bps(ctx), .raw = ctx->cfg.codec == CZ_RAW,
                      .ready = fetch ? api_fetch_ready : NULL,
                      .ready_arg = fetch};
@@ -319,10 +320,12 @@ int api_write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *st,
     }
     if (rc == 0) {
         out[0] = pf.size, out[1] = pf.sum, out[2] = s.raw;
-        cn_debug("%s: ranks %d..%d, %llu -> %llu bytes (%s; %u HDF5 files split into %u "
-                 "datasets and %llu skeleton bytes)", name, lo, hi - 1,
-                 (unsigned long long)s.raw, (unsigned long long)pf.size,
-                 cz_agg_scheme_name(s.scheme), h5.files, h5.datasets,
+        cn_debug("%s: ranks %d..%d, %llu -> %llu bytes (%s; the model's CPU %.2f core(s) at "
+                 "%.0f MiB/s; %u HDF5 files split into %u datasets and %llu skeleton bytes)",
+                 name, lo, hi - 1, (unsigned long long)s.raw, (unsigned long long)pf.size,
+                 cz_agg_scheme_name(s.scheme),
+                 (o.threads > 0 ? o.threads : 1) * (o.core > 0 ? o.core : 1.0),
+                 o.bps / 1048576.0, h5.files, h5.datasets,
                  (unsigned long long)h5.skel);
     }
     cz_h5_split_free(&h5);

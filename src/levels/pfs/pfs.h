@@ -196,9 +196,8 @@ typedef struct cz_agg_var {
     uint64_t size;               /* bytes */
     const void *data;            /* write: borrowed; read callback: valid during the call only */
     const uint64_t *sums;        /* write, may be NULL: the XXH3-64 of each SUM_BLOCK bytes of
-                                  * DATA (the last block shorter), known to match (the caller
-                                  * checked them); a raw group then frames those blocks with
-                                  * these checksums instead of hashing them again */
+                                  * DATA (the last shorter), checked by the caller: a raw group
+                                  * frames those blocks with them instead of hashing again */
     uint64_t sum_block;
 } cz_agg_var;
 typedef struct cz_agg_opts {
@@ -207,6 +206,7 @@ typedef struct cz_agg_opts {
                                   * multiple of 8 (0 = 4096, the paper's best sizes were 1-8 KiB) */
     int level;                   /* codec level for zstd/zlib (0 = codec default) */
     int threads;                 /* compressor threads, 0 = calling thread (unused: one thread) */
+    double core;                 /* the share of a core each can count on (0: a whole one) */
     double bps;                  /* bytes/s the file is written at: the codec (raw included), the
                                   * second pass and AUTO's sampling are chosen by choose.c's time
                                   * model against it; 0: the smallest frame wins, whatever its time */
