@@ -5,7 +5,7 @@
  * them as it goes (issue 31).
  *
  *   CAIRN_RANKS_PER_NODE=K CAIRN_PFS_DIR=DIR scripts/mpirun.sh NP build/bench/l4sync_bench
- *       --name NAME [--size MiB] [--reps N] [--warmup N]
+ *       --name NAME [--size MiB] [--reps N] [--warmup N] [--async [--gap S]]
  *
  * Every rank protects one array of SIZE MiB of doubles (bench_field: smooth,
  * with noise in its low bits). The codec and every other setting come from
@@ -29,6 +29,10 @@
  * generation from level 1) until its PFS index exists, while every rank goes
  * on computing (passes of a 3-point stencil over an array of its own, 8 MiB);
  * rank 0 looks for the index between passes and the ranks agree on it.
+ * --gap S: before each checkpoint the ranks compute for S seconds (an
+ * application computes between its checkpoints; the daemons' share of the
+ * host over that time is what their burst spends: daemon.burst). 0, the
+ * default: checkpoints back to back, the daemons working at their share.
  *
  * Output, from rank 0 (medians over the measured repetitions):
  *   bench: NAME V s ratio=R vs direct (stored S MiB on the PFS; direct D MiB)
@@ -136,6 +140,21 @@ static double compute_until(const char *path, long id)
     return now() - t0;
 }
 
+/* --async --gap S: every rank computing for S seconds (rank 0's clock). */
+static void compute_for(double s)
+{
+    size_t n = (8u << 20) / sizeof(double);
+    double *w = xmalloc(n * sizeof *w), t0 = now();
+    for (size_t i = 0; i < n; i++)
+        w[i] = (double)(i % 1000);
+    for (int done = s <= 0; !done;) {
+        stencil(w, n);
+        done = bench_rank == 0 && now() - t0 >= s;
+        check_mpi(MPI_Bcast(&done, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    }
+    free(w);
+}
+
 static cairn_ctx *open_ctx(double *u, size_t n)
 {
     cairn_ctx *ctx = NULL;
@@ -155,6 +174,7 @@ int main(int argc, char **argv)
     long size_mib = 64, reps = 5, warmup = 1;
     const char *name = NULL;
     bool async = false;
+    double gap = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--size") && i + 1 < argc)
             size_mib = parse_long(argv[++i], "--size", 1, 1 << 20);
@@ -166,8 +186,11 @@ int main(int argc, char **argv)
             name = argv[++i];
         else if (!strcmp(argv[i], "--async"))
             async = true;
+        else if (!strcmp(argv[i], "--gap") && i + 1 < argc)
+            gap = (double)parse_long(argv[++i], "--gap", 0, 3600);
         else
-            die("usage: l4sync_bench --name NAME [--size MiB] [--reps N] [--warmup N] [--async]");
+            die("usage: l4sync_bench --name NAME [--size MiB] [--reps N] [--warmup N] [--async "
+                "[--gap SECONDS]]");
     }
     const char *pfs = getenv("CAIRN_PFS_DIR"), *base = getenv("CAIRN_BASE");
     if (!name || !pfs || !*pfs || !base || !*base)
@@ -193,6 +216,8 @@ int main(int argc, char **argv)
         double t0 = now();
         direct_write(dpath, (const uint8_t *)u, n * sizeof *u);
         double td = slowest(now() - t0);
+        if (async)
+            compute_for(gap);
         check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
         t0 = now();
         check_cairn(cairn_checkpoint(ctx, id, CAIRN_LEVEL_PFS), ctx, "cairn_checkpoint");

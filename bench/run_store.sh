@@ -130,9 +130,13 @@ bench_l4() {
 # on a loop device over a file under /var/tmp when root; else .disk, a directory there).
 # l4.async.flush: 4 ranks x 64 MiB on 4 nodes with one cairnd per node: from the level-4
 # checkpoint's return until its PFS index exists, the ranks computing meanwhile, against the
-# same direct write (l4sync_bench --async; the daemons started and stopped here).
-l4async() {
-  local dir=$1 fs=$2 job=bench-$$-l4async-$2 rc=0
+# same direct write (l4sync_bench --async; the daemons started and stopped here). The ranks
+# compute L4ASYNC_GAP seconds (default 5) before each checkpoint, as an application does
+# between two: the daemons' share of the host over that time (daemon.share) is what their
+# burst spends on the flush (daemon.burst). l4.async.flush.nogap: checkpoints back to back,
+# the daemons at their share alone.
+l4async() { # DIR FS NAME GAP
+  local dir=$1 fs=$2 job=bench-$$-l4async-$2-$4 rc=0
   local env=(env CAIRN_PFS_DIR="$dir" CAIRN_RANKS_PER_NODE=1 CAIRN_JOB="$job" CAIRN_LOG_LEVEL=error
              CAIRN_DAEMON_LAUNCHER="bash scripts/mpirun.sh" OMPI_MCA_mpi_yield_when_idle=1)
   if ! "${env[@]}" "$BUILD/cairn" start --nodes 4 >"$tmp/l4async.out" 2>&1; then
@@ -141,9 +145,9 @@ l4async() {
     return
   fi
   "${env[@]}" bash scripts/mpirun.sh 4 "$BUILD/bench/l4sync_bench" --async --size 64 \
-    --name "l4.async.flush.$fs" --reps "${L4SYNC_REPS:-5}" || rc=$?
+    --gap "$4" --name "$3.$fs" --reps "${L4SYNC_REPS:-5}" || rc=$?
   "${env[@]}" "$BUILD/cairn" stop --timeout 120 >/dev/null 2>&1 || rc=$?
-  [ "$rc" -eq 0 ] || { echo "# FAILED (exit $rc): l4.async.flush.$fs"; failed=1; }
+  [ "$rc" -eq 0 ] || { echo "# FAILED (exit $rc): $3.$fs"; failed=1; }
   rm -rf "${dir:?}"/* "${tmp:?}"/cairn-*
 }
 
@@ -186,7 +190,8 @@ bench_l4sync() {
         rm -rf "${dir:?}"/*
       done
     done
-    l4async "$dir" "$fs"
+    l4async "$dir" "$fs" l4.async.flush "${L4ASYNC_GAP:-5}"
+    l4async "$dir" "$fs" l4.async.flush.nogap 0
     [ -n "$dev" ] && { umount "$mnt"; losetup -d "$dev"; rm -f "$img"; }
     rm -rf "$mnt"; img= dev= mnt=
   done

@@ -256,6 +256,7 @@ typedef struct cn_config {
     int daemon_timeout;      /* daemon.timeout, seconds */
     int daemon_boost_after;  /* daemon.boost_after, seconds (0: never idle priority) */
     int daemon_share;        /* daemon.share, percent of a busy CPU against one session */
+    int daemon_burst;        /* daemon.burst, seconds of daemon.share saved for a burst */
     int log_level;           /* log.level: enum cn_log_level */
     cn_interval ckpt_every[5]; /* ckpt.every_<L>, L = 1..4 ([0] unused): off, iterations or time */
     int ckpt_auto;           /* ckpt.auto: 0 off, 1 on (Young/Daly intervals) */

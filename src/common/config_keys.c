@@ -237,7 +237,8 @@ const key_def cn_config_keys[] = {
      .doc = "cairnd works at idle priority (SCHED_IDLE, I/O class idle, its session's autogroup "
             "at the weight daemon.share gives) until the oldest generation "
             "queued to it, or a `cairn flush`, has waited this many seconds; then, and whenever a drain, a hold or a stop waits "
-            "for it, at normal priority. 0: always at normal priority"},
+            "for it, or while it spends what it saved (daemon.burst), at normal priority. 0: "
+            "always at normal priority"},
     {.section = "daemon", .name = "share", .env = "CAIRN_DAEMON_SHARE", .kind = K_INT,
      .min = 0, .max = 50, .def = "10", FIELD(daemon_share),
      .doc = "while cairnd works at idle priority, the share of the CPU (percent) its session "
@@ -246,6 +247,16 @@ const key_def cn_config_keys[] = {
             "The background flush keeps going beside busy cores and slows a computing "
             "application by about this much at most. 0: nice 19, the least the kernel gives "
             "(a flush beside busy cores then waits for daemon.boost_after)"},
+    {.section = "daemon", .name = "burst", .env = "CAIRN_DAEMON_BURST", .kind = K_INT,
+     .min = 0, .max = 3600, .def = "60", FIELD(daemon_burst),
+     .doc = "seconds of daemon.share cairnd may save for a flush: each daemon earns "
+            "daemon.share percent of its host's CPUs (split among the daemons there) each "
+            "second and spends the CPU time it uses, its savings kept within this many seconds' "
+            "worth; while a flush is under way, queued or asked for and it has savings, it works "
+            "at normal priority, so that the PFS copy is done in one burst paid for by the time "
+            "the application computed before it (raising parity stays at idle priority). Since "
+            "it started it takes no more than daemon.share of the host, beyond what the idle "
+            "weight gives. 0: never (idle priority until daemon.boost_after)"},
     {.section = "log", .name = "level", .env = "CAIRN_LOG_LEVEL", .kind = K_ENUM,
      .words = LOG_WORDS, .def = "warn", FIELD(log_level),
      .doc = "messages printed to stderr: this level and more severe ones; `info` adds one "

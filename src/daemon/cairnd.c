@@ -102,6 +102,11 @@ int main(int argc, char **argv)
     d_state st = {.done = -1, .flushed = -1, .listen_fd = -1, .dirfd = -1, .wake = {-1, -1},
                   .key = cn_config_daemon_key(&cfg)};
     pthread_mutex_init(&st.mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&st.asked, &ca);
+    pthread_condattr_destroy(&ca);
     snprintf(st.job, sizeof st.job, "%s", job);
     snprintf(st.node, sizeof st.node, "%s", node);
     st.seen.id = -1;
@@ -110,7 +115,7 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    int rc = api_agree(ctx, d_prio_init(&st, cfg.daemon_boost_after, cfg.daemon_share,
+    int rc = api_agree(ctx, d_prio_init(&st, cfg.daemon_boost_after, cfg.daemon_share, cfg.daemon_burst,
                                         ctx->size, &ctx->err));
     if (rc == 0)
         rc = api_agree(ctx, d_serve_start(&st, ctx->nodefd, &ctx->err));

@@ -60,6 +60,12 @@ typedef struct d_prio {          /* prio.c's, under its MU (boost_after, work_ti
     double applied;              /* d_now() of the last application */
     cpu_set_t cpus, pinned;      /* the CPUs the daemon may use; those the work is on */
     int64_t *gather;             /* 2 per daemon, for d_prio_place */
+    /* the burst budget (CPU seconds): earned at RATE, spent by the process's
+     * CPU time, within -CAP..CAP (prio.c's bank) */
+    double share, burst;         /* daemon.share as a fraction; daemon.burst, seconds */
+    double rate, cap, credit;
+    double banked, banked_cpu;   /* d_now() and the process's CPU time when last counted */
+    bool bursting;               /* at normal priority for the budget alone */
 } d_prio;
 
 typedef struct d_state {
@@ -68,11 +74,14 @@ typedef struct d_state {
     size_t nqueue, capqueue;
     int64_t done, flushed;       /* newest generation worked on / on the PFS, -1 none */
     int busy;
+    bool flushing;               /* work.c: a generation is on its way to the PFS */
     int stop;                    /* 1 STOP: finish the queue, then exit; 2 SIGTERM/SIGINT:
                                   * the same, then drain to the PFS (if one is set) */
     int flush_asked;             /* FLUSH requests since the last flush */
     double flush_since;          /* d_now() when the oldest of them came */
     bool waited;                 /* a drain, stop or hold waits on some daemon (work.c agrees) */
+    pthread_cond_t asked;        /* the socket thread handled a request: an idle tick ends */
+    bool ask;                    /* (its flag, so that no signal is lost) */
     int *drain_fds;              /* DRAIN clients waiting for DONE (dup'd, owned here) */
     size_t ndrain;
     int holds;                   /* connected clients that sent HOLD */
@@ -113,6 +122,8 @@ int d_agree_min(cairn_ctx *ctx, int64_t *v, int n);
 int d_read_manifest(cairn_ctx *ctx, int64_t id, cn_manifest *m);
 void d_set_busy(d_state *st, int busy, int64_t done, int64_t flushed);
 void d_sleep_ms(long ms);
+/* work.c: the socket thread handled a request: end the work thread's idle tick. */
+void d_ask(d_state *st);
 /* drain.c: flush the newest generation complete on every node unless the
  * PFS has it; answer the first NDRAIN waiting DRAIN clients, forget NFLUSH
  * FLUSH requests. */
@@ -126,7 +137,7 @@ double d_now(void);
 /* prio.c: before the socket thread starts, on the main thread: what the
  * host allows (SCHED_IDLE, CPUs), for NDAEMONS daemons, boosted after
  * BOOST_AFTER seconds, SHARE percent of a CPU while idle; CAIRN_ENOMEM. */
-int d_prio_init(d_state *st, int boost_after, int share, int ndaemons, cn_err *err);
+int d_prio_init(d_state *st, int boost_after, int share, int burst, int ndaemons, cn_err *err);
 /* prio.c: the autogroup nice whose weight is SHARE percent against one
  * session at nice 0 (19 for 0; 0 for 50). */
 int d_prio_share_nice(int share);
@@ -137,6 +148,9 @@ void d_prio_start(d_state *st);
  * unless someone waits for the work (drain, hold, stop, a queue or flush
  * older than boost_after). */
 void d_prio_update(d_state *st);
+/* prio.c, the socket thread: how long it may poll before d_prio_update is
+ * due (shorter while a burst spends savings). */
+int d_prio_poll_ms(const d_state *st);
 /* prio.c: take MU from the socket thread; if the work thread holds it, lend
  * that normal priority first (it may be preempted at idle priority). */
 void d_lock(d_state *st);

@@ -16,7 +16,20 @@
  * busy session (SCHED_IDLE alone weighs nothing against another session's
  * ranks; nice 19 gave a flush 1.4% of a core beside them, so it waited for the
  * boost), 0 when boosted; each daemon is in a session of its own for that
- * (apply_group). A drain is asked of one daemon, but all of them do it: each tick
+ * (apply_group). Short work need not crawl: each daemon earns daemon.share of
+ * its host's CPUs (split among the daemons there) each second and spends the
+ * CPU time its process uses (bank), its savings kept within daemon.burst
+ * seconds' worth either way; while it has a flush to do (under way, queued or
+ * asked for) and savings, the work runs at normal priority (the socket thread
+ * looks every 100 ms then). A flush beside busy ranks finishes in one burst
+ * paid for by the time the application computed before it; since the daemon
+ * started, and over any window up to its savings, it takes no more than
+ * daemon.share of the host (beyond that, what the idle weight gives). Only
+ * the flush bursts: the PFS copy is what a level-4 checkpoint waits for, and a
+ * burst takes a core from a rank that its neighbours then wait for too, so
+ * raising parity (every checkpoint, perhaps) stays at idle priority.
+ * d_prio_update is called by the socket thread, and by the work thread as a
+ * flush begins and ends. A drain is asked of one daemon, but all of them do it: each tick
  * of work.c's agreement tells every daemon whether one of them is waited on
  * (so the others follow from the next generation on). The socket thread, at
  * normal priority, decides: when a request comes, and once a second
@@ -211,7 +224,40 @@ int d_prio_share_nice(int share)
     return best;
 }
 
-int d_prio_init(d_state *st, int boost_after, int share, int ndaemons, cn_err *err)
+/* The CPU time of the whole process, seconds. */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Under prio.mu: the burst budget for NCPU CPUs shared by NDAEMONS daemons. */
+static void budget(d_state *st, int ncpu, int ndaemons)
+{
+    st->prio.rate = st->prio.share * (ncpu > 0 ? ncpu : 1) / (ndaemons > 0 ? ndaemons : 1);
+    st->prio.cap = st->prio.rate * st->prio.burst;
+    if (st->prio.credit > st->prio.cap)
+        st->prio.credit = st->prio.cap;
+}
+
+/* Under prio.mu: count the budget up to NOW: RATE earned each second, the
+ * process's CPU time spent, whatever the priority it ran at (so that what
+ * the idle weight gave it is not taken twice); between -CAP and CAP. */
+static void bank(d_state *st, double now)
+{
+    double cpu = cpu_now(), c = st->prio.credit;
+    c += st->prio.rate * (now - st->prio.banked) - (cpu - st->prio.banked_cpu);
+    st->prio.credit = c > st->prio.cap ? st->prio.cap : c < -st->prio.cap ? -st->prio.cap : c;
+    st->prio.banked = now, st->prio.banked_cpu = cpu;
+}
+
+int d_prio_poll_ms(const d_state *st)
+{
+    return st->prio.bursting ? 100 : 1000;
+}
+
+int d_prio_init(d_state *st, int boost_after, int share, int burst, int ndaemons, cn_err *err)
 {
     st->prio.gather = malloc(2 * (size_t)ndaemons * sizeof *st->prio.gather);
     if (!st->prio.gather)
@@ -239,6 +285,10 @@ int d_prio_init(d_state *st, int boost_after, int share, int ndaemons, cn_err *e
     if (boost_after > 0 && pthread_create(&t, NULL, probe, &ok) == 0)
         pthread_join(t, NULL);
     st->prio.cpu_idle = ok;
+    st->prio.share = share / 100.0, st->prio.burst = burst;
+    budget(st, CPU_COUNT(&st->prio.cpus), ndaemons); /* all on this host, until placed */
+    st->prio.credit = 0; /* earned from the start: a burst never exceeds the share since */
+    st->prio.banked = d_now(), st->prio.banked_cpu = cpu_now();
     if (boost_after > 0 && !ok)
         cn_warn("the work cannot leave SCHED_IDLE again here (it needs CAP_SYS_NICE or "
                 "RLIMIT_NICE 20): it keeps normal CPU priority, and only its I/O class is idle");
@@ -295,9 +345,18 @@ void d_prio_update(d_state *st)
     double now = d_now();
     d_lock(st);
     bool idle = !waited_on(st, now);
+    bool work = st->flushing || st->flush_asked; /* a flush under way or owed */
+    for (size_t i = 0; i < st->nqueue && !work; i++)
+        work = st->queue[i].flush || st->queue[i].level == CAIRN_LEVEL_PFS;
     pthread_mutex_unlock(&st->mu);
     if (pthread_mutex_trylock(&st->prio.mu) != 0)
         return; /* the work thread places itself: the next call (a second at most) sees to it */
+    bank(st, now);
+    bool burst = idle && work && st->prio.cpu_idle && st->prio.credit > 0;
+    if (burst != st->prio.bursting)
+        cn_debug("burst %s: %.3f s of CPU left", burst ? "begins" : "ends", st->prio.credit);
+    st->prio.bursting = burst;
+    idle = idle && !burst;
     if (atomic_exchange(&st->prio.lent, 0))
         st->prio.idle = -1; /* d_lock lent the work normal priority */
     bool changed = st->prio.started && st->prio.idle != (idle ? 1 : 0);
@@ -325,13 +384,21 @@ int d_prio_place(d_state *st, cairn_ctx *ctx, int nlocal)
     if (MPI_Allgather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, ctx->comm) != MPI_SUCCESS)
         return CAIRN_EMPI;
     int64_t ranks = 0;
+    int here = 0;
     bool known = true;
     for (int d = 0; d < ctx->size; d++)
         if (all[2 * d] == mine[0]) {
             known = known && all[2 * d + 1] >= 0;
             ranks += all[2 * d + 1];
+            here++;
         }
     int ncpu = CPU_COUNT(&st->prio.cpus);
+    pthread_mutex_lock(&st->prio.mu);
+    budget(st, ncpu, here);
+    /* the flush's codec model weighs CPU at what the daemon earns of it: a
+     * codec that needs more would take it from the ranks, or starve */
+    ctx->core_share = st->prio.rate > 1 ? 1 : st->prio.rate > 0.01 ? st->prio.rate : 0.01;
+    pthread_mutex_unlock(&st->prio.mu);
     if (!known || ncpu == 0)
         return 0; /* a layout unknown here: leave the work where it is */
     cpu_set_t want = st->prio.cpus;

@@ -271,8 +271,7 @@ static void *serve(void *arg)
         pf[1] = (struct pollfd){.fd = st->listen_fd, .events = n < MAX_CLIENTS ? POLLIN : 0};
         for (int i = 0; i < n; i++)
             pf[i + 2] = (struct pollfd){.fd = cl[i].fd, .events = POLLIN};
-        int ready = poll(pf, (nfds_t)n + 2, 1000); /* at least once a second: */
-        d_prio_update(st); /* a request, or a queue grown old, may change the priority */
+        int ready = poll(pf, (nfds_t)n + 2, d_prio_poll_ms(st));
         if (ready < 0) {
             if (errno == EINTR)
                 continue;
@@ -298,6 +297,9 @@ static void *serve(void *arg)
                 cl[n++] = (client){fd, false, false};
             }
         }
+        d_prio_update(st); /* the requests just handled, or a queue grown old, may change it */
+        if (ready > 0)
+            d_ask(st);
     }
     for (int i = 0; i < n; i++)
         drop(st, &cl[i]);

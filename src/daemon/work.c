@@ -12,11 +12,12 @@
  * yet: the library sends GEN only once the generation is complete at level 1
  * on every node. For it:
  *   1. the node's manifest gives the job layout (api_dctx_layout);
- *   2. raise to its level (raise.c), unless its parent in an incremental
+ *   2. flush it to the PFS if asked (flush.c): first, as the copy the
+ *      checkpoint asked for, so that it is complete as early as it can be;
+ *   3. raise to its level (raise.c), unless its parent in an incremental
  *      chain is below that level (then it stays at level 1, with a warning)
  *      or a newer full generation is queued for that level on every node
  *      (then raising it is wasted: the daemons are behind, catch up);
- *   3. flush it to the PFS if asked (flush.c);
  *   4. prune the generations older than it (prune.c).
  * A HOLD anywhere comes first: while one is held (work.c agrees on it each
  * tick) no daemon starts anything, so the library may remove or rewrite
@@ -42,6 +43,38 @@ void d_sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
+}
+
+/* The work thread: a flush begins or ends (a burst is for flushes: prio.c). */
+static void d_set_flushing(d_state *st, bool on)
+{
+    pthread_mutex_lock(&st->mu);
+    st->flushing = on;
+    pthread_mutex_unlock(&st->mu);
+    d_prio_update(st);
+}
+
+void d_ask(d_state *st)
+{
+    d_lock(st);
+    st->ask = true;
+    pthread_cond_signal(&st->asked);
+    pthread_mutex_unlock(&st->mu);
+}
+
+/* One idle tick: TICK_MS, or until the socket thread handles a request (a
+ * generation handed over starts at once, not a tick later). */
+static void idle_tick(d_state *st)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_nsec += TICK_MS * 1000000L;
+    ts.tv_sec += ts.tv_nsec / 1000000000L, ts.tv_nsec %= 1000000000L;
+    pthread_mutex_lock(&st->mu);
+    while (!st->ask && pthread_cond_timedwait(&st->asked, &st->mu, &ts) == 0)
+        ;
+    st->ask = false;
+    pthread_mutex_unlock(&st->mu);
 }
 
 /* MIN over the daemons of V[0..N-1], sleeping while others catch up. */
@@ -204,6 +237,16 @@ static void work_gen(d_state *st, cairn_ctx *ctx, int64_t id)
     int64_t flushed = -1;
     if (rc == 0) {
         level = api_local_level(ctx, level);
+        /* the PFS copy first: it is what the checkpoint asked for, and the
+         * parity raised after it only speeds up a rebuild */
+        d_set_flushing(st, flush);
+        if (flush && api_flush(ctx, (long)id) == 0) {
+            flushed = id;
+            if (ctx->rank == 0)
+                cn_info("generation %lld flushed to the PFS", (long long)id);
+        } else if (flush)
+            cn_warn("%s", ctx->msg);
+        d_set_flushing(st, false);
         int64_t need = -(int64_t)((int)m.level < level); /* on any node: all raise it again */
         if (d_agree_min(ctx, &need, 1) != 0)
             need = 0;
@@ -221,12 +264,6 @@ static void work_gen(d_state *st, cairn_ctx *ctx, int64_t id)
             else if (ctx->rank == 0)
                 cn_info("generation %lld raised to level %d", (long long)id, level);
         }
-        if (flush && api_flush(ctx, (long)id) == 0) {
-            flushed = id;
-            if (ctx->rank == 0)
-                cn_info("generation %lld flushed to the PFS", (long long)id);
-        } else if (flush)
-            cn_warn("%s", ctx->msg);
         api_prune(ctx, (long)id, API_PRUNE_OLDER);
     } else {
         cn_warn("generation %lld left as it is: %s", (long long)id, ctx->msg);
@@ -291,6 +328,6 @@ void d_run(d_state *st, cairn_ctx *ctx)
         } else if (v[1])
             return;
         else
-            d_sleep_ms(TICK_MS);
+            idle_tick(st);
     }
 }

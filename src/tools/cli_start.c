@@ -47,8 +47,10 @@ const char cli_start_usage[] =
     "them at cairn_init or their next checkpoint and hand levels 2-4 over. The\n"
     "daemons work at idle CPU and I/O priority (on the CPUs the ranks leave spare,\n"
     "if any; their session weighs daemon.share percent against a busy one), and at\n"
-    "normal priority while a drain, a hold or a stop waits, or once a generation\n"
-    "has waited daemon.boost_after seconds in their queue.\n";
+    "normal priority while a drain, a hold or a stop waits, once a generation\n"
+    "has waited daemon.boost_after seconds in their queue, or while a flush spends\n"
+    "the CPU time they earned (daemon.share of the host each second, up to\n"
+    "daemon.burst seconds' worth): a flush beside busy ranks finishes in one burst.\n";
 
 const char cli_stop_usage[] =
     "Usage: cairn stop [--job ID] [--config FILE] [--timeout SECONDS]\n"

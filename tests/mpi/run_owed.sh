@@ -50,7 +50,7 @@ export -f o_level o_idle o_gone o_busy_after o_no_gen o_log_clean
 export CAIRN_RANKS_PER_NODE=2 CAIRN_SET_SIZE=4 CAIRN_EC_M=2 CAIRN_PFS_GROUP=3 CAIRN_PFS_EVERY=2
 
 # The daemons die in the flush of generation 2 (its files on the PFS, not its
-# index); the application goes on and writes generation 3 (a new run: its
+# index; the flush comes before the raise, so it is still at level 1); the application goes on and writes generation 3 (a new run: its
 # first checkpoint, not owed to the PFS) synchronously; then the daemons
 # come back. They must flush 2, not stop at the newer 3.
 # The daemons wait at generation 2 until the application has handed it over on
@@ -58,12 +58,12 @@ export CAIRN_RANKS_PER_NODE=2 CAIRN_SET_SIZE=4 CAIRN_EC_M=2 CAIRN_PFS_GROUP=3 CA
 # daemon could die first and the application would fall back to writing it.
 fresh_pfs owed-every
 O_GO=$(mktemp -u /dev/shm/cairn-owed-go.XXXXXX); SCRATCH_DIRS+=("$O_GO")
-check "pfs.every: the daemons die in the flush of generation 2 (level 3 on the nodes, no PFS index)" \
-  bash -c "CAIRN_FAULT='cairnd.gen:gen=2:until=$O_GO;pfs.index:gen=2:rank=0' '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 2 3 && touch '$O_GO' && o_gone && test \"\$(o_level 2)\" = 3 && ! test -e '$(pfs_gen 2)/index'"
+check "pfs.every: the daemons die in the flush of generation 2 (level 1 on the nodes: the flush comes first; no PFS index)" \
+  bash -c "CAIRN_FAULT='cairnd.gen:gen=2:until=$O_GO;pfs.index:gen=2:rank=0' '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 2 3 && touch '$O_GO' && o_gone && test \"\$(o_level 2)\" = 1 && ! test -e '$(pfs_gen 2)/index'"
 check "  ... a new run writes generation 3 at level 3 without daemons (not owed to the PFS)" \
   bash -c "T_FIRST=3 scripts/mpirun.sh 8 $T save 1 3 && test \"\$(o_level 3)\" = 3 && ! test -e '$(pfs_gen 3)'"
-check "  ... the next cairn start flushes generation 2: its index is written" \
-  bash -c "'$C' start --nodes 4 >/dev/null && o_idle && test -e '$(pfs_gen 2)/index' && '$C' stop >/dev/null"
+check "  ... the next cairn start flushes generation 2 (its index written) and raises it to level 3" \
+  bash -c "'$C' start --nodes 4 >/dev/null && o_idle && test -e '$(pfs_gen 2)/index' && test \"\$(o_level 2)\" = 3 && '$C' stop >/dev/null"
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: generation 2 restored from the PFS, bit-exact" \
   run_grep 'restoring generation 2 from the PFS' scripts/mpirun.sh 8 "$T" restore 2

@@ -62,11 +62,12 @@ y_wait_file() { for _ in $(seq 1200); do [ -e "$1" ] && return 0; sleep 0.1; don
 export -f y_pids y_group y_policy y_io y_all_at y_wait_at y_drain_boosts y_wait_file
 
 # Each generation held 10 s by the daemons (so the drain waits long enough
-# to be seen); boost_after far away, so only what waits raises their priority.
+# to be seen); boost_after far away and no burst (daemon.burst 0), so only
+# what waits raises their priority.
 fresh_pfs yield
 check "yield: 4 daemons start with their work thread at SCHED_IDLE and I/O class idle, their autogroup at nice 10 (daemon.share 10: a weight of 110 against a busy session's 1024)" \
-  bash -c "CAIRN_DAEMON_DELAY_MS=10000 CAIRN_DAEMON_BOOST_AFTER=3600 '$C' start --nodes 4 >/dev/null && y_all_at SCHED_IDLE idle"
-check "  ... 2 generations at level 4 handed over: the daemons work on them, still at idle priority" \
+  bash -c "CAIRN_DAEMON_DELAY_MS=10000 CAIRN_DAEMON_BOOST_AFTER=3600 CAIRN_DAEMON_BURST=0 '$C' start --nodes 4 >/dev/null && y_all_at SCHED_IDLE idle"
+check "  ... 2 generations at level 4 handed over: with daemon.burst 0 the daemons work on them, still at idle priority" \
   bash -c "scripts/mpirun.sh 8 $T save 2 4 && daemons_busy && y_all_at SCHED_IDLE idle"
 check "  ... cairn drain: normal priority while it waits, exit 0, generation 2 on the PFS, idle again after" \
   y_drain_boosts 2
@@ -74,6 +75,19 @@ check "  ... generation 2 reached level 3; cairn stop" bash -c "test \"\$(level_
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: generation 2 restored from the PFS, bit-exact" \
   run_grep 'restoring generation 2 from the PFS' scripts/mpirun.sh 8 "$T" restore 2
+
+# The burst (daemon.burst, default 60 s of daemon.share saved): idle
+# daemons save CPU time, and spend it at normal priority on the next piece of
+# work, so that a flush beside busy ranks finishes at once instead of
+# crawling at idle priority. Each generation held 3 s (asleep: it spends
+# nothing), so that the burst is seen while they work; idle again after.
+fresh_pfs yield-burst
+check "yield: daemon.burst: 1 generation at level 4 handed over: the daemons work on it at normal priority (SCHED_OTHER, I/O class none), and go back to idle priority once it is on the PFS" \
+  bash -c "CAIRN_DAEMON_DELAY_MS=3000 CAIRN_DAEMON_BOOST_AFTER=3600 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 1 4 && daemons_busy && y_wait_at SCHED_OTHER none && daemons_idle && y_wait_at SCHED_IDLE idle && test -e '$(pfs_gen 1)/index'"
+check "  ... cairn stop" bash -c "'$C' stop >/dev/null"
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: generation 1 restored from the PFS, bit-exact" \
+  run_grep 'restoring generation 1 from the PFS' scripts/mpirun.sh 8 "$T" restore 1
 
 # daemon.share sets the weight of the daemons' session while idle: 0 the
 # least the kernel gives (nice 19), 25 a quarter (nice 5); an out-of-range
@@ -98,8 +112,8 @@ fresh_pfs yield-hog
 y_hog 4
 check "yield beside 4 CPU hogs: 3 generations at level 4, then cairn drain finishes (exit 0, generation 3 on the PFS)" \
   bash -c "'$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 3 4 && out=\$('$C' drain --timeout 600) && grep -q 'generation 3 ' <<<\"\$out\" && test -e '$(pfs_gen 3)/index'"
-check "  ... with daemon.boost_after 2 and no drain, the daemons still empty their queue: generation 4 at level 3" \
-  bash -c "'$C' stop >/dev/null && CAIRN_DAEMON_BOOST_AFTER=2 '$C' start --nodes 4 >/dev/null && T_FIRST=4 scripts/mpirun.sh 8 $T save 1 3 && daemons_idle && test \"\$(level_of 4)\" = 3"
+check "  ... with daemon.boost_after 2, no burst and no drain, the daemons still empty their queue: generation 4 at level 3" \
+  bash -c "'$C' stop >/dev/null && CAIRN_DAEMON_BOOST_AFTER=2 CAIRN_DAEMON_BURST=0 '$C' start --nodes 4 >/dev/null && T_FIRST=4 scripts/mpirun.sh 8 $T save 1 3 && daemons_idle && test \"\$(level_of 4)\" = 3"
 y_unhog
 wipe_nodes 1 2
 check "  ... 2 nodes wiped: generation 4 decoded, bit-exact" run_grep PASS scripts/mpirun.sh 8 "$T" restore-id 4

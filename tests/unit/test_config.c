@@ -60,6 +60,7 @@ static const char *const KEYS[][2] = {
     {"daemon.timeout", "CAIRN_DAEMON_TIMEOUT"},
     {"daemon.boost_after", "CAIRN_DAEMON_BOOST_AFTER"},
     {"daemon.share", "CAIRN_DAEMON_SHARE"},
+    {"daemon.burst", "CAIRN_DAEMON_BURST"},
     {"log.level", "CAIRN_LOG_LEVEL"},
     {"ckpt.every_1", "CAIRN_CKPT_EVERY_1"},
     {"ckpt.every_2", "CAIRN_CKPT_EVERY_2"},
