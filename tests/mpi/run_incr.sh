@@ -108,6 +108,9 @@ check "zstd chain 1..4: every generation restores bit-exact in a new job" restor
 check "  ... the restore copies what the check decoded: nothing applied from the files again" \
   run_grep 'restore: [1-9][0-9]* bytes copied as the check decoded them, 0 applied from the files' \
   env CAIRN_LOG_LEVEL=debug scripts/mpirun.sh 4 "$TI" restore 4
+check "  ... a node short of memory (the check may keep 0 bytes: CAIRN_TEST_KEEP_BYTES=0): every frame decoded again by the restore, bit-exact" \
+  run_grep 'restore: 0 bytes copied as the check decoded them, [1-9][0-9]* applied from the files' \
+  env CAIRN_LOG_LEVEL=debug CAIRN_TEST_KEEP_BYTES=0 scripts/mpirun.sh 4 "$TI" restore 4
 "$BUILD/tests/t_forge" "$(gen_dir 1 4)/rank-3.ckpt" smooth >/dev/null
 check "  ... newest link 4 forged (rank 3): restart of 4 fails its check, memory unchanged everywhere" \
   run_grep 'PASS expect-fail-id' ti expect-fail-id 4 CAIRN_ECORRUPT

@@ -420,6 +420,9 @@ static void free_kept(api_chain *ch)
  * of memory; a variable past it is decoded again by the restore. */
 static uint64_t keep_budget(const cairn_ctx *ctx)
 {
+    const char *test = getenv("CAIRN_TEST_KEEP_BYTES"); /* tests: a node short of memory */
+    if (test && *test)
+        return strtoull(test, NULL, 10);
     long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
     uint64_t ranks = ctx->node_size > 0 ? (uint64_t)ctx->node_size : 1;
     return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / 2 / ranks : 0;
