@@ -127,7 +127,8 @@ bench_l4() {
 # (L4SYNC_SHAPES) on 4 emulated nodes, with the default codec and with compression off
 # (.nocomp), straight from memory (pfs.direct on, the default) and through level 1
 # (.level1: pfs.direct off), on two PFS directories: a tmpfs (.tmpfs) and a disk file system (.ext4: ext4
-# on a loop device over a file under /var/tmp when root; else .disk, a directory there).
+# on a loop device over a file under /var/tmp when root; else .disk, a directory there;
+# L4SYNC_FS: either alone).
 # l4.async.flush: 4 ranks x 64 MiB on 4 nodes with one cairnd per node: from the level-4
 # checkpoint's return until its PFS index exists, the ranks computing meanwhile, against the
 # same direct write (l4sync_bench --async; the daemons started and stopped here). The ranks
@@ -158,7 +159,7 @@ bench_l4sync() {
     failed=1
     return
   fi
-  for fs in tmpfs ext4; do
+  for fs in ${L4SYNC_FS:-tmpfs ext4}; do
     mnt=$(mktemp -d /dev/shm/cairn-bench-pfs.XXXXXX) dir=$mnt/pfs # (run_mpi empties $tmp)
     if [ $fs = ext4 ] && [ "$(id -u)" -eq 0 ] && command -v mkfs.ext4 >/dev/null; then
       rmdir "$mnt"
