@@ -46,7 +46,7 @@ void d_sleep_ms(long ms)
 }
 
 /* The work thread: a flush begins or ends (a burst is for flushes: prio.c). */
-static void d_set_flushing(d_state *st, bool on)
+static void set_flushing(d_state *st, bool on)
 {
     pthread_mutex_lock(&st->mu);
     st->flushing = on;
@@ -239,14 +239,16 @@ static void work_gen(d_state *st, cairn_ctx *ctx, int64_t id)
         level = api_local_level(ctx, level);
         /* the PFS copy first: it is what the checkpoint asked for, and the
          * parity raised after it only speeds up a rebuild */
-        d_set_flushing(st, flush);
+        if (flush)
+            set_flushing(st, true);
         if (flush && api_flush(ctx, (long)id) == 0) {
             flushed = id;
             if (ctx->rank == 0)
                 cn_info("generation %lld flushed to the PFS", (long long)id);
         } else if (flush)
             cn_warn("%s", ctx->msg);
-        d_set_flushing(st, false);
+        if (flush)
+            set_flushing(st, false);
         int64_t need = -(int64_t)((int)m.level < level); /* on any node: all raise it again */
         if (d_agree_min(ctx, &need, 1) != 0)
             need = 0;
