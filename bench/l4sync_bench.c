@@ -120,14 +120,22 @@ static void stencil(double *w, size_t n)
         w[i] = 0.25 * w[i - 1] + 0.5 * w[i] + 0.25 * w[i + 1];
 }
 
+/* The array the application computes on: WORK_N doubles (8 MiB). */
+#define WORK_N ((8u << 20) / sizeof(double))
+static double *work_array(void)
+{
+    double *w = xmalloc(WORK_N * sizeof *w);
+    for (size_t i = 0; i < WORK_N; i++)
+        w[i] = (double)(i % 1000);
+    return w;
+}
+
 /* --async: from now until PATH (generation ID's PFS index) exists, every rank
  * computing; the seconds it took. */
 static double compute_until(const char *path, long id)
 {
-    size_t n = (8u << 20) / sizeof(double);
-    double *w = xmalloc(n * sizeof *w), t0 = now();
-    for (size_t i = 0; i < n; i++)
-        w[i] = (double)(i % 1000);
+    size_t n = WORK_N;
+    double *w = work_array(), t0 = now();
     for (int done = 0; !done;) {
         stencil(w, n);
         struct stat st;
@@ -143,10 +151,8 @@ static double compute_until(const char *path, long id)
 /* --async --gap S: every rank computing for S seconds (rank 0's clock). */
 static void compute_for(double s)
 {
-    size_t n = (8u << 20) / sizeof(double);
-    double *w = xmalloc(n * sizeof *w), t0 = now();
-    for (size_t i = 0; i < n; i++)
-        w[i] = (double)(i % 1000);
+    size_t n = WORK_N;
+    double *w = work_array(), t0 = now();
     for (int done = s <= 0; !done;) {
         stencil(w, n);
         done = bench_rank == 0 && now() - t0 >= s;

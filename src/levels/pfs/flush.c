@@ -324,7 +324,7 @@ int api_write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *st,
                  "%.0f MiB/s; %u HDF5 files split into %u datasets and %llu skeleton bytes)",
                  name, lo, hi - 1, (unsigned long long)s.raw, (unsigned long long)pf.size,
                  cz_agg_scheme_name(s.scheme),
-                 (o.threads > 0 ? o.threads : 1) * (o.core > 0 ? o.core : 1.0),
+                 cz_env_cores(&(cz_env){.threads = o.threads, .core = o.core}),
                  o.bps / 1048576.0, h5.files, h5.datasets,
                  (unsigned long long)h5.skel);
     }
