@@ -29,7 +29,10 @@ int api_reopen_dirs(cairn_ctx *ctx)
     return rc;
 }
 
-static int cores_per_rank(cairn_ctx *ctx)
+/* The host's cores for each rank on it: whole ones (at least 1), and
+ * *SHARE, the share of one core when the ranks outnumber the cores (else 0:
+ * whole cores). */
+static int cores_per_rank(cairn_ctx *ctx, double *share)
 {
     MPI_Comm host;
     int on_host = ctx->size;
@@ -39,6 +42,7 @@ static int cores_per_rank(cairn_ctx *ctx)
         MPI_Comm_free(&host);
     }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    *share = cpus > 0 && cpus < on_host ? (double)cpus / on_host : 0;
     return cpus >= 2L * on_host ? (int)(cpus / on_host) : 1;
 }
 
@@ -100,7 +104,7 @@ CAIRN_EXPORT int cairn_init(MPI_Comm comm, const char *config_path, cairn_ctx **
         rc = api_agree(ctx, api_open_dirs(ctx));
     if (rc == 0) {
         ctx->io = ctx->cfg.io != CN_IO_AUTO ? ctx->cfg.io : lvl_local_probe_io(ctx->node_path);
-        ctx->cores_per_rank = cores_per_rank(ctx);
+        ctx->cores_per_rank = cores_per_rank(ctx, &ctx->core_share);
         ctx->hash_thread = ctx->cores_per_rank >= 2;
         api_need_start(ctx);
         if (ctx->node_rank == 0)

@@ -86,9 +86,10 @@ struct cairn_ctx {
     int io;                       /* resolved CN_IO_WRITE or CN_IO_PMEM */
     bool hash_thread;             /* a core to spare per rank: checksum in a thread */
     int cores_per_rank;           /* cores of the host / ranks on it, at least 1 */
-    double core_share;            /* cairnd: the share of a core its flush can count on
-                                   * (daemon.share of the host, split among its daemons);
-                                   * 0 elsewhere: whole cores */
+    double core_share;            /* the share of a core a level-4 writer can count on:
+                                   * cairnd's (daemon.share of the host, split among its
+                                   * daemons); a rank's when the host has fewer cores
+                                   * than ranks; 0: whole cores */
     long nckpt;                   /* checkpoints written by this context */
     unsigned levels_seen;         /* bits 1 << L: the levels auto's last choice weighed
                                    * (api_job_levels), 0 before the first */
