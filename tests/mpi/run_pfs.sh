@@ -427,6 +427,13 @@ if command -v strace >/dev/null; then
       index($0, "rename") && index($0, "<" job ">, \"gen-1\"") && index($0, ".trash-gen-1") { trash = NR }
       END { printf "index renamed at line %d, job dir synced at %d, gen-1 trashed at %d\n", idx, sync, trash
             exit !(idx && sync && trash && idx < sync && sync < trash) }' "$PFS_TRACE"
+  check "  ... gen-2's directory is synced after rank 0's file is renamed into it and before its index is" \
+    awk -v gen="$jobdir/gen-2" '
+      index($0, "rename") && index($0, "<" gen ">, \"agg-") && !file { file = NR }
+      file && !sync && /^[0-9]+ +fsync\(/ && index($0, "<" gen ">)") { sync = NR }
+      index($0, "rename") && index($0, "<" gen ">, \"index.tmp\"") { idx = NR }
+      END { printf "file renamed at line %d, directory synced at %d, index renamed at %d\n", file, sync, idx
+            exit !(file && sync && idx && file < sync && sync < idx) }' "$PFS_TRACE"
   check "  ... and the job directory was synced into its parent when the first flush created it" \
     bash -c "T_FIRST=1 CAIRN_JOB='$CAIRN_JOB-new' scripts/mpirun.sh 4 bash -c 'rank0_traced \"\$@\"' _ $T save 1 4 &&
              awk -v job='$jobdir-new' -v user=\"\$(dirname '$jobdir')\" '

@@ -380,6 +380,8 @@ int api_pfs_write_index(cairn_ctx *ctx, int jobfd, int genfd, long id, int group
     uint8_t *buf = NULL;
     size_t len = 0;
     int rc = cn_pindex_encode(&x, &buf, &len, &ctx->err);
+    if (rc == 0) /* the files' names durable before the index names them (one sync for all) */
+        rc = cn_dir_sync(genfd, &ctx->err);
     if (rc == 0)
         rc = cn_write_atomic(genfd, CN_PINDEX_NAME, buf, len, &ctx->err);
     free(buf);

@@ -141,6 +141,8 @@ int api_flush_node(const cn_config *cfg, const char *job, const char *node, long
     cn_pnode rec = {0};
     if (rc == 0)
         rc = write_ranks(ctx, stagefd, &m, id, &rec);
+    if (rc == 0) /* the files' names durable before the record names them */
+        rc = cn_dir_sync(stagefd, &ctx->err);
     if (rc == 0)
         rc = lvl_pfs_stage_record(stagefd, &rec, &ctx->err);
     cn_pnode_free(&rec);

@@ -388,8 +388,6 @@ int lvl_pfs_commit(lvl_pfs_file *f, int genfd, uint64_t sum, cn_pfile *out, cn_e
         rc = cn_fail_errno(err, errno, "cannot close %s on the PFS", f->tmp);
     if (rc == 0 && renameat(genfd, f->tmp, genfd, f->name) != 0)
         rc = cn_fail_errno(err, errno, "cannot rename %s on the PFS", f->tmp);
-    if (rc == 0) /* its name durable before the index (written after) names it */
-        rc = cn_dir_sync(genfd, err);
     if (rc < 0)
         unlinkat(genfd, f->tmp, 0);
     else

@@ -159,7 +159,6 @@ void cn_pnode_free(cn_pnode *x);
 int cn_pnode_filename(char *buf, size_t len, uint32_t node);  /* "node-%u.done" */
 int cn_pstage_dirname(char *buf, size_t len, int64_t gen);    /* ".part-gen-%lld" */
 
-
 /* ---- N->M aggregation (agg*.c) ------------------------------------------ */
 /*
  * One aggregator merges the variables of a group of ranks into one file
@@ -419,7 +418,8 @@ typedef struct lvl_pfs_file lvl_pfs_file;
 int lvl_pfs_create(int genfd, const char *name, int mib_per_s, lvl_pfs_file **out, cn_err *err);
 /* Append (a cz_agg_sink: ARG is the lvl_pfs_file). */
 int lvl_pfs_append(void *arg, const void *buf, size_t len, cn_err *err);
-/* Sync, rename to NAME; *OUT gets its size and SUM (cz_agg_stats.sum). Frees F. */
+/* Sync, rename to NAME; *OUT gets its size and SUM (cz_agg_stats.sum). Frees F.
+ * Not the directory: the index's (or a node record's) writer syncs it, once. */
 int lvl_pfs_commit(lvl_pfs_file *f, int genfd, uint64_t sum, cn_pfile *out, cn_err *err);
 void lvl_pfs_abort(lvl_pfs_file *f, int genfd);
 /* Map NAME under GENFD read-only after checking its size and checksum against PF;
@@ -455,7 +455,7 @@ int api_flush(cairn_ctx *ctx, long id);
 int api_flush_full(cairn_ctx *ctx, long id);
 /* Level 4 straight from memory (direct.c, pfs.direct): collective, generation
  * ID's variables of every rank written to the PFS, a file per rank, the index
- * last; nothing on node-local storage. *STORED: this rank's file's bytes. */
+ * last; nothing on node-local storage. *STORED: all files' bytes on rank 0. */
 int api_flush_direct(cairn_ctx *ctx, long id, uint64_t *stored);
 /* Collective over the node leaders (LEADERS) or every rank: generation ID's
  * PFS directory made fresh by the first of them (never over another rank
