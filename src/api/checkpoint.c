@@ -309,19 +309,24 @@ static int stamp_seconds(cairn_ctx *ctx, long id, int level)
     return api_agree(ctx, rc);
 }
 
-/* Collective, once generation ID is complete on every rank: rank 0 logs the
- * job's one line for it (log.level info), with the totals over all ranks:
- * "generation 7 complete at level 3 (erasure): 8 ranks, 12 MiB in 0.412 s". */
+/* Rank 0's one line for generation ID, complete on every rank (log.level
+ * info), with the total bytes over all ranks: "generation 7 complete at
+ * level 3 (erasure): 8 ranks, 12 MiB in 0.412 s". */
+static void log_total(cairn_ctx *ctx, long id, const char *how, uint64_t total, double t0)
+{
+    char size[32];
+    cn_info("generation %ld complete at level %s: %d ranks, %s in %.3f s", id, how, ctx->nranks,
+            cn_human(total, size, sizeof size), MPI_Wtime() - t0);
+}
+
+/* Collective: log_total, W's bytes summed over the ranks. */
 static void log_complete(cairn_ctx *ctx, long id, const char *how, const lvl_written *w,
                          double t0)
 {
     uint64_t mine = w->file_size, total = 0;
-    if (MPI_Reduce(&mine, &total, 1, MPI_UINT64_T, MPI_SUM, 0, ctx->comm) != MPI_SUCCESS ||
-        ctx->rank != 0)
-        return;
-    char size[32];
-    cn_info("generation %ld complete at level %s: %d ranks, %s in %.3f s", id, how, ctx->nranks,
-            cn_human(total, size, sizeof size), MPI_Wtime() - t0);
+    if (MPI_Reduce(&mine, &total, 1, MPI_UINT64_T, MPI_SUM, 0, ctx->comm) == MPI_SUCCESS &&
+        ctx->rank == 0)
+        log_total(ctx, id, how, total, t0);
 }
 
 /* Collective: does this checkpoint at LEVEL go straight to the PFS
@@ -348,13 +353,12 @@ static int write_direct(cairn_ctx *ctx, long id, int *reached, double t0)
 {
     for (size_t i = 0; i < ctx->nvars; i++)
         ctx->vars[i].hint = -1; /* a hint is for one checkpoint; none diffs against this one */
-    lvl_written w = {0};
-    uint64_t stored = 0;
+    uint64_t stored = 0; /* the job's, on rank 0 */
     CN_TRY(api_flush_direct(ctx, id, &stored));
     ctx->last_id = id;
     *reached = CAIRN_LEVEL_PFS;
-    w.file_size = stored;
-    log_complete(ctx, id, "4 (pfs, direct)", &w, t0);
+    if (ctx->rank == 0)
+        log_total(ctx, id, "4 (pfs, direct)", stored, t0);
     return 0;
 }
 

@@ -65,15 +65,17 @@ int api_flush_direct(cairn_ctx *ctx, long id, uint64_t *stored)
     if (st)
         api_state_free(&st[ctx->rank]);
     free(st);
-    rc = api_agree(ctx, rc);
+    rc = api_agree_napping(ctx, rc);
     if (rc == 0 && MPI_Reduce(sum, total, 3 * n, MPI_UINT64_T, MPI_SUM, 0, ctx->comm) !=
                        MPI_SUCCESS)
         rc = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Reduce failed");
-    *stored = sum ? sum[3 * ctx->rank] : 0;
+    *stored = 0;
     if (rc == 0 && ctx->rank == 0) {
         cn_fault_point("pfs.index", id, ctx->rank); /* files written, the index not yet */
         api_pfs_plan plan = {.parent = -1, .base = id};
         rc = api_pfs_write_index(ctx, jobfd, genfd, id, 1, n, total, &plan);
+        for (int r = 0; r < n; r++)
+            *stored += total[3 * r];
     }
     free(sum);
     free(total);
@@ -81,5 +83,5 @@ int api_flush_direct(cairn_ctx *ctx, long id, uint64_t *stored)
         close(genfd);
     if (jobfd >= 0)
         close(jobfd);
-    return api_agree(ctx, rc);
+    return api_agree_napping(ctx, rc);
 }
