@@ -66,7 +66,7 @@ static int npieces(const api_state *s)
 static int agree(cairn_ctx *ctx, int rc)
 {
     int worst = rc;
-    if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, ctx->leaders) != MPI_SUCCESS)
+    if (api_allreduce_napping(&rc, &worst, 1, MPI_INT, MPI_MIN, ctx->leaders) != 0)
         return cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce among node leaders failed");
     return rc == 0 && worst < 0 ? api_echo(ctx, worst, "the flush exchange failed on another "
                                            "node") : rc;

@@ -399,11 +399,12 @@ int api_pfs_write_index(cairn_ctx *ctx, int jobfd, int genfd, long id, int group
     return rc;
 }
 
-/* Collective over the leaders: agree on RC (another leader's failure echoed). */
+/* Collective over the leaders: agree on RC (another leader's failure echoed).
+ * A leader done first naps (its node's work may still need the cores). */
 static int leaders_agree(cairn_ctx *ctx, int rc, const char *what)
 {
     int worst = rc;
-    if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, ctx->leaders) != MPI_SUCCESS)
+    if (api_allreduce_napping(&rc, &worst, 1, MPI_INT, MPI_MIN, ctx->leaders) != 0)
         return cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce among node leaders failed");
     return rc == 0 && worst < 0 ? api_echo(ctx, worst, "%s failed on another node", what) : rc;
 }
@@ -568,7 +569,7 @@ static int flush_leader(cairn_ctx *ctx, long id, bool full)
 static int flush(cairn_ctx *ctx, long id, bool full)
 {
     int rc = ctx->node_rank == 0 ? flush_leader(ctx, id, full) : 0;
-    rc = api_agree(ctx, rc);
+    rc = api_agree_napping(ctx, rc); /* the other ranks nap: the cores are the leaders' */
     if (rc < 0) {
         char msg[sizeof ctx->msg];
         snprintf(msg, sizeof msg, "level 4 failed, generation %ld kept on node-local storage: "
