@@ -273,8 +273,13 @@ static void probe_once(cairn_ctx *ctx, int dirfd, bool leaders, bool root)
     else if (root)
         cn_debug("the PFS (%s) writes %.0f MiB/s, as measured: level 4's codec model takes it",
                  ctx->cfg.pfs_dir, bps / 1048576.0);
-    if (MPI_Bcast(&bps, 1, MPI_DOUBLE, 0, leaders ? ctx->leaders : ctx->comm) != MPI_SUCCESS)
-        bps = -1;
+    /* ROOT's figure to every rank (the others' -1 never wins); they nap while
+     * it probes, so that spinning ranks do not slow the probe on their host */
+    double best = -1;
+    if (api_allreduce_napping(&bps, &best, 1, MPI_DOUBLE, MPI_MAX,
+                              leaders ? ctx->leaders : ctx->comm) != 0)
+        best = -1;
+    bps = best;
     ctx->pfs_probed = bps;
 }
 
@@ -495,13 +500,15 @@ int api_pfs_gen_open(cairn_ctx *ctx, long id, bool leaders, int *jobfd, int *gen
             *genfd = rc = cn_dir_open(*jobfd, gen, true, &ctx->err);
     }
     rc = rc < 0 ? rc : 0;
-    rc = leaders ? leaders_agree(ctx, rc, "creating the PFS directory") : api_agree(ctx, rc);
+    rc = leaders ? leaders_agree(ctx, rc, "creating the PFS directory")
+                 : api_agree_napping(ctx, rc); /* the others nap while the first works */
     if (rc == 0 && !first) {
         *jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &ctx->err);
         *genfd = *jobfd < 0 ? *jobfd : cn_dir_open(*jobfd, gen, false, &ctx->err);
         rc = *genfd < 0 ? *genfd : 0;
     }
-    rc = leaders ? leaders_agree(ctx, rc, "opening the PFS directory") : api_agree(ctx, rc);
+    rc = leaders ? leaders_agree(ctx, rc, "opening the PFS directory")
+                 : api_agree_napping(ctx, rc);
     if (rc == 0)
         probe_once(ctx, *genfd, leaders, first);
     return rc;
