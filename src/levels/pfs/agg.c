@@ -238,17 +238,6 @@ static int next_piece(const writer *w, cz_agg_member *m, uint64_t k, const uint8
     return 0;
 }
 
-/* Copy the next K bytes of member M's stream to DST. */
-static int gather(const writer *w, cz_agg_member *m, uint8_t *dst, uint64_t k, cn_err *err)
-{
-    for (uint64_t t; k; dst += t, k -= t) {
-        const uint8_t *p;
-        CN_TRY(next_piece(w, m, k, &p, &t, err));
-        memcpy(dst, p, (size_t)t);
-    }
-    return 0;
-}
-
 /* The next K bytes of member M's stream as pieces of the variables' memory,
  * appended to w->spans. */
 static int spans_of(writer *w, cz_agg_member *m, uint64_t k, cn_err *err)
@@ -271,6 +260,18 @@ static int spans_of(writer *w, cz_agg_member *m, uint64_t k, cn_err *err)
         }
     }
     return 0;
+}
+
+/* The chunk in w->spans as one run of bytes: its only piece where it is (no
+ * copy: a large variable's chunks), else its pieces gathered into w->raw. */
+static const uint8_t *chunk_bytes(writer *w)
+{
+    if (w->nspans == 1)
+        return w->spans[0].ptr;
+    size_t off = 0;
+    for (size_t i = 0; i < w->nspans; off += (size_t)w->spans[i++].len)
+        memcpy(w->raw + off, w->spans[i].ptr, (size_t)w->spans[i].len);
+    return w->raw;
 }
 
 /* A raw frame of FILL bytes in the pieces SP[0..N-1] of group G, written
@@ -367,12 +368,12 @@ static cz_env model_env(const writer *w)
  * bytes' write, fixed per-codec costs, ratios sampled at fixed places of the
  * chunk; no clock). Without: the candidate whose frame of the first SAMPLE
  * bytes of the chunk is smallest. */
-static uint8_t pick_codec(writer *w, uint8_t type, size_t fill)
+static uint8_t pick_codec(writer *w, uint8_t type, const uint8_t *src, size_t fill)
 {
     if (w->bps > 0) {
         cz_env env = model_env(w);
         cz_model m;
-        cz_model_lossless(w->raw, fill, type, NULL, &env, &m);
+        cz_model_lossless(src, fill, type, NULL, &env, &m);
         return (uint8_t)cz_pick(&m);
     }
     uint8_t cand[3];
@@ -380,7 +381,7 @@ static uint8_t pick_codec(writer *w, uint8_t type, size_t fill)
     size_t n = fill < AGG_SAMPLE ? fill : AGG_SAMPLE, best = 0;
     uint8_t pick = cand[0];
     for (int c = 0; ncand > 1 && c < ncand; c++) {
-        size_t len = cz_frame_encode(cand[c], type, w->level, w->raw, n, w->trial, w->scratch);
+        size_t len = cz_frame_encode(cand[c], type, w->level, src, n, w->trial, w->scratch);
         if (c == 0 || len < best) {
             best = len;
             pick = cand[c];
@@ -420,29 +421,31 @@ static int write_group(writer *w, wgroup *g, cn_err *err)
                 break;
             continue;
         }
+        w->nspans = 0;
         while (fill < w->chunk) {
             size_t mi;
             uint64_t piece = cz_agg_walk_piece(&wk, &mi);
             if (!piece)
                 break;
             uint64_t take = piece < w->chunk - fill ? piece : w->chunk - fill;
-            CN_TRY(gather(w, &w->m[mi], w->raw + fill, take, err));
+            CN_TRY(spans_of(w, &w->m[mi], take, err));
             cz_agg_walk_take(&wk, take);
             fill += (size_t)take;
         }
         if (!fill)
             break;
+        const uint8_t *src = chunk_bytes(w);
         if (first)
-            g->codec = pick_codec(w, g->type, fill);
+            g->codec = pick_codec(w, g->type, src, fill);
         /* A raw group's payloads are covered by their frames' checksums alone. */
         if (first && g->codec == CZ_RAW && w->version >= AGG_VERSION_SUMS)
             g->flags |= AGG_HDRSUM;
         if (g->codec == CZ_RAW) { /* the gathered bytes as they are, not copied into a frame */
-            const cz_span sp = {w->raw, fill};
+            const cz_span sp = {src, fill};
             CN_TRY(raw_frame(w, g, &hs, &sp, 1, fill, NULL, err));
             continue;
         }
-        size_t ilen = cz_frame_encode(g->codec, g->type, w->level, w->raw, fill, w->inner,
+        size_t ilen = cz_frame_encode(g->codec, g->type, w->level, src, fill, w->inner,
                                       w->scratch);
         if (ilen == 0)
             return cn_fail(err, CAIRN_EINVAL, "aggregated file: cannot frame %zu bytes", fill);
