@@ -140,7 +140,7 @@ static double measure_ring(int n, int m, int kernel, size_t block, int reps, con
         memset(io.parity, 1, (size_t)m * chunk); /* fault the pages in */
         if (io.restored)
             memset(io.restored, 1, (size_t)(n - m) * chunk);
-        ec_ring_io rio = {io_read, io_write_parity, io_read_parity, io_write_data, &io};
+        ec_ring_io rio = {io_read, io_write_parity, io_read_parity, io_write_data, &io, false};
         for (int r = -1; r < reps; r++) {
             MPI_Barrier(set);
             double t0 = now();

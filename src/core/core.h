@@ -145,7 +145,9 @@ struct cairn_ctx {
 int api_agree(cairn_ctx *ctx, int rc);
 /* api_agree for a collective after node leaders waited for cairnd: its
  * waiting ranks nap (api_allreduce_napping below), leaving the cores to the
- * daemons that have still to answer. */
+ * daemons that have still to answer. api_agree naps too where the cores are
+ * shared (ctx->core_share > 0: a daemon, or more ranks than cores): a rank
+ * spinning there takes the core from the one it waits for. */
 int api_agree_napping(cairn_ctx *ctx, int rc);
 /*
  * Collective. MPI_Allreduce of COUNT values, but a rank that waits sleeps
@@ -156,6 +158,9 @@ int api_agree_napping(cairn_ctx *ctx, int rc);
  */
 int api_allreduce_napping(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op,
                           MPI_Comm comm);
+/* MPI_Allreduce, napping where the cores are shared (as api_agree). */
+int api_allreduce_shared(const cairn_ctx *ctx, const void *in, void *out, int count,
+                         MPI_Datatype type, MPI_Op op, MPI_Comm comm);
 /* Every public call on a context starts here: the scratch error and the
  * message cairn_errmsg returns are cleared, so a call that succeeds leaves ""
  * and a failed one's message is its own. */

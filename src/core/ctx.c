@@ -57,12 +57,21 @@ int api_allreduce_napping(const void *in, void *out, int count, MPI_Datatype typ
     }
 }
 
+int api_allreduce_shared(const cairn_ctx *ctx, const void *in, void *out, int count,
+                         MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    if (ctx->core_share > 0)
+        return api_allreduce_napping(in, out, count, type, op, comm);
+    return MPI_Allreduce(in, out, count, type, op, comm) == MPI_SUCCESS ? 0 : CAIRN_EMPI;
+}
+
 /* api_agree; NAP: waiting ranks nap (api_allreduce_napping). */
 static int agree(cairn_ctx *ctx, int rc, bool nap)
 {
     /* The most negative code of an original failure wins, else of an echo of
      * one ("another member failed"), whatever code the echo carries. */
     int in[2] = {rc, rc < 0 && !ctx->echo ? rc : 0}, min[2];
+    nap = nap || ctx->core_share > 0;
     int ok = nap ? api_allreduce_napping(in, min, 2, MPI_INT, MPI_MIN, ctx->comm) == 0
                  : MPI_Allreduce(in, min, 2, MPI_INT, MPI_MIN, ctx->comm) == MPI_SUCCESS;
     if (!ok) {

@@ -73,7 +73,7 @@ int api_dctx_layout(cairn_ctx *ctx, const cn_manifest *m)
     uint64_t lo = h, hi = h;
     int *seen = calloc((size_t)ctx->size, sizeof *seen), node = (int)m->node;
     int rc = seen ? 0 : cn_fail(&ctx->err, CAIRN_ENOMEM, "out of memory");
-    if (MPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, ctx->comm) != MPI_SUCCESS ||
+    if (api_allreduce_shared(ctx, &h, &lo, 1, MPI_UINT64_T, MPI_MIN, ctx->comm) != 0 ||
         MPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, ctx->comm) != MPI_SUCCESS ||
         (seen && MPI_Allgather(&node, 1, MPI_INT, seen, 1, MPI_INT, ctx->comm) != MPI_SUCCESS))
         rc = cn_fail(&ctx->err, CAIRN_EMPI, "agreeing on the job layout failed");

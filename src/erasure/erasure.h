@@ -110,6 +110,11 @@ typedef struct ec_ring_io {
     /* Decode only: store rebuilt payload bytes of this member at OFF. */
     int (*write_data)(void *arg, uint64_t off, const void *buf, size_t len, cn_err *err);
     void *arg;
+    /* The members share cores (more of them, or of other busy processes, than
+     * cores): one waiting for a message or an agreement naps (at most
+     * 0.25 ms) instead of spinning in MPI, which would take the core from the
+     * member it waits for. */
+    bool nap;
 } ec_ring_io;
 
 /*

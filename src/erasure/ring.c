@@ -51,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int ec__mpi_fail(cn_err *err, int mrc, const char *what)
 {
@@ -65,18 +66,46 @@ int ec__mpi_fail(cn_err *err, int mrc, const char *what)
  * Collective: every member returns the lowest code any member had, with the
  * message of the lowest-ranked member that had it ("member X: ...").
  */
-int ec__ring_agree(MPI_Comm comm, int rc, cn_err *err)
+#define NAP_MAX_NS 250000L /* g->nap: a waiting member's longest nap */
+
+/* Test REQ[0..N-1] until all complete, with naps growing from 1 us. */
+static int wait_napping(int n, MPI_Request *req, MPI_Status *st)
+{
+    for (long ns = 1000;; ns = ns < NAP_MAX_NS / 2 ? 2 * ns : NAP_MAX_NS) {
+        int done = 0, mrc = MPI_Testall(n, req, &done, st);
+        if (mrc != MPI_SUCCESS || done)
+            return mrc;
+        nanosleep(&(struct timespec){.tv_nsec = ns}, NULL);
+    }
+}
+
+int ec__waitall(const ring_geo *g, int n, MPI_Request *req, MPI_Status *st)
+{
+    return g->nap ? wait_napping(n, req, st) : MPI_Waitall(n, req, st);
+}
+
+int ec__allreduce(const ring_geo *g, const void *in, void *out, int count, MPI_Datatype type,
+                  MPI_Op op)
+{
+    if (!g->nap)
+        return MPI_Allreduce(in, out, count, type, op, g->comm);
+    MPI_Request req;
+    int mrc = MPI_Iallreduce(in, out, count, type, op, g->comm, &req);
+    return mrc != MPI_SUCCESS ? mrc : wait_napping(1, &req, MPI_STATUSES_IGNORE);
+}
+
+int ec__ring_agree(const ring_geo *g, int rc, cn_err *err)
 {
     int rank = 0, global = rc;
-    MPI_Comm_rank(comm, &rank);
-    MPI_TRY(MPI_Allreduce(&rc, &global, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+    MPI_Comm_rank(g->comm, &rank);
+    MPI_TRY(ec__allreduce(g, &rc, &global, 1, MPI_INT, MPI_MIN), "MPI_Allreduce");
     if (global == 0)
         return 0;
     int mine = rc == global ? rank : INT_MAX, root = 0;
     char msg[CN_MSG_MAX];
     snprintf(msg, sizeof msg, "%s", err && err->msg[0] ? err->msg : cairn_strerror(rc));
-    MPI_TRY(MPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-    MPI_TRY(MPI_Bcast(msg, sizeof msg, MPI_CHAR, root, comm), "MPI_Bcast");
+    MPI_TRY(MPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, g->comm), "MPI_Allreduce");
+    MPI_TRY(MPI_Bcast(msg, sizeof msg, MPI_CHAR, root, g->comm), "MPI_Bcast");
     msg[sizeof msg - 1] = '\0';
     return cn_fail(err, global, "member %d: %s", root, msg);
 }
@@ -87,10 +116,11 @@ int ec__ring_agree(MPI_Comm comm, int rc, cn_err *err)
  * passed the same ones. Fills G. Returns the same code on every member.
  */
 int ec__ring_geo_setup(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t block,
-                     ring_geo *g, cn_err *err)
+                       bool nap, ring_geo *g, cn_err *err)
 {
     memset(g, 0, sizeof *g);
     g->comm = comm;
+    g->nap = nap;
     MPI_TRY(MPI_Comm_size(comm, &g->n), "MPI_Comm_size");
     MPI_TRY(MPI_Comm_rank(comm, &g->x), "MPI_Comm_rank");
     int rc = 0;
@@ -129,7 +159,7 @@ int ec__ring_geo_setup(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t 
             rc = cn_fail(err, CAIRN_EINVAL, "ring: chunk %llu too large",
                          (unsigned long long)chunk);
     }
-    CN_TRY(ec__ring_agree(comm, rc, err));
+    CN_TRY(ec__ring_agree(g, rc, err));
 
     /* Same geometry everywhere: max of v and of -v gives max and min at once. */
     int64_t v[4] = {(int64_t)g->chunk, (int64_t)g->blk, g->m, ec_codec_form(c)}, mm[8], r[8];
@@ -137,7 +167,7 @@ int ec__ring_geo_setup(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t 
         mm[i] = v[i];
         mm[4 + i] = -v[i];
     }
-    MPI_TRY(MPI_Allreduce(mm, r, 8, MPI_INT64_T, MPI_MAX, comm), "MPI_Allreduce");
+    MPI_TRY(ec__allreduce(g, mm, r, 8, MPI_INT64_T, MPI_MAX), "MPI_Allreduce");
     for (int i = 0; i < 4; i++)
         if (r[i] != -r[4 + i])
             return cn_fail(err, CAIRN_EINVAL,
@@ -286,7 +316,7 @@ static int run_item(ring_enc *e, const ring_item *it, cn_err *err)
     uint8_t *rows = L->buf[s & 1];
 
     if (s > 0)
-        MPI_TRY(MPI_Wait(&L->rreq, MPI_STATUS_IGNORE), "MPI_Wait (ring receive)");
+        MPI_TRY(ec__waitall(g, 1, &L->rreq, MPI_STATUSES_IGNORE), "MPI_Wait (ring receive)");
     if (s < g->k) {
         CN_TRY(column_update(e, it, rows, len, err));
     } else if (e->lrc == 0) {
@@ -300,7 +330,7 @@ static int run_item(ring_enc *e, const ring_item *it, cn_err *err)
     }
     /* The other buffer was sent at step s - 1: once that is done, the next
      * step's rows can arrive in it while this one's go out. */
-    MPI_TRY(MPI_Wait(&L->sreq, MPI_STATUS_IGNORE), "MPI_Wait (ring send)");
+    MPI_TRY(ec__waitall(g, 1, &L->sreq, MPI_STATUSES_IGNORE), "MPI_Wait (ring send)");
     if (s + 1 < g->n) {
         int lo = rows_lo(g, s + 1), count = (g->m - lo) * (int)len;
         uint8_t *next = L->buf[(s + 1) & 1];
@@ -342,7 +372,7 @@ int ec_ring_encode(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t bloc
     memset(&e, 0, sizeof e);
     e.c = c;
     e.io = io;
-    CN_TRY(ec__ring_geo_setup(comm, c, chunk, block, &e.g, err));
+    CN_TRY(ec__ring_geo_setup(comm, c, chunk, block, io && io->nap, &e.g, err));
     const ring_geo *g = &e.g;
     int rc = 0;
     if (!io || !io->read || !io->write_parity)
@@ -360,7 +390,7 @@ int ec_ring_encode(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t bloc
             rc = cn_fail(err, CAIRN_ENOMEM, "ring: out of memory for %d x %zu-byte buffers",
                          2 * lanes + 1, (size_t)g->m * g->blk);
     }
-    rc = ec__ring_agree(comm, rc, err);
+    rc = ec__ring_agree(g, rc, err);
 
     bool clean = true;
     if (rc == 0 && g->nb > 0) {
@@ -380,7 +410,7 @@ int ec_ring_encode(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t bloc
             cn_err_clear(err);
             if (e.lrc != 0)
                 *err = e.lerr;
-            rc = ec__ring_agree(comm, e.lrc, err);
+            rc = ec__ring_agree(g, e.lrc, err);
         }
     }
     if (clean) { /* else MPI may still touch them: leave them be */

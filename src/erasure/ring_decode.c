@@ -133,7 +133,7 @@ static int dec_round(ring_dec *d, int t0, uint64_t off, size_t len, cn_err *err)
                     "MPI_Isend");
         }
     }
-    MPI_TRY(MPI_Waitall(nreq, d->req, d->st), "MPI_Waitall (decode gather)");
+    MPI_TRY(ec__waitall(&d->g, nreq, d->req, d->st), "MPI_Waitall (decode gather)");
 
     /* Decode; send the rebuilt shards to their lost owners. */
     nreq = 0;
@@ -163,7 +163,7 @@ static int dec_round(ring_dec *d, int t0, uint64_t off, size_t len, cn_err *err)
                     "MPI_Irecv");
         }
     }
-    MPI_TRY(MPI_Waitall(nreq, d->req, d->st), "MPI_Waitall (decode scatter)");
+    MPI_TRY(ec__waitall(&d->g, nreq, d->req, d->st), "MPI_Waitall (decode scatter)");
     if (me_lost)
         for (int t = t0; t < tn; t++)
             dec_store(d, t, shard_of(g, t, g->x), off, d->recvbuf + (size_t)(t - t0) * len,
@@ -186,7 +186,7 @@ static int dec_lost(ring_dec *d, cn_err *err)
     else
         for (size_t y = 0; y < n; y++)
             mine[y] = d->lost[y] ? 1 : 0;
-    rc = ec__ring_agree(g->comm, rc, err);
+    rc = ec__ring_agree(g, rc, err);
     if (rc == 0) {
         int m1 = MPI_Allreduce(mine, any, g->n, MPI_UNSIGNED_CHAR, MPI_BOR, g->comm);
         int m2 = MPI_Allreduce(mine, every, g->n, MPI_UNSIGNED_CHAR, MPI_BAND, g->comm);
@@ -234,7 +234,7 @@ int ec_ring_decode(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t bloc
     d.c = c;
     d.io = io;
     d.lost = lost;
-    CN_TRY(ec__ring_geo_setup(comm, c, chunk, block, &d.g, err));
+    CN_TRY(ec__ring_geo_setup(comm, c, chunk, block, io && io->nap, &d.g, err));
     ring_geo *g = &d.g;
     size_t n = (size_t)g->n;
     d.lostlist = malloc(sizeof *d.lostlist * n);
@@ -262,7 +262,7 @@ int ec_ring_decode(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t bloc
         d.st = malloc(sizeof *d.st * 2 * n);
         if ((me_lost ? !d.recvbuf : !d.shards || !d.sendbuf) || !d.req || !d.st)
             rc = cn_fail(err, CAIRN_ENOMEM, "ring: out of memory for decode buffers");
-        rc = ec__ring_agree(comm, rc, err);
+        rc = ec__ring_agree(g, rc, err);
         if (rc == 0) {
             for (uint64_t b = 0; rc == 0 && b < g->nb; b++)
                 for (int t0 = 0; rc == 0 && t0 < g->n; t0 += d.nsurv)
@@ -271,7 +271,7 @@ int ec_ring_decode(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t bloc
                 cn_err_clear(err);
                 if (d.lrc != 0)
                     *err = d.lerr;
-                rc = ec__ring_agree(comm, d.lrc, err);
+                rc = ec__ring_agree(g, d.lrc, err);
             } else {
                 inflight = true; /* an MPI call failed: requests may be pending */
             }

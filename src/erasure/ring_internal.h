@@ -30,6 +30,7 @@ typedef struct ring_geo {
     uint64_t chunk;
     size_t blk, align;  /* blk: a multiple of align, at most half the chunk rounded up */
     uint64_t nb;        /* blocks per chunk */
+    bool nap;           /* waits nap, not spin (ec_ring_io.nap) */
 } ring_geo;
 
 #define MPI_TRY(call, what)                                                                       \
@@ -49,10 +50,15 @@ static inline size_t block_len(const ring_geo *g, uint64_t b)
 /* CAIRN_EMPI with MPI's description of MRC. */
 int ec__mpi_fail(cn_err *err, int mrc, const char *what);
 /* Collective: the lowest code of any member, with that member's message. */
-int ec__ring_agree(MPI_Comm comm, int rc, cn_err *err);
-/* Collective: check and agree on the arguments; fills G. */
+int ec__ring_agree(const ring_geo *g, int rc, cn_err *err);
+/* Collective: check and agree on the arguments; fills G (NAP: g->nap). */
 int ec__ring_geo_setup(MPI_Comm comm, const ec_codec *c, uint64_t chunk, size_t block,
-                       ring_geo *g, cn_err *err);
+                       bool nap, ring_geo *g, cn_err *err);
+/* MPI_Allreduce on G's communicator, napping while it waits if g->nap. */
+int ec__allreduce(const ring_geo *g, const void *in, void *out, int count, MPI_Datatype type,
+                  MPI_Op op);
+/* MPI_Waitall (ST may be MPI_STATUSES_IGNORE), napping while it waits if g->nap. */
+int ec__waitall(const ring_geo *g, int n, MPI_Request *req, MPI_Status *st);
 /* A RING_MEM_ALIGN-aligned buffer of LEN bytes (free with free). */
 uint8_t *ec__ring_buf(size_t len);
 

@@ -8,7 +8,7 @@
 # give CAIRN_ECORRUPT on every member. The jobs cover n = 3, 4, 6, 8 with
 # every m < n up to 3, the three kernels, 64 KiB blocks and blocks that do
 # not divide the chunk (24584 bytes; 49152 for bitmatrix, whose unit is
-# 16 KiB). Sourced by tests/run.sh, which provides `check DESC CMD...`.
+# 16 KiB), and waits that nap (--nap 1: ec_ring_io.nap, for shared cores). Sourced by tests/run.sh, which provides `check DESC CMD...`.
 : "${BUILD:=build}"
 RING=$BUILD/tests/t_ring
 
@@ -26,5 +26,7 @@ check "ring n=8 m=1 isal, uneven blocks" ring 8 --m 1 --kernel isal --block 2458
 check "ring n=8 m=2 bitmatrix, 64 KiB blocks" ring 8 --m 2 --kernel bitmatrix --block 65536
 check "ring n=8 m=3 bitmatrix, uneven blocks" ring 8 --m 3 --kernel bitmatrix --block 49152
 check "ring n=8 m=3 isal, 64 KiB blocks, another seed" ring 8 --m 3 --kernel isal --block 65536 --seed 7
+check "ring n=4 m=2 isal, napping waits (shared cores)" ring 4 --m 2 --kernel isal --block 24584 --nap 1
+check "ring n=6 m=1 bitmatrix, napping waits, another seed" ring 6 --m 1 --kernel bitmatrix --nap 1 --seed 3
 check "ring n=5 m=2, tiny payloads (a chunk of 5 words)" ring 5 --m 2 --max 100
 check "ring n=4 m=1 bitmatrix, a chunk of one unit (one block)" ring 4 --m 1 --kernel bitmatrix --max 1

@@ -463,7 +463,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
-    int m = 2, kernel = EC_KERNEL_AUTO, wbits = 0;
+    int m = 2, kernel = EC_KERNEL_AUTO, wbits = 0, nap = 0;
     size_t block = 64 << 10;
     uint64_t max = 1 << 20, seed = 1;
     for (int i = 1; i < argc; i++) {
@@ -484,6 +484,8 @@ int main(int argc, char **argv)
             seed = (uint64_t)parse_num(v, a);
         else if (!strcmp(a, "--w"))
             wbits = (int)parse_num(v, a);
+        else if (!strcmp(a, "--nap"))
+            nap = (int)parse_num(v, a);
         else {
             fprintf(stderr, "t_ring: unknown option %s\n", a);
             return 2;
@@ -493,8 +495,8 @@ int main(int argc, char **argv)
     if (wbits == 0)
         wbits = n > 256 ? 16 : 8;
     char desc[256];
-    snprintf(desc, sizeof desc, "ring n=%d m=%d kernel=%s block=%zu max=%llu", n, m,
-             ec_kernel_name(kernel), block, (unsigned long long)max);
+    snprintf(desc, sizeof desc, "ring n=%d m=%d kernel=%s block=%zu max=%llu%s", n, m,
+             ec_kernel_name(kernel), block, (unsigned long long)max, nap ? " napping" : "");
     if (m < 1 || m >= n || max < 1) {
         if (rank == 0)
             printf("FAIL %s: need 1 <= m < n and max >= 1\n", desc);
@@ -542,7 +544,7 @@ int main(int argc, char **argv)
     }
     member_payload(seed, rank, s->size, w.expect_data, dlen);
     memcpy(s->data, w.expect_data, s->size);
-    w.io = (ec_ring_io){io_read, io_write_parity, io_read_parity, io_write_data, s};
+    w.io = (ec_ring_io){io_read, io_write_parity, io_read_parity, io_write_data, s, nap != 0};
 
     int patterns = 0;
     layout_checks(m);

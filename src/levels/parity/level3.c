@@ -174,13 +174,14 @@ int api_encode(cairn_ctx *ctx, int genfd, const char *gen_path, const cn_manifes
     }
     /* The ring is collective: run it only if every member got this far. */
     int worst = rc;
-    if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, ctx->set_comm) != MPI_SUCCESS)
+    if (api_allreduce_shared(ctx, &rc, &worst, 1, MPI_INT, MPI_MIN, ctx->set_comm) != 0)
         worst = rc = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce in the set failed");
     if (rc == 0 && worst < 0)
         rc = api_echo(ctx, worst, "another member of set %d failed", ctx->set);
     if (rc == 0) {
         enc_io io = {payload, out, ctx->set_n, ctx->set_member};
-        ec_ring_io rio = {.read = enc_read, .write_parity = enc_write_parity, .arg = &io};
+        ec_ring_io rio = {.read = enc_read, .write_parity = enc_write_parity, .arg = &io,
+                          .nap = ctx->core_share > 0};
         rc = ec_ring_encode(ctx->set_comm, codec, p.chunk, ctx->cfg.ec_block, &rio, &ctx->err);
         if (rc == 0) {
             rc = lvl_parity_commit(out, genfd, &ctx->err);

@@ -150,7 +150,8 @@ static int rebuild_set(cairn_ctx *ctx, long id, const api_node_state *all, lvl_p
     if (rc == 0 && worst < 0)
         rc = api_echo(ctx, worst, "another member of set %d failed", ctx->set);
     if (rc == 0) {
-        ec_ring_io rio = {dec_read, dec_write_parity, dec_read_parity, dec_write_data, &io};
+        ec_ring_io rio = {dec_read, dec_write_parity, dec_read_parity, dec_write_data, &io,
+                          .nap = ctx->core_share > 0};
         rc = ec_ring_decode(ctx->set_comm, codec, p.chunk, ctx->cfg.ec_block, lost, &rio,
                             &ctx->err);
     }
