@@ -240,7 +240,7 @@ const key_def cn_config_keys[] = {
             "for it, or while it spends what it saved (daemon.burst), at normal priority. 0: "
             "always at normal priority"},
     {.section = "daemon", .name = "share", .env = "CAIRN_DAEMON_SHARE", .kind = K_INT,
-     .min = 0, .max = 50, .def = "10", FIELD(daemon_share),
+     .min = 0, .max = 50, .def = "7", FIELD(daemon_share),
      .doc = "while cairnd works at idle priority, the share of the CPU (percent) its session "
             "takes against each other busy session: the application's ranks, or any other load "
             "on the node (its autogroup's nice: 10 gives nice 10, a weight of 110 against 1024). "

@@ -17,7 +17,7 @@ y_io() { ionice -p "$1" | sed 's/:.*//'; }
 y_group() { sed -n 's/.* nice *//p' "/proc/$1/autogroup" 2>/dev/null; }
 # y_all_at POLICY IOCLASS: every daemon's work thread is at them (and there are 4 daemons),
 # and its autogroup, where the kernel has them, at the nice daemon.share gives for
-# SCHED_IDLE (Y_IDLE_NICE, default 10: share 10%), else 0: cairn start runs the daemons
+# SCHED_IDLE (Y_IDLE_NICE, default 12: daemon.share 7%), else 0: cairn start runs the daemons
 # in a session of their own, which would otherwise weigh as much as the application's
 # session, whatever the priority of the threads inside it (Y_ANY_GROUP set: the group is
 # not checked).
@@ -26,7 +26,7 @@ y_all_at() {
   for p in $(y_pids); do
     [ "$(y_policy "$p")" = "$1" ] && [ "$(y_io "$p")" = "$2" ] || return 1
     g=$(y_group "$p")
-    [ -z "$g" ] || [ -n "${Y_ANY_GROUP:-}" ] || [ "$g" = "$([ "$1" = SCHED_IDLE ] && echo "${Y_IDLE_NICE:-10}" || echo 0)" ] || return 1
+    [ -z "$g" ] || [ -n "${Y_ANY_GROUP:-}" ] || [ "$g" = "$([ "$1" = SCHED_IDLE ] && echo "${Y_IDLE_NICE:-12}" || echo 0)" ] || return 1
     n=$((n + 1))
   done
   [ "$n" -eq "${Y_N:-4}" ]
@@ -65,7 +65,7 @@ export -f y_pids y_group y_policy y_io y_all_at y_wait_at y_drain_boosts y_wait_
 # to be seen); boost_after far away and no burst (daemon.burst 0), so only
 # what waits raises their priority.
 fresh_pfs yield
-check "yield: 4 daemons start with their work thread at SCHED_IDLE and I/O class idle, their autogroup at nice 10 (daemon.share 10: a weight of 110 against a busy session's 1024)" \
+check "yield: 4 daemons start with their work thread at SCHED_IDLE and I/O class idle, their autogroup at nice 12 (daemon.share 7, the default: a weight of 70 against a busy session's 1024)" \
   bash -c "CAIRN_DAEMON_DELAY_MS=10000 CAIRN_DAEMON_BOOST_AFTER=3600 CAIRN_DAEMON_BURST=0 '$C' start --nodes 4 >/dev/null && y_all_at SCHED_IDLE idle"
 check "  ... 2 generations at level 4 handed over: with daemon.burst 0 the daemons work on them, still at idle priority" \
   bash -c "scripts/mpirun.sh 8 $T save 2 4 && daemons_busy && y_all_at SCHED_IDLE idle"
