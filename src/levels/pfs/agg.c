@@ -23,12 +23,13 @@
  * (the file's write bandwidth) the codec, raw included, is the one of least
  * modelled time on the group's first chunk (choose.c's model: compression
  * CPU on opts.threads against the stored bytes' write; raw unless a codec
- * saves 5%), and the second pass is taken only when the write time it saves
- * exceeds its CPU time. Without opts.bps, the codec is
- * picked on the first AGG_SAMPLE bytes of the group among the candidates for
- * its type (float and double: shuffle-zstd, zstd, fpzip; wider integers:
- * shuffle-zstd, zstd; bytes and the agnostic schemes: zstd), the smallest
- * frame winning (the paper's adaptive per-type choice, section 7.4). The second pass
+ * saves 5%), the second pass only when the write time it saves exceeds its
+ * CPU time. Without opts.bps, the codec is picked on the first AGG_SAMPLE
+ * bytes of the group among the candidates for its type (float and double:
+ * shuffle-zstd, zstd, fpzip; wider integers: shuffle-zstd, zstd; bytes and the
+ * agnostic schemes: zstd), the smallest frame winning (the paper's adaptive
+ * per-type choice, section 7.4). A group of one variable keeps the codec
+ * agg_auto.c's sampling picked for it (agg_modelled). The second pass
  * (the paper's double compression) is tried on the first chunk too: if zstd
  * over the inner frame makes it smaller, the group takes it (flag PASS2) and
  * every unit becomes a zstd frame (type byte) holding exactly one inner
@@ -74,9 +75,8 @@
  * Pipeline: a compressed unit goes to a thread of its own (agg_pipe.c) that
  * writes it while the next chunk is compressed into a second buffer set;
  * the sink is called by one thread at a time, in file order.
- * Memory: one chunk and two sets of its frames (about 6 x AGG_CHUNK); the
- * table is kept until the end. Ownership: the caller's variables are only
- * read, during the call.
+ * Memory: one chunk and two sets of its frames (about 6 x AGG_CHUNK), the
+ * table until the end. The caller's variables are only read, during the call.
  */
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include "levels/pfs/agg_impl.h"
@@ -113,9 +113,8 @@ static int sink_now(writer *w, const void *p, size_t len, cn_err *err)
     return 0;
 }
 
-/* Bytes of the file written here, in order; COVERED: a frame's payload in
- * an AGG_HDRSUM group, under its header's checksum and not the file's. Raw
- * frames go so (handing them to the pipe costs more than it overlaps). */
+/* Bytes of the file written here, in order (raw frames too: the pipe costs
+ * more than it overlaps); COVERED: an AGG_HDRSUM frame's payload. */
 static int put_now(writer *w, const void *p, size_t len, bool covered, cn_err *err)
 {
     if (!covered)
@@ -129,10 +128,9 @@ int agg_emit(writer *w, const void *p, size_t len, cn_err *err)
     return put_now(w, p, len, false, err);
 }
 
-/* A unit (in w->inner or w->outer) on its way: to the pipe's thread, which
- * writes it while the next chunk is gathered and compressed into the other
- * buffer set (the unit untouched until the next post); without a pipe,
- * written here. */
+/* A unit (in w->inner or w->outer) to the pipe's thread, which writes it
+ * while the next chunk is gathered and compressed into the other buffer set
+ * (the unit untouched until the next post); without a pipe, written here. */
 static int emit_unit(writer *w, const uint8_t *p, size_t len, cn_err *err)
 {
     if (!w->pipe)
@@ -356,22 +354,19 @@ static int candidates(const writer *w, uint8_t type, uint8_t out[3])
     return 3;
 }
 
-/* The model of the work of writing bytes of TYPE to a file at w->bps. */
-static cz_env model_env(const writer *w)
-{
-    return (cz_env){.storage_bps = w->bps, .threads = w->threads > 0 ? w->threads : 1,
-                    .core = w->core, .level = w->level, .buf_size = w->chunk};
-}
-
 /* With a time model (w->bps): the codec, raw included, of least modelled time
- * (choose.c: compression CPU on the aggregator's threads against the stored
- * bytes' write, fixed per-codec costs, ratios sampled at fixed places of the
- * chunk; no clock). Without: the candidate whose frame of the first SAMPLE
- * bytes of the chunk is smallest. */
-static uint8_t pick_codec(writer *w, uint8_t type, const uint8_t *src, size_t fill)
+ * (choose.c: compression CPU against the stored bytes' write, ratios sampled
+ * at fixed places of the chunk; no clock), or the one sampling_pays modelled
+ * on a lone variable's prefix. Without: the candidate whose frame of the
+ * first SAMPLE bytes of the chunk is smallest. */
+static uint8_t pick_codec(writer *w, const wgroup *g, const uint8_t *src, size_t fill)
 {
+    uint8_t type = g->type;
+    int known = agg_modelled(w, g); /* sampled already: not again */
+    if (known >= 0)
+        return (uint8_t)known;
     if (w->bps > 0) {
-        cz_env env = model_env(w);
+        cz_env env = agg_model_env(w);
         cz_model m;
         cz_model_lossless(src, fill, type, NULL, &env, &m);
         return (uint8_t)cz_pick(&m);
@@ -388,17 +383,6 @@ static uint8_t pick_codec(writer *w, uint8_t type, const uint8_t *src, size_t fi
         }
     }
     return pick;
-}
-
-/* Does a second zstd pass that makes ILEN bytes OLEN save more write time
- * than its CPU work costs (by the model; always, without one)? */
-static bool pass2_pays(const writer *w, size_t ilen, size_t olen)
-{
-    if (w->bps <= 0)
-        return true;
-    cz_env env = model_env(w);
-    double cpu = cz_model_cpu(&env, CZ_ZSTD, CAIRN_BYTE, ilen, (double)olen / (double)ilen);
-    return cpu / cz_env_cores(&env) < (double)(ilen - olen) / w->bps;
 }
 
 static int write_group(writer *w, wgroup *g, cn_err *err)
@@ -436,7 +420,7 @@ static int write_group(writer *w, wgroup *g, cn_err *err)
             break;
         const uint8_t *src = chunk_bytes(w);
         if (first)
-            g->codec = pick_codec(w, g->type, src, fill);
+            g->codec = pick_codec(w, g, src, fill);
         /* A raw group's payloads are covered by their frames' checksums alone. */
         if (first && g->codec == CZ_RAW && w->version >= AGG_VERSION_SUMS)
             g->flags |= AGG_HDRSUM;
@@ -454,7 +438,7 @@ static int write_group(writer *w, wgroup *g, cn_err *err)
         if ((first && g->codec != CZ_RAW) || (g->flags & AGG_PASS2)) {
             size_t olen = cz_frame_encode(CZ_ZSTD, CAIRN_BYTE, w->level, w->inner, ilen,
                                           w->outer, w->scratch);
-            if (first && olen < ilen && pass2_pays(w, ilen, olen))
+            if (first && olen < ilen && agg_pass2_pays(w, ilen, olen))
                 g->flags |= AGG_PASS2;
             if (g->flags & AGG_PASS2) {
                 unit = w->outer;
@@ -595,5 +579,6 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
     free(w.g);
     free(w.m);
     free(w.spans);
+    free(w.vpick);
     return rc;
 }

@@ -1,11 +1,15 @@
 /*
- * agg_auto.c - pfs.scheme auto: the paper's adaptive choice of merging scheme
+ * agg_auto.c - the writer's choices by the time model: pfs.scheme auto, the
+ * codec a lone variable was modelled with, the second pass.
+ *
+ * pfs.scheme auto: the paper's adaptive choice of merging scheme
  * (mcrEngine, section 7.4), by writing a sample of every variable with each
  * of the four schemes to a counting sink and keeping the smallest. With a
  * time model (opts.bps) the sampling is done only when it can pay for
  * itself (sampling_pays); else the aware scheme is taken without trials.
  * Ownership: the sample's variable records are this file's, freed on return;
- * their data is the caller's, only read.
+ * their data is the caller's, only read; w->vpick is allocated here and freed
+ * by cz_agg_write.
  */
 #include "levels/pfs/agg_impl.h"
 
@@ -33,7 +37,7 @@ static int count_sink(void *arg, const void *buf, size_t len, cn_err *err)
  * larger than the trials' CPU time; never when every variable stores raw
  * (then the schemes store the same bytes, up to the table).
  */
-static int sampling_pays(const writer *w, uint64_t per, bool *pays, cn_err *err)
+static int sampling_pays(writer *w, uint64_t per, bool *pays, cn_err *err)
 {
     *pays = !w->raw_only; /* all raw: every scheme stores the same bytes */
     if (w->raw_only || w->bps <= 0)
@@ -42,6 +46,9 @@ static int sampling_pays(const writer *w, uint64_t per, bool *pays, cn_err *err)
                   .core = w->core, .level = w->level, .buf_size = AGG_CHUNK};
     double stored = 0, cpu = 0;
     bool packs = false;
+    w->vpick = malloc(w->n ? w->n : 1); /* NULL: pick_codec samples again */
+    if (w->vpick)
+        memset(w->vpick, CZ_NCODECS, w->n);
     for (size_t i = 0; i < w->n; i++) {
         const cz_agg_var *x = &w->v[i];
         if (!x->size)
@@ -54,6 +61,8 @@ static int sampling_pays(const writer *w, uint64_t per, bool *pays, cn_err *err)
         cz_model m;
         cz_model_lossless(x->data, s, x->type, NULL, &env, &m);
         int id = cz_pick(&m);
+        if (w->vpick)
+            w->vpick[i] = (uint8_t)id;
         double ratio = m.stored[id] > 0 ? m.stored[id] / (double)s : 1.0;
         stored += ratio * (double)x->size;
         cpu += 4 * cz_model_cpu(&env, id, x->type, s, ratio);
@@ -117,4 +126,27 @@ int agg_pick_scheme(writer *w, uint64_t raw, uint64_t *sampled, cn_err *err)
     free(t.spans);
     *sampled = total;
     return rc;
+}
+
+int agg_modelled(const writer *w, const agg_wgroup *g)
+{
+    if (w->bps <= 0 || !w->vpick || g->nvar != 1)
+        return -1;
+    size_t i = w->order[g->first];
+    return w->vpick[i] < CZ_NCODECS && g->type == w->v[i].type ? w->vpick[i] : -1;
+}
+
+cz_env agg_model_env(const writer *w)
+{
+    return (cz_env){.storage_bps = w->bps, .threads = w->threads > 0 ? w->threads : 1,
+                    .core = w->core, .level = w->level, .buf_size = w->chunk};
+}
+
+bool agg_pass2_pays(const writer *w, size_t ilen, size_t olen)
+{
+    if (w->bps <= 0)
+        return true;
+    cz_env env = agg_model_env(w);
+    double cpu = cz_model_cpu(&env, CZ_ZSTD, CAIRN_BYTE, ilen, (double)olen / (double)ilen);
+    return cpu / cz_env_cores(&env) < (double)(ilen - olen) / w->bps;
 }

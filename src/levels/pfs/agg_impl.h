@@ -146,6 +146,8 @@ typedef struct agg_writer {
     cz_span *spans;       /* a raw unit's pieces, in the variables' memory */
     size_t nspans, spans_cap;
     uint8_t hdr[CZ_FRAME_HDR]; /* a raw unit's frame header */
+    uint8_t *vpick;       /* per variable (index into v): the codec sampling_pays
+                           * modelled on its prefix, CZ_NCODECS if none; or NULL */
 } agg_writer;
 
 /* LEN bytes at P to W's sink, in file order (after every unit posted; agg.c). */
@@ -162,5 +164,14 @@ int agg_ready(const agg_writer *w, const void *p, uint64_t len, cn_err *err);
 /* Scheme auto: set w->scheme by sampling, or aware when sampling cannot pay
  * (*SAMPLED: the bytes sampled, 0 then). agg_auto.c. */
 int agg_pick_scheme(agg_writer *w, uint64_t raw, uint64_t *sampled, cn_err *err);
+/* With a time model: the codec sampling_pays modelled for group G's first
+ * chunk (G one variable of its own type: the samples pick_codec would
+ * take), or -1. agg_auto.c. */
+int agg_modelled(const agg_writer *w, const agg_wgroup *g);
+/* The model of the work of writing W's chunks to a file at w->bps. */
+cz_env agg_model_env(const agg_writer *w);
+/* Does a second zstd pass that makes ILEN bytes OLEN save more write time
+ * than its CPU work costs (by the model; always, without one)? */
+bool agg_pass2_pays(const agg_writer *w, size_t ilen, size_t olen);
 
 #endif /* CAIRN_AGG_IMPL_H */
