@@ -112,7 +112,8 @@ typedef struct cairn_gen_info {
     long parent;      /* incremental: the generation it diffs against; -1 full */
     long base;        /* the full generation its chain starts with (its own id if full) */
     uint64_t raw;     /* bytes of the protected state it restores, summed over all ranks */
-    uint64_t delta;   /* of which it stores itself (raw for a full generation) */
+    uint64_t delta;   /* of which it stores itself (raw for a full generation; 0 unknown:
+                         an increment only on the PFS) */
     double seconds;   /* wall time cairn_checkpoint took to write it at its level (rank 0's
                          measure; levels 2-4 included when done in the call, not when cairnd
                          does them); 0 unknown (written by cairn 0.2.0) */
@@ -428,7 +429,11 @@ CAIRN_EXPORT int cairn_rebuild(cairn_ctx *ctx, long id, long *rebuilt_id);
 
 /*
  * Collective. Fill INFO[0..MAX-1] with the complete generations, newest
- * first; *COUNT receives how many exist (possibly more than MAX).
+ * first; *COUNT receives how many exist (possibly more than MAX). Complete:
+ * every rank holds it at levels 1-3, or the PFS holds it (level 4: this
+ * job's, of this rank count, its index readable), node-local copies or not
+ * (a direct level-4 checkpoint, nodes wiped or replaced). Like a restart,
+ * it does not read the data to say so: cairn_restart_query does.
  */
 CAIRN_EXPORT int cairn_generations(cairn_ctx *ctx, cairn_gen_info *info, int max, int *count);
 

@@ -1,7 +1,11 @@
 /*
- * inventory.c - cairn_generations: the generations every rank can restore
- * (the inventory, src/core/inventory.c), with their level: level 4 from the
- * PFS index, since node manifests stop at level 3.
+ * inventory.c - cairn_generations: the generations this run can restore,
+ * newest first: those every rank holds at levels 1-3 (the inventory,
+ * src/core/inventory.c), at level 4 when the PFS has them too, and those
+ * only the PFS holds (a direct level-4 checkpoint, nodes wiped or pruned),
+ * from their index. Rank 0 reads the PFS; the ranks walk down both lists
+ * together. A PFS generation counts when its index reads and it is this
+ * job's, of this rank count (as a restart takes it).
  */
 #include "api/api.h"
 
@@ -9,17 +13,32 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Rank 0: is generation ID of this job and rank count complete on the PFS
- * (its index, under PFSFD, decodes)? Node manifests never record level 4. */
-static int on_pfs(const cairn_ctx *ctx, int pfsfd, long id)
+/* What cairn_gen_info takes from a PFS index (rank 0's, broadcast). */
+typedef struct pfs_gen {
+    long id; /* -1: none */
+    long parent, base;
+    uint64_t raw, stored;
+    double seconds;
+    char label[CAIRN_LABEL_MAX + 1];
+} pfs_gen;
+
+/* Collective: the newest generation <= BOUND complete on the PFS (rank 0
+ * reads it under PFSFD) into *P on every rank. */
+static int pfs_below(const cairn_ctx *ctx, int pfsfd, long bound, pfs_gen *p)
 {
+    memset(p, 0, sizeof *p);
+    p->id = -1;
     cn_pindex x;
     cn_err ignored = {0};
-    if (pfsfd < 0 || lvl_pfs_index(pfsfd, id, &x, &ignored) < 0)
-        return 0;
-    int yes = strcmp(x.job, ctx->job) == 0 && x.nranks == (uint32_t)ctx->nranks;
-    cn_pindex_free(&x);
-    return yes;
+    if (ctx->rank == 0 && pfsfd >= 0 &&
+        (p->id = lvl_pfs_newest(pfsfd, ctx->job, bound, (uint32_t)ctx->nranks, &x, NULL,
+                                &ignored)) >= 0) {
+        p->parent = x.parent, p->base = x.base, p->raw = x.raw, p->stored = x.stored;
+        p->seconds = x.seconds;
+        memcpy(p->label, x.label, sizeof p->label);
+        cn_pindex_free(&x);
+    }
+    return MPI_Bcast(p, sizeof *p, MPI_BYTE, 0, ctx->comm) == MPI_SUCCESS ? 0 : CAIRN_EMPI;
 }
 
 CAIRN_EXPORT int cairn_generations(cairn_ctx *ctx, cairn_gen_info *info, int max, int *count)
@@ -35,29 +54,42 @@ CAIRN_EXPORT int cairn_generations(cairn_ctx *ctx, cairn_gen_info *info, int max
     int n = 0;
     rc = api_agree(ctx, api_local_gens(ctx, ctx->rank, &g, &n));
     int found = 0, pfsfd = -1;
-    if (ctx->rank == 0 && ctx->cfg.pfs_dir[0]) { /* manifests stop at 3: the PFS says 4 */
+    if (ctx->rank == 0 && ctx->cfg.pfs_dir[0]) {
         cn_err ignored = {0};
         pfsfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &ignored);
     }
     for (long bound = 0x7fffffffffffffffL; rc == 0;) {
         long id = api_common_below(ctx, g, n, bound, &rc);
-        if (id < 0 || rc < 0)
+        pfs_gen p;
+        if (rc < 0 || (rc = pfs_below(ctx, pfsfd, bound, &p)) < 0 || (id < 0 && p.id < 0))
             break;
+        cairn_gen_info *out = found < max ? &info[found] : NULL;
+        if (p.id > id && out) { /* on the PFS alone: its index says it all */
+            *out = (cairn_gen_info){.id = p.id, .level = CAIRN_LEVEL_PFS, .nranks = ctx->nranks,
+                                    .bytes = p.stored, .parent = p.parent, .base = p.base,
+                                    .raw = p.raw, .delta = p.parent < 0 ? p.raw : 0,
+                                    .seconds = p.seconds};
+            memcpy(out->label, p.label, sizeof out->label);
+        }
+        if (p.id > id) {
+            found++;
+            bound = p.id - 1;
+            continue;
+        }
         const api_gen *mine = api_gen_find(g, n, id);
         uint64_t bytes[3] = {mine->file_size, mine->raw, mine->delta}, total[3] = {0, 0, 0};
-        int level[2] = {mine->level, -on_pfs(ctx, pfsfd, id)}, min_level[2] = {0, 0};
+        int level = mine->level, min_level = 0;
         api_gen first = *mine; /* rank 0's label and seconds are the generation's */
         if (MPI_Allreduce(bytes, total, 3, MPI_UINT64_T, MPI_SUM, ctx->comm) != MPI_SUCCESS ||
-            MPI_Allreduce(level, min_level, 2, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS ||
+            MPI_Allreduce(&level, &min_level, 1, MPI_INT, MPI_MIN, ctx->comm) != MPI_SUCCESS ||
             MPI_Bcast(&first, sizeof first, MPI_BYTE, 0, ctx->comm) != MPI_SUCCESS)
             rc = CAIRN_EMPI;
-        min_level[0] = min_level[1] < 0 ? CAIRN_LEVEL_PFS : min_level[0];
-        if (found < max) {
-            info[found] = (cairn_gen_info){.id = id, .level = min_level[0], .nranks = ctx->nranks,
-                                           .bytes = total[0], .parent = mine->parent,
-                                           .base = mine->base, .raw = total[1],
-                                           .delta = total[2], .seconds = first.seconds};
-            memcpy(info[found].label, first.label, sizeof info[found].label);
+        if (out) { /* manifests stop at 3: the PFS says 4 */
+            *out = (cairn_gen_info){.id = id, .level = p.id == id ? CAIRN_LEVEL_PFS : min_level,
+                                    .nranks = ctx->nranks, .bytes = total[0],
+                                    .parent = mine->parent, .base = mine->base, .raw = total[1],
+                                    .delta = total[2], .seconds = first.seconds};
+            memcpy(out->label, first.label, sizeof out->label);
         }
         found++;
         bound = id - 1;

@@ -285,12 +285,18 @@ check "pfs.direct on: 8 ranks on 4 nodes write generations 1 and 2 at level 4 st
   bash -c "T_NOROUTE=1 CAIRN_PFS_DIRECT=on scripts/mpirun.sh 8 $T save 2 4 >/dev/null &&
            '$BUILD/cairn' inspect '$(pfs_gen 2)/index' | grep -Eq '^ranks: +8 on 4 nodes, 1 per file\$' &&
            test -z \"\$(ls -d '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB'/node*/gen-* 2>/dev/null)\""
+check "  ... cairn_generations lists both, at level 4 (on the PFS only)" \
+  env T_GEN_LEVELS=4,4 scripts/mpirun.sh 8 "$T" gens 2
 check "  ... every node intact, the restart takes 2 from the PFS, bit-exact" \
   run_grep 'restoring generation 2 from the PFS' env T_NOROUTE=1 scripts/mpirun.sh 8 "$T" restore 2
 check "  ... then generation 3 at level 1 (node-local, as before): the restart takes 3, bit-exact" \
   bash -c "T_NOROUTE=1 CAIRN_PFS_DIRECT=on T_FIRST=3 scripts/mpirun.sh 8 $T save 1 1 >/dev/null &&
            T_NOROUTE=1 scripts/mpirun.sh 8 $T restore 3"
+check "  ... cairn_generations lists 3 at level 1, then 2 and 1 at level 4" \
+  env T_GEN_LEVELS=1,4,4 scripts/mpirun.sh 8 "$T" gens 3
 wipe_nodes 0 1 2 3
+check "  ... every node wiped: cairn_generations still lists 2 and 1, at level 4" \
+  env T_GEN_LEVELS=4,4 scripts/mpirun.sh 8 "$T" gens 2
 check "  ... every node wiped: 2 from the PFS, bit-exact" \
   run_grep 'restoring generation 2 from the PFS' env T_NOROUTE=1 scripts/mpirun.sh 8 "$T" restore 2
 check "  ... the PFS's write bandwidth measured once for the job (pfs.bandwidth 0), level 4's model takes it" \
