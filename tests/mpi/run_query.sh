@@ -98,9 +98,9 @@ check "level 4: save 2 generations to the PFS" run_grep 'PASS save' q8 save 2 4
 check "  ... cairn ls: the label of a PFS generation" \
   run_grep '^ +2 .* complete +gen 2$' "$BUILD/cairn" ls --job "$CAIRN_JOB"
 wipe_nodes 0 1 2 3
-check "  ... every node wiped: the query writes nothing" query_writes_nothing 8 -1 READY 2 4 0 4 0
+check "  ... every node wiped: the query writes nothing; cairn_generations still lists the PFS's 2" query_writes_nothing 8 -1 READY 2 4 0 4 2
 check "  ... READY 2 from level 4, 4 nodes lost; the restart reads it from the PFS, bit-exact, label kept" \
-  run_grep 'restoring generation 2 from the PFS \(level 4\)' q8 query -1 READY 2 4 0 4 0
+  run_grep 'restoring generation 2 from the PFS \(level 4\)' q8 query -1 READY 2 4 0 4 2
 wipe_nodes 0 1 2 3
 check "  ... every node wiped again: restart_var restores one variable from the PFS" \
   run_grep 'PASS var' q8 var 2
