@@ -61,11 +61,6 @@ int ec__mpi_fail(cn_err *err, int mrc, const char *what)
     return cn_fail(err, CAIRN_EMPI, "%s failed: %s", what, s);
 }
 
-
-/*
- * Collective: every member returns the lowest code any member had, with the
- * message of the lowest-ranked member that had it ("member X: ...").
- */
 #define NAP_MAX_NS 250000L /* g->nap: a waiting member's longest nap */
 
 /* Test REQ[0..N-1] until all complete, with naps growing from 1 us. */
@@ -94,6 +89,10 @@ int ec__allreduce(const ring_geo *g, const void *in, void *out, int count, MPI_D
     return mrc != MPI_SUCCESS ? mrc : wait_napping(1, &req, MPI_STATUSES_IGNORE);
 }
 
+/*
+ * Collective: every member returns the lowest code any member had, with the
+ * message of the lowest-ranked member that had it ("member X: ...").
+ */
 int ec__ring_agree(const ring_geo *g, int rc, cn_err *err)
 {
     int rank = 0, global = rc;
