@@ -334,8 +334,16 @@ struct lvl_pfs_file {
     int fd;
     char name[64], tmp[72];
     uint64_t size;
+    uint64_t started;             /* bytes whose writeback was started */
     double bps, t0;               /* throttle: bytes/s (0 = none), start time */
 };
+
+/* Writeback is started every WRITEBACK bytes as the file grows, so that the
+ * device writes while the writer still copies or compresses: left to the
+ * kernel, nothing of a file smaller than the dirty limits (a tenth of memory)
+ * would be written before the commit's sync, which would then wait for all of
+ * it. */
+#define WRITEBACK (8u << 20)
 
 static double now(void)
 {
@@ -368,6 +376,11 @@ int lvl_pfs_append(void *arg, const void *buf, size_t len, cn_err *err)
     lvl_pfs_file *f = arg;
     CN_TRY(cn_pwrite_all(f->fd, buf, len, f->size, f->tmp, err));
     f->size += len;
+    if (f->size - f->started >= WRITEBACK) { /* a failure here is the sync's to report */
+        sync_file_range(f->fd, (off_t)f->started, (off_t)(f->size - f->started),
+                        SYNC_FILE_RANGE_WRITE);
+        f->started = f->size;
+    }
     if (f->bps > 0) { /* not faster than the share: sleep off any lead */
         double lead = (double)f->size / f->bps - (now() - f->t0);
         if (lead > 0) {
