@@ -11,7 +11,10 @@
 #   l1      level 1, synchronous (CAIRN_DAEMON_USE=off), no PFS: the baseline of block;
 #   sync    level 3 + pfs.every = ASYNC_PFS_EVERY, synchronous (CAIRN_DAEMON_USE=off);
 #   async   the same with one cairnd per node (`cairn start`), then `cairn drain` (until the
-#           newest generation is on the PFS) and `cairn stop`.
+#           newest generation is on the PFS) and `cairn stop`; pfs.direct off, so that every
+#           checkpoint goes to the daemons (with it on, the default, where the PFS is on the
+#           node directories' file system as here, every pfs.every-th would go straight to
+#           the PFS: bench l4sync's l4.async.flush).
 # block: time in cairn_checkpoint per checkpoint, the run's total over its checkpoints (the
 # flushing ones count), slowest rank; slowdown: the stencil's time (outside cairn_checkpoint)
 # vs nockpt's; total: the async run's wall (loop + cairn_finalize) plus its drain vs the sync
@@ -74,7 +77,7 @@ bench_async() {
         nockpt) mode=(nockpt 1) extra=() ;;
         l1) mode=(ckpt 1) extra=(CAIRN_DAEMON_USE=off CAIRN_PFS_EVERY=0) ;;
         sync) mode=(ckpt 3) extra=("${pfs[@]}" CAIRN_DAEMON_USE=off) ;;
-        async) mode=(ckpt 3) extra=("${pfs[@]}") ;;
+        async) mode=(ckpt 3) extra=("${pfs[@]}" CAIRN_PFS_DIRECT=off) ;;
       esac
       if [ "$run" = async ]; then
         if "${env[@]}" "${extra[@]}" CAIRN_JOB="$job" "$cli" start --nodes "$np" \

@@ -134,12 +134,16 @@ bench_l4() {
 # same direct write (l4sync_bench --async; the daemons started and stopped here). The ranks
 # compute L4ASYNC_GAP seconds (default 5) before each checkpoint, as an application does
 # between two: the daemons' share of the host over that time (daemon.share) is what their
-# burst spends on the flush (daemon.burst). l4.async.flush.nogap: checkpoints back to back,
-# the daemons at their share alone.
-l4async() { # DIR FS NAME GAP
-  local dir=$1 fs=$2 job=bench-$$-l4async-$2-$4 rc=0
+# burst spends on the flush (daemon.burst). l4.async.flush is the default (pfs.direct on: where
+# the PFS writes as fast as node-local storage, as a tmpfs beside the RAM disk does, the ranks
+# write it straight and its index is there at the return; the time the call blocked is
+# printed beside); l4.async.flush.daemons is the daemons' flush from level 1 (pfs.direct off)
+# on the same file system; .nogap: checkpoints back to back, the daemons at their share alone.
+l4async() { # DIR FS NAME GAP DIRECT
+  local dir=$1 fs=$2 job=bench-$$-l4async-$2-$4-$5 rc=0
   local env=(env CAIRN_PFS_DIR="$dir" CAIRN_RANKS_PER_NODE=1 CAIRN_JOB="$job" CAIRN_LOG_LEVEL=error
-             CAIRN_DAEMON_LAUNCHER="bash scripts/mpirun.sh" OMPI_MCA_mpi_yield_when_idle=1)
+             CAIRN_DAEMON_LAUNCHER="bash scripts/mpirun.sh" OMPI_MCA_mpi_yield_when_idle=1
+             CAIRN_PFS_DIRECT="$5")
   if ! "${env[@]}" "$BUILD/cairn" start --nodes 4 >"$tmp/l4async.out" 2>&1; then
     sed 's/^/# cairn start: /' "$tmp/l4async.out"; failed=1
     "${env[@]}" "$BUILD/cairn" stop --timeout 30 >/dev/null 2>&1
@@ -191,8 +195,9 @@ bench_l4sync() {
         rm -rf "${dir:?}"/*
       done
     done
-    l4async "$dir" "$fs" l4.async.flush "${L4ASYNC_GAP:-5}"
-    l4async "$dir" "$fs" l4.async.flush.nogap 0
+    l4async "$dir" "$fs" l4.async.flush "${L4ASYNC_GAP:-5}" on
+    l4async "$dir" "$fs" l4.async.flush.daemons "${L4ASYNC_GAP:-5}" off
+    l4async "$dir" "$fs" l4.async.flush.daemons.nogap 0 off
     [ -n "$dev" ] && { umount "$mnt"; losetup -d "$dev"; rm -f "$img"; }
     rm -rf "$mnt"; img= dev= mnt=
   done

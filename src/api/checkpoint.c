@@ -330,17 +330,20 @@ static void log_complete(cairn_ctx *ctx, long id, const char *how, const lvl_wri
 }
 
 /* Collective: does this checkpoint at LEVEL go straight to the PFS
- * (levels/pfs/direct.c)? With pfs.direct on, when it goes to the PFS, no
- * cairnd serves the job (it would flush in the background), incr.mode is off
- * (the PFS's increments come from level 1's chain) and no rank routes files
- * or protects a distributed variable (level 1 records them). */
+ * (levels/pfs/direct.c)? With pfs.direct on, when it goes to the PFS,
+ * incr.mode is off (the PFS's increments come from level 1's chain), no rank
+ * routes files or protects a distributed variable (level 1 records them), and
+ * either no cairnd serves the job or the PFS writes at least as fast as
+ * node-local storage (api_pfs_as_fast: then the daemons' flush from level 1
+ * would only write the same bytes a second time, and the checkpoint blocks no
+ * longer going straight). */
 static bool goes_direct(cairn_ctx *ctx, int level)
 {
     if (!ctx->cfg.pfs_direct || !ctx->cfg.pfs_dir[0] || ctx->cfg.incr_mode ||
         !to_pfs(ctx, level))
         return false;
     api_daemon_connect(ctx); /* a daemon started since */
-    if (ctx->async)
+    if (ctx->async && !api_pfs_as_fast(ctx))
         return false;
     int mine = 1, all = 0;
     for (size_t i = 0; i < ctx->nvars; i++)

@@ -212,7 +212,13 @@ const key_def cn_config_keys[] = {
             "PFS (the default: a synchronous level 4 waits for the PFS write anyway, and a "
             "node-local copy beside it would write the data twice). `off`: level 1 (and the "
             "parity or partner copy pfs.parity keeps) first, then the flush from it. With "
-            "cairnd, level 4 always goes by level 1 and the background flush. A checkpoint with routed files or distributed variables "
+            "cairnd serving the job and `on`, a level-4 checkpoint goes straight to the PFS "
+            "only where the PFS writes at least as fast as node-local storage (the job's PFS "
+            "directory on node-local storage's file system, or pfs.bandwidth or a probe of "
+            "16 MiB at least what the same probe of the node directory gives, measured once "
+            "per context): the daemons' flush from level 1 would then write the same bytes "
+            "again; otherwise, and always with `off`, level 1 and the daemons' background "
+            "flush. A checkpoint with routed files or distributed variables "
             "(cairn_protect_block), or of a job with incr.mode on (the PFS takes its "
             "increments from level 1's chain), always goes through level 1"},
     {.section = "pfs", .name = "parity", .env = "CAIRN_PFS_PARITY", .kind = K_ENUM,

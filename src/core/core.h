@@ -113,6 +113,7 @@ struct cairn_ctx {
     double l4_raise_s, l4_pfs_s;  /* rank 0: the last synchronous level 4's seconds for its
                                    * parity (or partner) copy and its PFS copy; 0 none */
     int l4_skipped;               /* synchronous level-4 checkpoints since one kept it */
+    int pfs_as_fast;              /* api_pfs_as_fast's answer: 0 not asked, 1 yes, -1 no */
     char pfs_note[256];           /* set by api_pfs_newest: a PFS generation of another layout */
     int lost_code;                /* restart: CAIRN_ECORRUPT or CAIRN_ELOST when a generation */
     long lost_id, lost_bound;     /* <= lost_bound exists but cannot be used: the newest such */

@@ -253,6 +253,45 @@ check "a daemon of another configuration (erasure.m) is refused: synchronous, wi
 stop
 check "cairn drain and status without daemons: exit 3 with a message" \
   bash -c "'$C' drain 2>&1 | grep -q 'no cairnd serves'; test \${PIPESTATUS[0]} = 3"
+# pfs.direct on with cairnd (issue 31): where the PFS writes at least as fast
+# as node-local storage, a level-4 checkpoint goes straight to it (the daemons'
+# flush would write the same bytes again); where it is slower, level 1 and
+# the daemons' flush. The suite pins pfs.direct off; these checks set it on.
+fresh_pfs daemon-direct
+check "pfs.direct on with cairnd, the PFS on node-local storage's file system: generation 1 at level 4 goes straight to the PFS (its index there at return, a file per rank, nothing node-local)" \
+  bash -c "'$C' start --nodes 4 >/dev/null && CAIRN_PFS_DIRECT=on T_NOROUTE=1 CAIRN_LOG_LEVEL=debug scripts/mpirun.sh 8 $T save 1 4 >'$CAIRN_BASE/direct.out' 2>&1 &&
+           grep -q 'the same device twice' '$CAIRN_BASE/direct.out' &&
+           '$BUILD/cairn' inspect '$(pfs_gen 1)/index' | grep -Eq '^ranks: +8 on 4 nodes, 1 per file\$' &&
+           test -z \"\$(ls -d '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB'/node*/gen-* 2>/dev/null)\""
+check "  ... no daemon was handed it, and none flushed it" \
+  bash -c "daemons_idle && grep -q 'complete at level 4 (pfs, direct)' '$CAIRN_BASE/direct.out' && ! grep -q 'cairnd takes it' '$CAIRN_BASE/direct.out' && ! grep -q 'generation 1 flushed' '$CAIRN_BASE'/cairn-*/'$CAIRN_JOB'/cairnd.log"
+check "  ... generation 2 at level 3 goes to the daemons as before, and they raise it" \
+  bash -c "CAIRN_PFS_DIRECT=on T_NOROUTE=1 T_FIRST=2 CAIRN_LOG_LEVEL=info scripts/mpirun.sh 8 $T save 1 3 >'$CAIRN_BASE/l3.out' 2>&1 && grep -q 'cairnd takes it to level 3' '$CAIRN_BASE/l3.out' && daemons_idle && test \"\$(level_of 2)\" = 3"
+stop
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: generation 1 from the PFS, bit-exact" \
+  run_grep 'restoring generation 1 from the PFS' env T_NOROUTE=1 scripts/mpirun.sh 8 "$T" restore 1
+# A PFS on another file system than node-local storage (a disk under
+# /var/tmp beside the RAM disk), taken as slower (pfs.bandwidth 64 MiB/s):
+# level 1, then the daemons' flush.
+slow_pfs=$(mktemp -d /var/tmp/cairn-pfs.XXXXXX)
+SCRATCH_DIRS+=("$slow_pfs")
+if [ "$(stat -c %d "$slow_pfs")" != "$(stat -c %d "$CAIRN_BASE")" ]; then
+  fresh daemon-direct-slow
+  export CAIRN_PFS_DIR=$slow_pfs CAIRN_PFS_BANDWIDTH=64
+  check "pfs.direct on with cairnd, a PFS slower than node-local storage: generation 1 at level 4 returns at level 1, the daemons flush it" \
+    bash -c "'$C' start --nodes 4 >/dev/null && CAIRN_PFS_DIRECT=on T_NOROUTE=1 CAIRN_LOG_LEVEL=debug scripts/mpirun.sh 8 $T save 1 4 >'$CAIRN_BASE/slow.out' 2>&1 &&
+             grep -q 'the PFS writes 64 MiB/s, node-local storage [0-9]* MiB/s: level 1, then the daemons' '$CAIRN_BASE/slow.out' &&
+             grep -q 'cairnd takes it' '$CAIRN_BASE/slow.out' &&
+             daemons_idle && test -e '$(pfs_gen 1)/index' && test -e '$(gen_dir 0 1)/manifest'"
+  stop
+  wipe_nodes 0 1 2 3
+  check "  ... every node wiped: generation 1 from the PFS, bit-exact" \
+    run_grep 'restoring generation 1 from the PFS' env T_NOROUTE=1 scripts/mpirun.sh 8 "$T" restore 1
+  unset CAIRN_PFS_BANDWIDTH
+else
+  skip "pfs.direct with cairnd and a slower PFS: /var/tmp is on the RAM disk's file system here"
+fi
 source tests/mpi/run_yield.sh
 logs=()
 for d in "${SCRATCH_DIRS[@]}"; do logs+=("$d"/cairn-*/t*-daemon*/cairnd.log "$d"/cairn-*/t*-yield*/cairnd.log); done

@@ -15,13 +15,15 @@
  * node-local storage: a restart takes it from the PFS, and node-local
  * generations (and the increments' parent) stay as they were. Its index has
  * no source fingerprint, so no flush increment takes it as a parent.
- * The caller (src/api/checkpoint.c) decides when this path is taken.
+ * The caller (src/api/checkpoint.c) decides when this path is taken; with
+ * cairnd serving the job it asks api_pfs_as_fast first.
  * Ownership: the states, sums and descriptors live for one call.
  */
 #include "core/core.h"
 #include "levels/pfs/pfs.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* This rank's variables as a state whose members all point at the
@@ -84,4 +86,59 @@ int api_flush_direct(cairn_ctx *ctx, long id, uint64_t *stored)
     if (jobfd >= 0)
         close(jobfd);
     return api_agree_napping(ctx, rc);
+}
+
+/* Rank 0's answer for api_pfs_as_fast: 1 yes, 0 no; *BPS the PFS's figure
+ * when it probed it (else 0). */
+static int as_fast(cairn_ctx *ctx, double *bps)
+{
+    cn_err err = {0};
+    struct stat pfs, local;
+    double local_bps = 0;
+    int jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, true, &err), yes = 0;
+    if (jobfd < 0 || fstat(jobfd, &pfs) != 0 || fstat(ctx->nodefd, &local) != 0)
+        goto out;
+    if (pfs.st_dev == local.st_dev) {
+        cn_debug("level 4 with cairnd: the PFS directory is on node-local storage's file "
+                 "system, so each rank writes it straight (a copy from level 1 would write the "
+                 "same device twice)");
+        yes = 1;
+        goto out;
+    }
+    if (ctx->cfg.pfs_bandwidth > 0)
+        *bps = (double)ctx->cfg.pfs_bandwidth * 1048576.0;
+    else if (lvl_pfs_probe(jobfd, LVL_PFS_PROBE_BYTES, bps, &err) < 0)
+        goto out;
+    if (lvl_pfs_probe(ctx->nodefd, LVL_PFS_PROBE_BYTES, &local_bps, &err) < 0)
+        goto out;
+    yes = *bps >= local_bps;
+    cn_debug("level 4 with cairnd: the PFS writes %.0f MiB/s, node-local storage %.0f MiB/s: "
+             "%s", *bps / 1048576.0, local_bps / 1048576.0,
+             yes ? "each rank writes it straight" : "level 1, then the daemons' flush");
+out:
+    if (err.msg[0])
+        cn_warn("level 4 with cairnd: %s; level 1, then the daemons' flush", err.msg);
+    if (jobfd >= 0)
+        close(jobfd);
+    if (ctx->cfg.pfs_bandwidth > 0)
+        *bps = 0; /* the codec model takes the setting; nothing probed */
+    return yes;
+}
+
+bool api_pfs_as_fast(cairn_ctx *ctx)
+{
+    if (ctx->pfs_as_fast == 0) {
+        double fig[2] = {-1, -1}, best[2] = {-1, -1}; /* rank 0's answer and its probe */
+        if (ctx->rank == 0) {
+            double bps = 0;
+            fig[0] = as_fast(ctx, &bps);
+            fig[1] = bps > 0 ? bps : -1;
+        }
+        if (api_allreduce_napping(fig, best, 2, MPI_DOUBLE, MPI_MAX, ctx->comm) != 0)
+            best[0] = 0;
+        ctx->pfs_as_fast = best[0] > 0 ? 1 : -1;
+        if (best[1] > 0 && ctx->pfs_probed == 0)
+            ctx->pfs_probed = best[1]; /* the codec model takes the same figure */
+    }
+    return ctx->pfs_as_fast > 0;
 }

@@ -457,6 +457,13 @@ int api_flush_full(cairn_ctx *ctx, long id);
  * ID's variables of every rank written to the PFS, a file per rank, the index
  * last; nothing on node-local storage. *STORED: all files' bytes on rank 0. */
 int api_flush_direct(cairn_ctx *ctx, long id, uint64_t *stored);
+/* Collective, answered once per context (ctx->pfs_as_fast): does the PFS
+ * write at least as fast as node-local storage, so that a level-4 checkpoint
+ * goes straight to it even with cairnd serving the job? Yes when the job's
+ * PFS directory is on node-local storage's file system; else when the PFS's
+ * bytes/s (pfs.bandwidth, or probed) are at least node-local storage's, both
+ * probed alike by rank 0 (probe.c). A probe that fails answers no. */
+bool api_pfs_as_fast(cairn_ctx *ctx);
 /* Collective over the node leaders (LEADERS) or every rank: generation ID's
  * PFS directory made fresh by the first of them (never over another rank
  * count's generation; a damaged one set aside), then opened by the others; with
