@@ -7,7 +7,9 @@
 # rank runs ASYNC_ITERS iterations of ASYNC_PASSES passes of a 1-D stencil over ASYNC_SIZE MiB of
 # doubles (~0.2 s per iteration for 4 ranks on 2 cores) and checkpoints after each. Per
 # repetition, each run its own job (async-r<rep>-<run>) on a fresh base and PFS directory:
-#   nockpt  no cairn at all: the baseline of slowdown and total;
+#   nockpt  no cairn at all: the baseline of slowdown and total, run first and again last
+#           (nockpt2): the baseline is the mean of the two, since on a shared host the same
+#           run moves by 10% from one launch to the next (async.nockpt.again says by how much);
 #   l1      level 1, synchronous (CAIRN_DAEMON_USE=off), no PFS: the baseline of block;
 #   sync    level 3 + pfs.every = ASYNC_PFS_EVERY, synchronous (CAIRN_DAEMON_USE=off);
 #   async   the same with one cairnd per node (`cairn start`), then `cairn drain` (until the
@@ -34,6 +36,8 @@
 # result_field FILE KEY: KEY=VALUE of async_bench's `result` line; lag_field: of its `lag` line.
 result_field() { sed -n "s/^result .*\<$2=\([^ ]*\).*/\1/p" "$1"; }
 lag_field() { sed -n "s/^lag .*\<$2=\([^ ]*\).*/\1/p" "$1"; }
+# mean2 A B: the mean of two decimals.
+mean2() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f", (a + b) / 2}'; }
 
 bench_async() {
   local bin=$BUILD/bench/async_bench cli=$BUILD/cairn
@@ -59,7 +63,7 @@ bench_async() {
   local args=("$iters" "$size" "$passes") want=$iters live="" drain=0
   local pids i run job rc n p t0
   local -a mode extra c_no w_no b_l1 c_sync b_sync c_async b_async total r_b r_sb r_s r_ss r_t
-  local -a w_sync r_st n3 n4 r_n3 r_n4 lg3 lg4 ls3 ls4 r_lg3 r_lg4 r_ls3 r_ls4
+  local -a c_no2 r_no2 w_sync r_st n3 n4 r_n3 r_n4 lg3 lg4 ls3 ls4 r_lg3 r_lg4 r_ls3 r_ls4
   local owed=$((iters / every)) log raised flushed
   echo "# async: $np ranks on $np emulated nodes sharing $(nproc) core(s) with $np daemons;" \
     "$size MiB per rank, $iters iterations of $passes stencil passes, a checkpoint after each;" \
@@ -70,11 +74,11 @@ bench_async() {
   trap '[ -n "$live" ] && "${env[@]}" "$cli" stop --job "$live" --timeout 30 >/dev/null 2>&1
         exit 130' INT TERM
   for ((i = 1; i <= reps; i++)); do
-    for run in nockpt l1 sync async; do
+    for run in nockpt l1 sync async nockpt2; do
       job=async-r$i-$run
       rc=0
       case $run in
-        nockpt) mode=(nockpt 1) extra=() ;;
+        nockpt | nockpt2) mode=(nockpt 1) extra=() ;;
         l1) mode=(ckpt 1) extra=(CAIRN_DAEMON_USE=off CAIRN_PFS_EVERY=0) ;;
         sync) mode=(ckpt 3) extra=("${pfs[@]}" CAIRN_DAEMON_USE=off) ;;
         async) mode=(ckpt 3) extra=("${pfs[@]}" CAIRN_PFS_DIRECT=off) ;;
@@ -121,7 +125,13 @@ bench_async() {
       if [ "$rc" -eq 0 ] && [ -z "$(result_field "$dir/$run.out" compute)" ]; then
         rc=1
       fi
-      if [ "$rc" -eq 0 ] && [ "$run" != nockpt ]; then
+      if [ "$rc" -eq 0 ] && [ "$run" = nockpt2 ] &&
+         [ "$(result_field "$dir/nockpt2.out" sum)" != "$(result_field "$dir/nockpt.out" sum)" ]
+      then
+        echo "# FAILED: nockpt computed another array the second time (checksum differs)"
+        rc=1
+      fi
+      if [ "$rc" -eq 0 ] && [ "${run#nockpt}" = "$run" ]; then
         n=$(grep -c 'cairnd takes it' "$dir/$run.err")
         if [ "$run" = async ] && [ "$n" -ne "$want" ]; then
           echo "# FAILED: the async run handed $n of $want checkpoints to cairnd (rank 0 logs each)"
@@ -148,8 +158,10 @@ bench_async() {
         return
       fi
     done
-    c_no+=("$(result_field "$dir/nockpt.out" compute)")
-    w_no+=("$(result_field "$dir/nockpt.out" wall)")
+    c_no+=("$(mean2 "$(result_field "$dir/nockpt.out" compute)" "$(result_field "$dir/nockpt2.out" compute)")")
+    w_no+=("$(mean2 "$(result_field "$dir/nockpt.out" wall)" "$(result_field "$dir/nockpt2.out" wall)")")
+    c_no2+=("$(result_field "$dir/nockpt2.out" compute)")
+    r_no2+=("$(div "$(result_field "$dir/nockpt2.out" compute)" "$(result_field "$dir/nockpt.out" compute)")")
     b_l1+=("$(result_field "$dir/l1.out" blocked_mean)")
     c_sync+=("$(result_field "$dir/sync.out" compute)")
     b_sync+=("$(result_field "$dir/sync.out" blocked_mean)")
@@ -170,7 +182,7 @@ bench_async() {
     r_s+=("$(div "${c_async[-1]}" "${c_no[-1]}")")
     r_ss+=("$(div "${c_sync[-1]}" "${c_no[-1]}")")
     r_t+=("$(div "${total[-1]}" "${w_sync[-1]}")")
-    echo "# rep $i: compute nockpt ${c_no[-1]} s, sync ${c_sync[-1]} s, async ${c_async[-1]} s;" \
+    echo "# rep $i: compute nockpt ${c_no[-1]} s (mean of $(result_field "$dir/nockpt.out" compute) and ${c_no2[-1]}), sync ${c_sync[-1]} s, async ${c_async[-1]} s;" \
       "blocked per checkpoint l1 ${b_l1[-1]} s, sync ${b_sync[-1]} s, async ${b_async[-1]} s" \
       "(median checkpoint: $(result_field "$dir/l1.out" blocked_median)," \
       "$(result_field "$dir/sync.out" blocked_median)," \
@@ -196,6 +208,8 @@ bench_async() {
     "$(median_of "${b_async[@]}")" "$(median_of "${r_b[@]}")"
   printf 'bench: async.slowdown %.4f s ratio=%.2f vs nockpt\n' \
     "$(median_of "${c_async[@]}")" "$(median_of "${r_s[@]}")"
+  printf 'bench: async.nockpt.again %.4f s ratio=%.2f vs nockpt\n' \
+    "$(median_of "${c_no2[@]}")" "$(median_of "${r_no2[@]}")"
   printf 'bench: async.sync.block %.4f s ratio=%.2f vs l1\n' \
     "$(median_of "${b_sync[@]}")" "$(median_of "${r_sb[@]}")"
   printf 'bench: async.sync.slowdown %.4f s ratio=%.2f vs nockpt\n' \
