@@ -25,6 +25,8 @@
  *                only its changes: an increment on the PFS;
  *   fetch.c      ... the states' way to their aggregators, overlapped;
  *   flushnode.c  the epilog's flush from one node, no MPI calls.
+ *   direct.c     level 4 straight from memory, a file per rank (pfs.direct);
+ *   probe.c      the PFS's write bandwidth, measured (no MPI).
  *   pfsrestore.c level 4 back: each rank's share of a PFS generation read
  *                straight into protected memory (cairn_restart);
  *   stagein.c    ... or split back into node-local rank files (a restart of
@@ -362,14 +364,13 @@ int lvl_pfs_probe(int dirfd, uint64_t bytes, double *bps, cn_err *err);
 int lvl_pfs_open(const char *pfs_dir, const char *job, bool create, cn_err *err);
 /* Read and decode generation ID's index under JOBFD (CAIRN_ENOENT: none yet). */
 int lvl_pfs_index(int jobfd, long id, cn_pindex *x, cn_err *err);
-/* The chain below X (an index read under JOBFD): the index of every link X
- * needs, its parent down to its full base, oldest (the base) first, in a
- * malloc'd *LINKS of *N (none for a full X; lvl_pfs_links_free). The one walk
- * of a PFS chain in cairn: restart, flush, query, verify and the prolog's
- * stage-in all go through it. Every link must hold together with X: the same
- * job, rank count and base, generations going down, the last one X's base.
- * CAIRN_ECORRUPT names the first link that does not ("its link G is missing
- * (...)", "... damaged (...)", "... does not continue its chain ..."). */
+/* The chain below X (an index read under JOBFD): the index of every link X needs, its parent down
+ * to its full base, oldest (the base) first, in a malloc'd *LINKS of *N (none for a full X;
+ * lvl_pfs_links_free). The one walk of a PFS chain in cairn: restart, flush, query, verify and the
+ * prolog's stage-in all go through it. Every link must hold together with X: the same job, rank
+ * count and base, generations going down, the last one X's base. CAIRN_ECORRUPT names the first
+ * link that does not ("its link G is missing (...)", "... damaged (...)", "... does not continue
+ * its chain ..."). */
 int lvl_pfs_links(int jobfd, const cn_pindex *x, cn_pindex **links, int *n, cn_err *err);
 void lvl_pfs_links_free(cn_pindex *links, int n);
 /* Generation ID and the links of its chain (lvl_pfs_links), ID first, down
@@ -391,23 +392,20 @@ long lvl_pfs_newest(int jobfd, const char *job, long bound, uint32_t nranks, cn_
  * generations above NEWEST are an abandoned timeline: set aside
  * (cn_set_aside), or with REMOVE removed. Returns how many. */
 int lvl_pfs_abandon(int jobfd, const char *job, uint32_t nranks, long newest, bool remove);
-/* After a flush by a run of NRANKS ranks whose newest generation is NEWEST:
- * keep the KEEP newest complete generations of JOB and NRANKS up to NEWEST,
- * remove the older ones and older directories without an index; those above
- * NEWEST only with ABANDONED. Never another rank count's, nor a damaged index,
- * nor a link of the chain of a generation that stays. Removing is renaming to
+/* After a flush by a run of NRANKS ranks whose newest generation is NEWEST: keep the KEEP newest
+ * complete generations of JOB and NRANKS up to NEWEST, remove the older ones and older directories
+ * without an index; those above NEWEST only with ABANDONED. Never another rank count's, nor a
+ * damaged index, nor a link of the chain of a generation that stays. Removing is renaming to
  * CN_TRASH_PREFIX (the caller empties the trash, in the background). */
 void lvl_pfs_prune(int jobfd, const char *job, uint32_t nranks, long newest, int keep,
                    bool abandoned);
-/* A generation written node by node without MPI (pfs_stage.c): the part
- * <job>/.part-gen-<ID>/ opened (created, durable). Each node writes its ranks'
- * files there (lvl_pfs_create, group 1), then its record (atomic). Commit:
- * after node ME's record, if all NNODES records are there and no live claim,
- * claim, check every record and file, write the index, rename the part to
- * gen-<ID> and sync the job directory; *OUT gets the index (cn_pindex_free)
- * when this node committed. 1: ID is complete on the PFS (by this node: OUT
- * set; or another); 0: not yet, WHY says what is missing; < 0 failed (the
- * claim withdrawn). Prune: parts of generations <= NEWEST are removed. */
+/* A generation written node by node without MPI (pfs_stage.c): the part <job>/.part-gen-<ID>/
+ * opened (created, durable). Each node writes its ranks' files there (lvl_pfs_create, group 1),
+ * then its record (atomic). Commit: after node ME's record, if all NNODES records are there and no
+ * live claim, claim, check every record and file, write the index, rename the part to gen-<ID> and
+ * sync the job directory; *OUT gets the index (cn_pindex_free) when this node committed.
+ * 1: ID is complete on the PFS (by this node: OUT set; or another); 0: not yet, WHY says what
+ * is missing; < 0 failed (the claim withdrawn). Prune: parts of generations <= NEWEST are removed. */
 int lvl_pfs_stage_open(int jobfd, long id, cn_err *err);
 int lvl_pfs_stage_record(int stagefd, const cn_pnode *rec, cn_err *err);
 int lvl_pfs_stage_commit(int jobfd, long id, const char *job, uint32_t me, uint32_t nnodes,
@@ -430,14 +428,12 @@ int lvl_pfs_map_part(int genfd, const char *name, const cn_pfile *pf, const uint
                      cn_err *err);
 void lvl_pfs_unmap(const uint8_t *map, const cn_pfile *pf);
 
-
 /* ---- the collective half (flush*.c, fetch.c, pfs*.c, stagein.c) ---------- */
 
 struct api_chain;
 struct api_gen;
 
-/*
- * Level 4 (flush.c, stagein.c). api_flush is collective: generation ID,
+/* Level 4 (flush.c, stagein.c). api_flush is collective: generation ID,
  * complete on node-local storage, to the PFS (node leaders do the work).
  * api_pfs_newest: the newest complete PFS generation <= BOUND of this job
  * and rank count, or -1 (collective; the first rank reads, *RC gets MPI
@@ -447,8 +443,7 @@ struct api_gen;
  * copy staged on node-local storage by cairn-prolog
  * (<node>/stage/cairn-<uid>/<job>) is read first.
  * api_stage_in: collective, PFS generation ID (of ctx->pfs_job) back onto
- * node-local storage as a full level-1 generation of this job.
- */
+ * node-local storage as a full level-1 generation of this job. */
 int api_flush(cairn_ctx *ctx, long id);
 /* As api_flush, always full (bench/l4_bench.c: an increment against the same
  * generation flushed full). */
@@ -457,12 +452,9 @@ int api_flush_full(cairn_ctx *ctx, long id);
  * ID's variables of every rank written to the PFS, a file per rank, the index
  * last; nothing on node-local storage. *STORED: all files' bytes on rank 0. */
 int api_flush_direct(cairn_ctx *ctx, long id, uint64_t *stored);
-/* Collective, answered once per context (ctx->pfs_as_fast): does the PFS
- * write at least as fast as node-local storage, so that a level-4 checkpoint
- * goes straight to it even with cairnd serving the job? Yes when the job's
- * PFS directory is on node-local storage's file system; else when the PFS's
- * bytes/s (pfs.bandwidth, or probed) are at least node-local storage's, both
- * probed alike by rank 0 (probe.c). A probe that fails answers no. */
+/* Collective, once per context (ctx->pfs_as_fast): does the PFS write at least as fast as
+ * node-local storage (the same file system, or pfs.bandwidth or the probe at least the node
+ * directory's), so that level 4 goes straight to it even with cairnd (direct.c)? */
 bool api_pfs_as_fast(cairn_ctx *ctx);
 /* Collective over the node leaders (LEADERS) or every rank: generation ID's
  * PFS directory made fresh by the first of them (never over another rank
