@@ -88,13 +88,13 @@ int api_flush_direct(cairn_ctx *ctx, long id, uint64_t *stored)
     return api_agree_napping(ctx, rc);
 }
 
-/* Rank 0's answer for api_pfs_as_fast: 1 yes, 0 no; *BPS the PFS's figure
- * when it probed it (else 0). */
-static int as_fast(cairn_ctx *ctx, double *bps)
+/* Rank 0's answer for api_pfs_as_fast: 1 yes, 0 no; *PROBED the PFS's figure
+ * when it probed it (else left 0). */
+static int as_fast(cairn_ctx *ctx, double *probed)
 {
     cn_err err = {0};
     struct stat pfs, local;
-    double local_bps = 0;
+    double bps = (double)ctx->cfg.pfs_bandwidth * 1048576.0, local_bps = 0;
     int jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, true, &err), yes = 0;
     if (jobfd < 0 || fstat(jobfd, &pfs) != 0 || fstat(ctx->nodefd, &local) != 0)
         goto out;
@@ -105,23 +105,21 @@ static int as_fast(cairn_ctx *ctx, double *bps)
         yes = 1;
         goto out;
     }
-    if (ctx->cfg.pfs_bandwidth > 0)
-        *bps = (double)ctx->cfg.pfs_bandwidth * 1048576.0;
-    else if (lvl_pfs_probe(jobfd, LVL_PFS_PROBE_BYTES, bps, &err) < 0)
+    if (bps <= 0 && lvl_pfs_probe(jobfd, LVL_PFS_PROBE_BYTES, &bps, &err) < 0)
         goto out;
+    if (ctx->cfg.pfs_bandwidth == 0)
+        *probed = bps;
     if (lvl_pfs_probe(ctx->nodefd, LVL_PFS_PROBE_BYTES, &local_bps, &err) < 0)
         goto out;
-    yes = *bps >= local_bps;
+    yes = bps >= local_bps;
     cn_debug("level 4 with cairnd: the PFS writes %.0f MiB/s, node-local storage %.0f MiB/s: "
-             "%s", *bps / 1048576.0, local_bps / 1048576.0,
+             "%s", bps / 1048576.0, local_bps / 1048576.0,
              yes ? "each rank writes it straight" : "level 1, then the daemons' flush");
 out:
     if (err.msg[0])
         cn_warn("level 4 with cairnd: %s; level 1, then the daemons' flush", err.msg);
     if (jobfd >= 0)
         close(jobfd);
-    if (ctx->cfg.pfs_bandwidth > 0)
-        *bps = 0; /* the codec model takes the setting; nothing probed */
     return yes;
 }
 
