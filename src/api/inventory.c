@@ -58,11 +58,14 @@ CAIRN_EXPORT int cairn_generations(cairn_ctx *ctx, cairn_gen_info *info, int max
         cn_err ignored = {0};
         pfsfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &ignored);
     }
+    pfs_gen p = {.id = -1};
+    bool fetch = true; /* P is used up (or not read yet): read the PFS below BOUND */
     for (long bound = 0x7fffffffffffffffL; rc == 0;) {
         long id = api_common_below(ctx, g, n, bound, &rc);
-        pfs_gen p;
-        if (rc < 0 || (rc = pfs_below(ctx, pfsfd, bound, &p)) < 0 || (id < 0 && p.id < 0))
+        if (rc < 0 || (fetch && (rc = pfs_below(ctx, pfsfd, bound, &p)) < 0) ||
+            (id < 0 && p.id < 0))
             break;
+        fetch = p.id >= id; /* listed now; else still the PFS's newest below the next bound */
         cairn_gen_info *out = found < max ? &info[found] : NULL;
         if (p.id > id && out) { /* on the PFS alone: its index says it all */
             *out = (cairn_gen_info){.id = p.id, .level = CAIRN_LEVEL_PFS, .nranks = ctx->nranks,
