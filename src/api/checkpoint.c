@@ -52,6 +52,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +85,8 @@ static void prune(cairn_ctx *ctx, long id, int what)
     }
 }
 
-/* Local argument checks, then make sure all ranks asked for the same thing. */
+/* Collective: local argument checks, then make sure all ranks asked for the
+ * same thing; rank 0's label becomes the generation's (ctx->gen_label). */
 static int check_args(cairn_ctx *ctx, long id, int level)
 {
     cn_err *err = &ctx->err;
@@ -96,15 +98,27 @@ static int check_args(cairn_ctx *ctx, long id, int level)
                      ctx->last_id);
     else
         rc = api_level_usable(ctx, level, err);
-    CN_TRY(api_agree(ctx, rc));
-    long mine[2] = {id, level}, lo[2], hi[2];
-    if (MPI_Allreduce(mine, lo, 2, MPI_LONG, MPI_MIN, ctx->comm) != MPI_SUCCESS ||
-        MPI_Allreduce(mine, hi, 2, MPI_LONG, MPI_MAX, ctx->comm) != MPI_SUCCESS)
+    /* One MPI_Allreduce (MIN) for the common case: the failures, the id and
+     * level and their negations (the maxima), then rank 0's label in words
+     * (every other rank gives the largest word). */
+    enum { LW = (sizeof ctx->label + sizeof(long) - 1) / sizeof(long), N = 5 + LW };
+    long in[N], out[N];
+    in[0] = rc, in[1] = rc ? 0 : id, in[2] = rc ? 0 : -id, in[3] = level, in[4] = -(long)level;
+    for (int i = 5; i < N; i++)
+        in[i] = ctx->rank == 0 ? 0 : LONG_MAX;
+    if (ctx->rank == 0)
+        memcpy(&in[5], ctx->label, sizeof ctx->label);
+    if (MPI_Allreduce(in, out, N, MPI_LONG, MPI_MIN, ctx->comm) != MPI_SUCCESS)
         return api_agree(ctx, cn_fail(err, CAIRN_EMPI, "MPI_Allreduce failed"));
-    if (lo[0] != hi[0] || lo[1] != hi[1])
-        rc = cn_fail(err, CAIRN_EINVAL, "ranks disagree: ids %ld..%ld, levels %ld..%ld", lo[0],
-                     hi[0], lo[1], hi[1]);
-    return api_agree(ctx, rc);
+    if (out[0] < 0) /* every rank knows: the failing one's message to all */
+        return api_agree(ctx, rc);
+    if (out[1] != -out[2] || out[3] != -out[4])
+        return api_agree(ctx, cn_fail(err, CAIRN_EINVAL,
+                                      "ranks disagree: ids %ld..%ld, levels %ld..%ld", out[1],
+                                      -out[2], out[3], -out[4]));
+    memcpy(ctx->gen_label, &out[5], sizeof ctx->gen_label);
+    ctx->gen_label[sizeof ctx->gen_label - 1] = '\0';
+    return 0;
 }
 
 /* Map routed files read-only so they are written like variables. */
@@ -260,15 +274,38 @@ static int write_manifest(cairn_ctx *ctx, long id, int target, uint32_t flags,
     return rc;
 }
 
+/* Does pfs.direct apply to a checkpoint at LEVEL as configured: on, to the
+ * PFS, incr.mode off (the PFS's increments come from level 1's chain)? */
+static bool direct_wanted(const cairn_ctx *ctx, int level)
+{
+    return ctx->cfg.pfs_direct && ctx->cfg.pfs_dir[0] && !ctx->cfg.incr_mode &&
+           to_pfs(ctx, level);
+}
+
+/* What the ranks learn from the reduction a generation begins with. */
+typedef struct begun {
+    bool again;  /* generations at or above the id exist (hold_if_back) */
+    bool direct; /* no rank rules out a straight level 4 (goes_direct) */
+    bool made;   /* rank 0 made the id's PFS directory (api_pfs_gen_try) */
+} begun;
+
 /* Collective: are there generations at or above ID on some node or on the
  * PFS (the job went back: a restart from an older generation, a new run)?
  * Then they are set aside (write_generation), and cairnd may
  * have them queued or be at work on them: every node leader holds its daemons
  * (api_daemon_hold) for the rest of this checkpoint, which replaces ID and
- * may prune those. *AGAIN says so. */
-static int hold_if_back(cairn_ctx *ctx, long id, bool *again)
+ * may prune those. B->again says so. The same reduction answers whether a
+ * rank rules out a straight write at LEVEL (routed files or distributed
+ * variables, which level 1 records; rank 0 without memory to gather the
+ * files), and whether rank 0, having seen no generation at or above ID, made
+ * ID's PFS directory for one (B->made: then no rank waits for it again). */
+static int hold_if_back(cairn_ctx *ctx, long id, int level, begun *b)
 {
-    int mine = 0, any = 0;
+    int mine = 0, nodirect = 0, made = 0;
+    for (size_t i = 0; i < ctx->nvars; i++)
+        nodirect |= ctx->vars[i].kind != CN_KIND_VAR || ctx->vars[i].dist != API_DIST_NONE;
+    if (ctx->rank == 0 && !nodirect && direct_wanted(ctx, level))
+        nodirect = !api_pfs_direct_ready(ctx);
     if (ctx->node_rank == 0) {
         long *ids = NULL;
         int n = 0;
@@ -285,11 +322,17 @@ static int hold_if_back(cairn_ctx *ctx, long id, bool *again)
         free(ids);
         if (jobfd >= 0)
             close(jobfd);
+        if (ctx->rank == 0 && !mine && !nodirect && direct_wanted(ctx, level) &&
+            (!ctx->async || ctx->pfs_as_fast > 0))
+            made = api_pfs_gen_try(ctx, id);
     }
-    if (MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, ctx->comm) != MPI_SUCCESS)
+    int in[3] = {mine, nodirect, made}, any[3];
+    if (MPI_Allreduce(in, any, 3, MPI_INT, MPI_MAX, ctx->comm) != MPI_SUCCESS)
         return api_agree(ctx, cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Allreduce failed"));
-    *again = any;
-    return api_agree_napping(ctx, any && ctx->node_rank == 0 ? api_daemon_hold(ctx) : 0);
+    *b = (begun){.again = any[0], .direct = !any[1], .made = any[2]};
+    if (!b->again) /* nothing held: every rank knows it already */
+        return 0;
+    return api_agree_napping(ctx, ctx->node_rank == 0 ? api_daemon_hold(ctx) : 0);
 }
 
 /* Collective: every manifest of generation ID (at LEVEL) gets the seconds
@@ -330,34 +373,27 @@ static void log_complete(cairn_ctx *ctx, long id, const char *how, const lvl_wri
 }
 
 /* Collective: does this checkpoint at LEVEL go straight to the PFS
- * (levels/pfs/direct.c)? With pfs.direct on, when it goes to the PFS,
- * incr.mode is off (the PFS's increments come from level 1's chain), no rank
- * routes files or protects a distributed variable (level 1 records them), and
- * either no cairnd serves the job or the PFS writes at least as fast as
- * node-local storage (api_pfs_as_fast: then the daemons' flush from level 1
- * would only write the same bytes a second time, and the checkpoint blocks no
- * longer going straight). */
-static bool goes_direct(cairn_ctx *ctx, int level)
+ * (levels/pfs/direct.c)? When direct_wanted, no rank rules it out (DIRECT,
+ * from hold_if_back's reduction), and either no cairnd serves the job or the
+ * PFS writes at least as fast as node-local storage (api_pfs_as_fast: then
+ * the daemons' flush from level 1 would only write the same bytes a second
+ * time, and the checkpoint blocks no longer going straight). */
+static bool goes_direct(cairn_ctx *ctx, int level, bool direct)
 {
-    if (!ctx->cfg.pfs_direct || !ctx->cfg.pfs_dir[0] || ctx->cfg.incr_mode ||
-        !to_pfs(ctx, level))
+    if (!direct || !direct_wanted(ctx, level))
         return false;
     api_daemon_connect(ctx); /* a daemon started since */
-    if (ctx->async && !api_pfs_as_fast(ctx))
-        return false;
-    int mine = 1, all = 0;
-    for (size_t i = 0; i < ctx->nvars; i++)
-        mine &= ctx->vars[i].kind == CN_KIND_VAR && ctx->vars[i].dist == API_DIST_NONE;
-    return MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, ctx->comm) == MPI_SUCCESS && all;
+    return !ctx->async || api_pfs_as_fast(ctx);
 }
 
-/* Generation ID straight to the PFS (goes_direct); *REACHED as below. */
-static int write_direct(cairn_ctx *ctx, long id, int *reached, double t0)
+/* Generation ID straight to the PFS (goes_direct; MADE: its directory is
+ * there); *REACHED as below. */
+static int write_direct(cairn_ctx *ctx, long id, bool made, int *reached, double t0)
 {
     for (size_t i = 0; i < ctx->nvars; i++)
         ctx->vars[i].hint = -1; /* a hint is for one checkpoint; none diffs against this one */
     uint64_t stored = 0; /* the job's, on rank 0 */
-    CN_TRY(api_flush_direct(ctx, id, &stored));
+    CN_TRY(api_flush_direct(ctx, id, made, &stored));
     ctx->last_id = id;
     *reached = CAIRN_LEVEL_PFS;
     if (ctx->rank == 0)
@@ -400,13 +436,15 @@ static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
     char gen[64], gen_path[4500];
     cn_gen_dirname(gen, sizeof gen, id);
     snprintf(gen_path, sizeof gen_path, "%s/%s", ctx->node_path, gen);
-    bool again = false;
-    int rc = hold_if_back(ctx, id, &again);
-    if (rc == 0 && !again && goes_direct(ctx, level)) /* a rewrite of an id goes by level 1 */
-        return write_direct(ctx, id, reached, t0);
+    begun b = {0};
+    int rc = hold_if_back(ctx, id, level, &b);
+    if (rc == 0 && !b.again && goes_direct(ctx, level, b.direct)) /* a rewrite goes by level 1 */
+        return write_direct(ctx, id, b.made, reached, t0);
+    if (b.made && ctx->rank == 0) /* by level 1 after all */
+        api_pfs_gen_drop(ctx, id);
     if (rc == 0 && ctx->node_rank == 0) /* never over another layout's generation (manifest.c) */
         rc = api_may_replace(ctx, id);
-    if (rc == 0 && ctx->node_rank == 0 && again) /* ID and newer ones exist: set them aside */
+    if (rc == 0 && ctx->node_rank == 0 && b.again) /* ID and newer ones exist: set them aside */
         prune(ctx, id, API_PRUNE_NEWER | API_PRUNE_AT);
     if (rc == 0 && ctx->node_rank == 0) /* rewriting an id invalidates the old generation first */
         rc = cn_rmtree_at(ctx->nodefd, gen, &ctx->err);
@@ -451,7 +489,7 @@ static int write_generation(cairn_ctx *ctx, long id, int level, int *reached)
     if (ctx->async && api_daemon_gen(ctx, id, local, to_pfs(ctx, level)) == 0) {
         api_incr_commit(ctx, &plan, id, local); /* cairnd raises in order, parents first */
         api_plan_free(&plan);
-        if (ctx->node_rank == 0 && again) /* held: nothing newer otherwise */
+        if (ctx->node_rank == 0 && b.again) /* held: nothing newer otherwise */
             prune(ctx, id, API_PRUNE_NEWER);
         *reached = to_pfs(ctx, level) ? CAIRN_LEVEL_PFS : level;
         char how[64];
@@ -507,11 +545,8 @@ CAIRN_EXPORT int cairn_checkpoint(cairn_ctx *ctx, long id, int level)
     CN_TRY(check_args(ctx, id, level)); /* refused: the routes and the label stay */
     ctx->ckpt_t0 = MPI_Wtime();
     ctx->timing = true;
-    memcpy(ctx->gen_label, ctx->label, sizeof ctx->gen_label);
     int reached = 0;
-    int rc = MPI_Bcast(ctx->gen_label, sizeof ctx->gen_label, MPI_CHAR, 0, ctx->comm);
-    rc = rc == MPI_SUCCESS ? write_generation(ctx, id, level, &reached)
-                           : api_agree(ctx, cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Bcast failed"));
+    int rc = write_generation(ctx, id, level, &reached);
     ctx->timing = false;
     ctx->label[0] = '\0'; /* a label is for one checkpoint, as a route */
     if (reached)

@@ -114,6 +114,8 @@ struct cairn_ctx {
                                    * parity (or partner) copy and its PFS copy; 0 none */
     int l4_skipped;               /* synchronous level-4 checkpoints since one kept it */
     int pfs_as_fast;              /* api_pfs_as_fast's answer: 0 not asked, 1 yes, -1 no */
+    uint64_t *pfs_files;          /* rank 0: a straight level 4's files, 4 words a rank
+                                   * (levels/pfs/direct.c), once needed */
     char pfs_note[256];           /* set by api_pfs_newest: a PFS generation of another layout */
     int lost_code;                /* restart: CAIRN_ECORRUPT or CAIRN_ELOST when a generation */
     long lost_id, lost_bound;     /* <= lost_bound exists but cannot be used: the newest such */
@@ -159,6 +161,9 @@ int api_agree_napping(cairn_ctx *ctx, int rc);
  */
 int api_allreduce_napping(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op,
                           MPI_Comm comm);
+/* The same for MPI_Gather of COUNT values of every rank to ROOT. */
+int api_gather_napping(const void *in, void *out, int count, MPI_Datatype type, int root,
+                       MPI_Comm comm);
 /* MPI_Allreduce, napping where the cores are shared (as api_agree). */
 int api_allreduce_shared(const cairn_ctx *ctx, const void *in, void *out, int count,
                          MPI_Datatype type, MPI_Op op, MPI_Comm comm);

@@ -41,20 +41,35 @@ int api_echo(cairn_ctx *ctx, int code, const char *fmt, ...)
     return code;
 }
 
+/* REQ tested until it completes, with naps growing from 1 us. */
+static int wait_napping(MPI_Request *req)
+{
+    for (long ns = 1000;; ns = ns < NAP_MAX_NS / 2 ? 2 * ns : NAP_MAX_NS) {
+        int done = 0;
+        if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return CAIRN_EMPI;
+        if (done)
+            return 0;
+        nanosleep(&(struct timespec){.tv_nsec = ns}, NULL);
+    }
+}
+
 int api_allreduce_napping(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op,
                           MPI_Comm comm)
 {
     MPI_Request req;
     if (MPI_Iallreduce(in, out, count, type, op, comm, &req) != MPI_SUCCESS)
         return CAIRN_EMPI;
-    for (long ns = 1000;; ns = ns < NAP_MAX_NS / 2 ? 2 * ns : NAP_MAX_NS) {
-        int done = 0;
-        if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            return CAIRN_EMPI;
-        if (done)
-            return 0;
-        nanosleep(&(struct timespec){.tv_nsec = ns}, NULL);
-    }
+    return wait_napping(&req);
+}
+
+int api_gather_napping(const void *in, void *out, int count, MPI_Datatype type, int root,
+                       MPI_Comm comm)
+{
+    MPI_Request req;
+    if (MPI_Igather(in, count, type, out, count, type, root, comm, &req) != MPI_SUCCESS)
+        return CAIRN_EMPI;
+    return wait_napping(&req);
 }
 
 int api_allreduce_shared(const cairn_ctx *ctx, const void *in, void *out, int count,
@@ -322,5 +337,6 @@ void api_ctx_release(cairn_ctx *ctx)
         MPI_Comm_free(&ctx->comm);
     free(ctx->rank_node);
     free(ctx->vars);
+    free(ctx->pfs_files);
     free(ctx);
 }

@@ -321,6 +321,19 @@ fresh_pfs pfs-direct-routed
 check "pfs.direct on, but a routed file: the checkpoint goes through level 1 (node-local copy), bit-exact after a wipe" \
   bash -c "CAIRN_PFS_DIRECT=on scripts/mpirun.sh 8 $T save 1 4 >/dev/null && test -e '$(gen_dir 0 1)/manifest' &&
            rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && scripts/mpirun.sh 8 $T restore 1"
+# Rank 0 makes the PFS directory of a straight level 4 before the first
+# reduction of the checkpoint; when another rank rules the straight write out
+# (a routed file on rank 3 alone), the directory goes again, and level 1 and
+# the flush take the generation.
+fresh_pfs pfs-direct-drop
+check "pfs.direct on, a routed file on rank 3 alone: the PFS directory rank 0 made for a straight write is removed again" \
+  run_grep 'PFS gen-1, made for a straight level 4, removed' \
+  env T_ROUTE_RANK=3 CAIRN_PFS_DIRECT=on CAIRN_LOG_LEVEL=debug scripts/mpirun.sh 8 "$T" save 1 4
+check "  ... the generation went through level 1 (node-local copy) and was flushed: indexed on the PFS, 8 ranks" \
+  bash -c "test -e '$(gen_dir 0 1)/manifest' &&
+           '$BUILD/cairn' inspect '$(pfs_gen 1)/index' | grep -Eq '^ranks: +8 on 4 nodes'"
+check "  ... every node wiped: restored from the PFS, bit-exact (rank 3's file too)" \
+  bash -c "rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && T_ROUTE_RANK=3 scripts/mpirun.sh 8 $T restore 1"
 # pfs.parity (issue 31): whether a synchronous level-4 checkpoint keeps the
 # parity copy too. off: level 1 and the PFS, and nodes lost take the PFS copy;
 # auto: the first keeps it, the later ones as the times measured say, every

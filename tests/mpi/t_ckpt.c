@@ -25,7 +25,8 @@
  *   live-rebuild L     checkpoint at level L, run $T_WIPE (wipes nodes), then
  *                      cairn_rebuild and restart in the same job
  * With T_VARS (see tv_protect), extra variables of chosen codecs and sizes.
- * With T_NOROUTE, no file is routed (a checkpoint of variables alone).
+ * With T_NOROUTE, no file is routed (a checkpoint of variables alone); with
+ * T_ROUTE_RANK=R, only rank R routes one.
  * With T_RAW, every variable is noise and exact ("field" has no bound, "cube"
  * is noise too), so level 1 stores all of them raw.
  * With T_CODECS=mixed, two compressible variables join in and every variable
@@ -261,10 +262,17 @@ static int protect_all(cairn_ctx *ctx)
     return rc;
 }
 
+/* Does this rank route a file? Not with T_NOROUTE; with T_ROUTE_RANK=R, only rank R. */
+static int routes(void)
+{
+    const char *only = getenv("T_ROUTE_RANK");
+    return !getenv("T_NOROUTE") && (!only || atoi(only) == rank);
+}
+
 static int write_routed(cairn_ctx *ctx, long gen)
 {
     char path[4096];
-    if (getenv("T_NOROUTE"))
+    if (!routes())
         return 0;
     if (cairn_route_file(ctx, "notes.txt", path, sizeof path) != 0)
         return -1;
@@ -278,7 +286,7 @@ static int write_routed(cairn_ctx *ctx, long gen)
 static int check_routed(cairn_ctx *ctx, long gen)
 {
     char path[4096], want[128], got[128] = "";
-    if (getenv("T_NOROUTE"))
+    if (!routes())
         return 1;
     if (cairn_route_file(ctx, "notes.txt", path, sizeof path) != 0)
         return 0;

@@ -7,22 +7,29 @@
  * file of its own, all ranks at once: file i holds rank i (index group 1),
  * through the writer a flush uses (api_write_file: the pfs.scheme's codecs
  * where the model says they pay, a checksum over every frame, the file synced
- * and renamed into place). Sizes and checksums are summed to rank 0, which
+ * and renamed into place). Sizes and checksums are gathered to rank 0, which
  * writes the index last: the generation is complete on the PFS once every
  * file is, and the PFS is pruned as after a flush. The PFS directory of the
- * generation is made fresh by rank 0 first (api_pfs_gen_open: never over
- * another rank count's generation). Nothing of the generation goes to
+ * generation is made by rank 0 first: before the checkpoint's first
+ * reduction when none is there (api_pfs_gen_try), else made fresh with an
+ * agreement (api_pfs_gen_open: never over another rank count's generation).
+ * The ranks wait for each other twice: the gather, and the agreement after
+ * the index. Nothing of the generation goes to
  * node-local storage: a restart takes it from the PFS, and node-local
  * generations (and the increments' parent) stay as they were. Its index has
  * no source fingerprint, so no flush increment takes it as a parent.
  * The caller (src/api/checkpoint.c) decides when this path is taken; with
  * cairnd serving the job it asks api_pfs_as_fast first.
- * Ownership: the states, sums and descriptors live for one call.
+ * Ownership: the states and descriptors live for one call; rank 0's gather
+ * buffer (ctx->pfs_files) is the context's.
  */
 #include "core/core.h"
 #include "levels/pfs/pfs.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,38 +56,73 @@ static int own_vars(cairn_ctx *ctx, api_state *st)
     return rc;
 }
 
-int api_flush_direct(cairn_ctx *ctx, long id, uint64_t *stored)
+bool api_pfs_gen_try(cairn_ctx *ctx, long id)
 {
-    int jobfd = -1, genfd = -1;
-    int rc = api_pfs_gen_open(ctx, id, false, &jobfd, &genfd);
-    int n = ctx->nranks;
+    char gen[64];
+    cn_gen_dirname(gen, sizeof gen, id);
+    cn_err ignored = {0}; /* api_pfs_gen_open meets it again, and says it */
+    int jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, true, &ignored);
+    bool made = jobfd >= 0 && mkdirat(jobfd, gen, 0700) == 0;
+    if (jobfd >= 0)
+        close(jobfd);
+    return made;
+}
+
+void api_pfs_gen_drop(cairn_ctx *ctx, long id)
+{
+    char gen[64];
+    cn_gen_dirname(gen, sizeof gen, id);
+    cn_err ignored = {0};
+    int jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &ignored);
+    if (jobfd >= 0 && unlinkat(jobfd, gen, AT_REMOVEDIR) == 0)
+        cn_debug("PFS %s, made for a straight level 4, removed: the checkpoint goes by level 1",
+                 gen);
+    else /* not empty: not only the one made */
+        cn_debug("PFS %s, made for a straight level 4, stays: %s", gen,
+                 jobfd < 0 ? ignored.msg : strerror(errno));
+    if (jobfd >= 0)
+        close(jobfd);
+}
+
+bool api_pfs_direct_ready(cairn_ctx *ctx)
+{
+    if (!ctx->pfs_files)
+        ctx->pfs_files = calloc(4 * (size_t)ctx->nranks, sizeof *ctx->pfs_files);
+    return ctx->pfs_files != NULL;
+}
+
+int api_flush_direct(cairn_ctx *ctx, long id, bool made, uint64_t *stored)
+{
+    int jobfd = -1, genfd = -1, n = ctx->nranks;
+    int rc = api_pfs_gen_open(ctx, id, false, made, &jobfd, &genfd);
     api_state *st = calloc((size_t)n, sizeof *st);
-    uint64_t *sum = calloc(3 * (size_t)n, sizeof *sum), *total = NULL;
-    if (ctx->rank == 0)
-        total = calloc(3 * (size_t)n, sizeof *total);
-    if (rc == 0 && (!st || !sum || (ctx->rank == 0 && !total)))
+    uint64_t mine[4] = {0}; /* this rank's file: size, sum, raw bytes; whether it failed */
+    if (rc == 0 && !st)
         rc = cn_fail(&ctx->err, CAIRN_ENOMEM, "no memory");
     if (rc == 0)
         rc = own_vars(ctx, &st[ctx->rank]);
     if (rc == 0)
-        rc = api_write_file(ctx, genfd, 1, ctx->rank, st, NULL, &sum[3 * ctx->rank]);
+        rc = api_write_file(ctx, genfd, 1, ctx->rank, st, NULL, mine);
     if (st)
         api_state_free(&st[ctx->rank]);
     free(st);
-    rc = api_agree_napping(ctx, rc);
-    if (rc == 0 && MPI_Reduce(sum, total, 3 * n, MPI_UINT64_T, MPI_SUM, 0, ctx->comm) !=
-                       MPI_SUCCESS)
-        rc = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Reduce failed");
+    /* One gather to rank 0, napping, of every file and whether its rank
+     * failed (the agreement at the end says why): no wait in between. */
+    mine[3] = rc != 0;
+    if (api_gather_napping(mine, ctx->pfs_files, 4, MPI_UINT64_T, 0, ctx->comm) != 0)
+        rc = cn_fail(&ctx->err, CAIRN_EMPI, "MPI_Gather failed");
     *stored = 0;
-    if (rc == 0 && ctx->rank == 0) {
+    uint64_t *f = ctx->pfs_files, failed = 0;
+    for (int r = 0; rc == 0 && ctx->rank == 0 && r < n; r++) {
+        failed |= f[4 * r + 3];
+        memmove(&f[3 * r], &f[4 * r], 3 * sizeof *f); /* size, sum, raw: the index's rows */
+        *stored += f[3 * r];
+    }
+    if (rc == 0 && ctx->rank == 0 && !failed) {
         cn_fault_point("pfs.index", id, ctx->rank); /* files written, the index not yet */
         api_pfs_plan plan = {.parent = -1, .base = id};
-        rc = api_pfs_write_index(ctx, jobfd, genfd, id, 1, n, total, &plan);
-        for (int r = 0; r < n; r++)
-            *stored += total[3 * r];
+        rc = api_pfs_write_index(ctx, jobfd, genfd, id, 1, n, f, &plan);
     }
-    free(sum);
-    free(total);
     if (genfd >= 0)
         close(genfd);
     if (jobfd >= 0)

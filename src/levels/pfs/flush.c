@@ -485,13 +485,13 @@ static int flush_group(cairn_ctx *ctx, const state *st, int *group)
     return 0;
 }
 
-int api_pfs_gen_open(cairn_ctx *ctx, long id, bool leaders, int *jobfd, int *genfd)
+int api_pfs_gen_open(cairn_ctx *ctx, long id, bool leaders, bool made, int *jobfd, int *genfd)
 {
-    bool first = leaders ? ctx->node == 0 : ctx->rank == 0;
+    bool first = leaders ? ctx->node == 0 : ctx->rank == 0, make = first && !made;
     char gen[64];
     cn_gen_dirname(gen, sizeof gen, id);
     int rc = 0;
-    if (first) { /* a fresh directory: an older flush of ID is invalid now */
+    if (make) { /* a fresh directory: an older flush of ID is invalid now */
         *jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, true, &ctx->err);
         rc = *jobfd < 0 ? *jobfd : may_replace(ctx, *jobfd, id);
         if (rc == 0)
@@ -500,17 +500,19 @@ int api_pfs_gen_open(cairn_ctx *ctx, long id, bool leaders, int *jobfd, int *gen
             *genfd = rc = cn_dir_open(*jobfd, gen, true, &ctx->err);
     }
     rc = rc < 0 ? rc : 0;
-    rc = leaders ? leaders_agree(ctx, rc, "creating the PFS directory")
-                 : api_agree_napping(ctx, rc); /* the others nap while the first works */
-    if (rc == 0 && !first) {
+    if (!made) /* the others nap while the first works */
+        rc = leaders ? leaders_agree(ctx, rc, "creating the PFS directory")
+                     : api_agree_napping(ctx, rc);
+    if (rc != 0)
+        return rc;
+    if (!make) {
         *jobfd = lvl_pfs_open(ctx->cfg.pfs_dir, ctx->job, false, &ctx->err);
         *genfd = *jobfd < 0 ? *jobfd : cn_dir_open(*jobfd, gen, false, &ctx->err);
         rc = *genfd < 0 ? *genfd : 0;
     }
-    rc = leaders ? leaders_agree(ctx, rc, "opening the PFS directory")
-                 : api_agree_napping(ctx, rc);
-    if (rc == 0)
-        probe_once(ctx, *genfd, leaders, first);
+    if (leaders && (rc = leaders_agree(ctx, rc, "opening the PFS directory")) != 0)
+        return rc;
+    probe_once(ctx, *genfd, leaders, first); /* collective; only the first's *GENFD is used */
     return rc;
 }
 
@@ -518,7 +520,7 @@ static int flush_leader(cairn_ctx *ctx, long id, bool full)
 {
     int group = 1, nfiles = 0;
     int jobfd = -1, genfd = -1;
-    int rc = api_pfs_gen_open(ctx, id, true, &jobfd, &genfd);
+    int rc = api_pfs_gen_open(ctx, id, true, false, &jobfd, &genfd);
     api_pfs_plan plan = {.parent = -1, .base = id};
     if (rc == 0) /* collective: changes since the PFS parent, or full */
         rc = api_flush_plan(ctx, jobfd, id, &plan);

@@ -42,10 +42,8 @@
 #include "compress/compress.h"
 #include "levels/local/local.h"
 
-/*
- * The index of a generation flushed to the PFS (level 4; pindex.c), written
- * after its aggregated files: file i holds ranks [i * group, (i + 1) * group).
- */
+/* The index of a generation flushed to the PFS (level 4; pindex.c), written after its
+ * aggregated files: file i holds ranks [i * group, (i + 1) * group). */
 extern const uint8_t CN_PINDEX_MAGIC[8]; /* "CAIRNPX" 0x01 */
 #define CN_PINDEX_VERSION 3     /* 2 adds label and seconds; 3 the chain (parent, base, source) */
 #define CN_PINDEX_VERSION_OLD 1 /* the oldest read; every version read is re-encoded as it was */
@@ -77,11 +75,8 @@ typedef struct cn_pindex {
     uint64_t source;
     cn_pfile *files;                /* nfiles entries */
 } cn_pindex;
-/*
- * A rank's record in a PFS generation stored as an increment (pdelta.c): its
- * variables at that generation, each whole or as the blocks its runs list
- * (of BLOCK bytes) changed since the parent generation.
- */
+/* A rank's record in a PFS generation stored as an increment (pdelta.c): its variables
+ * then, each whole or as the BLOCK-byte blocks its runs list, changed since the parent. */
 extern const uint8_t CN_PDELTA_MAGIC[8]; /* "CAIRNPD" 0x01 */
 #define CN_PDELTA_VERSION 1
 #define CN_PDELTA_NAME ".cairn.delta"    /* the record's member in the aggregated files */
@@ -162,12 +157,9 @@ int cn_pnode_filename(char *buf, size_t len, uint32_t node);  /* "node-%u.done" 
 int cn_pstage_dirname(char *buf, size_t len, int64_t gen);    /* ".part-gen-%lld" */
 
 /* ---- N->M aggregation (agg*.c) ------------------------------------------ */
-/*
- * One aggregator merges the variables of a group of ranks into one file
- * (level 4). Pure library: variables in memory, the file's bytes out through
- * a sink in sequential appends; reading parses a whole file held in memory.
- * Layout and the design of the schemes: agg.c.
- */
+/* One aggregator merges the variables of a group of ranks into one file (level 4).
+ * Pure library: variables in memory, the file's bytes out through a sink in sequential
+ * appends; reading parses a whole file held in memory. Layout, the schemes: agg.c. */
 enum cz_agg_scheme {            /* the paper's merging schemes; values are on disk */
     CZ_AGG_AGNOSTIC = 0,        /* rank after rank, variables in their order, one stream */
     CZ_AGG_AGNOSTIC_BLOCK = 1,  /* ranks' streams interleaved in blocks of opts.block */
@@ -448,20 +440,28 @@ int api_flush(cairn_ctx *ctx, long id);
 /* As api_flush, always full (bench/l4_bench.c: an increment against the same
  * generation flushed full). */
 int api_flush_full(cairn_ctx *ctx, long id);
-/* Level 4 straight from memory (direct.c, pfs.direct): collective, generation
- * ID's variables of every rank written to the PFS, a file per rank, the index
- * last; nothing on node-local storage. *STORED: all files' bytes on rank 0. */
-int api_flush_direct(cairn_ctx *ctx, long id, uint64_t *stored);
-/* Collective, once per context (ctx->pfs_as_fast): does the PFS write at least as fast as
- * node-local storage (the same file system, or pfs.bandwidth or the probe at least the node
- * directory's), so that level 4 goes straight to it even with cairnd (direct.c)? */
+/* direct.c (pfs.direct), level 4 straight from memory. api_flush_direct:
+ * collective, generation ID's variables of every rank written to the PFS, a
+ * file per rank, the index last, nothing node-local (MADE: api_pfs_gen_try
+ * made the directory; *STORED: the files' bytes, on rank 0). Rank 0 alone,
+ * before a checkpoint's first reduction: api_pfs_direct_ready, can it gather
+ * the files (ctx->pfs_files); api_pfs_gen_try, ID's directory made if there is
+ * none (true); api_pfs_gen_drop, removed when the checkpoint goes by level 1.
+ * api_pfs_as_fast: collective, once per context (ctx->pfs_as_fast), does the
+ * PFS write at least as fast as node-local storage (the same file system, or
+ * pfs.bandwidth or the probe at least the node directory's), so that level 4
+ * goes straight to it even with cairnd? */
+int api_flush_direct(cairn_ctx *ctx, long id, bool made, uint64_t *stored);
+bool api_pfs_direct_ready(cairn_ctx *ctx);
+bool api_pfs_gen_try(cairn_ctx *ctx, long id);
+void api_pfs_gen_drop(cairn_ctx *ctx, long id);
 bool api_pfs_as_fast(cairn_ctx *ctx);
-/* Collective over the node leaders (LEADERS) or every rank: generation ID's
- * PFS directory made fresh by the first of them (never over another rank
- * count's generation; a damaged one set aside), then opened by the others; with
- * pfs.bandwidth 0 the PFS probed there once per context (ctx->pfs_probed, what
- * level 4's codec model takes). *JOBFD and *GENFD to close. */
-int api_pfs_gen_open(cairn_ctx *ctx, long id, bool leaders, int *jobfd, int *genfd);
+/* Collective over the node leaders (LEADERS) or every rank: generation ID's PFS
+ * directory made fresh by the first (never over another rank count's; a damaged
+ * one set aside) unless MADE (api_pfs_gen_try), opened by the others; the PFS
+ * probed there once per context (pfs.bandwidth 0: ctx->pfs_probed). Leaders agree
+ * on their opens; every rank returns its own. *JOBFD, *GENFD to close. */
+int api_pfs_gen_open(cairn_ctx *ctx, long id, bool leaders, bool made, int *jobfd, int *genfd);
 /* The flush's last step, which direct.c shares (flush.c), first leader (or
  * rank 0): the index of NFILES files of GROUP ranks with SUM[3 f ..] (size,
  * XXH3-64, raw bytes), written last, then the PFS pruned. */
