@@ -34,8 +34,9 @@ static int count_sink(void *arg, const void *buf, size_t len, cn_err *err)
  * those codecs; a better merge can at most
  * halve the stored bytes (mcrEngine's schemes differ by 1.3-2.2x in ratio),
  * saving at most half their write time. Sample only when that bound is
- * larger than the trials' CPU time; never when every variable stores raw
- * (then the schemes store the same bytes, up to the table).
+ * larger than the trials' CPU time; never when every variable stores raw,
+ * nor when the file holds one variable (then the schemes store the same
+ * bytes, up to the table: a rank's file of one array, 4 trials of 4 MiB).
  */
 static int sampling_pays(writer *w, uint64_t per, bool *pays, cn_err *err)
 {
@@ -68,7 +69,7 @@ static int sampling_pays(writer *w, uint64_t per, bool *pays, cn_err *err)
         cpu += 4 * cz_model_cpu(&env, id, x->type, s, ratio);
         packs |= id != CZ_RAW;
     }
-    *pays = packs && cpu / cz_env_cores(&env) < 0.5 * stored / w->bps;
+    *pays = w->n > 1 && packs && cpu / cz_env_cores(&env) < 0.5 * stored / w->bps;
     return 0;
 }
 
