@@ -299,8 +299,8 @@ check "  ... every node wiped: cairn_generations still lists 2 and 1, at level 4
   env T_GEN_LEVELS=4,4 scripts/mpirun.sh 8 "$T" gens 2
 check "  ... every node wiped: 2 from the PFS, bit-exact" \
   run_grep 'restoring generation 2 from the PFS' env T_NOROUTE=1 scripts/mpirun.sh 8 "$T" restore 2
-check "  ... the PFS's write bandwidth measured once for the job (pfs.bandwidth 0), level 4's model takes it" \
-  run_grep 'the PFS \(.*\) writes [1-9][0-9]* MiB/s, as measured' \
+check "  ... each writer's share of the PFS measured once for the job (pfs.bandwidth 0), the 8 ranks of this host writing at once; level 4's model takes it" \
+  run_grep 'the PFS \(.*\) writes [1-9][0-9]* MiB/s per writer, 8 of them writing at once on this host, as measured' \
   env T_NOROUTE=1 CAIRN_PFS_DIRECT=on CAIRN_LOG_LEVEL=debug T_FIRST=4 scripts/mpirun.sh 8 "$T" save 1 4
 fresh_pfs pfs-direct-default
 check "the default (the suite pins pfs.direct off; unset, it is on): generation 1 at level 4 straight to the PFS, a file per rank, nothing node-local" \

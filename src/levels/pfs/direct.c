@@ -130,9 +130,10 @@ int api_flush_direct(cairn_ctx *ctx, long id, bool made, uint64_t *stored)
     return api_agree_napping(ctx, rc);
 }
 
-/* Rank 0's answer for api_pfs_as_fast: 1 yes, 0 no; *PROBED the PFS's figure
- * when it probed it (else left 0). */
-static int as_fast(cairn_ctx *ctx, double *probed)
+/* Rank 0's answer for api_pfs_as_fast: 1 yes, 0 no. Both probes are of one
+ * writer alone, so that they compare alike (the codec model's figure is each
+ * writer's share: share.c). */
+static int as_fast(cairn_ctx *ctx)
 {
     cn_err err = {0};
     struct stat pfs, local;
@@ -149,8 +150,6 @@ static int as_fast(cairn_ctx *ctx, double *probed)
     }
     if (bps <= 0 && lvl_pfs_probe(jobfd, LVL_PFS_PROBE_BYTES, &bps, &err) < 0)
         goto out;
-    if (ctx->cfg.pfs_bandwidth == 0)
-        *probed = bps;
     if (lvl_pfs_probe(ctx->nodefd, LVL_PFS_PROBE_BYTES, &local_bps, &err) < 0)
         goto out;
     yes = bps >= local_bps;
@@ -168,17 +167,10 @@ out:
 bool api_pfs_as_fast(cairn_ctx *ctx)
 {
     if (ctx->pfs_as_fast == 0) {
-        double fig[2] = {-1, -1}, best[2] = {-1, -1}; /* rank 0's answer and its probe */
-        if (ctx->rank == 0) {
-            double bps = 0;
-            fig[0] = as_fast(ctx, &bps);
-            fig[1] = bps > 0 ? bps : -1;
-        }
-        if (api_allreduce_napping(fig, best, 2, MPI_DOUBLE, MPI_MAX, ctx->comm) != 0)
-            best[0] = 0;
-        ctx->pfs_as_fast = best[0] > 0 ? 1 : -1;
-        if (best[1] > 0 && ctx->pfs_probed == 0)
-            ctx->pfs_probed = best[1]; /* the codec model takes the same figure */
+        int yes = ctx->rank == 0 ? as_fast(ctx) : 0, all = 0; /* rank 0's answer */
+        if (api_allreduce_napping(&yes, &all, 1, MPI_INT, MPI_MAX, ctx->comm) != 0)
+            all = 0;
+        ctx->pfs_as_fast = all > 0 ? 1 : -1;
     }
     return ctx->pfs_as_fast > 0;
 }

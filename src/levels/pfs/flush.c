@@ -246,7 +246,7 @@ static int aggregator(const cairn_ctx *ctx, int group, int f)
 
 /* The bytes/s an aggregator writes to the PFS, as the codec model takes it:
  * pfs.bandwidth (its throttle), or when unthrottled the PFS's bandwidth as
- * probed once per job (probe_once), or if that failed
+ * probed once per job (api_pfs_probe_share), or if that failed
  * compress.bandwidth (the PFS taken as fast as level-1 storage). */
 static double pfs_bps(const cairn_ctx *ctx)
 {
@@ -254,33 +254,6 @@ static double pfs_bps(const cairn_ctx *ctx)
         return ctx->pfs_probed;
     int mib = ctx->cfg.pfs_bandwidth > 0 ? ctx->cfg.pfs_bandwidth : ctx->cfg.z_bandwidth;
     return (double)mib * 1048576.0;
-}
-
-/* Collective over the node leaders (LEADERS) or every rank, once per context: with
- * pfs.bandwidth 0, ROOT's probe of DIRFD (the new generation's directory)
- * becomes ctx->pfs_probed, the bandwidth level 4's codec model takes. A
- * probe that fails is warned about and the model keeps compress.bandwidth. */
-static void probe_once(cairn_ctx *ctx, int dirfd, bool leaders, bool root)
-{
-    if (ctx->cfg.pfs_bandwidth > 0 || ctx->pfs_probed != 0)
-        return; /* the same on every rank taking part */
-    double bps = -1;
-    cn_err err = {0};
-    if (root && lvl_pfs_probe(dirfd, LVL_PFS_PROBE_BYTES, &bps, &err) < 0)
-        cn_warn("the PFS's write bandwidth could not be measured (%s): level 4's codec model "
-                "takes compress.bandwidth's %d MiB/s (set pfs.bandwidth to say it)", err.msg,
-                ctx->cfg.z_bandwidth);
-    else if (root)
-        cn_debug("the PFS (%s) writes %.0f MiB/s, as measured: level 4's codec model takes it",
-                 ctx->cfg.pfs_dir, bps / 1048576.0);
-    /* ROOT's figure to every rank (the others' -1 never wins); they nap while
-     * it probes, so that spinning ranks do not slow the probe on their host */
-    double best = -1;
-    if (api_allreduce_napping(&bps, &best, 1, MPI_DOUBLE, MPI_MAX,
-                              leaders ? ctx->leaders : ctx->comm) != 0)
-        best = -1;
-    bps = best;
-    ctx->pfs_probed = bps;
 }
 
 /* Step 3: aggregate file F (ranks [F * group, ...)) from the states ST;
@@ -512,7 +485,7 @@ int api_pfs_gen_open(cairn_ctx *ctx, long id, bool leaders, bool made, int *jobf
     }
     if (leaders && (rc = leaders_agree(ctx, rc, "opening the PFS directory")) != 0)
         return rc;
-    probe_once(ctx, *genfd, leaders, first); /* collective; only the first's *GENFD is used */
+    api_pfs_probe_share(ctx, *genfd, leaders, first); /* collective */
     return rc;
 }
 

@@ -26,7 +26,7 @@
  *   fetch.c      ... the states' way to their aggregators, overlapped;
  *   flushnode.c  the epilog's flush from one node, no MPI calls.
  *   direct.c     level 4 straight from memory, a file per rank (pfs.direct);
- *   probe.c      the PFS's write bandwidth, measured (no MPI).
+ *   probe.c, share.c  the PFS's write bandwidth: one writer's (no MPI), each one's share.
  *   pfsrestore.c level 4 back: each rank's share of a PFS generation read
  *                straight into protected memory (cairn_restart);
  *   stagein.c    ... or split back into node-local rank files (a restart of
@@ -457,11 +457,12 @@ bool api_pfs_gen_try(cairn_ctx *ctx, long id);
 void api_pfs_gen_drop(cairn_ctx *ctx, long id);
 bool api_pfs_as_fast(cairn_ctx *ctx);
 /* Collective over the node leaders (LEADERS) or every rank: generation ID's PFS
- * directory made fresh by the first (never over another rank count's; a damaged
- * one set aside) unless MADE (api_pfs_gen_try), opened by the others; the PFS
- * probed there once per context (pfs.bandwidth 0: ctx->pfs_probed). Leaders agree
- * on their opens; every rank returns its own. *JOBFD, *GENFD to close. */
+ * directory made fresh by the first (never over another rank count's; a damaged one
+ * set aside) unless MADE (api_pfs_gen_try), opened by the others; there, once per
+ * context, each writer's share of the PFS probed (api_pfs_probe_share: ctx->pfs_probed).
+ * Leaders agree on their opens; every rank returns its own. *JOBFD, *GENFD to close. */
 int api_pfs_gen_open(cairn_ctx *ctx, long id, bool leaders, bool made, int *jobfd, int *genfd);
+void api_pfs_probe_share(cairn_ctx *ctx, int dirfd, bool leaders, bool first);
 /* The flush's last step, which direct.c shares (flush.c), first leader (or
  * rank 0): the index of NFILES files of GROUP ranks with SUM[3 f ..] (size,
  * XXH3-64, raw bytes), written last, then the PFS pruned. */

@@ -6,8 +6,9 @@
  * at once so that nothing is left behind even by a crash), BYTES of
  * pseudo-random data (a compressing file system cannot shrink them) written
  * in 4 MiB pieces and fsync()ed, and timed from the first write to the end of
- * the sync. Taken once per job by the first node leader of a flush (or rank 0
- * of a direct level 4) in the job's PFS directory, and by `cairn config
+ * the sync. Taken once per job by each writer on the first writer's host, all
+ * at once, in the job's PFS directory (share.c), by rank 0 alone against the
+ * node directory for api_pfs_as_fast (direct.c), and by `cairn config
  * --probe-pfs DIR`. No MPI here.
  * Ownership: the buffer and descriptor live for one call.
  */

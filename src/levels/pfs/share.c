@@ -1,0 +1,69 @@
+/*
+ * share.c - each writer's share of the PFS, measured (pfs.bandwidth 0): the
+ * bytes/s level 4's codec model weighs compression against.
+ *
+ * A generation's files are written by many writers at once (every rank of a
+ * straight level 4, every node leader of a flush), and the ones on one host
+ * share its CPUs, its memory and its link to the PFS. One writer probing
+ * alone measured what none of them gets: on a RAM disk with twice as many
+ * writers as cores, or a disk that four writers share, a half or a quarter
+ * of it. So the writers on the first writer's host probe together (probe.c,
+ * each its own file, LVL_PFS_PROBE_BYTES split among them, at least 2 MiB
+ * each), and the mean of their figures is the share each writer counts on.
+ * Writers on other hosts wait. What the PFS's servers give when every host
+ * writes at once is not measured (it would take every writer's probe);
+ * pfs.bandwidth says it where it is known.
+ * Collective over the writers' communicator; once per context
+ * (ctx->pfs_probed). Ownership: nothing outlives the call.
+ */
+#include "core/core.h"
+#include "levels/pfs/pfs.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#define MIN_BYTES (2u << 20)
+
+/* This host's name, hashed (0 if it has none). */
+static uint64_t host_hash(void)
+{
+    char name[256] = "";
+    if (gethostname(name, sizeof name - 1) != 0)
+        return 0;
+    return cn_hash(name, strlen(name)) | 1;
+}
+
+void api_pfs_probe_share(cairn_ctx *ctx, int dirfd, bool leaders, bool first)
+{
+    if (ctx->cfg.pfs_bandwidth > 0 || ctx->pfs_probed != 0)
+        return; /* the same on every writer */
+    MPI_Comm comm = leaders ? ctx->leaders : ctx->comm;
+    /* The first writer's host, then how many writers it has; the ranks nap
+     * meanwhile, so that spinning ones do not slow the probes on their host. */
+    uint64_t mine = host_hash(), host = first ? mine : 0, root_host = 0;
+    int on = 0, k = 0;
+    if (api_allreduce_napping(&host, &root_host, 1, MPI_UINT64_T, MPI_MAX, comm) == 0) {
+        on = first || (mine && mine == root_host);
+        if (api_allreduce_napping(&on, &k, 1, MPI_INT, MPI_SUM, comm) != 0)
+            on = k = 0;
+    }
+    uint64_t bytes = k > 0 ? LVL_PFS_PROBE_BYTES / (uint64_t)k : 0;
+    bytes = bytes > MIN_BYTES ? bytes : MIN_BYTES;
+    cn_err err = {0};
+    double bps = 0, in[3] = {0, 0, 0}, sum[3] = {0, 0, 0}; /* figures, writers, failures */
+    if (on && lvl_pfs_probe(dirfd, bytes, &bps, &err) == 0)
+        in[0] = bps, in[1] = 1;
+    else if (on)
+        in[2] = 1, cn_debug("probing the PFS (%s): %s", ctx->cfg.pfs_dir, err.msg);
+    if (k == 0 || api_allreduce_napping(in, sum, 3, MPI_DOUBLE, MPI_SUM, comm) != 0)
+        sum[2] = 1;
+    ctx->pfs_probed = sum[2] == 0 && sum[1] > 0 ? sum[0] / sum[1] : -1;
+    if (first && ctx->pfs_probed < 0)
+        cn_warn("the PFS's write bandwidth could not be measured (%s): level 4's codec model "
+                "takes compress.bandwidth's %d MiB/s (set pfs.bandwidth to say it)",
+                err.msg[0] ? err.msg : "a writer's probe failed", ctx->cfg.z_bandwidth);
+    else if (first)
+        cn_debug("the PFS (%s) writes %.0f MiB/s per writer, %d of them writing at once on "
+                 "this host, as measured: level 4's codec model takes it",
+                 ctx->cfg.pfs_dir, ctx->pfs_probed / 1048576.0, k);
+}
