@@ -317,6 +317,17 @@ check "pfs.direct: generation 1 at level 1, then a crash in generation 2's level
            test -d '$(pfs_gen 2)' && test ! -e '$(pfs_gen 2)/index'"
 check "  ... the restart takes generation 1, bit-exact: the unindexed one is no generation" \
   env T_NOROUTE=1 scripts/mpirun.sh 8 "$T" restore 1
+# A rank whose PFS file cannot be written (RLIMIT_FSIZE: EFBIG) while the
+# others write theirs: the one gather tells rank 0, which writes no index,
+# and every rank returns the failure with rank 3's message.
+fresh_pfs pfs-direct-fail
+check "pfs.direct: generation 1 at level 4; then rank 3's files stop at 64 KiB, and generation 2's level 4 fails on every rank with rank 3's message" \
+  bash -c "T_NOROUTE=1 CAIRN_PFS_DIRECT=on scripts/mpirun.sh 8 $T save 1 4 >/dev/null &&
+           $(declare -f run_grep); run_grep 'message: rank 3: .*(File too large|EFBIG)' \
+             env T_NOROUTE=1 CAIRN_PFS_DIRECT=on T_FSIZE_RANK=3 T_FSIZE=65536 T_ID=2 \
+             scripts/mpirun.sh 8 $T level 4 -27" # -EFBIG
+check "  ... generation 2 has no index on the PFS, and the restart takes generation 1, bit-exact" \
+  bash -c "test ! -e '$(pfs_gen 2)/index' && T_NOROUTE=1 scripts/mpirun.sh 8 $T restore 1"
 fresh_pfs pfs-direct-routed
 check "pfs.direct on, but a routed file: the checkpoint goes through level 1 (node-local copy), bit-exact after a wipe" \
   bash -c "CAIRN_PFS_DIRECT=on scripts/mpirun.sh 8 $T save 1 4 >/dev/null && test -e '$(gen_dir 0 1)/manifest' &&

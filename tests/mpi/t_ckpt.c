@@ -18,7 +18,7 @@
  *                      CODE (e.g. CAIRN_ENOENT) everywhere, and leave every
  *                      protected variable holding the sentinel bytes put
  *                      there before the call (cairn.h: memory unchanged)
- *   level L CODE       checkpoint at level L must fail with CODE (e.g. CAIRN_ENOTSUP)
+ *   level L CODE       checkpoint T_ID (default 1) at level L must fail with CODE
  *   big MiB            one checkpoint of MiB per rank; expect it to fail with ENOSPC
  *   gens N             cairn_generations must list N generations, newest first, at
  *                      level 1 (T_GEN_LEVELS="4,3": the levels, newest first)
@@ -26,7 +26,8 @@
  *                      cairn_rebuild and restart in the same job
  * With T_VARS (see tv_protect), extra variables of chosen codecs and sizes.
  * With T_NOROUTE, no file is routed (a checkpoint of variables alone); with
- * T_ROUTE_RANK=R, only rank R routes one.
+ * T_ROUTE_RANK=R, only rank R routes one. With T_FSIZE_RANK=R and T_FSIZE=B,
+ * rank R's files cannot grow past B bytes (RLIMIT_FSIZE: its writes fail).
  * With T_RAW, every variable is noise and exact ("field" has no bound, "cube"
  * is noise too), so level 1 stores all of them raw.
  * With T_CODECS=mixed, two compressible variables join in and every variable
@@ -43,7 +44,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define NVARS 6
@@ -307,7 +310,9 @@ static int code_of(const char *name)
         return v;
     CAIRN_ERROR_LIST(T_X)
 #undef T_X
-    return 1;
+    char *end = NULL; /* else a number: a negative errno (-27, EFBIG) */
+    long v = strtol(name, &end, 10);
+    return end != name && *end == '\0' && v < 0 ? (int)v : 1;
 }
 
 /* Rank 0 prints PASS, or FAIL with the reason of the first rank that failed
@@ -371,6 +376,12 @@ int main(int argc, char **argv)
         int r = finish(mode, ok, why);
         MPI_Finalize();
         return r;
+    }
+    const char *fsize_rank = getenv("T_FSIZE_RANK"); /* that rank's files stop at T_FSIZE bytes */
+    if (fsize_rank && atoi(fsize_rank) == rank && getenv("T_FSIZE")) {
+        rlim_t lim = (rlim_t)atoll(getenv("T_FSIZE"));
+        signal(SIGXFSZ, SIG_IGN); /* a write past the limit fails with EFBIG */
+        setrlimit(RLIMIT_FSIZE, &(struct rlimit){lim, lim});
     }
     if (protect_all(ctx) != 0) {
         ok = 0;
@@ -494,8 +505,9 @@ int main(int argc, char **argv)
         if (rank == 0)
             printf("message: %s\n", cairn_errmsg(ctx));
     } else if (strcmp(mode, "level") == 0) { /* level L CODE: checkpoint must fail with CODE */
-        fill(1, 0);
-        rc = cairn_checkpoint(ctx, 1, (int)arg);
+        long g = getenv("T_ID") ? atol(getenv("T_ID")) : 1; /* the checkpoint's id */
+        fill(g, 0);
+        rc = cairn_checkpoint(ctx, g, (int)arg);
         snprintf(why, sizeof why, "level %ld gave %s: %s", arg, cairn_strerror(rc),
                  cairn_errmsg(ctx));
         ok = argc > 3 && rc == code_of(argv[3]);
