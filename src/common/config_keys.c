@@ -200,10 +200,10 @@ const key_def cn_config_keys[] = {
      .min = 0, .max = 10000000, .def = "0", FIELD(pfs_bandwidth),
      .doc = "MiB/s each aggregator may write to the PFS (its share of the file system's "
             "bandwidth); 0: unthrottled. Also the bandwidth level 4's codec model weighs "
-            "compression against; with 0 the model takes each writer's share of the PFS as "
-            "measured once per job: the writers on the first one's host (node leaders, or "
-            "every rank of a level 4 straight from memory) write and sync 16 MiB between them "
-            "at once in the job's PFS directory, and the mean of their figures is taken "
+            "compression against; with 0 the model takes the PFS's bandwidth as measured once "
+            "per job (16 MiB written and synced in the job's PFS directory): for a level 4 "
+            "straight from memory by every rank on rank 0's host at once, the mean of their "
+            "figures (each writer's share), for a flush by its first node leader alone "
             "(`cairn config --probe-pfs DIR` prints one writer's alone); compress.bandwidth's "
             "if that fails"},
     {.section = "pfs", .name = "direct", .env = "CAIRN_PFS_DIRECT", .kind = K_ENUM,

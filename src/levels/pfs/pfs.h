@@ -26,7 +26,7 @@
  *   fetch.c      ... the states' way to their aggregators, overlapped;
  *   flushnode.c  the epilog's flush from one node, no MPI calls.
  *   direct.c     level 4 straight from memory, a file per rank (pfs.direct);
- *   probe.c, share.c  the PFS's write bandwidth: one writer's (no MPI), each one's share.
+ *   probe.c, share.c  the PFS's write bandwidth: one writer's (no MPI); the ranks' share.
  *   pfsrestore.c level 4 back: each rank's share of a PFS generation read
  *                straight into protected memory (cairn_restart);
  *   stagein.c    ... or split back into node-local rank files (a restart of

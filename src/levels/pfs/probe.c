@@ -5,8 +5,9 @@
  * A probe file is created in a directory (O_EXCL, a random name, unlinked
  * at once so that nothing is left behind even by a crash), BYTES of
  * pseudo-random data (a compressing file system cannot shrink them) written
- * in 4 MiB pieces and fsync()ed, and timed from the first write to the end of
- * the sync. Taken once per job by each writer on the first writer's host, all
+ * in 4 MiB pieces, each one's writeback started at once (as level 4's writer
+ * starts its files'), then fsync()ed, and timed from the first write to the
+ * end of the sync. Taken once per job by each writer on the first writer's host, all
  * at once, in the job's PFS directory (share.c), by rank 0 alone against the
  * node directory for api_pfs_as_fast (direct.c), and by `cairn config
  * --probe-pfs DIR`. No MPI here.
@@ -61,6 +62,8 @@ int lvl_pfs_probe(int dirfd, uint64_t bytes, double *bps, cn_err *err)
         ssize_t k = write(fd, buf, n);
         if (k <= 0 && errno != EINTR)
             rc = cn_fail_errno(err, k < 0 ? errno : ENOSPC, "probe write");
+        if (k > 0) /* its writeback started as it grows, as level 4's writer does (pfs.c) */
+            sync_file_range(fd, (off_t)done, k, SYNC_FILE_RANGE_WRITE);
         done += k > 0 ? (uint64_t)k : 0;
     }
     if (rc == 0 && fsync(fd) != 0)

@@ -2,14 +2,21 @@
  * share.c - each writer's share of the PFS, measured (pfs.bandwidth 0): the
  * bytes/s level 4's codec model weighs compression against.
  *
- * A generation's files are written by many writers at once (every rank of a
- * straight level 4, every node leader of a flush), and the ones on one host
- * share its CPUs, its memory and its link to the PFS. One writer probing
- * alone measured what none of them gets: on a RAM disk with twice as many
- * writers as cores, or a disk that four writers share, a half or a quarter
- * of it. So the writers on the first writer's host probe together (probe.c,
- * each its own file, LVL_PFS_PROBE_BYTES split among them, at least 2 MiB
- * each), and the mean of their figures is the share each writer counts on.
+ * A straight level 4's files are written by every rank at once, and the
+ * ranks on one host share its CPUs, its memory and its link to the PFS. One
+ * writer probing alone measured what none of them gets: on a RAM disk with
+ * twice as many ranks as cores, or a disk that four writers share, a half or
+ * a quarter of it. So there the ranks on the first rank's host probe
+ * together (probe.c, each its own file of LVL_PFS_PROBE_BYTES), right before
+ * they write the generation themselves, and the mean of their figures is the
+ * share each writer counts on.
+ * A flush's node leaders, and cairnd's daemons above all, write later and
+ * under other load than at the probe, and a low figure makes them compress
+ * on little CPU (a daemon's share of a core): on a disk busy with other
+ * writeback, 4 daemons probing at once read 16 MiB/s each (3 with 4 MiB
+ * each), the model had them compress, and the flush took 5.5 s where raw it
+ * took 1.6 s. Their first leader probes alone (LEADERS), as before: its
+ * figure errs high, towards storing raw, which costs them no CPU.
  * Writers on other hosts wait. What the PFS's servers give when every host
  * writes at once is not measured (it would take every writer's probe);
  * pfs.bandwidth says it where it is known.
@@ -21,8 +28,6 @@
 
 #include <string.h>
 #include <unistd.h>
-
-#define MIN_BYTES (2u << 20)
 
 /* This host's name, hashed (0 if it has none). */
 static uint64_t host_hash(void)
@@ -43,12 +48,11 @@ void api_pfs_probe_share(cairn_ctx *ctx, int dirfd, bool leaders, bool first)
     uint64_t mine = host_hash(), host = first ? mine : 0, root_host = 0;
     int on = 0, k = 0;
     if (api_allreduce_napping(&host, &root_host, 1, MPI_UINT64_T, MPI_MAX, comm) == 0) {
-        on = first || (mine && mine == root_host);
+        on = first || (!leaders && mine && mine == root_host);
         if (api_allreduce_napping(&on, &k, 1, MPI_INT, MPI_SUM, comm) != 0)
             on = k = 0;
     }
-    uint64_t bytes = k > 0 ? LVL_PFS_PROBE_BYTES / (uint64_t)k : 0;
-    bytes = bytes > MIN_BYTES ? bytes : MIN_BYTES;
+    uint64_t bytes = LVL_PFS_PROBE_BYTES;
     cn_err err = {0};
     double bps = 0, in[3] = {0, 0, 0}, sum[3] = {0, 0, 0}; /* figures, writers, failures */
     if (on && lvl_pfs_probe(dirfd, bytes, &bps, &err) == 0)
