@@ -26,16 +26,13 @@
 #include "core/core.h"
 #include "levels/pfs/pfs.h"
 
-#include <string.h>
-#include <unistd.h>
 
-/* This host's name, hashed (0 if it has none). */
+/* This host's identity (cn_host_ident: its name and boot), hashed, never 0. */
 static uint64_t host_hash(void)
 {
-    char name[256] = "";
-    if (gethostname(name, sizeof name - 1) != 0)
-        return 0;
-    return cn_hash(name, strlen(name)) | 1;
+    cn_host h;
+    cn_host_ident(&h);
+    return cn_hash(&h, sizeof h) | 1;
 }
 
 void api_pfs_probe_share(cairn_ctx *ctx, int dirfd, bool leaders, bool first)
@@ -48,7 +45,7 @@ void api_pfs_probe_share(cairn_ctx *ctx, int dirfd, bool leaders, bool first)
     uint64_t mine = host_hash(), host = first ? mine : 0, root_host = 0;
     int on = 0, k = 0;
     if (api_allreduce_napping(&host, &root_host, 1, MPI_UINT64_T, MPI_MAX, comm) == 0) {
-        on = first || (!leaders && mine && mine == root_host);
+        on = first || (!leaders && mine == root_host);
         if (api_allreduce_napping(&on, &k, 1, MPI_INT, MPI_SUM, comm) != 0)
             on = k = 0;
     }
