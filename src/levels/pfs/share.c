@@ -40,14 +40,18 @@ void api_pfs_probe_share(cairn_ctx *ctx, int dirfd, bool leaders, bool first)
     if (ctx->cfg.pfs_bandwidth > 0 || ctx->pfs_probed != 0)
         return; /* the same on every writer */
     MPI_Comm comm = leaders ? ctx->leaders : ctx->comm;
-    /* The first writer's host, then how many writers it has; the ranks nap
-     * meanwhile, so that spinning ones do not slow the probes on their host. */
-    uint64_t mine = host_hash(), host = first ? mine : 0, root_host = 0;
-    int on = 0, k = 0;
-    if (api_allreduce_napping(&host, &root_host, 1, MPI_UINT64_T, MPI_MAX, comm) == 0) {
-        on = first || (!leaders && mine == root_host);
-        if (api_allreduce_napping(&on, &k, 1, MPI_INT, MPI_SUM, comm) != 0)
-            on = k = 0;
+    /* Every rank: the first one's host, then how many ranks it has; the ranks
+     * nap meanwhile, so that spinning ones do not slow the probes on their
+     * host. Leaders: the first alone. */
+    int on = first, k = 1;
+    if (!leaders) {
+        uint64_t mine = host_hash(), host = first ? mine : 0, root_host = 0;
+        on = k = 0;
+        if (api_allreduce_napping(&host, &root_host, 1, MPI_UINT64_T, MPI_MAX, comm) == 0) {
+            on = mine == root_host;
+            if (api_allreduce_napping(&on, &k, 1, MPI_INT, MPI_SUM, comm) != 0)
+                on = k = 0;
+        }
     }
     uint64_t bytes = LVL_PFS_PROBE_BYTES;
     cn_err err = {0};
