@@ -187,10 +187,12 @@ export -f vhooks_par
 export PRO EPI
 vpids() { pgrep -u "$VU" -f "^[^ ]*cairnd --job $J( |\$)"; }
 # killed_job: prologs; the victim's job with daemons, 3 checkpoints at level 3, every 2nd to
-# the PFS; then its daemons SIGKILLed (stale sockets): generation 3 is only on the nodes.
+# the PFS; once the daemons have flushed generation 2 (in the background: on a loaded host
+# after the job's end), they are SIGKILLed (stale sockets): generation 3 is only on the nodes.
 killed_job() {
   vhooks "$PRO" && as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" "$UC" start --nodes 4 >/dev/null &&
     as_v env CAIRN_BASE="$B" CAIRN_PFS_DIR="$VP" CAIRN_JOB="$J" CAIRN_PFS_EVERY=2 "$UM" 8 "$T" save 3 3 || return 1
+  for _ in $(seq 1200); do test -e "$VP/cairn-$VU/$J/gen-2/index" && break; sleep 0.1; done
   local p; for p in $(vpids); do kill -KILL "$p"; done
   for _ in $(seq 100); do [ -z "$(vpids)" ] && break; sleep 0.1; done
   test -z "$(vpids)" && test -S "$B/cairn-$VU/$J/node0/cairnd.sock" && test -e "$VP/cairn-$VU/$J/gen-2/index" &&
