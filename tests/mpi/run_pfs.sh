@@ -299,9 +299,23 @@ check "  ... every node wiped: cairn_generations still lists 2 and 1, at level 4
   env T_GEN_LEVELS=4,4 scripts/mpirun.sh 8 "$T" gens 2
 check "  ... every node wiped: 2 from the PFS, bit-exact" \
   run_grep 'restoring generation 2 from the PFS' env T_NOROUTE=1 scripts/mpirun.sh 8 "$T" restore 2
-check "  ... each writer's share of the PFS measured once for the job (pfs.bandwidth 0), the 8 ranks of this host writing at once; level 4's model takes it" \
-  run_grep 'the PFS \(.*\) writes [1-9][0-9]* MiB/s per writer, 8 of them writing at once on this host, as measured' \
-  env T_NOROUTE=1 CAIRN_PFS_DIRECT=on CAIRN_LOG_LEVEL=debug T_FIRST=4 scripts/mpirun.sh 8 "$T" save 1 4
+# direct_picks: generations 4-6 straight to the PFS, debug logs: the share
+# probed, and each rank's file of generation 4 samples its codecs while 5 and
+# 6 take the picks kept (ctx->pfs_memo) and sample none.
+direct_picks() {
+  local out seq
+  out=$(T_NOROUTE=1 CAIRN_PFS_DIRECT=on CAIRN_LOG_LEVEL=debug T_FIRST=4 scripts/mpirun.sh 8 "$T" save 3 4 2>&1) ||
+    { echo "save failed"; tail -n 20 <<<"$out"; return 1; }
+  grep -Eq 'the PFS \(.*\) writes [1-9][0-9]* MiB/s per writer, 8 of them writing at once on this host, as measured' <<<"$out" ||
+    { echo "no probe line"; return 1; }
+  seq=$(grep -Eo 'agg-[0-9]+\.cz: ranks .*, [0-9]+ codec\(s\) sampled, the others kept' <<<"$out" |
+        sed -E 's/^(agg-[0-9]+)\.cz: .*, ([0-9]+) codec\(s\) sampled.*/\1 \2/' | sort -s -k1,1 |
+        awk '{ s[$1] = s[$1] ($2 > 0 ? "S" : "k") } END { for (f in s) print f, s[f] }' | sort)
+  [ "$(wc -l <<<"$seq")" -eq 8 ] && [ "$(awk '{ print $2 }' <<<"$seq" | sort -u)" = Skk ] ||
+    { echo "codecs sampled, per file and generation (S sampled, k kept):"; echo "$seq"; return 1; }
+}
+check "  ... each writer's share of the PFS measured once for the job (pfs.bandwidth 0), the 8 ranks of this host writing at once; level 4's model takes it, and each rank samples its codecs in the first straight level 4 and keeps the picks for the next (compress.resample 8)" \
+  direct_picks
 fresh_pfs pfs-direct-default
 check "the default (the suite pins pfs.direct off; unset, it is on): generation 1 at level 4 straight to the PFS, a file per rank, nothing node-local" \
   bash -c "env -u CAIRN_PFS_DIRECT T_NOROUTE=1 scripts/mpirun.sh 8 $T save 1 4 >/dev/null &&

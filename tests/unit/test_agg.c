@@ -160,6 +160,56 @@ static void test_time_model(void **state)
     set_free(s);
     free(s);
 }
+/* The memo (opts.memo): a lone variable's codec is modelled in one file of
+ * every EVERY at one bandwidth and kept in between; another bandwidth or the
+ * memo's turn models it again; a kept pick the data no longer suits still
+ * round-trips bit for bit; without a memo, or all raw, nothing is kept. */
+static void test_memo(void **state)
+{
+    (void)state;
+    set *s = malloc(sizeof *s);
+    assert_non_null(s);
+    s->n = 0;
+    uint64_t seed = 7, n = 1u << 19; /* 4 MiB of smooth doubles */
+    add(s, 3, "field", CN_KIND_VAR, CAIRN_DOUBLE, 1, &n, n, &seed);
+    cz_agg_memo *m = cz_agg_memo_new(3);
+    assert_non_null(m);
+    cz_agg_opts o = {.scheme = CZ_AGG_AUTO, .bps = 1e6, .memo = m}; /* slow: compressed */
+    cz_agg_stats st;
+    static const uint32_t want[] = {1, 0, 0, 1, 0, 0, 1};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        buf b = round_trip(s, &o, &st);
+        assert_int_equal(st.modelled, want[k]);
+        assert_true(st.stored < st.raw); /* compressed, by the pick kept */
+        free(b.p);
+    }
+    o.bps = 2e6; /* another bandwidth: modelled again, then kept */
+    for (uint32_t k = 0; k < 2; k++) {
+        buf b = round_trip(s, &o, &st);
+        assert_int_equal(st.modelled, 1 - k);
+        free(b.p);
+    }
+    double *x = (double *)s->data[0]; /* noise under the kept pick: stored by it, exact */
+    for (uint64_t i = 0; i < n; i++)
+        x[i] = (double)(seed = seed * 6364136223846793005u + 1442695040888963407u);
+    buf b = round_trip(s, &o, &st);
+    assert_int_equal(st.modelled, 0);
+    free(b.p);
+    o.memo = NULL; /* none: every file models */
+    b = twice(s, &o, &st);
+    assert_int_equal(st.modelled, 1);
+    free(b.p);
+    o = (cz_agg_opts){.scheme = CZ_AGG_AUTO, .raw = true, .memo = m}; /* all raw: not used */
+    b = round_trip(s, &o, &st);
+    assert_int_equal(st.modelled, 0);
+    assert_true(st.stored > st.raw);
+    free(b.p);
+    cz_agg_memo_free(m);
+    cz_agg_memo_free(NULL);
+    set_free(s);
+    free(s);
+}
+
 /* ---- seeds for fuzz_agg ---------------------------------------------------------- */
 
 static void write_seed(const char *dir, const char *name, const buf *b)
@@ -221,6 +271,7 @@ int main(void)
         cmocka_unit_test(test_aware_beats_agnostic),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_time_model),
+        cmocka_unit_test(test_memo),
         cmocka_unit_test(test_read_some),
         cmocka_unit_test(test_known_sums),
         cmocka_unit_test(test_corpus),

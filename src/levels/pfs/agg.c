@@ -362,13 +362,14 @@ static int candidates(const writer *w, uint8_t type, uint8_t out[3])
 static uint8_t pick_codec(writer *w, const wgroup *g, const uint8_t *src, size_t fill)
 {
     uint8_t type = g->type;
-    int known = agg_modelled(w, g); /* sampled already: not again */
+    int known = agg_modelled(w, g, src, fill); /* sampled already (or now, kept): not again */
     if (known >= 0)
         return (uint8_t)known;
     if (w->bps > 0) {
         cz_env env = agg_model_env(w);
         cz_model m;
         cz_model_lossless(src, fill, type, NULL, &env, &m);
+        w->modelled++;
         return (uint8_t)cz_pick(&m);
     }
     uint8_t cand[3];
@@ -534,12 +535,14 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
     }
     CN_FAIL_IF(!(o->bps >= 0), err, CAIRN_EINVAL, "aggregation: bandwidth %g", o->bps);
     writer w = {.v = v, .n = n, .level = o->level, .threads = o->threads, .core = o->core, .bps = o->bps,
-                .raw_only = o->raw,
+                .raw_only = o->raw, .memo = o->raw ? NULL : o->memo,
                 .sink = sink, .arg = arg, .ready = o->ready, .ready_arg = o->ready_arg,
                 .version = AGG_VERSION_PLAIN};
     for (size_t i = 0; i < n; i++)
         if (v[i].kind > CN_KIND_FILE)
             w.version = AGG_VERSION;
+    if (w.memo)
+        agg_memo_turn(w.memo, o->bps);
     if (o->bps > 0 || o->raw) /* the header first: the groups' codecs are not known yet */
         w.version = AGG_VERSION_SUMS;
     w.order = malloc((n ? n : 1) * sizeof *w.order);
@@ -572,7 +575,8 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
     }
     if (!rc && st)
         *st = (cz_agg_stats){.raw = raw, .stored = w.stored, .scheme = w.scheme,
-                             .ngroups = w.ngroups, .npass2 = w.npass2, .sampled = sampled,
+                             .ngroups = w.ngroups, .modelled = w.modelled, .npass2 = w.npass2,
+                             .sampled = sampled,
                              .sum = XXH3_64bits_digest(w.fsum), .seconds = now_s() - t0};
     XXH3_freeState(w.fsum);
     free(w.order);

@@ -1,15 +1,22 @@
 /*
  * agg_auto.c - the writer's choices by the time model: pfs.scheme auto, the
- * codec a lone variable was modelled with, the second pass.
+ * codec a lone variable was modelled with (and the memo that keeps it from
+ * one file to the next), the second pass.
  *
  * pfs.scheme auto: the paper's adaptive choice of merging scheme
  * (mcrEngine, section 7.4), by writing a sample of every variable with each
  * of the four schemes to a counting sink and keeping the smallest. With a
  * time model (opts.bps) the sampling is done only when it can pay for
  * itself (sampling_pays); else the aware scheme is taken without trials.
+ * The memo (opts.memo, a straight level 4's: direct.c) keeps the codec the
+ * model picked for each lone variable, by its rank, kind, name, type and
+ * size, for EVERY files (compress.resample) at the same bandwidth, so that a
+ * job samples a variable once per that many checkpoints, as level 1's codec
+ * vote does, not in every file. A key that collides costs a slower pick,
+ * never a wrong byte: every codec stores exactly.
  * Ownership: the sample's variable records are this file's, freed on return;
  * their data is the caller's, only read; w->vpick is allocated here and freed
- * by cz_agg_write.
+ * by cz_agg_write; the memo is the caller's (cz_agg_memo_new, _free).
  */
 #include "levels/pfs/agg_impl.h"
 
@@ -17,6 +24,97 @@
 #include <string.h>
 
 typedef agg_writer writer;
+
+typedef struct memo_pick {
+    uint64_t name, size;  /* XXH3-64 of the name; bytes */
+    uint32_t rank;
+    uint8_t kind, type, codec;
+    double ratio;         /* stored/raw of the model's samples */
+} memo_pick;
+
+struct cz_agg_memo {
+    double bps;           /* what its picks were modelled at */
+    int every, uses;      /* emptied after EVERY files */
+    size_t n, cap;
+    memo_pick *e;
+};
+
+cz_agg_memo *cz_agg_memo_new(int every)
+{
+    cz_agg_memo *m = calloc(1, sizeof *m);
+    if (m)
+        m->every = every > 0 ? every : 1;
+    return m;
+}
+
+void cz_agg_memo_free(cz_agg_memo *m)
+{
+    if (m)
+        free(m->e);
+    free(m);
+}
+
+void agg_memo_turn(cz_agg_memo *m, double bps)
+{
+    if (m->bps != bps || m->uses >= m->every) {
+        m->n = 0;
+        m->uses = 0;
+        m->bps = bps;
+    }
+    m->uses++;
+}
+
+static memo_pick key_of(const cz_agg_var *x)
+{
+    return (memo_pick){.name = XXH3_64bits(x->name, strlen(x->name)), .size = x->size,
+                       .rank = x->rank, .kind = x->kind, .type = x->type};
+}
+
+static memo_pick *memo_find(const cz_agg_memo *m, const memo_pick *k)
+{
+    for (size_t i = 0; m && i < m->n; i++) {
+        memo_pick *e = &m->e[i];
+        if (e->name == k->name && e->size == k->size && e->rank == k->rank &&
+            e->kind == k->kind && e->type == k->type)
+            return e;
+    }
+    return NULL;
+}
+
+static void memo_put(cz_agg_memo *m, const memo_pick *k)
+{
+    if (m && m->n == m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 8;
+        memo_pick *e = realloc(m->e, cap * sizeof *e);
+        if (!e)
+            return; /* not kept: modelled again next time */
+        m->e = e;
+        m->cap = cap;
+    }
+    if (m)
+        m->e[m->n++] = *k;
+}
+
+/* Variable I's codec by the model ENV on S bytes at P, and its sampled
+ * stored/raw: from the memo, else modelled (and kept there). */
+static int lone_model(writer *w, size_t i, const void *p, uint64_t s, const cz_env *env,
+                      double *ratio)
+{
+    memo_pick k = key_of(&w->v[i]), *e = memo_find(w->memo, &k);
+    if (e) {
+        *ratio = e->ratio;
+        return e->codec;
+    }
+    cz_model m;
+    cz_model_lossless(p, s, k.type, NULL, env, &m);
+    w->modelled++;
+    int id = cz_pick(&m);
+    *ratio = m.stored[id] > 0 ? m.stored[id] / (double)s : 1.0;
+    k.codec = (uint8_t)id;
+    k.ratio = *ratio;
+    memo_put(w->memo, &k);
+    return id;
+}
 
 static int count_sink(void *arg, const void *buf, size_t len, cn_err *err)
 {
@@ -59,12 +157,10 @@ static int sampling_pays(writer *w, uint64_t per, bool *pays, cn_err *err)
         if (!s)
             continue;
         CN_TRY(agg_ready(w, x->data, s, err));
-        cz_model m;
-        cz_model_lossless(x->data, s, x->type, NULL, &env, &m);
-        int id = cz_pick(&m);
+        double ratio;
+        int id = lone_model(w, i, x->data, s, &env, &ratio);
         if (w->vpick)
             w->vpick[i] = (uint8_t)id;
-        double ratio = m.stored[id] > 0 ? m.stored[id] / (double)s : 1.0;
         stored += ratio * (double)x->size;
         cpu += 4 * cz_model_cpu(&env, id, x->type, s, ratio);
         packs |= id != CZ_RAW;
@@ -129,12 +225,20 @@ int agg_pick_scheme(writer *w, uint64_t raw, uint64_t *sampled, cn_err *err)
     return rc;
 }
 
-int agg_modelled(const writer *w, const agg_wgroup *g)
+int agg_modelled(writer *w, const agg_wgroup *g, const uint8_t *src, size_t fill)
 {
-    if (w->bps <= 0 || !w->vpick || g->nvar != 1)
+    if (w->bps <= 0 || g->nvar != 1)
         return -1;
     size_t i = w->order[g->first];
-    return w->vpick[i] < CZ_NCODECS && g->type == w->v[i].type ? w->vpick[i] : -1;
+    if (g->type != w->v[i].type)
+        return -1;
+    if (w->vpick && w->vpick[i] < CZ_NCODECS)
+        return w->vpick[i];
+    if (!w->memo)
+        return -1;
+    cz_env env = agg_model_env(w);
+    double ratio;
+    return lone_model(w, i, src, fill, &env, &ratio);
 }
 
 cz_env agg_model_env(const writer *w)

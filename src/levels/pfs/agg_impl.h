@@ -148,6 +148,8 @@ typedef struct agg_writer {
     uint8_t hdr[CZ_FRAME_HDR]; /* a raw unit's frame header */
     uint8_t *vpick;       /* per variable (index into v): the codec sampling_pays
                            * modelled on its prefix, CZ_NCODECS if none; or NULL */
+    cz_agg_memo *memo;    /* opts.memo, may be NULL */
+    uint32_t modelled;    /* codecs the model sampled for this file */
 } agg_writer;
 
 /* LEN bytes at P to W's sink, in file order (after every unit posted; agg.c). */
@@ -164,10 +166,12 @@ int agg_ready(const agg_writer *w, const void *p, uint64_t len, cn_err *err);
 /* Scheme auto: set w->scheme by sampling, or aware when sampling cannot pay
  * (*SAMPLED: the bytes sampled, 0 then). agg_auto.c. */
 int agg_pick_scheme(agg_writer *w, uint64_t raw, uint64_t *sampled, cn_err *err);
-/* With a time model: the codec sampling_pays modelled for group G's first
- * chunk (G one variable of its own type: the samples pick_codec would
- * take), or -1. agg_auto.c. */
-int agg_modelled(const agg_writer *w, const agg_wgroup *g);
+/* With a time model, for group G of one variable of its own type: the codec
+ * sampling_pays modelled for it, or the memo's, or (with a memo) the model's
+ * on its first chunk SRC (FILL bytes), kept in the memo; else -1.
+ * agg_memo_turn: a file begins at BPS (the memo emptied when due). agg_auto.c. */
+int agg_modelled(agg_writer *w, const agg_wgroup *g, const uint8_t *src, size_t fill);
+void agg_memo_turn(cz_agg_memo *m, double bps);
 /* The model of the work of writing W's chunks to a file at w->bps. */
 cz_env agg_model_env(const agg_writer *w);
 /* Does a second zstd pass that makes ILEN bytes OLEN save more write time

@@ -257,7 +257,8 @@ static double pfs_bps(const cairn_ctx *ctx)
 }
 
 /* Step 3: aggregate file F (ranks [F * group, ...)) from the states ST;
- * FETCH NULL: every state is this node's own (flushnode.c). */
+ * FETCH NULL: every state is this node's own (flushnode.c, direct.c: the
+ * latter's lone variables' picks kept in ctx->pfs_memo). */
 int api_write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *st,
                    api_fetch *fetch, uint64_t *out /* size, sum, raw */)
 {
@@ -286,7 +287,7 @@ int api_write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *st,
                      .core = ctx->core_share,
                      .bps = pfs_bps(ctx), .raw = ctx->cfg.codec == CZ_RAW,
                      .ready = fetch ? api_fetch_ready : NULL,
-                     .ready_arg = fetch};
+                     .ready_arg = fetch, .memo = fetch ? NULL : ctx->pfs_memo};
     cz_agg_stats s = {0};
     if (rc == 0)
         rc = cz_agg_write(h5.v, h5.n, &o, lvl_pfs_append, file, &s, &ctx->err);
@@ -299,11 +300,13 @@ int api_write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *st,
     if (rc == 0) {
         out[0] = pf.size, out[1] = pf.sum, out[2] = s.raw;
         cn_debug("%s: ranks %d..%d, %llu -> %llu bytes (%s; the model's CPU %.2f core(s) at "
-                 "%.0f MiB/s; %u HDF5 files split into %u datasets and %llu skeleton bytes)",
+                 "%.0f MiB/s, %u codec(s) sampled%s; %u HDF5 files split into %u datasets and "
+                 "%llu skeleton bytes)",
                  name, lo, hi - 1, (unsigned long long)s.raw, (unsigned long long)pf.size,
                  cz_agg_scheme_name(s.scheme),
                  cz_env_cores(&(cz_env){.threads = o.threads, .core = o.core}),
-                 o.bps / 1048576.0, h5.files, h5.datasets,
+                 o.bps / 1048576.0, s.modelled, o.memo ? ", the others kept" : "", h5.files,
+                 h5.datasets,
                  (unsigned long long)h5.skel);
     }
     cz_h5_split_free(&h5);

@@ -193,6 +193,10 @@ typedef struct cz_agg_var {
                                   * frames those blocks with them instead of hashing again */
     uint64_t sum_block;
 } cz_agg_var;
+/* Lone variables' codec picks, kept for EVERY files at one bandwidth (agg_auto.c). */
+typedef struct cz_agg_memo cz_agg_memo;
+cz_agg_memo *cz_agg_memo_new(int every);
+void cz_agg_memo_free(cz_agg_memo *m);
 typedef struct cz_agg_opts {
     int scheme;                  /* enum cz_agg_scheme */
     uint32_t block;              /* block schemes: interleaving unit in bytes, rounded down to a
@@ -205,15 +209,15 @@ typedef struct cz_agg_opts {
                                   * model against it; 0: the smallest frame wins, whatever its time */
     bool raw;                    /* every group stored raw, no trials (compress.codec = none) */
     int (*ready)(void *arg, const void *p, size_t len); /* may be NULL: data still arriving.
-                                  * Called before bytes [P, P + LEN) of a variable's data are
-                                  * read; returns once they are there (nonzero: the write fails
-                                  * with it), so fetching overlaps writing */
+                                  * Returns once bytes [P, P + LEN) of a variable are there to
+                                  * be read (nonzero: the write fails), so fetching overlaps */
     void *ready_arg;
+    cz_agg_memo *memo;           /* may be NULL: lone variables' picks kept across files */
 } cz_agg_opts;
 typedef struct cz_agg_stats {
     uint64_t raw, stored;        /* variable bytes in, file bytes out */
     int scheme;                  /* the scheme used (AUTO resolved) */
-    uint32_t ngroups;
+    uint32_t ngroups, modelled;  /* groups; codecs the time model sampled (not opts.memo's) */
     uint32_t npass2;             /* groups that took the second (zstd) pass */
     uint64_t sampled, sum;       /* AUTO's sampled bytes; the file's checksum (cz_agg_sum's) */
     double seconds;              /* whole call, sampling included */
@@ -240,17 +244,15 @@ int cz_agg_open_flags(const uint8_t *p, size_t len, unsigned flags, cz_agg_file 
 size_t cz_agg_count(const cz_agg_file *f);                 /* variables */
 int cz_agg_info(const cz_agg_file *f, size_t i, cz_agg_var *v); /* metadata, data NULL */
 int cz_agg_scheme_of(const cz_agg_file *f);
-/* Decode every variable (group by group) and call CB once per variable with data set
- * (in file table order); CB's nonzero return stops and is returned. Memory: the
- * variable being delivered for Agnostic and Aware; a whole group for the block schemes
- * (whose members are interleaved). */
+/* Decode every variable (group by group) and call CB once per variable with data set (in file
+ * table order); CB's nonzero return stops and is returned. Memory: the variable being delivered
+ * for Agnostic and Aware; a whole group for the block schemes (whose members are interleaved). */
 int cz_agg_read(const cz_agg_file *f, int (*cb)(void *arg, const cz_agg_var *v), void *arg,
                 cn_err *err);
-/* As cz_agg_read, delivering only the variables WANT (with ARG; given metadata, data NULL)
- * says yes to (WANT NULL: all); a unit holding none of them is not decoded, and the
- * others' bytes are not copied (a restore reads only its node's ranks). With FLAGS
- * CZ_AGG_GIVE each delivered variable's data (malloc'd, at least one byte) is the
- * callback's, to free, whatever it returns. */
+/* As cz_agg_read, delivering only the variables WANT (with ARG; given metadata, data NULL) says
+ * yes to (WANT NULL: all); a unit holding none of them is not decoded, and the others' bytes are
+ * not copied (a restore reads only its node's ranks). With FLAGS CZ_AGG_GIVE each delivered
+ * variable's data (malloc'd, at least one byte) is the callback's, to free, whatever it returns. */
 #define CZ_AGG_GIVE 1u
 int cz_agg_read_some(const cz_agg_file *f, bool (*want)(void *arg, const cz_agg_var *v),
                      int (*cb)(void *arg, const cz_agg_var *v), void *arg, unsigned flags,
@@ -261,14 +263,11 @@ int cz_agg_scheme_parse(const char *name);    /* -1 if unknown */
 const char *cz_agg_kind_name(int kind);       /* "var", "file", "h5map", "h5skel", "h5data" */
 
 /* ---- routed HDF5 files at level 4 (h5split.c, h5map.c) --------------------- */
-/*
- * A routed file that is HDF5 is split for level 4 into its contiguous
- * datasets (aggregated across ranks by path and type, compressed per type)
- * and a skeleton (every other byte: superblock, object headers, heaps, chunked,
- * compact and filtered data), plus a map that says where each dataset goes
- * back and holds the whole file's XXH3-64. Restart rebuilds the file from the
- * three and checks that checksum; no libhdf5 is needed for that.
- */
+/* A routed file that is HDF5 is split for level 4 into its contiguous datasets (aggregated
+ * across ranks by path and type, compressed per type) and a skeleton (every other byte:
+ * superblock, object headers, heaps, chunked, compact and filtered data), plus a map that says
+ * where each dataset goes back and holds the whole file's XXH3-64. Restart rebuilds the file
+ * from the three and checks that checksum; no libhdf5 is needed for that. */
 typedef struct cz_h5_dset {
     char *name;                  /* path in the file ("/grp/x"), owned by the array */
     uint8_t type;                /* cairn_type the bytes are aggregated as */
@@ -347,8 +346,8 @@ int cz_h5_parts_join(cz_h5_parts *ps, uint32_t rank,
 void cz_h5_parts_free(cz_h5_parts *ps);         /* accepts NULL */
 
 /* ---- level 4: the parallel file system (pfs.c) ------------------------- */
-/* The write bandwidth of directory DIRFD (probe.c): BYTES of noise written
- * to a probe file (unlinked at once) and synced, timed; *BPS bytes/s. */
+/* The write bandwidth of directory DIRFD (probe.c): BYTES of noise written to a probe file
+ * (unlinked at once) and synced, timed; *BPS bytes/s. */
 int lvl_pfs_probe(int dirfd, uint64_t bytes, double *bps, cn_err *err);
 #define LVL_PFS_PROBE_BYTES (16u << 20)
 /* Open <PFS_DIR>/cairn-<uid>/<JOB> (creating it, 0700, with CREATE). fd or < 0;
@@ -437,8 +436,7 @@ struct api_gen;
  * api_stage_in: collective, PFS generation ID (of ctx->pfs_job) back onto
  * node-local storage as a full level-1 generation of this job. */
 int api_flush(cairn_ctx *ctx, long id);
-/* As api_flush, always full (bench/l4_bench.c: an increment against the same
- * generation flushed full). */
+/* As api_flush, always full (bench/l4_bench.c: an increment against the same one full). */
 int api_flush_full(cairn_ctx *ctx, long id);
 /* direct.c (pfs.direct), level 4 straight from memory. api_flush_direct:
  * collective, generation ID's variables of every rank written to the PFS, a
@@ -447,12 +445,14 @@ int api_flush_full(cairn_ctx *ctx, long id);
  * before a checkpoint's first reduction: api_pfs_direct_ready, can it gather
  * the files (ctx->pfs_files); api_pfs_gen_try, ID's directory made if there is
  * none (true); api_pfs_gen_drop, removed when the checkpoint goes by level 1.
+ * api_pfs_direct_free: what a straight level 4 keeps in CTX (api_ctx_free).
  * api_pfs_as_fast: collective, once per context (ctx->pfs_as_fast), does the
  * PFS write at least as fast as node-local storage (the same file system, or
  * pfs.bandwidth or the probe at least the node directory's), so that level 4
  * goes straight to it even with cairnd? */
 int api_flush_direct(cairn_ctx *ctx, long id, bool made, uint64_t *stored);
 bool api_pfs_direct_ready(cairn_ctx *ctx);
+void api_pfs_direct_free(cairn_ctx *ctx);
 bool api_pfs_gen_try(cairn_ctx *ctx, long id);
 void api_pfs_gen_drop(cairn_ctx *ctx, long id);
 bool api_pfs_as_fast(cairn_ctx *ctx);
