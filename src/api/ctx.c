@@ -52,7 +52,7 @@ void api_ctx_free(cairn_ctx *ctx)
     api_daemon_close(ctx);
     api_live_close(ctx);
     api_incr_reset(ctx);
-    api_pfs_direct_free(ctx);
+    api_pfs_free(ctx);
     api_ctx_release(ctx);
 }
 

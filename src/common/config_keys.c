@@ -137,8 +137,8 @@ const key_def cn_config_keys[] = {
     {.section = "compress", .name = "resample", .env = "CAIRN_COMPRESS_RESAMPLE", .kind = K_INT,
      .min = 1, .max = 1000000, .def = "8", FIELD(z_resample),
      .doc = "`auto` samples a variable again after this many checkpoints (and when it changes, "
-            "or the job uses a level it had not); a level 4 straight from memory keeps each "
-            "rank's level-4 picks for as many of its checkpoints"},
+            "or the job uses a level it had not); level 4's writers keep their picks for as many "
+            "level-4 generations"},
     {.section = "lossy", .name = "mode", .env = "CAIRN_LOSSY", .kind = K_ENUM,
      .words = LOSSY_WORDS, .def = "auto", FIELD(lossy_mode),
      .doc = "how variables with an error bound (cairn_protect_bound) are stored unless they "

@@ -116,8 +116,8 @@ struct cairn_ctx {
     int pfs_as_fast;              /* api_pfs_as_fast's answer: 0 not asked, 1 yes, -1 no */
     uint64_t *pfs_files;          /* rank 0: a straight level 4's files, 4 words a rank
                                    * (levels/pfs/direct.c), once needed */
-    struct cz_agg_memo *pfs_memo; /* a straight level 4's codec picks, kept for
-                                   * compress.resample of them (levels/pfs/direct.c) */
+    struct cz_agg_memo *pfs_memo; /* level 4's codec picks, kept for compress.resample
+                                   * generations (levels/pfs/flush.c, agg_auto.c) */
     char pfs_note[256];           /* set by api_pfs_newest: a PFS generation of another layout */
     int lost_code;                /* restart: CAIRN_ECORRUPT or CAIRN_ELOST when a generation */
     long lost_id, lost_bound;     /* <= lost_bound exists but cannot be used: the newest such */

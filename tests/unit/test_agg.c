@@ -160,9 +160,9 @@ static void test_time_model(void **state)
     set_free(s);
     free(s);
 }
-/* The memo (opts.memo): a lone variable's codec is modelled in one file of
- * every EVERY at one bandwidth and kept in between; another bandwidth or the
- * memo's turn models it again; a kept pick the data no longer suits still
+/* The memo (opts.memo): a lone variable's codec is modelled once per EVERY
+ * generations (ticks) at one bandwidth and kept in between, over every file;
+ * another bandwidth or the tick after EVERY models it again; a kept pick the data no longer suits still
  * round-trips bit for bit; without a memo, or all raw, nothing is kept. */
 static void test_memo(void **state)
 {
@@ -178,10 +178,13 @@ static void test_memo(void **state)
     cz_agg_stats st;
     static const uint32_t want[] = {1, 0, 0, 1, 0, 0, 1};
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
-        buf b = round_trip(s, &o, &st);
-        assert_int_equal(st.modelled, want[k]);
-        assert_true(st.stored < st.raw); /* compressed, by the pick kept */
-        free(b.p);
+        cz_agg_memo_tick(m); /* a generation of two files: the second models nothing */
+        for (uint32_t f = 0; f < 2; f++) {
+            buf b = round_trip(s, &o, &st);
+            assert_int_equal(st.modelled, f ? 0 : want[k]);
+            assert_true(st.stored < st.raw); /* compressed, by the pick kept */
+            free(b.p);
+        }
     }
     o.bps = 2e6; /* another bandwidth: modelled again, then kept */
     for (uint32_t k = 0; k < 2; k++) {
@@ -205,6 +208,7 @@ static void test_memo(void **state)
     assert_true(st.stored > st.raw);
     free(b.p);
     cz_agg_memo_free(m);
+    cz_agg_memo_tick(NULL);
     cz_agg_memo_free(NULL);
     set_free(s);
     free(s);

@@ -542,7 +542,7 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
         if (v[i].kind > CN_KIND_FILE)
             w.version = AGG_VERSION;
     if (w.memo)
-        agg_memo_turn(w.memo, o->bps);
+        agg_memo_at(w.memo, o->bps);
     if (o->bps > 0 || o->raw) /* the header first: the groups' codecs are not known yet */
         w.version = AGG_VERSION_SUMS;
     w.order = malloc((n ? n : 1) * sizeof *w.order);

@@ -8,12 +8,13 @@
  * of the four schemes to a counting sink and keeping the smallest. With a
  * time model (opts.bps) the sampling is done only when it can pay for
  * itself (sampling_pays); else the aware scheme is taken without trials.
- * The memo (opts.memo, a straight level 4's: direct.c) keeps the codec the
- * model picked for each lone variable, by its rank, kind, name, type and
- * size, for EVERY files (compress.resample) at the same bandwidth, so that a
- * job samples a variable once per that many checkpoints, as level 1's codec
- * vote does, not in every file. A key that collides costs a slower pick,
- * never a wrong byte: every codec stores exactly.
+ * The memo (opts.memo: a context's, ticked once per level-4 generation by
+ * api_pfs_gen_open) keeps the codec the model picked for each variable
+ * modelled alone, by its rank, kind, name, type and size, at one bandwidth,
+ * emptied at the tick after EVERY (compress.resample) generations: a job
+ * samples a variable once per that many level-4 checkpoints, as level 1's
+ * codec vote does, not in every file. A key that collides costs a slower
+ * pick, never a wrong byte: every codec stores exactly.
  * Ownership: the sample's variable records are this file's, freed on return;
  * their data is the caller's, only read; w->vpick is allocated here and freed
  * by cz_agg_write; the memo is the caller's (cz_agg_memo_new, _free).
@@ -34,7 +35,7 @@ typedef struct memo_pick {
 
 struct cz_agg_memo {
     double bps;           /* what its picks were modelled at */
-    int every, uses;      /* emptied after EVERY files */
+    int every, uses;      /* emptied at the tick after EVERY of them */
     size_t n, cap;
     memo_pick *e;
 };
@@ -54,14 +55,20 @@ void cz_agg_memo_free(cz_agg_memo *m)
     free(m);
 }
 
-void agg_memo_turn(cz_agg_memo *m, double bps)
+void cz_agg_memo_tick(cz_agg_memo *m)
 {
-    if (m->bps != bps || m->uses >= m->every) {
+    if (m && ++m->uses > m->every) {
         m->n = 0;
-        m->uses = 0;
+        m->uses = 1;
+    }
+}
+
+void agg_memo_at(cz_agg_memo *m, double bps)
+{
+    if (m->bps != bps) {
+        m->n = 0;
         m->bps = bps;
     }
-    m->uses++;
 }
 
 static memo_pick key_of(const cz_agg_var *x)

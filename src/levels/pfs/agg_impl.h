@@ -169,9 +169,10 @@ int agg_pick_scheme(agg_writer *w, uint64_t raw, uint64_t *sampled, cn_err *err)
 /* With a time model, for group G of one variable of its own type: the codec
  * sampling_pays modelled for it, or the memo's, or (with a memo) the model's
  * on its first chunk SRC (FILL bytes), kept in the memo; else -1.
- * agg_memo_turn: a file begins at BPS (the memo emptied when due). agg_auto.c. */
+ * agg_memo_at: a file written at BPS (the memo emptied if its picks were
+ * made at another). agg_auto.c. */
 int agg_modelled(agg_writer *w, const agg_wgroup *g, const uint8_t *src, size_t fill);
-void agg_memo_turn(cz_agg_memo *m, double bps);
+void agg_memo_at(cz_agg_memo *m, double bps);
 /* The model of the work of writing W's chunks to a file at w->bps. */
 cz_env agg_model_env(const agg_writer *w);
 /* Does a second zstd pass that makes ILEN bytes OLEN save more write time

@@ -21,10 +21,11 @@
  * The caller (src/api/checkpoint.c) decides when this path is taken; with
  * cairnd serving the job it asks api_pfs_as_fast first.
  * Each rank keeps the codec the model picked for each of its variables
- * (ctx->pfs_memo) for compress.resample straight level-4 checkpoints, as
- * level 1 keeps its vote's, rather than sampling them in every file.
+ * (ctx->pfs_memo, as every level-4 writer) for compress.resample level-4
+ * checkpoints, as level 1 keeps its vote's, rather than sampling them in
+ * every file.
  * Ownership: the states and descriptors live for one call; rank 0's gather
- * buffer (ctx->pfs_files) and every rank's memo are the context's.
+ * buffer (ctx->pfs_files) is the context's.
  */
 #include "core/core.h"
 #include "levels/pfs/pfs.h"
@@ -94,17 +95,9 @@ bool api_pfs_direct_ready(cairn_ctx *ctx)
     return ctx->pfs_files != NULL;
 }
 
-void api_pfs_direct_free(cairn_ctx *ctx)
-{
-    cz_agg_memo_free(ctx->pfs_memo);
-    ctx->pfs_memo = NULL;
-}
-
 int api_flush_direct(cairn_ctx *ctx, long id, bool made, uint64_t *stored)
 {
     int jobfd = -1, genfd = -1, n = ctx->nranks;
-    if (!ctx->pfs_memo) /* NULL still: every file samples its variables */
-        ctx->pfs_memo = cz_agg_memo_new(ctx->cfg.z_resample);
     int rc = api_pfs_gen_open(ctx, id, false, made, &jobfd, &genfd);
     api_state *st = calloc((size_t)n, sizeof *st);
     uint64_t mine[4] = {0}; /* this rank's file: size, sum, raw bytes; whether it failed */

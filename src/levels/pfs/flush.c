@@ -257,8 +257,9 @@ static double pfs_bps(const cairn_ctx *ctx)
 }
 
 /* Step 3: aggregate file F (ranks [F * group, ...)) from the states ST;
- * FETCH NULL: every state is this node's own (flushnode.c, direct.c: the
- * latter's lone variables' picks kept in ctx->pfs_memo). */
+ * FETCH NULL: every state is this node's own (flushnode.c, direct.c). The
+ * codecs of variables modelled alone are kept in ctx->pfs_memo (when
+ * api_pfs_gen_open made it: not the epilog's). */
 int api_write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *st,
                    api_fetch *fetch, uint64_t *out /* size, sum, raw */)
 {
@@ -287,7 +288,7 @@ int api_write_file(cairn_ctx *ctx, int genfd, int group, int f, const state *st,
                      .core = ctx->core_share,
                      .bps = pfs_bps(ctx), .raw = ctx->cfg.codec == CZ_RAW,
                      .ready = fetch ? api_fetch_ready : NULL,
-                     .ready_arg = fetch, .memo = fetch ? NULL : ctx->pfs_memo};
+                     .ready_arg = fetch, .memo = ctx->pfs_memo};
     cz_agg_stats s = {0};
     if (rc == 0)
         rc = cz_agg_write(h5.v, h5.n, &o, lvl_pfs_append, file, &s, &ctx->err);
@@ -489,7 +490,16 @@ int api_pfs_gen_open(cairn_ctx *ctx, long id, bool leaders, bool made, int *jobf
     if (leaders && (rc = leaders_agree(ctx, rc, "opening the PFS directory")) != 0)
         return rc;
     api_pfs_probe_share(ctx, *genfd, leaders, first); /* collective */
+    if (!ctx->pfs_memo) /* NULL still: every file samples its variables */
+        ctx->pfs_memo = cz_agg_memo_new(ctx->cfg.z_resample);
+    cz_agg_memo_tick(ctx->pfs_memo);
     return rc;
+}
+
+void api_pfs_free(cairn_ctx *ctx)
+{
+    cz_agg_memo_free(ctx->pfs_memo);
+    ctx->pfs_memo = NULL;
 }
 
 static int flush_leader(cairn_ctx *ctx, long id, bool full)

@@ -122,13 +122,10 @@ int cn_pindex_decode(const uint8_t *buf, size_t len, cn_pindex *x, cn_err *err);
 void cn_pindex_free(cn_pindex *x);
 int cn_agg_filename(char *buf, size_t len, uint32_t file); /* "agg-%06u.cz" */
 
-/*
- * A node's record in a PFS generation written node by node without MPI
- * (pnode.c: the epilog's flush). In <job>/.part-gen-<G>/ (a name no
- * generation listing takes) each node writes its ranks' files (group 1:
- * agg-<rank>.cz) and then node-<k>.done; the last node to find every record
- * there writes the index and renames the directory to gen-<G>.
- */
+/* A node's record in a PFS generation written node by node without MPI (pnode.c: the
+ * epilog's flush). In <job>/.part-gen-<G>/ (a name no generation listing takes) each node
+ * writes its ranks' files (group 1: agg-<rank>.cz) and then node-<k>.done; the last node to
+ * find every record there writes the index and renames the directory to gen-<G>. */
 extern const uint8_t CN_PNODE_MAGIC[8]; /* "CAIRNPN" 0x01 */
 #define CN_PNODE_VERSION 1
 #define CN_PSTAGE_PREFIX ".part-gen-"
@@ -193,9 +190,11 @@ typedef struct cz_agg_var {
                                   * frames those blocks with them instead of hashing again */
     uint64_t sum_block;
 } cz_agg_var;
-/* Lone variables' codec picks, kept for EVERY files at one bandwidth (agg_auto.c). */
+/* Codec picks of variables modelled alone, kept at one bandwidth (agg_auto.c); _tick: a
+ * generation more, emptied after EVERY; _new: NULL if no memory; NULL accepted. */
 typedef struct cz_agg_memo cz_agg_memo;
 cz_agg_memo *cz_agg_memo_new(int every);
+void cz_agg_memo_tick(cz_agg_memo *m);
 void cz_agg_memo_free(cz_agg_memo *m);
 typedef struct cz_agg_opts {
     int scheme;                  /* enum cz_agg_scheme */
@@ -445,23 +444,23 @@ int api_flush_full(cairn_ctx *ctx, long id);
  * before a checkpoint's first reduction: api_pfs_direct_ready, can it gather
  * the files (ctx->pfs_files); api_pfs_gen_try, ID's directory made if there is
  * none (true); api_pfs_gen_drop, removed when the checkpoint goes by level 1.
- * api_pfs_direct_free: what a straight level 4 keeps in CTX (api_ctx_free).
  * api_pfs_as_fast: collective, once per context (ctx->pfs_as_fast), does the
  * PFS write at least as fast as node-local storage (the same file system, or
  * pfs.bandwidth or the probe at least the node directory's), so that level 4
  * goes straight to it even with cairnd? */
 int api_flush_direct(cairn_ctx *ctx, long id, bool made, uint64_t *stored);
 bool api_pfs_direct_ready(cairn_ctx *ctx);
-void api_pfs_direct_free(cairn_ctx *ctx);
 bool api_pfs_gen_try(cairn_ctx *ctx, long id);
 void api_pfs_gen_drop(cairn_ctx *ctx, long id);
 bool api_pfs_as_fast(cairn_ctx *ctx);
 /* Collective over the node leaders (LEADERS) or every rank: generation ID's PFS
  * directory made fresh by the first (never over another rank count's; a damaged one
  * set aside) unless MADE (api_pfs_gen_try), opened by the others; there, once per
- * context, each writer's share of the PFS probed (api_pfs_probe_share: ctx->pfs_probed).
+ * context, each writer's share of the PFS probed (api_pfs_probe_share: ctx->pfs_probed);
+ * ctx->pfs_memo made or ticked. api_pfs_free: what level 4 keeps in CTX (api_ctx_free).
  * Leaders agree on their opens; every rank returns its own. *JOBFD, *GENFD to close. */
 int api_pfs_gen_open(cairn_ctx *ctx, long id, bool leaders, bool made, int *jobfd, int *genfd);
+void api_pfs_free(cairn_ctx *ctx);
 void api_pfs_probe_share(cairn_ctx *ctx, int dirfd, bool leaders, bool first);
 /* The flush's last step, which direct.c shares (flush.c), first leader (or
  * rank 0): the index of NFILES files of GROUP ranks with SUM[3 f ..] (size,
