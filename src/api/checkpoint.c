@@ -304,7 +304,8 @@ static int hold_if_back(cairn_ctx *ctx, long id, int level, begun *b)
     int mine = 0, nodirect = 0, made = 0;
     for (size_t i = 0; i < ctx->nvars; i++)
         nodirect |= ctx->vars[i].kind != CN_KIND_VAR || ctx->vars[i].dist != API_DIST_NONE;
-    if (ctx->rank == 0 && !nodirect && direct_wanted(ctx, level))
+    bool wanted = ctx->rank == 0 && !nodirect && direct_wanted(ctx, level);
+    if (wanted)
         nodirect = !api_pfs_direct_ready(ctx);
     if (ctx->node_rank == 0) {
         long *ids = NULL;
@@ -322,8 +323,7 @@ static int hold_if_back(cairn_ctx *ctx, long id, int level, begun *b)
         free(ids);
         if (jobfd >= 0)
             close(jobfd);
-        if (ctx->rank == 0 && !mine && !nodirect && direct_wanted(ctx, level) &&
-            (!ctx->async || ctx->pfs_as_fast > 0))
+        if (wanted && !mine && !nodirect && (!ctx->async || ctx->pfs_as_fast > 0))
             made = api_pfs_gen_try(ctx, id);
     }
     int in[3] = {mine, nodirect, made}, any[3];

@@ -53,10 +53,9 @@ void api_pfs_probe_share(cairn_ctx *ctx, int dirfd, bool leaders, bool first)
                 on = k = 0;
         }
     }
-    uint64_t bytes = LVL_PFS_PROBE_BYTES;
     cn_err err = {0};
     double bps = 0, in[3] = {0, 0, 0}, sum[3] = {0, 0, 0}; /* figures, writers, failures */
-    if (on && lvl_pfs_probe(dirfd, bytes, &bps, &err) == 0)
+    if (on && lvl_pfs_probe(dirfd, LVL_PFS_PROBE_BYTES, &bps, &err) == 0)
         in[0] = bps, in[1] = 1;
     else if (on)
         in[2] = 1, cn_debug("probing the PFS (%s): %s", ctx->cfg.pfs_dir, err.msg);
