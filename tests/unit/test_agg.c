@@ -214,6 +214,38 @@ static void test_memo(void **state)
     free(s);
 }
 
+/* The memo holding many variables (its table grows while kept): a file of
+ * 300 ranks' variables, aware (each a group of its own, picked as the group
+ * is written), models each once, the next file of the generation none, and
+ * both round-trip. */
+static void test_memo_many(void **state)
+{
+    (void)state;
+    set *s = malloc(sizeof *s);
+    assert_non_null(s);
+    s->n = 0;
+    uint64_t seed = 11, n = 1024;
+    for (uint32_t r = 0; r < 300; r++) { /* a name each: every group is one variable */
+        char name[16];
+        snprintf(name, sizeof name, "v%u", r);
+        add(s, r, name, CN_KIND_VAR, CAIRN_DOUBLE, 1, &n, n, &seed);
+    }
+    cz_agg_memo *m = cz_agg_memo_new(8);
+    assert_non_null(m);
+    cz_agg_memo_tick(m);
+    cz_agg_opts o = {.scheme = CZ_AGG_AWARE, .bps = 1e6, .memo = m}; /* picked per group */
+    cz_agg_stats st;
+    buf b = round_trip(s, &o, &st);
+    assert_int_equal(st.modelled, 300);
+    free(b.p);
+    b = round_trip(s, &o, &st);
+    assert_int_equal(st.modelled, 0);
+    free(b.p);
+    cz_agg_memo_free(m);
+    set_free(s);
+    free(s);
+}
+
 /* ---- seeds for fuzz_agg ---------------------------------------------------------- */
 
 static void write_seed(const char *dir, const char *name, const buf *b)
@@ -276,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_time_model),
         cmocka_unit_test(test_memo),
+        cmocka_unit_test(test_memo_many),
         cmocka_unit_test(test_read_some),
         cmocka_unit_test(test_known_sums),
         cmocka_unit_test(test_corpus),

@@ -33,12 +33,23 @@ typedef struct memo_pick {
     double ratio;         /* stored/raw of the model's samples */
 } memo_pick;
 
+/* Open addressing, linear probing, at most half full: a flush's leader may
+ * keep its node's ranks' every variable. */
 struct cz_agg_memo {
     double bps;           /* what its picks were modelled at */
     int every, uses;      /* emptied at the tick after EVERY of them */
-    size_t n, cap;
-    memo_pick *e;
+    size_t n, cap;        /* entries; slots (a power of two, or 0) */
+    memo_pick *e;         /* slot free: kind 0xff */
 };
+
+#define MEMO_FREE 0xff
+
+static void memo_empty(cz_agg_memo *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        m->e[i].kind = MEMO_FREE;
+    m->n = 0;
+}
 
 cz_agg_memo *cz_agg_memo_new(int every)
 {
@@ -58,7 +69,7 @@ void cz_agg_memo_free(cz_agg_memo *m)
 void cz_agg_memo_tick(cz_agg_memo *m)
 {
     if (m && ++m->uses > m->every) {
-        m->n = 0;
+        memo_empty(m);
         m->uses = 1;
     }
 }
@@ -66,7 +77,7 @@ void cz_agg_memo_tick(cz_agg_memo *m)
 void agg_memo_at(cz_agg_memo *m, double bps)
 {
     if (m->bps != bps) {
-        m->n = 0;
+        memo_empty(m);
         m->bps = bps;
     }
 }
@@ -77,29 +88,52 @@ static memo_pick key_of(const cz_agg_var *x)
                        .rank = x->rank, .kind = x->kind, .type = x->type};
 }
 
+static bool same_key(const memo_pick *a, const memo_pick *b)
+{
+    return a->name == b->name && a->size == b->size && a->rank == b->rank &&
+           a->kind == b->kind && a->type == b->type;
+}
+
+/* K's slot in E (CAP slots, a power of two): its own, or the free one it would take. */
+static memo_pick *memo_slot(memo_pick *e, size_t cap, const memo_pick *k)
+{
+    uint64_t h = k->name ^ (k->size * 0x9E3779B97F4A7C15ull) ^
+                 (((uint64_t)k->rank << 16 | (uint64_t)k->kind << 8 | k->type) *
+                  0xC2B2AE3D27D4EB4Full);
+    for (size_t i = (size_t)(h ^ h >> 29) & (cap - 1);; i = (i + 1) & (cap - 1))
+        if (e[i].kind == MEMO_FREE || same_key(&e[i], k))
+            return &e[i];
+}
+
 static memo_pick *memo_find(const cz_agg_memo *m, const memo_pick *k)
 {
-    for (size_t i = 0; m && i < m->n; i++) {
-        memo_pick *e = &m->e[i];
-        if (e->name == k->name && e->size == k->size && e->rank == k->rank &&
-            e->kind == k->kind && e->type == k->type)
-            return e;
-    }
-    return NULL;
+    if (!m || !m->cap)
+        return NULL;
+    memo_pick *e = memo_slot(m->e, m->cap, k);
+    return e->kind == MEMO_FREE ? NULL : e;
 }
 
 static void memo_put(cz_agg_memo *m, const memo_pick *k)
 {
-    if (m && m->n == m->cap) {
-        size_t cap = m->cap ? 2 * m->cap : 8;
-        memo_pick *e = realloc(m->e, cap * sizeof *e);
+    if (!m)
+        return;
+    if (2 * (m->n + 1) > m->cap) { /* grow: rehash into twice the slots */
+        size_t cap = m->cap ? 2 * m->cap : 16;
+        memo_pick *e = malloc(cap * sizeof *e);
         if (!e)
             return; /* not kept: modelled again next time */
+        for (size_t i = 0; i < cap; i++)
+            e[i].kind = MEMO_FREE;
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->e[i].kind != MEMO_FREE)
+                *memo_slot(e, cap, &m->e[i]) = m->e[i];
+        free(m->e);
         m->e = e;
         m->cap = cap;
     }
-    if (m)
-        m->e[m->n++] = *k;
+    memo_pick *s = memo_slot(m->e, m->cap, k);
+    m->n += s->kind == MEMO_FREE;
+    *s = *k;
 }
 
 /* Variable I's codec by the model ENV on S bytes at P, and its sampled
