@@ -356,13 +356,13 @@ static int candidates(const writer *w, uint8_t type, uint8_t out[3])
 
 /* With a time model (w->bps): the codec, raw included, of least modelled time
  * (choose.c: compression CPU against the stored bytes' write, ratios sampled
- * at fixed places of the chunk; no clock), or the one sampling_pays modelled
- * on a lone variable's prefix. Without: the candidate whose frame of the
+ * at fixed places of the chunk; no clock): a lone variable's by agg_modelled
+ * (sampling_pays's pick, or the memo's, or modelled there and kept). Without: the candidate whose frame of the
  * first SAMPLE bytes of the chunk is smallest. */
 static uint8_t pick_codec(writer *w, const wgroup *g, const uint8_t *src, size_t fill)
 {
     uint8_t type = g->type;
-    int known = agg_modelled(w, g, src, fill); /* sampled already (or now, kept): not again */
+    int known = agg_modelled(w, g, src, fill); /* a lone variable's */
     if (known >= 0)
         return (uint8_t)known;
     if (w->bps > 0) {

@@ -275,8 +275,6 @@ int agg_modelled(writer *w, const agg_wgroup *g, const uint8_t *src, size_t fill
         return -1;
     if (w->vpick && w->vpick[i] < CZ_NCODECS)
         return w->vpick[i];
-    if (!w->memo)
-        return -1;
     cz_env env = agg_model_env(w);
     double ratio;
     return lone_model(w, i, src, fill, &env, &ratio);

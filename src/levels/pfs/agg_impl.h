@@ -167,8 +167,8 @@ int agg_ready(const agg_writer *w, const void *p, uint64_t len, cn_err *err);
  * (*SAMPLED: the bytes sampled, 0 then). agg_auto.c. */
 int agg_pick_scheme(agg_writer *w, uint64_t raw, uint64_t *sampled, cn_err *err);
 /* With a time model, for group G of one variable of its own type: the codec
- * sampling_pays modelled for it, or the memo's, or (with a memo) the model's
- * on its first chunk SRC (FILL bytes), kept in the memo; else -1.
+ * sampling_pays modelled for it, or the memo's, or the model's on its first
+ * chunk SRC (FILL bytes), kept in the memo if there is one; else -1.
  * agg_memo_at: a file written at BPS (the memo emptied if its picks were
  * made at another). agg_auto.c. */
 int agg_modelled(agg_writer *w, const agg_wgroup *g, const uint8_t *src, size_t fill);

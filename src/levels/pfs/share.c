@@ -26,7 +26,6 @@
 #include "core/core.h"
 #include "levels/pfs/pfs.h"
 
-
 /* This host's identity (cn_host_ident: its name and boot), hashed, never 0. */
 static uint64_t host_hash(void)
 {
