@@ -21,9 +21,10 @@
  * CPU time its process uses (bank), its savings kept within daemon.burst
  * seconds' worth either way; while it has a flush to do (under way, queued or
  * asked for) and savings, the work runs at normal priority (the socket thread
- * looks every 100 ms then), and a burst begun sees its flush through on
- * credit (down to the same bound below zero): a flush is never left to crawl
- * at idle priority half-way, and the next burst waits until the debt is paid.
+ * looks every 100 ms then), and a burst begun goes on, on credit (down to
+ * the same bound below zero), while a flush is still under way or queued: a
+ * flush is never left to crawl at idle priority half-way, and the next burst
+ * waits until the debt is paid.
  * A flush beside busy ranks finishes in one burst paid for by the time the
  * application computed before it (or after it); since the daemon started it
  * takes no more than daemon.share of the host plus daemon.burst seconds of
@@ -348,19 +349,17 @@ void d_prio_update(d_state *st)
     double now = d_now();
     d_lock(st);
     bool idle = !waited_on(st, now);
-    bool under_way = st->flushing;
-    bool work = under_way || st->flush_asked; /* a flush under way or owed */
+    bool work = st->flushing || st->flush_asked; /* a flush under way or owed */
     for (size_t i = 0; i < st->nqueue && !work; i++)
         work = st->queue[i].flush || st->queue[i].level == CAIRN_LEVEL_PFS;
     pthread_mutex_unlock(&st->mu);
     if (pthread_mutex_trylock(&st->prio.mu) != 0)
         return; /* the work thread places itself: the next call (a second at most) sees to it */
     bank(st, now);
-    /* A burst begins on savings, and sees its flush through on credit: one
+    /* A burst begins on savings, and sees its flushes through on credit: one
      * begun is not left to crawl at idle priority half-way. */
     bool burst = idle && work && st->prio.cpu_idle &&
-                 (st->prio.credit > 0 ||
-                  (st->prio.bursting && under_way && st->prio.credit > -st->prio.cap));
+                 (st->prio.credit > 0 || (st->prio.bursting && st->prio.credit > -st->prio.cap));
     if (burst != st->prio.bursting)
         cn_debug("burst %s: %.3f s of CPU left", burst ? "begins" : "ends", st->prio.credit);
     st->prio.bursting = burst;
