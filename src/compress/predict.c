@@ -144,38 +144,41 @@ int pz_lorenzo(pz_ctx *c, bool enc)
 
 /* ---- non-finite exceptions ----------------------------------------------- */
 
-void pz_note_fix(pz_ctx *c, size_t idx)
+void pz_note_fix(pz_fixes *f, size_t idx, size_t k)
 {
-    if (c->nfix == c->fix_cap) {
-        size_t cap = c->fix_cap ? 2 * c->fix_cap : 64;
-        struct pz_fix *f = realloc(c->fix, cap * sizeof *f);
-        if (!f) {
-            c->bad = true;
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? 2 * f->cap : 64;
+        struct pz_fix *v = realloc(f->v, cap * sizeof *v);
+        if (!v) {
+            f->nomem = true;
             return;
         }
-        c->fix = f;
-        c->fix_cap = cap;
+        f->v = v;
+        f->cap = cap;
     }
-    c->fix[c->nfix++] = (struct pz_fix){idx, c->nexc - 1};
+    f->v[f->n++] = (struct pz_fix){idx, k};
 }
 
 void pz_fixup(pz_ctx *c, bool enc)
 {
-    for (size_t i = 0; i < c->nfix; i++)
-        memcpy(c->out + c->fix[i].idx * c->es,
-               enc ? c->src + c->fix[i].idx * c->es : c->exc + c->fix[i].k * c->es, c->es);
-    free(c->fix);
-    c->fix = NULL;
-    c->nfix = c->fix_cap = 0;
+    pz_fixes *f = c->fixes;
+    for (size_t i = 0; i < f->n; i++)
+        memcpy(c->out + f->v[i].idx * c->es,
+               enc ? c->src + f->v[i].idx * c->es : c->exc + f->v[i].k * c->es, c->es);
+    free(f->v);
+    *f = (pz_fixes){0};
 }
 
 /* Run predictor PRED over C, coding (ENC) or decoding: 0, or -1 (no memory,
  * or the decoder met bad codes). */
 static int predict_run(pz_ctx *c, int pred, bool enc)
 {
+    pz_fixes fixes = {0};
+    c->fixes = &fixes;
     int rc = pred == PZ_INTERP ? pz_interp(c, enc) : pz_lorenzo(c, enc);
-    rc = rc == 0 && !c->bad ? 0 : -1;
+    rc = rc == 0 && !c->bad && !fixes.nomem ? 0 : -1;
     pz_fixup(c, enc);
+    c->fixes = NULL;
     return rc;
 }
 

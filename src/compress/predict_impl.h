@@ -59,19 +59,27 @@ typedef struct pz_ctx {
     uint8_t *exc;
     size_t nexc, exc_cap;         /* decoder: EXC_CAP exceptions available */
     double err;
-    bool bad;                     /* decoder: an exception too many; either: no memory */
-    /* non-finite exceptions: OUT holds 0 there until pz_fixup (predictors read
-     * their neighbours from OUT); IDX, and K the exception's number */
-    struct pz_fix {
-        size_t idx, k;
-    } *fix;
-    size_t nfix, fix_cap;
+    bool bad;                     /* decoder: an exception too many */
+    struct pz_fixes *fixes;       /* the non-finite exceptions (predict_run's) */
 } pz_ctx;
 
-/* Note a non-finite exception at IDX (pz_step's cold path): C->bad if out of memory. */
-void pz_note_fix(pz_ctx *c, size_t idx);
-/* OUT's non-finite exceptions restored (from SRC encoding, EXC decoding);
- * the list freed. */
+/* Non-finite exceptions: OUT holds 0 there until pz_fixup (predictors read
+ * their neighbours from OUT); each is IDX, and K the exception's number.
+ * Kept apart from pz_ctx, so that the predictors' local copy of the context
+ * never escapes into a call and stays in registers. */
+typedef struct pz_fixes {
+    struct pz_fix {
+        size_t idx, k;
+    } *v;
+    size_t n, cap;
+    bool nomem;
+} pz_fixes;
+
+/* Note a non-finite exception at IDX, exception number K (pz_step's cold
+ * path): F->nomem if out of memory. */
+void pz_note_fix(pz_fixes *f, size_t idx, size_t k);
+/* C's output's non-finite exceptions restored (from SRC encoding, EXC
+ * decoding); the list freed. */
 void pz_fixup(pz_ctx *c, bool enc);
 
 /* The quantizer's step for BOUND: 2 * BOUND with its 15 lowest mantissa
@@ -127,14 +135,15 @@ static inline void pz_store(uint8_t *p, double v, bool fl)
 __attribute__((always_inline)) static inline double pz_step(pz_ctx *c, size_t idx,
                                                              double pred, bool enc)
 {
-    const size_t es = c->es;
+    const size_t es = c->fl ? 4 : 8; /* c->es, but known where c->fl is */
     uint8_t *o = c->out + idx * es;
     if (enc) {
         const uint8_t *s = c->src + idx * es;
         double v = pz_load(s, c->fl);
         double r = (v - pred) * c->inv_step;
         if (fabs(r) < PZ_RADIUS - 2) {
-            int code = (int)(r + (r >= 0 ? 0.5 : -0.5)) + PZ_RADIUS;
+            /* half away from zero, without a branch on the residual's sign */
+            int code = (int)(r + copysign(0.5, r)) + PZ_RADIUS;
             double xr = pz_round(pred + (double)(code - PZ_RADIUS) * c->step, c->fl);
             double e = fabs(v - xr);
             if (e <= c->bound) {
@@ -151,7 +160,7 @@ __attribute__((always_inline)) static inline double pz_step(pz_ctx *c, size_t id
             return v;
         }
         pz_store(o, 0, c->fl);
-        pz_note_fix(c, idx);
+        pz_note_fix(c->fixes, idx, c->nexc - 1);
         return 0;
     }
     uint16_t code = c->codes[c->seq++];
@@ -166,7 +175,7 @@ __attribute__((always_inline)) static inline double pz_step(pz_ctx *c, size_t id
             return v;
         }
         pz_store(o, 0, c->fl);
-        pz_note_fix(c, idx);
+        pz_note_fix(c->fixes, idx, c->nexc - 1);
         return 0;
     }
     double xr = pz_round(pred + (double)(code - PZ_RADIUS) * c->step, c->fl);

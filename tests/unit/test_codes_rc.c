@@ -238,6 +238,8 @@ static uint8_t *old_payload(int version, const float *x, size_t r, size_t c, dou
     pz_ctx pc = {.n0 = 1, .n1 = r, .n2 = c, .count = n, .es = 4, .fl = true, .bound = bound,
                  .step = pz_step_of(bound), .src = (const uint8_t *)x, .out = (uint8_t *)recon,
                  .level_bounds = version > 1};
+    pz_fixes fixes = {0};
+    pc.fixes = &fixes;
     pc.inv_step = 1 / pc.step;
     pc.codes = malloc(n * sizeof *pc.codes);
     pc.exc = malloc(n * 4);
