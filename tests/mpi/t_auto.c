@@ -17,6 +17,9 @@
  *   geo     2-D float 360 x 720, a smooth surface (fpzip, named), and geo1d
  *           the same values as a plain array of 259200 (fpzip)
  *   bounded 2-D double 256 x 256 with a relative bound of 1e-3 (lossy auto)
+ *   spiky   float 65536 of range 1e-3 with a NaN, +Inf and -Inf among them,
+ *           relative bound 1e-3: of the finite values' range (1e-6), not of
+ *           one that counts the infinities; these restored as they were
  *   mixed   1 MiB of uint8: runs of equal bytes on ranks 0 and 1, noise on the
  *           others (alone, each rank would pick otherwise: the job agrees one)
  *   solo    double 131072, a ramp, on odd ranks only (not in rank 0's list:
@@ -43,11 +46,12 @@
 #define REL 1e-3
 #define NMIXED (1 << 20)
 #define NSOLO 131072
+#define NSPIKY 65536
 
 static int rank;
 static double *field, *sparse, *bounded, *solo;
 static uint8_t *noise, *mixed;
-static float *geo, *geo1d;
+static float *geo, *geo1d, *spiky;
 
 static uint64_t mix(uint64_t x)
 {
@@ -83,6 +87,9 @@ static void fill(void)
         for (int j = 0; j < BY; j++)
             bounded[i * BY + j] = exp(-((i - 100.0) * (i - 100.0) + (j - 90.0 - rank) *
                                         (j - 90.0 - rank)) / 2000.0) + 0.5 * sin(i * 0.01);
+    for (int i = 0; i < NSPIKY; i++)
+        spiky[i] = (float)(5e-4 * (1.0 + sin(i * 0.003 + ph)));
+    spiky[100] = NAN, spiky[NSPIKY / 2] = INFINITY, spiky[NSPIKY - 7] = -INFINITY;
 }
 
 static void alloc(void)
@@ -91,7 +98,8 @@ static void alloc(void)
     bounded = malloc(sizeof *bounded * BX * BY), noise = malloc(NNOISE);
     geo = malloc(sizeof *geo * GX * GY), geo1d = malloc(sizeof *geo1d * GX * GY);
     mixed = malloc(NMIXED), solo = malloc(sizeof *solo * NSOLO);
-    if (!field || !sparse || !bounded || !noise || !geo || !geo1d || !mixed || !solo) {
+    spiky = malloc(sizeof *spiky * NSPIKY);
+    if (!field || !sparse || !bounded || !noise || !geo || !geo1d || !mixed || !solo || !spiky) {
         fprintf(stderr, "rank %d: out of memory\n", rank);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -109,6 +117,8 @@ static int protect(cairn_ctx *ctx)
     rc |= cairn_protect_codec(ctx, "geo1d", "fpzip");
     rc |= cairn_protect(ctx, "bounded", bounded, CAIRN_DOUBLE, BX * BY, 2, (size_t[]){BX, BY});
     rc |= cairn_protect_bound_rel(ctx, "bounded", REL);
+    rc |= cairn_protect(ctx, "spiky", spiky, CAIRN_FLOAT, NSPIKY, 0, NULL);
+    rc |= cairn_protect_bound_rel(ctx, "spiky", REL);
     rc |= cairn_protect(ctx, "mixed", mixed, CAIRN_UINT8, NMIXED, 0, NULL);
     if (rank % 2)
         rc |= cairn_protect(ctx, "solo", solo, CAIRN_DOUBLE, NSOLO, 0, NULL);
@@ -120,7 +130,7 @@ static const char *compare(void)
 {
     double *f = field, *s = sparse, *b = bounded, *so = solo;
     uint8_t *n = noise, *mx = mixed;
-    float *g = geo, *g1 = geo1d;
+    float *g = geo, *g1 = geo1d, *sp = spiky;
     alloc();
     fill();
     const char *why = NULL;
@@ -144,7 +154,15 @@ static const char *compare(void)
     for (int i = 0; !why && i < BX * BY; i++)
         if (!(fabs(b[i] - bounded[i]) <= REL * (hi - lo)))
             why = "bounded is outside its bound";
-    free(f), free(s), free(b), free(n), free(g), free(g1), free(mx), free(so);
+    float flo = INFINITY, fhi = -INFINITY; /* spiky: the finite values' range */
+    for (int i = 0; i < NSPIKY; i++)
+        if (isfinite(spiky[i]))
+            flo = spiky[i] < flo ? spiky[i] : flo, fhi = spiky[i] > fhi ? spiky[i] : fhi;
+    for (int i = 0; !why && i < NSPIKY; i++)
+        if (isfinite(spiky[i]) ? !(fabs((double)sp[i] - spiky[i]) <= REL * ((double)fhi - flo))
+                               : isnan(spiky[i]) ? !isnan(sp[i]) : sp[i] != spiky[i])
+            why = "spiky is outside its bound (of its finite range), or a NaN or infinity lost";
+    free(f), free(s), free(b), free(n), free(g), free(g1), free(mx), free(so), free(sp);
     return why;
 }
 
@@ -186,6 +204,7 @@ int main(int argc, char **argv)
         memset(noise, 0xa5, NNOISE), memset(geo, 0xa5, sizeof *geo * GX * GY);
         memset(geo1d, 0xa5, sizeof *geo1d * GX * GY), memset(bounded, 0, sizeof *bounded * BX * BY);
         memset(mixed, 0xa5, NMIXED), memset(solo, 0xa5, sizeof *solo * NSOLO);
+        memset(spiky, 0, sizeof *spiky * NSPIKY);
         long got = -1;
         rc = cairn_restart(ctx, CAIRN_LATEST, &got);
         const char *bad = rc == 0 ? compare() : NULL;
@@ -206,7 +225,7 @@ int main(int argc, char **argv)
         printf(any ? "FAIL %s\n" : "PASS %s\n", mode);
     cairn_finalize(ctx);
     free(field), free(sparse), free(bounded), free(noise), free(geo), free(geo1d), free(mixed);
-    free(solo);
+    free(solo), free(spiky);
     MPI_Finalize();
     return any ? 1 : 0;
 }

@@ -46,10 +46,10 @@ static uint64_t key_of(const api_var *v, bool lossy)
            ((uint64_t)lossy << 63);
 }
 
-/* Is V auto, and due for a choice? */
-static int auto_kind(const cairn_ctx *ctx, const api_var *v, cz_shape *sh)
+/* Is V auto (API_AUTO_LOSSY or API_AUTO_LOSSLESS), else 0? */
+static int auto_kind(const cairn_ctx *ctx, const api_var *v)
 {
-    int id = api_codec_of(ctx, v, sh);
+    int id = api_codec_of(ctx, v, NULL);
     return id == API_AUTO_LOSSY || id == API_AUTO_LOSSLESS ? id : 0;
 }
 
@@ -177,8 +177,7 @@ int api_codecs_choose(cairn_ctx *ctx, int level)
     int due = 0, any = 0;
     for (size_t i = 0; i < ctx->nvars && !due; i++) {
         api_var *v = &ctx->vars[i];
-        cz_shape sh;
-        int kind = auto_kind(ctx, v, &sh);
+        int kind = auto_kind(ctx, v);
         due = kind && (v->chosen < 0 || cz_is_lossy(v->chosen) != (kind == API_AUTO_LOSSY) ||
                        ctx->nckpt - v->chosen_at >= ctx->cfg.z_resample ||
                        levels != ctx->levels_seen);
@@ -196,10 +195,11 @@ int api_codecs_choose(cairn_ctx *ctx, int level)
     size_t np = 0;
     for (size_t i = 0; p && i < ctx->nvars; i++) {
         api_var *v = &ctx->vars[i];
-        cz_shape sh;
-        int kind = auto_kind(ctx, v, &sh);
+        int kind = auto_kind(ctx, v);
         if (!kind)
             continue;
+        cz_shape sh;
+        api_codec_of(ctx, v, &sh); /* its shape and bound: a pass over a relative bound's data */
         pending *x = &p[np++];
         x->v = v;
         x->lossy = kind == API_AUTO_LOSSY;

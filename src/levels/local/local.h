@@ -141,7 +141,9 @@ void api_codecs(cairn_ctx *ctx, lvl_src *src, size_t n, cz_opts *z);
 void api_codecs_learn(cairn_ctx *ctx, const lvl_written *w);
 /* V's codec: a cz_id, or API_AUTO_LOSSLESS / API_AUTO_LOSSY ("auto", to be
  * picked); SH gets its shape when it is lossy or a 2-3 D float/double array
- * (else ndims 0), and the absolute bound (0 none) in every case. */
+ * (else ndims 0), and the absolute bound (0 none) in every case: a pass over
+ * the data for a bound relative to its range. SH NULL: the codec alone, no
+ * pass. */
 #define API_AUTO_LOSSLESS (-2)
 #define API_AUTO_LOSSY (-3)
 struct api_var;
