@@ -16,8 +16,8 @@
  * order.
  *
  * Predictors: multilevel interpolation (predict_interp.c; SZ3) and Lorenzo
- * (SZ-1.4). Both are tried on a box at the array's centre, through Huffman
- * and zstd, and the smaller output wins; on smooth 2-D and 3-D fields that
+ * (SZ-1.4). Both are tried on a box at the array's centre, through the
+ * codes' rANS stage, and the smaller output wins; on smooth 2-D and 3-D fields that
  * is nearly always interpolation, by far. Lorenzo: the 3-D 7-term
  * predictor on a (n0, n1, n2) box, 1-D and 2-D arrays being (1, 1, d0) and
  * (1, d0, d1), in memory order; neighbours outside the array are 0, which
@@ -220,9 +220,11 @@ static size_t pred_rows(const pz_ctx *c, int pred, cz_rows *rows)
 }
 
 /* Code C (codes, exc and out allocated for c->count elements) with predictor
- * PRED and store both sections at DST (CAP bytes). Returns their size, or
- * SIZE_MAX if they do not fit or memory ran out. */
-static size_t encode_body(pz_ctx *c, int pred, uint8_t *dst, size_t cap, pz_body *b)
+ * PRED and store both sections at DST (CAP bytes); HUFF_TOO: Huffman tried
+ * beside rANS, the smaller kept. Returns their size, or SIZE_MAX if they do
+ * not fit or memory ran out. */
+static size_t encode_body(pz_ctx *c, int pred, bool huff_too, uint8_t *dst, size_t cap,
+                          pz_body *b)
 {
     c->seq = c->nexc = 0;
     c->err = 0;
@@ -240,7 +242,7 @@ static size_t encode_body(pz_ctx *c, int pred, uint8_t *dst, size_t cap, pz_body
     b->hs = b->hlen;
     /* does not fit, or a small array, where rANS's tables may cost more than
      * they save: Huffman too (bounded), and the smaller wins */
-    if (!b->ans || c->count <= PZ_SMALL) {
+    if (!b->ans || huff_too) {
         huff = malloc(hcap);
         if (!huff)
             return SIZE_MAX;
@@ -288,7 +290,7 @@ static int alloc_work(pz_ctx *c)
 /*
  * The predictor for C: both code a box at the array's centre of about a
  * sixteenth of its elements, at least PZ_SAMPLE (the whole array if it is
- * that small), through Huffman and zstd, and the smaller output wins
+ * that small), through rANS alone, and the smaller output wins
  * (interpolation on a tie, or on a failure, which the real encode then
  * meets again).
  */
@@ -319,8 +321,8 @@ static int choose_predictor(const pz_ctx *c)
         t.src = box;
         t.out = rec;
         pz_body b;
-        size_t si = encode_body(&t, PZ_INTERP, dst, cap, &b);
-        size_t sl = encode_body(&t, PZ_LORENZO, dst, cap, &b);
+        size_t si = encode_body(&t, PZ_INTERP, false, dst, cap, &b);
+        size_t sl = encode_body(&t, PZ_LORENZO, false, dst, cap, &b);
         if (sl < si)
             best = PZ_LORENZO;
     }
@@ -351,7 +353,7 @@ size_t cz_predict_encode(const cz_shape *sh, const void *src, uint8_t *dst, size
         return 0;
     int pred = choose_predictor(&c);
     if (alloc_work(&c) == 0)
-        body = encode_body(&c, pred, dst + hdr, cap - hdr, &b);
+        body = encode_body(&c, pred, c.count <= PZ_SMALL, dst + hdr, cap - hdr, &b);
     if (body == SIZE_MAX)
         goto done;
 
