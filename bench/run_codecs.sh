@@ -59,6 +59,11 @@ bench_lossy() {
     failed=1
     return
   fi
-  run_mpi 1 "$ckbin" --reps "${LOSSY_CKPT_REPS:-5}" --warmup "${LOSSY_WARMUP:-1}" --dir "$tmp" \
-    --egm96 "${LOSSY_EGM96:-/usr/share/proj/egm96_15.gtx}"
+  # Pinned to one CPU: cairn's compressor thread and ZFP then run on the same core (a shared
+  # machine's cores can differ by a third in speed, which would flip the ratio by placement).
+  local cpu pin=()
+  cpu=$(taskset -pc $$ 2>/dev/null | sed 's/.*: //; s/[,-].*//')
+  [ -n "$cpu" ] && pin=(taskset -c "$cpu")
+  run_mpi 1 "${pin[@]}" "$ckbin" --reps "${LOSSY_CKPT_REPS:-5}" --warmup "${LOSSY_WARMUP:-1}" \
+    --dir "$tmp" --egm96 "${LOSSY_EGM96:-/usr/share/proj/egm96_15.gtx}"
 }
