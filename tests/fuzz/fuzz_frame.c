@@ -11,6 +11,10 @@
  *     CAIRN_ECORRUPT with a message.
  *   - bit 7 set: the bytes (after a type byte) are raw data, encoded as one
  *     frame with the selected codec, which must parse and decode bit-exact.
+ *     The same bytes then go through cz_agg_unframe (a flush's frames lent
+ *     to level 4, src/levels/pfs/agg_lend.c) as one variable of the first
+ *     frame's type and of the bytes the headers claim: it must succeed or
+ *     fail with CAIRN_ECORRUPT and a message.
  * Decoded sizes above FUZZ_MAX_RAW are skipped to keep runs fast; buffers
  * are allocated at their exact sizes so the sanitizers see any overrun.
  * fpzip payloads reach libfpzip only if their XXH3 matches (codec_float.c),
@@ -18,6 +22,7 @@
  * input is that library's (known) lack of input checks.
  */
 #include "compress/compress.h"
+#include "levels/pfs/pfs.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +61,26 @@ static void decode_frames(const uint8_t *p, size_t len, int want)
         p += used;
         len -= used;
     }
+}
+
+static void unframe(const uint8_t *p, size_t len, int want)
+{
+    uint64_t raw = 0;
+    for (size_t at = 0; at + CZ_FRAME_HDR <= len && raw <= FUZZ_MAX_RAW;) {
+        uint32_t r = cn_get_u32(p + at + 4), st = cn_get_u32(p + at + 8);
+        raw += r;
+        at += CZ_FRAME_HDR + (size_t)st;
+    }
+    if (len < 2 || raw > FUZZ_MAX_RAW || cz_is_lossy(want))
+        return;
+    uint8_t *dst = malloc(raw ? (size_t)raw : 1);
+    if (!dst)
+        abort();
+    cn_err err = {0};
+    int rc = cz_agg_unframe(p, len, (uint8_t)want, p[1], dst, raw, &err);
+    if (rc != 0 && (rc != CAIRN_ECORRUPT || err.code != rc || !err.msg[0]))
+        abort();
+    free(dst);
 }
 
 static void round_trip(const uint8_t *p, size_t len, int id)
@@ -119,6 +144,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (data[0] & 0x80)
         round_trip(data + 1, size - 1, want);
     else
-        decode_frames(data + 1, size - 1, want);
+        decode_frames(data + 1, size - 1, want), unframe(data + 1, size - 1, want);
     return 0;
 }

@@ -263,6 +263,30 @@ check "level 4, compress.codec = none with pfs.group 3 set (T_RAW: no bound): le
   bash -c "env -u T_CODECS T_RAW=1 CAIRN_CODEC=none scripts/mpirun.sh 8 $T save 2 4 >/dev/null &&
            '$BUILD/cairn' inspect '$(pfs_gen 2)/index' | grep -Eq '^ranks: +8 on 4 nodes, 2 per file\$' &&
            rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && env -u T_CODECS T_RAW=1 CAIRN_CODEC=none scripts/mpirun.sh 8 $T restore 2"
+# Level 1's frames go to the PFS as they are (issue 31): a variable level 1
+# stored compressed is not decoded to be written raw (or encoded again), so
+# each node's file is about the size of its ranks' rank files, not of their
+# variables (2 ranks x 12 MiB of slow ramps, lz4 and zstd, here 0.13 MiB a rank file).
+fresh_pfs pfs-frames
+pfs_not_larger() { # G: each node's PFS file at most its node's rank files + 16 KiB
+  local n f l
+  for n in 0 1 2 3; do
+    f=$(stat -c %s "$(pfs_gen "$1")/agg-00000$n.cz") || return 1
+    l=$(cat "$(gen_dir "$n" "$1")"/rank-*.ckpt | wc -c)
+    [ "$f" -le $((l + 16384)) ] || { echo "node $n: PFS file $f bytes, its rank files $l"; return 1; }
+  done
+}
+check "level 4 through level 1 (pfs.direct off), compressed variables: each node's PFS file holds level 1's frames (no larger than its rank files)" \
+  bash -c "T_NOROUTE=1 T_VARS=lz4:8388608:r,zstd:4194304:r CAIRN_PFS_DIRECT=off env -u CAIRN_PFS_GROUP -u T_CODECS scripts/mpirun.sh 8 $T save 2 4 >/dev/null &&
+           $(declare -f pfs_gen gen_dir pfs_not_larger); pfs_not_larger 2"
+wipe_nodes 0 1 2 3
+check "  ... every node wiped: restored from the PFS, bit-exact" \
+  run_grep 'restoring generation 2 from the PFS' env -u T_CODECS T_NOROUTE=1 T_VARS=lz4:8388608:r,zstd:4194304:r scripts/mpirun.sh 8 "$T" restore 2
+fresh_pfs pfs-frames-mixed
+check "level 4 through level 1, mixed codecs across ranks and schemes aware-block and pfs.group 3 (frames decoded where a group cannot take them), bit-exact after a wipe" \
+  bash -c "for s in aware aware-block; do T_VARS=lz4:1048576:r,zstd:300000:r CAIRN_PFS_SCHEME=\$s CAIRN_PFS_DIRECT=off scripts/mpirun.sh 8 $T save 1 4 >/dev/null &&
+           rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && T_VARS=lz4:1048576:r,zstd:300000:r scripts/mpirun.sh 8 $T restore 1 >/dev/null &&
+           rm -rf '$CAIRN_PFS_DIR'/* || exit 1; done"
 # compress.codec = none holds on the PFS too: a slow PFS (pfs.bandwidth 10 MiB/s,
 # where the model would compress) still gets every group raw, the file at least
 # as large as its variables' bytes.

@@ -19,6 +19,11 @@
  *   - variables with known block checksums (cz_agg_var.sums) round-trip in
  *     every scheme, blocks smaller and larger than a chunk; the checksums
  *     given are the frames' (one altered: the file opens, its read fails);
+ *   - variables lent as level 1's frames (cz_agg_var.frames) round-trip in
+ *     every scheme; a group of them all of one codec is written as they are
+ *     (aware, and auto, which then takes aware without trials), else they
+ *     are decoded first; frames that do not hold the variable, a damaged
+ *     one, and a lossy codec are refused;
  *   - bad input (duplicate names, size against count), sink errors and a
  *     callback's stop are returned; an empty set is a valid file.
  * With CAIRN_AGG_CORPUS=DIR set, also writes seed files for fuzz_agg there.
@@ -311,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_memo_many),
         cmocka_unit_test(test_read_some),
         cmocka_unit_test(test_known_sums),
+        cmocka_unit_test(test_lent_frames),
         cmocka_unit_test(test_corpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -72,6 +72,8 @@
  * a copy (raw_unit: units of AGG_RAW_UNIT, from cache after their checksum); a
  * variable whose block checksums the caller knows (cz_agg_var.sums: a flush
  * lending a verified rank file) goes a block a unit, framed with them.
+ * A variable lent as level 1's frames (cz_agg_var.frames, agg_lend.c) is
+ * written as those frames when its whole group is, else decoded first.
  * Pipeline: a compressed unit goes to a thread of its own (agg_pipe.c) that
  * writes it while the next chunk is compressed into a second buffer set;
  * the sink is called by one thread at a time, in file order.
@@ -388,6 +390,8 @@ static uint8_t pick_codec(writer *w, const wgroup *g, const uint8_t *src, size_t
 
 static int write_group(writer *w, wgroup *g, cn_err *err)
 {
+    if (w->v[w->order[g->first]].frames) /* lent whole (agg_lend_plan) */
+        return agg_write_lent(w, g, err);
     size_t nm = members(w, g);
     cz_agg_walk wk;
     cz_agg_walk_init(&wk, w->m, nm, w->block);
@@ -464,6 +468,7 @@ int agg_write_scheme(writer *w, uint64_t raw, cn_err *err)
     w->stored = 0;
     w->npass2 = 0;
     CN_TRY(plan(w, err));
+    CN_TRY(agg_lend_plan(w, err));
     for (uint32_t i = 0; i < w->ngroups; i++)
         if (w->g[i].raw > most)
             most = w->g[i].raw;
@@ -528,8 +533,12 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
     uint64_t raw = 0;
     for (size_t i = 0; i < n; i++) {
         CN_TRY(cz_agg_var_check(&v[i], CAIRN_EINVAL, "aggregation", err));
-        CN_FAIL_IF(v[i].size && !v[i].data, err, CAIRN_EINVAL,
+        CN_FAIL_IF(v[i].size && !v[i].data && !v[i].frames, err, CAIRN_EINVAL,
                    "aggregation: '%s' (rank %u) has no data", v[i].name, v[i].rank);
+        const cz_codec *fc = v[i].frames ? cz_codec_get(v[i].fcodec) : NULL;
+        CN_FAIL_IF(v[i].frames && (v[i].data || !fc || fc->lossy || v[i].kind != CN_KIND_VAR),
+                   err, CAIRN_EINVAL, "aggregation: '%s' (rank %u) lent as frames of codec %u",
+                   v[i].name, v[i].rank, v[i].fcodec);
         CN_FAIL_IF(__builtin_add_overflow(raw, v[i].size, &raw), err, CAIRN_EINVAL,
                    "aggregation: variables too large in total");
     }
@@ -559,10 +568,14 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
             w.order[i] = i;
         rc = cz_agg_unique(v, w.order, n, CAIRN_EINVAL, err);
     }
+    if (!rc)
+        rc = agg_lend_setup(&w, v, n, err);
     uint64_t sampled = 0;
     w.block = block;
     w.scheme = o->scheme;
-    if (!rc && o->scheme == CZ_AGG_AUTO)
+    if (!rc && o->scheme == CZ_AGG_AUTO && w.vown) /* level 1's frames: no trials */
+        w.scheme = CZ_AGG_AWARE;
+    else if (!rc && o->scheme == CZ_AGG_AUTO)
         rc = agg_pick_scheme(&w, raw, &sampled, err);
     if (!rc) {
         XXH3_64bits_reset(w.fsum); /* the file's own bytes */
@@ -579,6 +592,7 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
                              .sampled = sampled,
                              .sum = XXH3_64bits_digest(w.fsum), .seconds = now_s() - t0};
     XXH3_freeState(w.fsum);
+    agg_lend_free(&w);
     free(w.order);
     free(w.g);
     free(w.m);

@@ -149,6 +149,9 @@ typedef struct agg_writer {
     uint8_t *vpick;       /* per variable (index into v): the codec sampling_pays
                            * modelled on its prefix, CZ_NCODECS if none; or NULL */
     cz_agg_memo *memo;    /* opts.memo, may be NULL */
+    cz_agg_var *vown;     /* a copy of the variables when some are lent frames (V then
+                           * points here), and the buffers those decoded own (agg_lend.c) */
+    uint8_t **vbuf;
     uint32_t modelled;    /* codecs the model sampled for this file */
 } agg_writer;
 
@@ -178,5 +181,15 @@ cz_env agg_model_env(const agg_writer *w);
 /* Does a second zstd pass that makes ILEN bytes OLEN save more write time
  * than its CPU work costs (by the model; always, without one)? */
 bool agg_pass2_pays(const agg_writer *w, size_t ilen, size_t olen);
+
+/* Variables lent as level 1's frames (cz_agg_var.frames; agg_lend.c). Setup: when
+ * any of V[0..N-1] is, W's own copy of them (w->v points at it). Plan (after the
+ * groups are planned): each group lent whole stays lent, the other lent variables
+ * are decoded into buffers of W's own. Write: a group lent whole, its variables'
+ * frames as they are. Free: the copy and the buffers. */
+int agg_lend_setup(agg_writer *w, const cz_agg_var *v, size_t n, cn_err *err);
+int agg_lend_plan(agg_writer *w, cn_err *err);
+int agg_write_lent(agg_writer *w, agg_wgroup *g, cn_err *err);
+void agg_lend_free(agg_writer *w);
 
 #endif /* CAIRN_AGG_IMPL_H */

@@ -7,7 +7,10 @@
  * pfs.group's; group i becomes the aggregated file agg-<i>.cz, written by
  * the leader of the node of the group's first rank (its aggregator).
  *   1. every leader materializes each of its ranks: the generation's chain
- *      verified and applied (chain.c) into one buffer, a "state" (below);
+ *      verified and applied (chain.c) into one buffer, a "state" (below),
+ *      but for a full generation's variables stored raw (lent in place) or
+ *      compressed lossless whole (lent as their verified frames, which the
+ *      writer takes as they are: agg_lend.c);
  *      or, for an increment (flush_incr.c), only its own link's changes;
  *   2. states travel to their aggregators (fetch.c: sizes and metadata
  *      first, then the data in pieces, not waited for);
@@ -105,9 +108,34 @@ static bool lendable(const cn_entry *e)
            e->stored_size == e->raw_size;
 }
 
+/* May it be lent as its frames (a variable of its own, compressed lossless)? */
+static bool lendable_frames(const cn_entry *e)
+{
+    const cz_codec *c = cz_codec_get(e->codec);
+    return e->kind == CN_KIND_VAR && e->codec != CN_CODEC_RAW && c && !c->lossy &&
+           !(e->flags & (CN_ENTRY_PACKED | CN_ENTRY_DELTA)) && e->frame_raw == e->raw_size &&
+           e->stored_size > 0;
+}
+
+/* Entry E's stored bytes in link C against its block checksums (a frame is
+ * lent only once its bytes are known good: the PFS copy is not made of a
+ * damaged one). */
+static int verify_entry(cairn_ctx *ctx, const cn_ckpt *c, const cn_entry *e, int rank)
+{
+    uint32_t bs = c->h.block_size;
+    for (uint32_t b = 0; b < e->nblocks; b++) {
+        uint64_t off = (uint64_t)b * bs, n = e->stored_size - off < bs ? e->stored_size - off : bs;
+        CN_FAIL_IF(cn_hash(c->map + e->offset + off, (size_t)n) != e->block_sums[b], &ctx->err,
+                   CAIRN_ECORRUPT, "rank %d: '%s' block %u checksum mismatch on node %s", rank,
+                   e->name, b, ctx->node_name);
+    }
+    return 0;
+}
+
 /* Rank RANK's generation ID rebuilt from its chain into *OUT: the variables
  * a full generation stores raw are lent from its verified file (no copy; the
- * state keeps the file open), the rest copied or decoded. */
+ * state keeps the file open), those it stores compressed lossless whole are
+ * lent as their frames (verified here), the rest copied or decoded. */
 int api_materialize(cairn_ctx *ctx, int rank, long id, state *out)
 {
     api_gen *g = NULL;
@@ -131,7 +159,9 @@ int api_materialize(cairn_ctx *ctx, int rank, long id, state *out)
                             .count = e->count, .size = e->raw_size, .name = e->name};
         memcpy(m[i].dims, e->dims, sizeof m[i].dims);
         if (ch.n == 1 && lendable(e))
-            m[i].lent = (api_lent){c->map + e->offset, e->block_sums, c->h.block_size};
+            m[i].lent = (api_lent){c->map + e->offset, e->block_sums, c->h.block_size, 0, 0};
+        else if (ch.n == 1 && lendable_frames(e) && (rc = verify_entry(ctx, c, e, rank)) == 0)
+            m[i].lent = (api_lent){c->map + e->offset, NULL, 0, e->codec, e->stored_size};
     }
     state st = {0};
     if (rc == 0)
@@ -188,7 +218,11 @@ static int parse_state(cairn_ctx *ctx, const state *s, cz_agg_var *v, size_t cap
         x->count = cn_get_u64(h + 32);
         x->size = cn_get_u64(h + 40);
         x->name = (const char *)cn_rd_take(&r, pad8((uint64_t)h[7] + 1));
-        if (s->lent && s->lent[i].data) { /* lent: not in the buffer */
+        if (s->lent && s->lent[i].data && s->lent[i].codec) { /* level 1's frames */
+            x->frames = s->lent[i].data;
+            x->frames_len = s->lent[i].stored;
+            x->fcodec = s->lent[i].codec;
+        } else if (s->lent && s->lent[i].data) { /* lent: not in the buffer */
             x->data = s->lent[i].data;
             x->sums = s->lent[i].sums; /* verified: the file's own frames' checksums */
             x->sum_block = s->lent[i].sum_block;
@@ -227,12 +261,20 @@ static int own_state(cairn_ctx *ctx, state *s)
     if (rc == 0) {
         memcpy(w.buf, s->buf, s->meta);
         uint8_t *dp = w.buf + s->meta;
-        for (size_t i = 0; i < n; i++) {
-            memcpy(dp, v[i].data, v[i].size);
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            if (v[i].frames)
+                rc = cz_agg_unframe(v[i].frames, v[i].frames_len, v[i].fcodec, v[i].type, dp,
+                                    v[i].size, &ctx->err);
+            else
+                memcpy(dp, v[i].data, v[i].size);
             dp += pad8(v[i].size);
         }
+    }
+    if (rc == 0) {
         api_state_free(s);
         *s = w;
+    } else {
+        api_state_free(&w);
     }
     free(v);
     return rc;

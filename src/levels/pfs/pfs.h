@@ -189,7 +189,19 @@ typedef struct cz_agg_var {
                                   * DATA (the last shorter), checked by the caller: a raw group
                                   * frames those blocks with them instead of hashing again */
     uint64_t sum_block;
+    const uint8_t *frames;       /* write, may be NULL: DATA is NULL and the variable is these
+                                  * FRAMES_LEN bytes of frames (compress.h) of codec FCODEC
+                                  * (lossless), as level 1 stored them, checked by the caller.
+                                  * A group whose every variable is so, of one codec, takes
+                                  * them as they are (scheme aware; auto then is aware);
+                                  * otherwise they are decoded first */
+    uint64_t frames_len;
+    uint8_t fcodec;
 } cz_agg_var;
+/* Decode FRAMES_LEN bytes of frames at FRAMES (codec FCODEC or raw, elements of TYPE) into
+ * DST, exactly RAW bytes; CAIRN_ECORRUPT if they do not hold exactly that (agg_lend.c). */
+int cz_agg_unframe(const uint8_t *frames, uint64_t frames_len, uint8_t fcodec, uint8_t type,
+                   uint8_t *dst, uint64_t raw, cn_err *err);
 /* Codec picks of variables modelled alone, kept at one bandwidth (agg_auto.c); _tick: a
  * generation more, emptied after EVERY; _new: NULL if no memory; NULL accepted. */
 typedef struct cz_agg_memo cz_agg_memo;
@@ -470,11 +482,16 @@ int api_pfs_write_index(cairn_ctx *ctx, int jobfd, int genfd, long id, int group
                         const uint64_t *sum, const struct api_pfs_plan *plan);
 /* A member's bytes lent from a verified rank file (DATA NULL: not lent),
  * with that file's block checksums: SUMS[b] is the XXH3-64 of bytes
- * [b * SUM_BLOCK, (b + 1) * SUM_BLOCK) of DATA, checked when it was opened. */
+ * [b * SUM_BLOCK, (b + 1) * SUM_BLOCK) of DATA, checked when it was opened.
+ * CODEC not raw: DATA is instead STORED bytes of level 1's frames of that
+ * (lossless) codec, verified against the file's block checksums when lent,
+ * which decode to the member's SIZE bytes (SUMS NULL). */
 typedef struct api_lent {
     const uint8_t *data;
     const uint64_t *sums;
     uint64_t sum_block;
+    uint8_t codec;
+    uint64_t stored;
 } api_lent;
 /* A rank's generation materialized for a flush (layout in flush.c): META
  * bytes of records, then the data, LEN in all. A member may be lent instead:

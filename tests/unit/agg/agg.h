@@ -5,7 +5,7 @@
  *   agg/workload.c  a memory sink, the workloads (sets of ranks' variables)
  *                   and the round trip through cz_agg_write and cz_agg_read
  *   agg/damage.c    flipped, truncated and resealed files
- *   agg/read.c      known block checksums, cz_agg_read_some, bad input
+ *   agg/read.c      known block checksums, cz_agg_read_some, bad input, lent frames
  */
 #ifndef CAIRN_TEST_AGG_H
 #define CAIRN_TEST_AGG_H
@@ -67,5 +67,6 @@ void test_resealed_damage(void **state);
 void test_known_sums(void **state);
 void test_read_some(void **state);
 void test_errors(void **state);
+void test_lent_frames(void **state);
 
 #endif

@@ -205,3 +205,114 @@ void test_errors(void **state)
     set_free(s);
     free(s);
 }
+
+/* ---- lent frames (cz_agg_var.frames) --------------------------------------- */
+
+/* V's data as frames of CODEC of at most PIECE raw bytes each, as level 1 stores
+ * a variable; *LEN their bytes. */
+static uint8_t *frames_of(const cz_agg_var *v, uint8_t codec, size_t piece, uint64_t *len)
+{
+    size_t es = cairn_type_size((cairn_type)v->type);
+    piece = piece / es * es;
+    uint8_t *out = malloc((size_t)v->size + (v->size / piece + 1) * (CZ_FRAME_HDR + 64) + 4096);
+    uint8_t *scratch = malloc(piece + CZ_FRAME_HDR), *tmp = malloc(cz_frame_bound(piece));
+    assert_true(out && scratch && tmp);
+    *len = 0;
+    for (uint64_t off = 0; off < v->size; off += piece) {
+        size_t n = v->size - off < piece ? (size_t)(v->size - off) : piece;
+        size_t f = cz_frame_encode(codec, v->type, 0, (const uint8_t *)v->data + off, n, tmp,
+                                   scratch);
+        assert_true(f > 0);
+        memcpy(out + *len, tmp, f);
+        *len += f;
+    }
+    free(scratch);
+    free(tmp);
+    return out;
+}
+
+static bool holds(const buf *b, const uint8_t *p, uint64_t len)
+{
+    return len && memmem(b->p, b->len, p, (size_t)len) != NULL;
+}
+
+/* Write L (lent) and check every variable against S's data. */
+static buf lent_trip(const set *s, const cz_agg_var *l, const cz_agg_opts *o, cz_agg_stats *st)
+{
+    buf b = {0};
+    cn_err err = {0};
+    if (cz_agg_write(l, s->n, o, sink, &b, st, &err) != 0)
+        fail_msg("cz_agg_write (%s): %s", cz_agg_scheme_name(o->scheme), err.msg);
+    cz_agg_file *f = NULL;
+    if (cz_agg_open(b.p, b.len, &f, &err) != 0)
+        fail_msg("cz_agg_open (%s): %s", cz_agg_scheme_name(o->scheme), err.msg);
+    check c = {.s = s, .f = f, .seen = calloc(s->n + 1, 1)};
+    if (cz_agg_read(f, check_cb, &c, &err) != 0)
+        fail_msg("cz_agg_read (%s): %s", cz_agg_scheme_name(o->scheme), err.msg);
+    assert_int_equal(c.calls, s->n);
+    free(c.seen);
+    cz_agg_close(f);
+    return b;
+}
+
+void test_lent_frames(void **state)
+{
+    (void)state;
+    set *s = malloc(sizeof *s);
+    static cz_agg_var l[1024];
+    static uint8_t *fr[1024];
+    assert_non_null(s);
+    similar_set(s, 8); /* smooth fields: frames that compress */
+    size_t big = 0;
+    for (int mixed = 0; mixed < 2; mixed++) {
+        for (size_t i = 0; i < s->n; i++) {
+            l[i] = s->v[i];
+            fr[i] = NULL;
+            if (l[i].kind != CN_KIND_VAR || !l[i].size)
+                continue;
+            /* one codec for all (lent whole), or a second one on odd ranks */
+            uint8_t codec = mixed && l[i].rank % 2 ? CZ_LZ4 : CZ_ZSTD;
+            fr[i] = frames_of(&l[i], codec, 8u << 10, &l[i].frames_len);
+            l[i].frames = fr[i], l[i].fcodec = codec, l[i].data = NULL;
+            big = l[i].size > l[big].size ? i : big;
+        }
+        for (int sc = CZ_AGG_AGNOSTIC; sc <= CZ_AGG_AUTO; sc++) {
+            cz_agg_opts o = {.scheme = sc};
+            cz_agg_stats st;
+            buf b = lent_trip(s, l, &o, &st);
+            bool whole = !mixed && (sc == CZ_AGG_AWARE || sc == CZ_AGG_AUTO);
+            print_message("# lent frames, %s, %-14s: %llu -> %llu bytes%s\n",
+                          mixed ? "mixed codecs" : "one codec", cz_agg_scheme_name(sc),
+                          (unsigned long long)st.raw, (unsigned long long)st.stored,
+                          whole ? ", written as they are" : "");
+            if (sc == CZ_AGG_AUTO) /* no trials over frames */
+                assert_int_equal(st.scheme, CZ_AGG_AWARE);
+            assert_int_equal(holds(&b, fr[big], l[big].frames_len), whole);
+            free(b.p);
+        }
+        for (size_t i = 0; i < s->n; i++)
+            free(fr[i]);
+    }
+    /* Frames that do not hold the variable's bytes, or a lossy codec: refused. */
+    for (int bad = 0; bad < 3; bad++) {
+        for (size_t i = 0; i < s->n; i++)
+            l[i] = s->v[i];
+        uint8_t *f = frames_of(&l[big], CZ_ZSTD, 8u << 10, &l[big].frames_len);
+        l[big].frames = f, l[big].fcodec = bad == 2 ? CZ_PREDICT : CZ_ZSTD, l[big].data = NULL;
+        if (bad == 0)
+            l[big].size -= 8, l[big].count -= 8 / cairn_type_size((cairn_type)l[big].type),
+                l[big].ndims = 0, memset(l[big].dims, 0, sizeof l[big].dims);
+        if (bad == 1)
+            f[l[big].frames_len / 2] ^= 1; /* a payload byte: its decode fails */
+        buf b = {0};
+        cn_err err = {0};
+        cz_agg_opts o = {.scheme = bad == 1 ? CZ_AGG_AGNOSTIC : CZ_AGG_AWARE};
+        int rc = cz_agg_write(l, s->n, &o, sink, &b, NULL, &err);
+        print_message("# lent frames, bad case %d: %s\n", bad, err.msg);
+        assert_int_equal(rc, bad == 2 ? CAIRN_EINVAL : CAIRN_ECORRUPT);
+        free(b.p);
+        free(f);
+    }
+    set_free(s);
+    free(s);
+}
