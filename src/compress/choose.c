@@ -12,14 +12,16 @@
  *     S * (A + B * delta) core-nanoseconds (a pass over the input and one
  *     over what it emits: zeros compress ten times faster than noisy
  *     floats), zlib and zstd scaled by their level; a lossy codec costs a
- *     fixed time per element. A flush (level 4) decodes the variable again,
- *     at the decoder's costs of the same form;
+ *     fixed time per element. A flush (level 4) decodes a lossy variable
+ *     again, at the decoder's costs of the same form (a lossless one goes to
+ *     the PFS as its frames: its stored bytes are read back and written);
  *   - the job (cz_env): the level-1 bandwidth B (compress.bandwidth), the
  *     compressor threads, what a stored byte costs beyond its level-1 write
- *     (partner copy, parity: byte_s, from the levels the job uses), whether
- *     a flush decodes the variable, and the node-local space (max_ratio).
- * A candidate's time for S bytes, C its core-seconds (compress, and decode
- * when the job flushes):
+ *     (partner copy, parity, the flush's read back and PFS write: byte_s,
+ *     from the levels the job uses), whether the job flushes (a lossy
+ *     variable decoded), and the node-local space (max_ratio).
+ * A candidate's time for S bytes, C its core-seconds (compress, and a lossy
+ * one's decode when the job flushes):
  *     T = max(C / threads, delta S / B, (C + delta S / B) / threads)
  *         + delta S * byte_s + overflow
  * The first term is the paper's pipelined time (equations 2-3) with both
@@ -107,7 +109,7 @@ static double comp_s(const cz_env *env, int id, uint8_t type, uint64_t size, dou
 
 static double dec_s(const cz_env *env, int id, uint8_t type, uint64_t size, double ratio)
 {
-    return env->flush ? work(DEC, id, type, size, ratio) : 0;
+    return env->flush && cz_is_lossy(id) ? work(DEC, id, type, size, ratio) : 0;
 }
 
 double cz_model_cpu(const cz_env *env, int id, uint8_t type, uint64_t size, double ratio)

@@ -185,8 +185,9 @@ typedef struct cz_env {
     int level;            /* codec level (zlib/zstd) */
     uint32_t buf_size;    /* pipeline buffer */
     double byte_s;        /* seconds a stored byte costs beyond its level-1 write: its partner
-                           * copy, its parity (levels 2, 3), its read back for a flush (4) */
-    bool flush;           /* level 4: a flush decodes the variable again */
+                           * copy, its parity (levels 2, 3), its read back and PFS write for a
+                           * flush (4: lossless frames go as they are) */
+    bool flush;           /* level 4: a flush decodes a lossy variable again */
     double max_ratio;     /* stored/raw above this does not fit in node-local space; 0: no limit */
 } cz_env;
 

@@ -186,8 +186,13 @@ void api_codec_env(const cairn_ctx *ctx, unsigned levels, cz_env *env)
         env->byte_s += 2 / b + 1 / net;
     if (l3) /* read, m partial parity rows passed on, m multiply-adds, m/k parity written */
         env->byte_s += 1 / b + m / net + m / EC_BPS + (double)m / k / b;
-    if (env->flush) /* read back to be decoded and aggregated */
-        env->byte_s += 1 / b;
+    /* Read back, and written to the PFS as it is (lossless frames: agg_lend.c)
+     * at pfs.bandwidth, or as probed, or (neither known yet) at level 1's. */
+    double pfs = ctx->cfg.pfs_bandwidth > 0 ? (double)ctx->cfg.pfs_bandwidth * (1 << 20)
+                 : ctx->pfs_probed > 0     ? ctx->pfs_probed
+                                           : b;
+    if (env->flush)
+        env->byte_s += 1 / b + 1 / pfs;
     /* Node-local space: this rank's share of what is free must hold the
      * generation (and its copy and parity) beside the kept ones. */
     struct statvfs sv;
