@@ -76,7 +76,7 @@ INCR_SRC := $(wildcard src/incr/*.c)
 LEVELS_MPI_SRC := src/levels/partner/level2.c \
     $(addprefix src/levels/local/,compress.c codec_vote.c incr.c chain.c prune.c trash.c) \
     $(addprefix src/levels/parity/,level3.c examine.c rebuild.c recover.c) \
-    $(addprefix src/levels/pfs/,direct.c flush.c flush_incr.c flushnode.c fetch.c pfsread.c pfsrestore.c \
+    $(addprefix src/levels/pfs/,direct.c flush.c flush_incr.c flushnode.c fetch.c materialize.c pfsread.c pfsrestore.c \
                                 pfsapply.c share.c stagein.c)
 LEVELS_SRC := $(filter-out $(LEVELS_MPI_SRC),$(wildcard src/levels/*/*.c))
 PFS_SRC := $(filter src/levels/pfs/% src/levels/parity/%,$(LEVELS_SRC))

@@ -535,10 +535,6 @@ int cz_agg_write(const cz_agg_var *v, size_t n, const cz_agg_opts *o, cz_agg_sin
         CN_TRY(cz_agg_var_check(&v[i], CAIRN_EINVAL, "aggregation", err));
         CN_FAIL_IF(v[i].size && !v[i].data && !v[i].frames, err, CAIRN_EINVAL,
                    "aggregation: '%s' (rank %u) has no data", v[i].name, v[i].rank);
-        const cz_codec *fc = v[i].frames ? cz_codec_get(v[i].fcodec) : NULL;
-        CN_FAIL_IF(v[i].frames && (v[i].data || !fc || fc->lossy || v[i].kind != CN_KIND_VAR),
-                   err, CAIRN_EINVAL, "aggregation: '%s' (rank %u) lent as frames of codec %u",
-                   v[i].name, v[i].rank, v[i].fcodec);
         CN_FAIL_IF(__builtin_add_overflow(raw, v[i].size, &raw), err, CAIRN_EINVAL,
                    "aggregation: variables too large in total");
     }

@@ -4,7 +4,7 @@
  * share about the aggregated file: the record sizes and limits of the
  * layout described in agg.c, the walk that orders a group's bytes for each
  * merging scheme, and the writer's state.
- * Internal to src/compress.
+ * Internal to src/levels/pfs.
  */
 #ifndef CAIRN_AGG_IMPL_H
 #define CAIRN_AGG_IMPL_H
@@ -182,8 +182,9 @@ cz_env agg_model_env(const agg_writer *w);
  * than its CPU work costs (by the model; always, without one)? */
 bool agg_pass2_pays(const agg_writer *w, size_t ilen, size_t olen);
 
-/* Variables lent as level 1's frames (cz_agg_var.frames; agg_lend.c). Setup: when
- * any of V[0..N-1] is, W's own copy of them (w->v points at it). Plan (after the
+/* Variables lent as level 1's frames (cz_agg_var.frames; agg_lend.c). Setup: each
+ * checked (CAIRN_EINVAL); when any of V[0..N-1] is, W's own copy of them (w->v
+ * points at it). Plan (after the
  * groups are planned): each group lent whole stays lent, the other lent variables
  * are decoded into buffers of W's own. Write: a group lent whole, its variables'
  * frames as they are. Free: the copy and the buffers. */

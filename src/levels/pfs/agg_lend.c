@@ -88,11 +88,17 @@ int cz_agg_unframe(const uint8_t *frames, uint64_t frames_len, uint8_t fcodec, u
     return rc;
 }
 
+/* Checked: lent only as frames of a lossless codec, a variable (not a file). */
 int agg_lend_setup(writer *w, const cz_agg_var *v, size_t n, cn_err *err)
 {
     bool any = false;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        const cz_codec *c = v[i].frames ? cz_codec_get(v[i].fcodec) : NULL;
+        CN_FAIL_IF(v[i].frames && (v[i].data || !c || c->lossy || v[i].kind != CN_KIND_VAR),
+                   err, CAIRN_EINVAL, "aggregation: '%s' (rank %u) lent as frames of codec %u",
+                   v[i].name, v[i].rank, v[i].fcodec);
         any |= v[i].frames != NULL;
+    }
     if (!any)
         return 0;
     w->vown = malloc(n * sizeof *w->vown);
