@@ -53,7 +53,7 @@ typedef struct cz_agg_var {
     uint64_t frames_len;
     uint8_t fcodec;
 } cz_agg_var;
-/* Decode FRAMES_LEN bytes of frames at FRAMES (codec FCODEC or raw, elements of TYPE) into
+/* Decode FRAMES_LEN bytes of frames at FRAMES (codec FCODEC or raw, elements of TYPE; cz_read) into
  * DST, exactly RAW bytes; CAIRN_ECORRUPT if they do not hold exactly that (agg_lend.c). */
 int cz_agg_unframe(const uint8_t *frames, uint64_t frames_len, uint8_t fcodec, uint8_t type,
                    uint8_t *dst, uint64_t raw, cn_err *err);

@@ -56,36 +56,11 @@ static int walk(const cz_agg_var *x, uint64_t *units, cn_err *err)
 int cz_agg_unframe(const uint8_t *frames, uint64_t frames_len, uint8_t fcodec, uint8_t type,
                    uint8_t *dst, uint64_t raw, cn_err *err)
 {
-    uint8_t *scratch = NULL;
-    size_t cap = 0;
-    uint64_t at = 0;
-    int rc = 0;
-    while (rc == 0 && frames_len) {
-        cz_frame fr;
-        size_t used;
-        rc = cz_frame_parse(frames, (size_t)frames_len, fcodec, &fr, &used, err);
-        if (rc == 0 && (fr.type != type || fr.raw_len > raw - at))
-            rc = cn_fail(err, CAIRN_ECORRUPT, "a frame of type %s, %u bytes, where %llu of %s "
-                         "are left", cn_type_name(fr.type), fr.raw_len,
-                         (unsigned long long)(raw - at), cn_type_name(type));
-        if (rc == 0 && fr.raw_len + CZ_FRAME_HDR > cap) {
-            free(scratch);
-            cap = fr.raw_len + CZ_FRAME_HDR;
-            scratch = malloc(cap);
-            if (!scratch)
-                rc = cn_fail(err, CAIRN_ENOMEM, "no memory to decode a frame of %u bytes",
-                             fr.raw_len);
-        }
-        if (rc == 0)
-            rc = cz_frame_decode(&fr, dst + at, scratch, err);
-        at += rc == 0 ? fr.raw_len : 0;
-        frames += used, frames_len -= used;
-    }
-    free(scratch);
-    if (rc == 0 && at != raw)
-        rc = cn_fail(err, CAIRN_ECORRUPT, "frames decode to %llu bytes, the variable holds %llu",
-                     (unsigned long long)at, (unsigned long long)raw);
-    return rc;
+    const cz_dest d = {dst, raw};
+    const cz_stream s = {.stored = frames, .stored_size = frames_len, .codec = fcodec,
+                         .type = type, .frame_raw = raw, .dest = &d, .ndest = 1,
+                         .name = "lent frames"};
+    return cz_read(&s, 1, 0, err);
 }
 
 /* Checked: lent only as frames of a lossless codec, a variable (not a file). */
