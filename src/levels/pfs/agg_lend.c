@@ -28,8 +28,9 @@
 typedef agg_writer writer;
 
 /* X's frames walked: each header parsed; *UNITS frames, 0 if they cannot be
- * written as they are (a frame over AGG_CHUNK, a type not X's), -1 if they do
- * not hold exactly X's bytes (message in ERR). */
+ * written as they are (a frame over AGG_CHUNK, a type not X's). Fails with
+ * CAIRN_ECORRUPT (message in ERR) if a header does not parse or they do not
+ * hold exactly X's bytes. */
 static int walk(const cz_agg_var *x, uint64_t *units, cn_err *err)
 {
     const uint8_t *q = x->frames;
