@@ -263,12 +263,12 @@ const key_def cn_config_keys[] = {
             "daemon.share percent of its host's CPUs (split among the daemons there) each "
             "second and spends the CPU time it uses, its savings kept within this many seconds' "
             "worth either way; while a flush is under way, queued or asked for and it has "
-            "savings, it works at normal priority, and a burst begun sees its flush through on "
-            "credit (as deep as the savings may go), so that the PFS copy is done in one burst "
-            "paid for by the time the application computes before or after it (raising parity "
-            "stays at idle priority). Since it started it takes no more than daemon.share of the "
-            "host plus this many seconds of it, beyond what the idle weight gives. 0: never "
-            "(idle priority until daemon.boost_after)"},
+            "savings, it works at normal priority, until they are spent (then at the idle "
+            "weight, the share), so that the PFS copy is done in one burst paid for by the time "
+            "the application computed before it (raising parity stays at idle priority). At any "
+            "moment since it started it has taken no more than daemon.share of the host plus "
+            "its savings, beyond what the idle weight gives. 0: never (idle priority until "
+            "daemon.boost_after)"},
     {.section = "log", .name = "level", .env = "CAIRN_LOG_LEVEL", .kind = K_ENUM,
      .words = LOG_WORDS, .def = "warn", FIELD(log_level),
      .doc = "messages printed to stderr: this level and more severe ones; `info` adds one "

@@ -147,8 +147,8 @@ void d_prio_start(d_state *st);
 /* prio.c, the socket thread (and d_prio_start, and the work thread as a
  * flush begins and ends), MU not held: idle priority unless someone waits
  * for the work (drain, hold, stop, a queue or flush older than boost_after)
- * or a flush spends the daemon's savings (daemon.burst), and sees it
- * through on credit once begun. */
+ * or a flush spends the daemon's savings (daemon.burst), until they are
+ * spent. */
 void d_prio_update(d_state *st);
 /* prio.c, the socket thread: how long it may poll before d_prio_update is
  * due (shorter while a burst spends savings). */

@@ -18,17 +18,19 @@
  * boost), 0 when boosted; each daemon is in a session of its own for that
  * (apply_group). Short work need not crawl: each daemon earns daemon.share of
  * its host's CPUs (split among the daemons there) each second and spends the
- * CPU time its process uses (bank), its savings kept within daemon.burst
- * seconds' worth either way; while it has a flush to do (under way, queued or
- * asked for) and savings, the work runs at normal priority (the socket thread
- * looks every 100 ms then), and a burst begun goes on, on credit (down to
- * the same bound below zero), while a flush is still under way or queued: a
- * flush is never left to crawl at idle priority half-way, and the next burst
- * waits until the debt is paid.
- * A flush beside busy ranks finishes in one burst paid for by the time the
- * application computed before it (or after it); since the daemon started it
- * takes no more than daemon.share of the host plus daemon.burst seconds of
- * it (beyond that, what the idle weight gives). Only
+ * CPU time its process uses at any priority (bank), its savings kept within
+ * daemon.burst seconds' worth either way; while it has a flush to do (under
+ * way, queued or asked for) and savings, the work runs at normal priority
+ * (the socket thread looks every 100 ms then). The burst ends where the
+ * savings do: the rest of the flush goes on at the idle weight, which is the
+ * share again. (A burst that went on on credit, as it once did, outran the
+ * share over any stretch shorter than daemon.burst: in bench async's 4 s
+ * runs on 2 cores the daemons took 1.33-1.70 s of CPU that way, 0.85-0.97 s
+ * ending with the savings, and the ranks' compute slowed by 14-21%.)
+ * A flush beside busy ranks is done at once when the application computed
+ * long enough before it to pay for it; at any moment since the daemon
+ * started it has taken no more than daemon.share of the host plus the
+ * savings (beyond what the idle weight gives). Only
  * the flush bursts: the PFS copy is what a level-4 checkpoint waits for, and a
  * burst takes a core from a rank that its neighbours then wait for too, so
  * raising parity (every checkpoint, perhaps) stays at idle priority.
@@ -356,10 +358,8 @@ void d_prio_update(d_state *st)
     if (pthread_mutex_trylock(&st->prio.mu) != 0)
         return; /* the work thread places itself: the next call (a second at most) sees to it */
     bank(st, now);
-    /* A burst begins on savings, and sees its flushes through on credit: one
-     * begun is not left to crawl at idle priority half-way. */
-    bool burst = idle && work && st->prio.cpu_idle &&
-                 (st->prio.credit > 0 || (st->prio.bursting && st->prio.credit > -st->prio.cap));
+    /* A burst runs on savings, and ends with them (never on credit). */
+    bool burst = idle && work && st->prio.cpu_idle && st->prio.credit > 0;
     if (burst != st->prio.bursting)
         cn_debug("burst %s: %.3f s of CPU left", burst ? "begins" : "ends", st->prio.credit);
     st->prio.bursting = burst;

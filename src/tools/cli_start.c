@@ -50,8 +50,8 @@ const char cli_start_usage[] =
     "normal priority while a drain, a hold or a stop waits, once a generation\n"
     "has waited daemon.boost_after seconds in their queue, or while a flush spends\n"
     "the CPU time they earned (daemon.share of the host each second, up to\n"
-    "daemon.burst seconds' worth): a flush beside busy ranks finishes in one burst,\n"
-    "on credit once begun (the next burst waits until it is paid).\n";
+    "daemon.burst seconds' worth): a flush beside busy ranks finishes in one burst\n"
+    "when they saved enough, else goes on at their share once the savings are spent.\n";
 
 const char cli_stop_usage[] =
     "Usage: cairn stop [--job ID] [--config FILE] [--timeout SECONDS]\n"
