@@ -3,8 +3,10 @@
  * layout is in flush.c): its chain verified and applied into the state's
  * buffer, but for what a full generation's file can lend as it is: variables
  * stored raw (their bytes in place, with the file's block checksums) and
- * variables stored compressed lossless whole (their frames, verified here
- * against those checksums, which the writer takes as they are: agg_lend.c).
+ * variables stored compressed lossless whole (their frames, which the writer
+ * takes as they are: agg_lend.c). Every byte lent was verified against the
+ * file's block checksums when api_chain_open opened the link, in the mapping
+ * it is lent from: a damaged file fails there, and is not copied to the PFS.
  * Used by the flush (flush.c) and the epilog's flush from one node
  * (flushnode.c). The state owns what it lends from: the chain's mappings
  * stay open until api_state_free.
@@ -33,25 +35,10 @@ static bool lendable_frames(const cn_entry *e)
            e->stored_size > 0;
 }
 
-/* Entry E's stored bytes in link C against its block checksums (a frame is
- * lent only once its bytes are known good: the PFS copy is not made of a
- * damaged one). */
-static int verify_entry(cairn_ctx *ctx, const cn_ckpt *c, const cn_entry *e, int rank)
-{
-    uint32_t bs = c->h.block_size;
-    for (uint32_t b = 0; b < e->nblocks; b++) {
-        uint64_t off = (uint64_t)b * bs, n = e->stored_size - off < bs ? e->stored_size - off : bs;
-        CN_FAIL_IF(cn_hash(c->map + e->offset + off, (size_t)n) != e->block_sums[b], &ctx->err,
-                   CAIRN_ECORRUPT, "rank %d: '%s' block %u checksum mismatch on node %s", rank,
-                   e->name, b, ctx->node_name);
-    }
-    return 0;
-}
-
 /* Rank RANK's generation ID rebuilt from its chain into *OUT: the variables
  * a full generation stores raw are lent from its verified file (no copy; the
  * state keeps the file open), those it stores compressed lossless whole are
- * lent as their frames (verified here), the rest copied or decoded. */
+ * lent as their frames, the rest copied or decoded. */
 int api_materialize(cairn_ctx *ctx, int rank, long id, state *out)
 {
     api_gen *g = NULL;
@@ -76,7 +63,7 @@ int api_materialize(cairn_ctx *ctx, int rank, long id, state *out)
         memcpy(m[i].dims, e->dims, sizeof m[i].dims);
         if (ch.n == 1 && lendable(e))
             m[i].lent = (api_lent){c->map + e->offset, e->block_sums, c->h.block_size, 0, 0};
-        else if (ch.n == 1 && lendable_frames(e) && (rc = verify_entry(ctx, c, e, rank)) == 0)
+        else if (ch.n == 1 && lendable_frames(e))
             m[i].lent = (api_lent){c->map + e->offset, NULL, 0, e->codec, e->stored_size};
     }
     state st = {0};
