@@ -3,7 +3,8 @@
 #
 # The demo's application (examples/heat, 8 ranks on 4 emulated nodes, one
 # encoding set of 4 with m = 2, a PFS directory) checkpoints every EVERY steps
-# at one level L (1-4, drawn per trial). Each trial injects one failure:
+# at one level L (1-4). Each trial injects one failure (the pairs of kind and
+# level are dealt from a shuffled list: see "pairs" below):
 #   app-sync    SIGKILL to one rank at a random instant of generation G's
 #               checkpoint (synchronous levels),
 #   app-daemon  the same with cairnd serving the job (levels 2-4 raised in the
@@ -128,12 +129,20 @@ for L in $cal; do
 done
 echo "soak: one checkpoint takes $(for L in $cal; do printf '%s us at L%s, ' "${dur[$L]}" $L; done | sed 's/, $//')"
 
+# The trials' (kind, level) pairs: every pair of the lists above (app-sync
+# twice), shuffled once by the seed and dealt in turn, so that N trials cover
+# min(N, pairs) different pairs, each again only after all have come once.
+pairs=()
+for k in "${kinds[@]}"; do for L in "${levels[@]}"; do pairs+=("$k $L"); done; done
+for ((i = ${#pairs[@]} - 1; i > 0; i--)); do
+  j=$((RANDOM % (i + 1))) p=${pairs[i]}; pairs[i]=${pairs[j]} pairs[j]=$p
+done
+
 printf '%-6s %-10s %5s %5s %9s %-8s %8s %6s\n' TRIAL KIND LEVEL GEN KILL_US RESULT RESTORED TIME
 lost=0; declare -A count
 for i in $(seq "$n"); do
   t0=$(date +%s.%N)
-  kind=${kinds[RANDOM % ${#kinds[@]}]}
-  L=${levels[RANDOM % ${#levels[@]}]}
+  read -r kind L <<<"${pairs[(i - 1) % ${#pairs[@]}]}"
   g=$(( (2 + RANDOM % (steps / every - 1)) * every )) # never the first: one must be complete before
   rank=$((RANDOM % np)) node=$((RANDOM % nodes))
   us=$(uniform $((seed + i)) "${dur[$L]}")
