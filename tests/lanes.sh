@@ -8,14 +8,14 @@
 # Returns run.sh's exit status (0: nothing failed).
 
 # The queue, longest first: the seconds each part took in the lanes of an idle
-# 2-core run (make test's profile, 2026-11-28).
+# 2-core run (make test's profile, 2026-11-30; soak's halved with its trials).
 # Sections joined by "+" run in one child, one after another: the Slurm test and
 # the cluster lab take turns on machine-wide names (slurmctld's ports, munge,
 # namespace nodes) anyway; the quickest ones share one child's start-up.
-LANE_QUEUE="daemon:300 soak:212 pfs:189 slurm+cluster:181 owed:174 mpi:140 hooks:136 veloc:122
-  incr:120 crash:120 query:106 drill:85 levels:84 scr:84 fti:82 remap:63 ring:63 python:60 unit:59
-  fortran:51 demo:37 h5:36 need:33 user:32 install:30 auto:22 nodes:19 lossy:10
-  replay+cli+config+docs:13"
+LANE_QUEUE="daemon:402 pfs:300 slurm+cluster:182 soak:180 scr:173 owed:155 crash:153 fti:153
+  veloc:138 mpi:133 hooks:121 incr:120 drill:107 query:93 python:78 install:73 levels:70 remap:63
+  ring:62 unit:59 fortran:42 user:39 h5:38 need:36 demo:30 auto:29 nodes:22 lossy:17
+  replay+cli+config+docs:32"
 
 lanes_run() {
   local dir item name sections s picked=() n=0 lane

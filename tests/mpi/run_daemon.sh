@@ -26,16 +26,17 @@ daemons_idle() {
 mine() { pgrep -f "^[^ ]*cairnd --job $CAIRN_JOB( |\$)" >/dev/null; }
 export -f level_of daemons_idle mine
 
-# 8 ranks on 4 nodes, one set of 4 with m = 2. The daemons hold every
-# generation 4 s before working on it, so what the application sees when it
-# returns is level 1 only.
+# 8 ranks on 4 nodes, one set of 4 with m = 2. The daemons take no
+# generation until the application has returned (a file: a condition), so
+# what it sees when it returns is level 1 only.
 export CAIRN_RANKS_PER_NODE=2 CAIRN_SET_SIZE=4 CAIRN_EC_M=2 CAIRN_PFS_GROUP=3 T_CODECS=mixed
 fresh_pfs daemon
+D_GO0=$(mktemp -u /dev/shm/cairn-daemon-go.XXXXXX); SCRATCH_DIRS+=("$D_GO0")
 check "cairnd: cairn start runs 4 daemons, socket 0700 in each node directory" \
-  bash -c "CAIRN_DAEMON_DELAY_MS=4000 '$C' start --nodes 4 && '$C' status | grep -c idle | grep -qx 4 && test \$(stat -c %a \"$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node2/cairnd.sock\") = 700"
+  bash -c "CAIRN_FAULT='cairnd.offer:until=$D_GO0' '$C' start --nodes 4 && '$C' status | grep -c idle | grep -qx 4 && test \$(stat -c %a \"$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node2/cairnd.sock\") = 700"
 check "  ... a second cairn start for the job is refused" bash -c "! '$C' start --nodes 4"
 check "  ... 2 checkpoints at level 4 return at level 1 (levels 3 and 4 not done yet)" \
-  bash -c "scripts/mpirun.sh 8 $T save 2 4 && test \"\$(level_of 2)\" = 1 && ! test -e '$(pfs_gen 2)/index'"
+  bash -c "scripts/mpirun.sh 8 $T save 2 4; rc=\$?; test \$rc = 0 && test \"\$(level_of 2)\" = 1 && ! test -e '$(pfs_gen 2)/index'; rc=\$?; touch '$D_GO0'; exit \$rc"
 check "  ... in the background the daemons flush both and raise 2 to level 3 (not 1: superseded)" \
   bash -c "daemons_idle && test \"\$(level_of 2)\" = 3 && test \"\$(level_of 1)\" = 1 && test -e '$(pfs_gen 2)/index' && test -e '$(pfs_gen 1)/index'"
 check "  ... restart from level 1 (all nodes present), bit-exact" scripts/mpirun.sh 8 "$T" restore 2

@@ -62,8 +62,9 @@ y_wait_file() { for _ in $(seq 1200); do [ -e "$1" ] && return 0; sleep 0.1; don
 export -f y_pids y_group y_policy y_io y_all_at y_wait_at y_drain_boosts y_wait_file
 
 # Each generation held 10 s by the daemons (so the drain waits long enough
-# to be seen); boost_after far away and no burst (daemon.burst 0), so only
-# what waits raises their priority.
+# to be seen: the drain asked of one daemon reaches the others when they next
+# agree, between two generations); boost_after far away and no burst
+# (daemon.burst 0), so only what waits raises their priority.
 fresh_pfs yield
 check "yield: 4 daemons start with their work thread at SCHED_IDLE and I/O class idle, their autogroup at nice 12 (daemon.share 7, the default: a weight of 70 against a busy session's 1024)" \
   bash -c "CAIRN_DAEMON_DELAY_MS=10000 CAIRN_DAEMON_BOOST_AFTER=3600 CAIRN_DAEMON_BURST=0 '$C' start --nodes 4 >/dev/null && y_all_at SCHED_IDLE idle"
@@ -161,12 +162,13 @@ else
   skip "yield: pinning to spare cores needs a host with 2 cores or more"
 fi
 
-# cairn flush, twice before the daemons get to it (each generation held 5 s):
-# the second is a flush too (counted, its wait timed for boost_after), not a
-# stop.
+# cairn flush, twice before the daemons get to it (each generation held until
+# both are asked: a file, Y_GO): the second is a flush too (counted, its wait
+# timed for boost_after), not a stop.
 fresh_pfs yield-flush
+Y_GO=$(mktemp -u /dev/shm/cairn-yield-go.XXXXXX); SCRATCH_DIRS+=("$Y_GO")
 check "cairn flush twice while the daemons work: the newest generation reaches the PFS, the 4 daemons still serve" \
-  bash -c "CAIRN_DAEMON_DELAY_MS=5000 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 1 3 && '$C' flush >/dev/null && '$C' flush >/dev/null && y_wait_file '$(pfs_gen 1)/index' && daemons_idle && test \$('$C' status | grep -c idle) = 4"
+  bash -c "CAIRN_FAULT='cairnd.gen:until=$Y_GO' '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 1 3 && '$C' flush >/dev/null && '$C' flush >/dev/null && touch '$Y_GO' && y_wait_file '$(pfs_gen 1)/index' && daemons_idle && test \$('$C' status | grep -c idle) = 4"
 stop
 
 # Behind, the newest full generation goes first: with 1-4 queued (the
