@@ -175,7 +175,7 @@ static void test_memo(void **state)
     set *s = malloc(sizeof *s);
     assert_non_null(s);
     s->n = 0;
-    uint64_t seed = 7, n = 1u << 19; /* 4 MiB of smooth doubles */
+    uint64_t seed = 7, n = 1u << 17; /* 1 MiB of smooth doubles: 6 model samples of 64 KiB */
     add(s, 3, "field", CN_KIND_VAR, CAIRN_DOUBLE, 1, &n, n, &seed);
     cz_agg_memo *m = cz_agg_memo_new(3);
     assert_non_null(m);
