@@ -80,8 +80,11 @@ check "  ... every node wiped: generation 2 restored from the PFS, bit-exact" \
 # The burst (daemon.burst, default 60 s of daemon.share saved): idle
 # daemons save CPU time, and spend it at normal priority on the next piece of
 # work, so that a flush beside busy ranks finishes at once instead of
-# crawling at idle priority. Each generation held 3 s (asleep: it spends
-# nothing), so that the burst is seen while they work; idle again after.
+# crawling at idle priority. The generation is held (asleep: it spends
+# nothing; a level-4 generation queued is work a burst is for) until the
+# burst has been seen on every daemon, then let go: idle again after. (It
+# was held 3 s until 2026-11-30: with ASan's daemons beside stress-ng and
+# another suite, the burst went unseen in that window.)
 # A burst begins only on savings, earned from the daemons' start: at the
 # default daemon.share (7% of 2 cores, split 4 ways) a host loaded well
 # beyond this test can bring the generation before any daemon has saved a
@@ -89,8 +92,9 @@ check "  ... every node wiped: generation 2 restored from the PFS, bit-exact" \
 # daemon a quarter of a core a second, savings whatever the load (the
 # autogroup's nice then differs from the default's: Y_ANY_GROUP).
 fresh_pfs yield-burst
+Y_GO1=$(mktemp -u /dev/shm/cairn-yield-go.XXXXXX); SCRATCH_DIRS+=("$Y_GO1")
 check "yield: daemon.burst: 1 generation at level 4 handed over: the daemons work on it at normal priority (SCHED_OTHER, I/O class none), and go back to idle priority once it is on the PFS" \
-  bash -c "CAIRN_DAEMON_SHARE=50 CAIRN_DAEMON_DELAY_MS=3000 CAIRN_DAEMON_BOOST_AFTER=3600 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 1 4 && daemons_busy && y_wait_at SCHED_OTHER none && daemons_idle && Y_ANY_GROUP=1 y_wait_at SCHED_IDLE idle && test -e '$(pfs_gen 1)/index'"
+  bash -c "CAIRN_DAEMON_SHARE=50 CAIRN_FAULT='cairnd.gen:until=$Y_GO1' CAIRN_DAEMON_BOOST_AFTER=3600 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 1 4 && daemons_busy && y_wait_at SCHED_OTHER none; rc=\$?; touch '$Y_GO1'; test \$rc = 0 && daemons_idle && Y_ANY_GROUP=1 y_wait_at SCHED_IDLE idle && test -e '$(pfs_gen 1)/index'"
 check "  ... cairn stop" bash -c "'$C' stop >/dev/null"
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: generation 1 restored from the PFS, bit-exact" \
