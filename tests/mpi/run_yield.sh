@@ -167,12 +167,12 @@ else
 fi
 
 # cairn flush, twice before the daemons get to it (each generation held until
-# both are asked: a file, Y_GO): the second is a flush too (counted, its wait
+# both are asked: a file, Y_GO2): the second is a flush too (counted, its wait
 # timed for boost_after), not a stop.
 fresh_pfs yield-flush
-Y_GO=$(mktemp -u /dev/shm/cairn-yield-go.XXXXXX); SCRATCH_DIRS+=("$Y_GO")
+Y_GO2=$(mktemp -u /dev/shm/cairn-yield-go.XXXXXX); SCRATCH_DIRS+=("$Y_GO2")
 check "cairn flush twice while the daemons work: the newest generation reaches the PFS, the 4 daemons still serve" \
-  bash -c "CAIRN_FAULT='cairnd.gen:until=$Y_GO' '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 1 3 && '$C' flush >/dev/null && '$C' flush >/dev/null && touch '$Y_GO' && y_wait_file '$(pfs_gen 1)/index' && daemons_idle && test \$('$C' status | grep -c idle) = 4"
+  bash -c "CAIRN_FAULT='cairnd.gen:until=$Y_GO2' '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 1 3 && '$C' flush >/dev/null && '$C' flush >/dev/null; rc=\$?; touch '$Y_GO2'; test \$rc = 0 && y_wait_file '$(pfs_gen 1)/index' && daemons_idle && test \$('$C' status | grep -c idle) = 4"
 stop
 
 # Behind, the newest full generation goes first: with 1-4 queued (the
