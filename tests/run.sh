@@ -35,22 +35,33 @@ if [ -n "${CAIRN_SANITIZE:-}" ]; then
   export ASAN_OPTIONS=abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
 
-# CAIRN_TEST_PROFILE=FILE appends "SECONDS<TAB>SECTION<TAB>CHECK" per check to FILE
-# (sort -rn FILE | head: where the suite's time goes).
+# CAIRN_TEST_PROFILE=FILE appends "SECONDS<TAB>CPU<TAB>SECTION<TAB>CHECK" per check
+# to FILE: its wall-clock seconds, and the CPU seconds (user + system) of the
+# processes it ran and waited for (daemons that detach are not counted).
+# sort -rn -k2 FILE | head: where the suite's CPU goes; on 2 cores it sets the time.
 SECTION=-
+children_cpu() { # children_cpu FILE: this shell's waited-for children's CPU so far, in FILE
+  times >"$1" # (not in $(...): a subshell's times are its own) line 2: children's user, system
+}
 check() { # check DESCRIPTION COMMAND... : run, record, print ok/not ok
   local desc=$1; shift
   local out; out=$(mktemp)
   local t0=$EPOCHREALTIME
+  [ -z "${CAIRN_TEST_PROFILE:-}" ] || children_cpu "$out.c0"
   if "$@" >"$out" 2>&1; then
     PASSED=$((PASSED + 1)); echo "ok - $desc"
   else
     FAILED=$((FAILED + 1)); echo "not ok - $desc"; sed 's/^/#   /' "$out" | tail -n 20
   fi
+  [ -z "${CAIRN_TEST_PROFILE:-}" ] || {
+    children_cpu "$out.c1"
+    awk -v a="$t0" -v b="$EPOCHREALTIME" -v s="$SECTION" -v d="$desc" '
+      FNR == 2 { for (i = 1; i <= 2; i++) { split($i, m, "m"); c[FILENAME] += m[1] * 60 + m[2] } }
+      END { printf "%.1f\t%.1f\t%s\t%s\n", b - a, c[ARGV[2]] - c[ARGV[1]], s, d }' \
+      "$out.c0" "$out.c1" >>"$CAIRN_TEST_PROFILE"
+    rm -f "$out.c0" "$out.c1"
+  }
   rm -f "$out"
-  [ -z "${CAIRN_TEST_PROFILE:-}" ] ||
-    awk -v a="$t0" -v b="$EPOCHREALTIME" -v s="$SECTION" -v d="$desc" \
-      'BEGIN { printf "%.1f\t%s\t%s\n", b - a, s, d }' >>"$CAIRN_TEST_PROFILE"
 }
 MARK=$SECONDS
 took() { # took NAME: print how long the section just run took (the suite's profile)
