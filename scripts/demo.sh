@@ -52,6 +52,7 @@ export CAIRN_BASE=$work/local CAIRN_PFS_DIR=$work/pfs CAIRN_RANKS_PER_NODE=$per_
 export CAIRN_SET_SIZE=4 CAIRN_EC_M=2   # one encoding set of the 4 nodes: k = 2, m = 2
 export CAIRN_LOG_LEVEL=${CAIRN_LOG_LEVEL:-warn}
 export CAIRN_DAEMON_LAUNCHER="bash $root/scripts/mpirun.sh"   # cairn start: LAUNCHER -n N cairnd
+export CAIRN_MPI_FLAVOR=${CAIRN_MPI_FLAVOR:-$(bash "$root/scripts/mpirun.sh" --flavor)} # asked once
 mkdir -m 700 "$CAIRN_BASE" "$CAIRN_PFS_DIR"
 
 fail() { echo "demo: FAIL: $*"; exit 1; }

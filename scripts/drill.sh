@@ -42,6 +42,7 @@ trap 'pkill -f "^[^ ]*cairnd --job drill-$$-" 2>/dev/null; umount "$work"/*/loca
 trap 'exit 130' INT TERM
 export CAIRN_RANKS_PER_NODE=2 CAIRN_SET_SIZE=4 CAIRN_EC_M=$m CAIRN_LOG_LEVEL=warn
 export CAIRN_DAEMON_LAUNCHER="bash $here/mpirun.sh"
+export CAIRN_MPI_FLAVOR=${CAIRN_MPI_FLAVOR:-$(bash "$here/mpirun.sh" --flavor)} # asked once
 mpi() { timeout 300 bash "$here/mpirun.sh" "$np" "$heat" "$@"; }
 
 CAIRN_JOB=drill-$$-ref CAIRN_BASE=$work mpi "${args[@]}" --ckpt-every 0 --out "$work/ref.bin" \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # mpirun.sh: the one launcher every test, demo and benchmark goes through.
 #   scripts/mpirun.sh [-n] NP PROGRAM [ARGS...]
+#   scripts/mpirun.sh --flavor      (ompi or other: export it as CAIRN_MPI_FLAVOR)
 # CAIRN_LAUNCHER overrides the launcher (e.g. "srun" or "mpiexec.mpich -n"),
 # unless it names this script (then the default below runs);
 # by default Open MPI's or MPICH's mpirun runs NP ranks on this machine,
@@ -44,6 +45,12 @@ if [ "${1:-}" = --rank ]; then
   exit "$rc"
 fi
 
+# --flavor: which mpirun this is (ompi or other), for the caller to export as
+# CAIRN_MPI_FLAVOR: a suite, demo or drill asks once, not once per launch
+# (`mpirun --version` is a process of its own, 35 ms of CPU; a test suite
+# launches some 1800 jobs).
+flavor() { if mpirun --version 2>&1 | grep -q 'Open MPI'; then echo ompi; else echo other; fi; }
+[ "${1:-}" = --flavor ] && { flavor; exit 0; }
 [ "$1" = -n ] && shift # as `cairn start` calls a launcher: LAUNCHER -n NP ...
 np=$1; shift
 case "${CAIRN_LAUNCHER:-}" in
@@ -157,7 +164,7 @@ trap 'rm -rf "$rd"' EXIT
 # of jobs. A setting of the caller's own wins.
 export HWLOC_PLUGINS_BLACKLIST=${HWLOC_PLUGINS_BLACKLIST-hwloc_gl,hwloc_opencl,hwloc_pci,hwloc_xml_libxml}
 export HWLOC_COMPONENTS=${HWLOC_COMPONENTS--linuxio}
-if mpirun --version 2>&1 | grep -q 'Open MPI'; then
+if [ "${CAIRN_MPI_FLAVOR:-$(flavor)}" = ompi ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   # Shared-memory transport within the host (ob1 over vader: UCX would load
   # its own transports in every rank), TCP on loopback otherwise; no network

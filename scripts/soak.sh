@@ -54,6 +54,7 @@ trap 'pkill -f "^[^ ]*cairnd --job soak-$$-" 2>/dev/null; umount "$work"/*/local
 trap 'exit 130' INT TERM
 export CAIRN_RANKS_PER_NODE=2 CAIRN_SET_SIZE=$nodes CAIRN_EC_M=$m CAIRN_LOG_LEVEL=warn
 export CAIRN_DAEMON_LAUNCHER="bash $here/mpirun.sh"
+export CAIRN_MPI_FLAVOR=${CAIRN_MPI_FLAVOR:-$(bash "$here/mpirun.sh" --flavor)} # asked once
 unset CAIRN_FAULT
 mpi() { timeout 300 bash "$here/mpirun.sh" "$np" "$heat" --nx "$nx" --ny "$ny" --steps "$steps" \
           --ckpt-every "$every" "$@"; }

@@ -22,6 +22,8 @@ export CAIRN_PFS_PARITY=${CAIRN_PFS_PARITY:-on}
 # (parity under level 4, its rebuild, the query matrix) were written for it,
 # so the suite pins it off, and run_pfs.sh tests the default by name.
 export CAIRN_PFS_DIRECT=${CAIRN_PFS_DIRECT:-off}
+# Which mpirun scripts/mpirun.sh drives, asked once for every launch of the suite.
+export CAIRN_MPI_FLAVOR=${CAIRN_MPI_FLAVOR:-$(scripts/mpirun.sh --flavor)}
 SCRATCH_DIRS=() MOUNTS=() LOOPS=()
 source tests/mpi/lib.sh
 cleanup() {
