@@ -207,10 +207,43 @@ class State:
                 f'(op {self.k}); not persisted: lines {lines(self.dropped)}; torn: lines {lines(self.torn)}')
 
 
+class Bodies:
+    """The files' bytes of one state, each built when first asked for: a file no
+    path reaches (a probe written after its unlink) costs nothing. A file the
+    state does not change is its pre-state bytes, shared."""
+
+    def __init__(self, model, data):
+        self.model, self.data = model, data
+        self.ops, self.built = {}, {}  # ino -> [(op, bytes written)] in order; ino -> bytes
+
+    def change(self, ino, op, n=0):
+        self.ops.setdefault(ino, []).append((op, n))
+
+    def get(self, ino, default=b''):
+        if ino in self.built:
+            return self.built[ino]
+        ops = self.ops.get(ino)
+        if ops is None:
+            return self.model.base.get(ino, default)
+        b = self.built[ino] = bytearray(self.model.base.get(ino, b''))
+        for o, n in ops:
+            if o[0] == 'write':
+                off, at = o[2], o[4]
+                if len(b) < off:
+                    b.extend(bytes(off - len(b)))
+                b[off:off + n] = self.data[at:at + n]  # (a memoryview: copied once, into b)
+            elif o[0] == 'trunc':
+                del b[o[2]:]
+                b.extend(bytes(o[2] - len(b)))
+            elif o[0] == 'grow':
+                b.extend(bytes(max(0, o[2] - len(b))))
+        return b
+
+
 def apply(model, data, st):
-    """The tree of a state: {dir ino: {name: ino}} and {file ino: bytearray}."""
+    """The tree of a state: {dir ino: {name: ino}} and the files' Bodies."""
     ents = {d: dict(e) for d, e in model.pre_entries.items()}
-    body = {i: bytearray(b) for i, b in model.base.items()}
+    body = Bodies(model, data)
     for i in range(st.k):
         if i in st.dropped:
             continue
@@ -219,8 +252,6 @@ def apply(model, data, st):
             ents.setdefault(o[1], {})[o[2]] = o[3]
             if model.kind[o[3]] == 'd':
                 ents.setdefault(o[3], {})
-            else:
-                body.setdefault(o[3], bytearray())
         elif o[0] == 'unlink':
             if ents.get(o[1], {}).get(o[2]) == o[3]:
                 del ents[o[1]][o[2]]
@@ -230,23 +261,13 @@ def apply(model, data, st):
             ents.setdefault(o[3], {})[o[4]] = o[5]
             if model.kind[o[5]] == 'd':
                 ents.setdefault(o[5], {})
-            else:
-                body.setdefault(o[5], bytearray())
         elif o[0] == 'write':
-            ino, off, n, at = o[1:5]
+            n = o[3]
             if i in st.torn:
                 n = max(PAGE, (n // 2) // PAGE * PAGE) if n > PAGE else n // 2
-            b = body.setdefault(ino, bytearray())
-            if len(b) < off:
-                b.extend(bytes(off - len(b)))
-            b[off:off + n] = data[at:at + n]
-        elif o[0] == 'trunc':
-            b = body.setdefault(o[1], bytearray())
-            del b[o[2]:]
-            b.extend(bytes(o[2] - len(b)))
-        elif o[0] == 'grow':
-            b = body.setdefault(o[1], bytearray())
-            b.extend(bytes(max(0, o[2] - len(b))))
+            body.change(o[1], o, n)
+        elif o[0] in ('trunc', 'grow'):
+            body.change(o[1], o)
     return ents, body
 
 
@@ -264,16 +285,19 @@ def walk(model, ents, body, only):
                 out.append((p, 'd', model.mode[ino], b''))
                 rec(ino, p, depth + 1)
             else:
-                out.append((p, 'f', model.mode[ino], bytes(body.get(ino, b''))))
+                out.append((p, 'f', model.mode[ino], body.get(ino, b'')))  # (this state's own)
     rec(model.root, '', 0)
     return out
+
+
+BASE_DIGESTS = {}  # id of a pre-state file's bytes (alive all run, so the id is its own) -> digest
 
 
 def key_of(tree):
     h = hashlib.sha256()
     for p, kind, mode, b in tree:
         h.update(f'{p}\0{kind}\0{mode}\0{len(b)}\0'.encode())
-        h.update(hashlib.sha256(b).digest())
+        h.update(BASE_DIGESTS.get(id(b)) or hashlib.sha256(b).digest())
     return h.hexdigest()
 
 
@@ -351,12 +375,15 @@ def main():
     a = ap.parse_args()
 
     model = Model(a.top, a.pre)
+    for b in model.base.values():  # each unchanged file hashed once, not once per state
+        BASE_DIGESTS[id(b)] = hashlib.sha256(b).digest()
     model.parse(a.trace)
     ops = model.ops
     if not any(o[0] == 'write' for o in ops):
         raise SystemExit('crashstates: the trace holds no write under TOP: nothing was traced')
     with open(a.trace + '.data', 'rb') as f:
         data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.path.getsize(a.trace + '.data') else b''
+        data = memoryview(data)  # slices are views: a write's bytes copied once, into its file
     names = sorted(os.listdir(a.pre))
     seen, states = set(), []
     for cls, st in candidates(ops, random.Random(a.seed), a.random):
