@@ -70,9 +70,11 @@ printf '\xff' | dd of="$(gen_dir 1 1)/rank-3.ckpt" bs=1 seek=5000 conv=notrunc s
 check "  ... UNUSABLE, CAIRN_ECORRUPT naming the file; the restart fails the same, memory unchanged" \
   run_grep 'errmsg .*rank-3.ckpt.*checksum mismatch' q4 query -1 CAIRN_ECORRUPT
 
-# Node losses: 4 nodes of 2 ranks; one node wiped. cairn_generations counts
-# only generations complete on every node (0), the query says what the
-# rebuild would give.
+# Node losses: 4 nodes of 2 ranks (level 2, the PFS), or of 1 rank (level 3:
+# what it checks does not depend on a node's ranks; the matrix below decodes
+# nodes of 2 ranks); one node wiped. cairn_generations counts only
+# generations complete on every node (0), the query says what the rebuild
+# would give.
 fresh query-l2
 check "level 2: 8 ranks on 4 nodes save 2 generations" run_grep 'PASS save' q8 save 2 2
 wipe_nodes 1
@@ -82,17 +84,20 @@ check "  ... READY 2, level 2, rebuild 2, 1 node lost (generations: 0); the rest
 wipe_nodes 2
 check "  ... node 2 wiped: restart_var rebuilds and restores one variable bit-exact" \
   run_grep 'PASS var' q8 var -1
-export CAIRN_SET_SIZE=4 CAIRN_EC_M=2
+export CAIRN_SET_SIZE=4 CAIRN_EC_M=2 CAIRN_RANKS_PER_NODE=1
 fresh query-l3
-check "level 3 (a set of 4, m = 2): save 2 generations" run_grep 'PASS save' q8 save 2 3
+check "level 3 (a set of 4, m = 2): 4 ranks on 4 nodes save 2 generations" run_grep 'PASS save' q4 save 2 3
 wipe_nodes 2
-check "  ... node 2 wiped: the query writes nothing" query_writes_nothing 8 -1 READY 2 3 3 1 0
+check "  ... node 2 wiped: the query writes nothing" query_writes_nothing 4 -1 READY 2 3 3 1 0
 check "  ... READY 2, level 3, rebuild 3, 1 node lost; the restart decodes and restores it" \
-  run_grep 'PASS query' q8 query -1 READY 2 3 3 1 0
+  run_grep 'PASS query' q4 query -1 READY 2 3 3 1 0
 wipe_nodes 0 1 3
 check "  ... 3 nodes wiped, no PFS: UNUSABLE, CAIRN_ELOST naming the set, as cairn_restart" \
-  run_grep 'errmsg .*encoding set 0 lost 3 nodes' q8 query -1 CAIRN_ELOST
+  run_grep 'errmsg .*encoding set 0 lost 3 nodes' q4 query -1 CAIRN_ELOST
 
+# Level 4 with 8 ranks on 4 nodes: each node's PFS file holds its 2 ranks'
+# data, and restart_var reads one rank's variable out of it.
+export CAIRN_RANKS_PER_NODE=2
 fresh_pfs query-pfs
 check "level 4: save 2 generations to the PFS" run_grep 'PASS save' q8 save 2 4
 check "  ... cairn ls: the label of a PFS generation" \
@@ -155,6 +160,9 @@ export CAIRN_RANKS_PER_NODE=2
 # STATUS ID LEVEL REBUILD LOST, the restart's generation restored bit-exact
 # at that level, or its error, or CAIRN_ENOENT for NONE. Two jobs: the
 # setups, then every case (each its own cairn_init in a copy of its setup).
+# 8 ranks on purpose: a node's leader speaks for its 2 ranks (a rebuild's
+# plan counts the bytes of both ranks of each lost node), a level-2 partner
+# copy holds 2 ranks' files, a node's PFS file 2 ranks' data.
 export CAIRN_SET_SIZE=4 CAIRN_EC_M=1
 matrix_expect() { # SETUP LOST: the answer, as "STATUS ID LEVEL REBUILD LOST"
   local s=$1 k=$2 n; n=$(printf %s "$k" | wc -c); [ "$k" = - ] && n=0
