@@ -52,22 +52,23 @@ wipe_nodes 0 1 2 3
 check "  ... no usable PFS generation left (3 damaged, 2 without index): CAIRN_ECORRUPT naming the file, not ENOENT" \
   run_grep 'PFS generation 3 .*agg-000001.cz: (checksum does not match the index|.*fails its checksum|.*checksum mismatch)' scripts/mpirun.sh 8 "$T" expect-fail CAIRN_ECORRUPT
 
+export CAIRN_RANKS_PER_NODE=1 # schemes and pfs.every: 4 ranks, one per node (groups of 3 and 1)
 for s in agnostic agnostic-block aware aware-block auto; do
   fresh_pfs "pfs-$s"
   check "level 4, scheme $s: save at level 4, wipe every node, restore bit-exact" \
-    bash -c "CAIRN_PFS_SCHEME=$s CAIRN_PFS_BLOCK=64K scripts/mpirun.sh 8 $T save 1 4 >/dev/null && rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && scripts/mpirun.sh 8 $T restore 1"
+    bash -c "CAIRN_PFS_SCHEME=$s CAIRN_PFS_BLOCK=64K scripts/mpirun.sh 4 $T save 1 4 >/dev/null && rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && scripts/mpirun.sh 4 $T restore 1"
 done
 
 fresh_pfs pfs-incr
 check "level 4 of an incremental chain (changed blocks only on node-local storage): save 4" \
-  env CAIRN_INCR=on CAIRN_PFS_EVERY=2 scripts/mpirun.sh 8 "$T" save 4 3
+  env CAIRN_INCR=on CAIRN_PFS_EVERY=2 scripts/mpirun.sh 4 "$T" save 4 3
 check "  ... pfs.every = 2 flushed generations 2 and 4 of 4 at level 3" \
   bash -c "test -e '$(pfs_gen 2)/index' && test -e '$(pfs_gen 4)/index' && test ! -e '$(pfs_gen 3)'"
 check "  ... generation 4's node-local parent (3) is not on the PFS: it went there full" \
   run_grep '^chain: +full$' "$BUILD/cairn" inspect "$(pfs_gen 4)/index"
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: generation 4 (materialized from its chain) restores bit-exact" \
-  scripts/mpirun.sh 8 "$T" restore 4
+  scripts/mpirun.sh 4 "$T" restore 4
 
 # Increments on the PFS (issue 18): a generation node-local storage holds as
 # changes to its parent goes to the PFS as those changes when the PFS holds
@@ -75,6 +76,7 @@ check "  ... every node wiped: generation 4 (materialized from its chain) restor
 TI=$BUILD/tests/t_incr
 pfs_bytes() { du -sb "$(pfs_gen "$1")" | cut -f1; }
 export -f pfs_bytes
+export CAIRN_RANKS_PER_NODE=2 # 8 ranks: each node leader flushes its 2 ranks' changes (flush_incr.c)
 fresh_pfs pfs-l4incr
 export CAIRN_INCR=on CAIRN_INCR_BLOCK=4K T_WORK=few
 check "level 4 increments: 8 ranks on 4 nodes save 5 incremental generations at level 4" \
@@ -116,45 +118,46 @@ check "  ... cairn verify --job says generation 5's chain is broken" \
   run_grep_rc 4 'gen-5/index.*its link 1 is missing' "$BUILD/cairn" verify --base "$CAIRN_BASE" --job "$CAIRN_JOB"
 mv "$CAIRN_PFS_DIR/index.1" "$(pfs_gen 1)/index"
 
+export CAIRN_RANKS_PER_NODE=1
 fresh_pfs pfs-l4incr-routed
 check "level 4 increments with a routed file and every block changed (incr.max_changed = 100): save 3" \
-  env -u T_CODECS CAIRN_INCR_MAX_CHANGED=100 scripts/mpirun.sh 8 "$T" save 3 4
+  env -u T_CODECS CAIRN_INCR_MAX_CHANGED=100 scripts/mpirun.sh 4 "$T" save 3 4
 check "  ... PFS generation 3 is the changes since 2" \
   run_grep '^chain: +incr <- 2' "$BUILD/cairn" inspect "$(pfs_gen 3)/index"
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: generation 3 and its routed file from the PFS chain, bit-exact" \
-  env -u T_CODECS scripts/mpirun.sh 8 "$T" restore 3
+  env -u T_CODECS scripts/mpirun.sh 4 "$T" restore 3
 
 fresh_pfs pfs-l4incr-keep
-check "level 4 increments, incr.full_every = 3, pfs.keep = 1: 8 ranks save 6 generations at level 4" \
-  env CAIRN_INCR_FULL_EVERY=3 CAIRN_PFS_KEEP=1 scripts/mpirun.sh 8 "$TI" save 6 4
+check "level 4 increments, incr.full_every = 3, pfs.keep = 1: 4 ranks save 6 generations at level 4" \
+  env CAIRN_INCR_FULL_EVERY=3 CAIRN_PFS_KEEP=1 scripts/mpirun.sh 4 "$TI" save 6 4
 check "  ... the PFS holds the chain 4 <- 5 <- 6 (pfs.keep counts 6, its chain stays), not 1-3" \
   bash -c "for g in 4 5 6; do test -e \"$(dirname "$(pfs_gen 0)")/gen-\$g/index\" || exit 1; done;
            for g in 1 2 3; do test ! -e \"$(dirname "$(pfs_gen 0)")/gen-\$g\" || exit 1; done;
            '$BUILD/cairn' inspect '$(pfs_gen 4)/index' | grep -Eq '^chain: +full$'"
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: generation 6 restored from the PFS chain 4..6, bit-exact" \
-  env CAIRN_INCR_FULL_EVERY=3 scripts/mpirun.sh 8 "$TI" restore 6
+  env CAIRN_INCR_FULL_EVERY=3 scripts/mpirun.sh 4 "$TI" restore 6
 
 fresh_pfs pfs-l4incr-back
 check "level 4 increments and a restart that goes back: save 5 at level 4" \
-  scripts/mpirun.sh 8 "$TI" save 5 4
+  scripts/mpirun.sh 4 "$TI" save 5 4
 check "  ... a new job restores 3, writes 4 at level 1 and 5 at level 4: 5 (parent 3, the newest at level 3) goes as changes to the PFS's 3" \
-  bash -c "scripts/mpirun.sh 8 $TI resume-id 3 5 4 && '$BUILD/cairn' inspect '$(pfs_gen 5)/index' | grep -Eq '^chain: +incr <- 3: '"
+  bash -c "scripts/mpirun.sh 4 $TI resume-id 3 5 4 && '$BUILD/cairn' inspect '$(pfs_gen 5)/index' | grep -Eq '^chain: +incr <- 3: '"
 wipe_nodes 0 1 2 3
-check "  ... every node wiped: the new 5 restores bit-exact" scripts/mpirun.sh 8 "$TI" restore 5
+check "  ... every node wiped: the new 5 restores bit-exact" scripts/mpirun.sh 4 "$TI" restore 5
 
 # The PFS parent must hold what node-local storage diffed against: an index
 # that does not say which node-local files it was flushed from (version 1, as
 # cairn 0.2.0 wrote) never takes an increment.
 fresh_pfs pfs-l4incr-source
 check "level 4 increments onto a parent of unknown source: save 1 at level 4, its index rewritten as version 1" \
-  bash -c "scripts/mpirun.sh 8 $TI save 1 4 && '$BUILD/tests/mkcorpus' --previous '$(pfs_gen 1)/index' && '$BUILD/cairn' inspect '$(pfs_gen 1)/index' | grep -q 'format version 1'"
+  bash -c "scripts/mpirun.sh 4 $TI save 1 4 && '$BUILD/tests/mkcorpus' --previous '$(pfs_gen 1)/index' && '$BUILD/cairn' inspect '$(pfs_gen 1)/index' | grep -q 'format version 1'"
 check "  ... a new job restores 1 and writes 2 at level 4: an increment node-local, full on the PFS" \
-  bash -c "scripts/mpirun.sh 8 $TI resume-id 1 2 4 && '$BUILD/cairn' inspect '$(pfs_gen 2)/index' | grep -Eq '^chain: +full$' &&
+  bash -c "scripts/mpirun.sh 4 $TI resume-id 1 2 4 && '$BUILD/cairn' inspect '$(pfs_gen 2)/index' | grep -Eq '^chain: +full$' &&
            '$BUILD/cairn' ls --base '$CAIRN_BASE' --job '$CAIRN_JOB' | grep -Eq '^ +2 .*incr <- 1'"
 wipe_nodes 0 1 2 3
-check "  ... every node wiped: generation 2 restores bit-exact" scripts/mpirun.sh 8 "$TI" restore 2
+check "  ... every node wiped: generation 2 restores bit-exact" scripts/mpirun.sh 4 "$TI" restore 2
 unset CAIRN_INCR CAIRN_INCR_BLOCK T_WORK
 
 fresh_pfs pfs-one
@@ -162,6 +165,7 @@ check "level 4 on a single node (no level 2 or 3 possible), 4 ranks, groups of 3
   bash -c "CAIRN_RANKS_PER_NODE=4 scripts/mpirun.sh 4 $T save 2 4 >/dev/null && rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && CAIRN_RANKS_PER_NODE=4 scripts/mpirun.sh 4 $T restore 2"
 
 # A damaged last copy never looks like no copy (issue 16, defect 7).
+export CAIRN_RANKS_PER_NODE=2
 fresh_pfs pfs-damaged
 check "damaged PFS copy: 4 ranks on 2 nodes save 2 generations at level 4 (pfs.keep = 1)" \
   env CAIRN_PFS_KEEP=1 scripts/mpirun.sh 4 "$T" save 2 4
@@ -208,18 +212,20 @@ check "  ... and with every node wiped, from the PFS (past the newer 2-rank ones
 # An abandoned timeline on the PFS: run A flushes 100 and 200, run B restores
 # 100 and flushes 150; with every node wiped the restart must take run B's
 # 150, and 200 is set aside on the PFS (kept, never staged in).
+export CAIRN_RANKS_PER_NODE=1
 fresh_pfs pfs-abandoned
 check "PFS abandoned timeline: run A flushes 100 and 200; run B restores 100, flushes 150" \
-  bash -c "T_FIRST=100 T_STEP=100 scripts/mpirun.sh 8 $T save 2 4 >/dev/null && T_THEN=150 scripts/mpirun.sh 8 $T restore-id 100 4"
+  bash -c "T_FIRST=100 T_STEP=100 scripts/mpirun.sh 4 $T save 2 4 >/dev/null && T_THEN=150 scripts/mpirun.sh 4 $T restore-id 100 4"
 check "  ... the PFS generation 200 is set aside, not removed" \
   bash -c "test -e \"\$(dirname '$(pfs_gen 200)')/abandoned-gen-200/index\" && test ! -e '$(pfs_gen 200)' && test -e '$(pfs_gen 150)/index'"
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: the restart takes 150 from the PFS, bit-exact, not 200" \
-  run_grep 'restoring generation 150 from the PFS' scripts/mpirun.sh 8 "$T" restore 150
+  run_grep 'restoring generation 150 from the PFS' scripts/mpirun.sh 4 "$T" restore 150
 # A generation level 1 stored raw goes to the PFS as it is (issue 18, part 4):
 # no codec would pay there either, so each node writes its own ranks' file
 # from their verified rank files (lent, not copied) and nothing is sent.
 # With T_RAW (and without T_CODECS), t_ckpt's variables are noise: stored raw.
+export CAIRN_RANKS_PER_NODE=2 # one file per node, of its 2 ranks
 fresh_pfs pfs-raw
 check "level 4, raw generation: 8 ranks on 4 nodes save 3 generations (pfs.group 3)" \
   env -u T_CODECS T_RAW=1 scripts/mpirun.sh 8 "$T" save 3 4
@@ -282,10 +288,11 @@ check "level 4 through level 1 (pfs.direct off), compressed variables: each node
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: restored from the PFS, bit-exact" \
   run_grep 'restoring generation 2 from the PFS' env -u T_CODECS T_NOROUTE=1 T_VARS=lz4:8388608:r,zstd:4194304:r scripts/mpirun.sh 8 "$T" restore 2
+export CAIRN_RANKS_PER_NODE=1 # 4 ranks: groups of 3 (ranks 0-2 on 3 nodes) and 1
 fresh_pfs pfs-frames-mixed
 check "level 4 through level 1, mixed codecs across ranks and schemes aware-block and pfs.group 3 (frames decoded where a group cannot take them), bit-exact after a wipe" \
-  bash -c "for s in aware aware-block; do T_VARS=lz4:1048576:r,zstd:300000:r CAIRN_PFS_SCHEME=\$s CAIRN_PFS_DIRECT=off scripts/mpirun.sh 8 $T save 1 4 >/dev/null &&
-           rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && T_VARS=lz4:1048576:r,zstd:300000:r scripts/mpirun.sh 8 $T restore 1 >/dev/null &&
+  bash -c "for s in aware aware-block; do T_VARS=lz4:1048576:r,zstd:300000:r CAIRN_PFS_SCHEME=\$s CAIRN_PFS_DIRECT=off scripts/mpirun.sh 4 $T save 1 4 >/dev/null &&
+           rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && T_VARS=lz4:1048576:r,zstd:300000:r scripts/mpirun.sh 4 $T restore 1 >/dev/null &&
            rm -rf '$CAIRN_PFS_DIR'/* || exit 1; done"
 # compress.codec = none holds on the PFS too: a slow PFS (pfs.bandwidth 10 MiB/s,
 # where the model would compress) still gets every group raw, the file at least
@@ -298,12 +305,13 @@ pfs_raw_file() {
     if (b > 0 && size >= b) exit 0; print "file " size " bytes, variables " b; exit 1 }' <<<"$o"
 }
 check "level 4 with compress.codec = none on a slow PFS (pfs.bandwidth 10): every group raw, bit-exact after a wipe" \
-  bash -c "CAIRN_CODEC=none CAIRN_PFS_BANDWIDTH=10 scripts/mpirun.sh 8 $T save 1 4 >/dev/null &&
+  bash -c "CAIRN_CODEC=none CAIRN_PFS_BANDWIDTH=10 scripts/mpirun.sh 4 $T save 1 4 >/dev/null &&
            $(declare -f pfs_raw_file); BUILD='$BUILD' pfs_raw_file '$(pfs_gen 1)/agg-000000.cz' &&
-           rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && CAIRN_CODEC=none scripts/mpirun.sh 8 $T restore 1"
+           rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && CAIRN_CODEC=none scripts/mpirun.sh 4 $T restore 1"
 # pfs.direct (issue 31): a synchronous level-4 checkpoint written from memory
 # straight to the PFS, a file per rank, the index last; nothing node-local.
 # t_ckpt with T_NOROUTE routes no file (a routed file goes by level 1).
+export CAIRN_RANKS_PER_NODE=2 # a file per rank, not per node: 2 ranks a node tell them apart
 fresh_pfs pfs-direct
 check "pfs.direct on: 8 ranks on 4 nodes write generations 1 and 2 at level 4 straight to the PFS, a file per rank, nothing node-local" \
   bash -c "T_NOROUTE=1 CAIRN_PFS_DIRECT=on scripts/mpirun.sh 8 $T save 2 4 >/dev/null &&
@@ -340,36 +348,37 @@ direct_picks() {
 }
 check "  ... each writer's share of the PFS measured once for the job (pfs.bandwidth 0), the 8 ranks of this host writing at once; level 4's model takes it, and each rank samples its codecs in the first straight level 4 and keeps the picks for the next (compress.resample 8)" \
   direct_picks
+export CAIRN_RANKS_PER_NODE=1 # the pfs.direct scenarios below: 4 ranks, one per node
 fresh_pfs pfs-direct-default
 check "the default (the suite pins pfs.direct off; unset, it is on): generation 1 at level 4 straight to the PFS, a file per rank, nothing node-local" \
-  bash -c "env -u CAIRN_PFS_DIRECT T_NOROUTE=1 scripts/mpirun.sh 8 $T save 1 4 >/dev/null &&
-           '$BUILD/cairn' inspect '$(pfs_gen 1)/index' | grep -Eq '^ranks: +8 on 4 nodes, 1 per file\$' &&
+  bash -c "env -u CAIRN_PFS_DIRECT T_NOROUTE=1 scripts/mpirun.sh 4 $T save 1 4 >/dev/null &&
+           '$BUILD/cairn' inspect '$(pfs_gen 1)/index' | grep -Eq '^ranks: +4 on 4 nodes, 1 per file\$' &&
            test -z \"\$(ls -d '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB'/node*/gen-* 2>/dev/null)\""
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: restored from the PFS, bit-exact" \
-  run_grep 'restoring generation 1 from the PFS' env -u CAIRN_PFS_DIRECT T_NOROUTE=1 scripts/mpirun.sh 8 "$T" restore 1
+  run_grep 'restoring generation 1 from the PFS' env -u CAIRN_PFS_DIRECT T_NOROUTE=1 scripts/mpirun.sh 4 "$T" restore 1
 fresh_pfs pfs-direct-crash
 check "pfs.direct: generation 1 at level 1, then a crash in generation 2's level 4 after its files, before its index" \
-  bash -c "T_NOROUTE=1 scripts/mpirun.sh 8 $T save 1 1 >/dev/null &&
-           ! CAIRN_FAULT=pfs.index:gen=2:rank=0 T_NOROUTE=1 CAIRN_PFS_DIRECT=on T_FIRST=2 scripts/mpirun.sh 8 $T save 1 4 >/dev/null 2>&1 &&
+  bash -c "T_NOROUTE=1 scripts/mpirun.sh 4 $T save 1 1 >/dev/null &&
+           ! CAIRN_FAULT=pfs.index:gen=2:rank=0 T_NOROUTE=1 CAIRN_PFS_DIRECT=on T_FIRST=2 scripts/mpirun.sh 4 $T save 1 4 >/dev/null 2>&1 &&
            test -d '$(pfs_gen 2)' && test ! -e '$(pfs_gen 2)/index'"
 check "  ... the restart takes generation 1, bit-exact: the unindexed one is no generation" \
-  env T_NOROUTE=1 scripts/mpirun.sh 8 "$T" restore 1
+  env T_NOROUTE=1 scripts/mpirun.sh 4 "$T" restore 1
 # A rank whose PFS file cannot be written (RLIMIT_FSIZE: EFBIG) while the
 # others write theirs: the one gather tells rank 0, which writes no index,
 # and every rank returns the failure with rank 3's message.
 fresh_pfs pfs-direct-fail
 check "pfs.direct: generation 1 at level 4; then rank 3's files stop at 64 KiB, and generation 2's level 4 fails on every rank with rank 3's message" \
-  bash -c "T_NOROUTE=1 CAIRN_PFS_DIRECT=on scripts/mpirun.sh 8 $T save 1 4 >/dev/null &&
+  bash -c "T_NOROUTE=1 CAIRN_PFS_DIRECT=on scripts/mpirun.sh 4 $T save 1 4 >/dev/null &&
            $(declare -f run_grep); run_grep 'message: rank 3: .*(File too large|EFBIG)' \
              env T_NOROUTE=1 CAIRN_PFS_DIRECT=on T_FSIZE_RANK=3 T_FSIZE=65536 T_ID=2 \
-             scripts/mpirun.sh 8 $T level 4 -27" # -EFBIG
+             scripts/mpirun.sh 4 $T level 4 -27" # -EFBIG
 check "  ... generation 2 has no index on the PFS, and the restart takes generation 1, bit-exact" \
-  bash -c "test ! -e '$(pfs_gen 2)/index' && T_NOROUTE=1 scripts/mpirun.sh 8 $T restore 1"
+  bash -c "test ! -e '$(pfs_gen 2)/index' && T_NOROUTE=1 scripts/mpirun.sh 4 $T restore 1"
 fresh_pfs pfs-direct-routed
 check "pfs.direct on, but a routed file: the checkpoint goes through level 1 (node-local copy), bit-exact after a wipe" \
-  bash -c "CAIRN_PFS_DIRECT=on scripts/mpirun.sh 8 $T save 1 4 >/dev/null && test -e '$(gen_dir 0 1)/manifest' &&
-           rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && scripts/mpirun.sh 8 $T restore 1"
+  bash -c "CAIRN_PFS_DIRECT=on scripts/mpirun.sh 4 $T save 1 4 >/dev/null && test -e '$(gen_dir 0 1)/manifest' &&
+           rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && scripts/mpirun.sh 4 $T restore 1"
 # Rank 0 makes the PFS directory of a straight level 4 before the first
 # reduction of the checkpoint; when another rank rules the straight write out
 # (a routed file on rank 3 alone), the directory goes again, and level 1 and
@@ -377,33 +386,34 @@ check "pfs.direct on, but a routed file: the checkpoint goes through level 1 (no
 fresh_pfs pfs-direct-drop
 check "pfs.direct on, a routed file on rank 3 alone: the PFS directory rank 0 made for a straight write is removed again" \
   run_grep 'PFS gen-1, made for a straight level 4, removed' \
-  env T_ROUTE_RANK=3 CAIRN_PFS_DIRECT=on CAIRN_LOG_LEVEL=debug scripts/mpirun.sh 8 "$T" save 1 4
-check "  ... the generation went through level 1 (node-local copy) and was flushed: indexed on the PFS, 8 ranks" \
+  env T_ROUTE_RANK=3 CAIRN_PFS_DIRECT=on CAIRN_LOG_LEVEL=debug scripts/mpirun.sh 4 "$T" save 1 4
+check "  ... the generation went through level 1 (node-local copy) and was flushed: indexed on the PFS, 4 ranks" \
   bash -c "test -e '$(gen_dir 0 1)/manifest' &&
-           '$BUILD/cairn' inspect '$(pfs_gen 1)/index' | grep -Eq '^ranks: +8 on 4 nodes'"
+           '$BUILD/cairn' inspect '$(pfs_gen 1)/index' | grep -Eq '^ranks: +4 on 4 nodes'"
 check "  ... every node wiped: restored from the PFS, bit-exact (rank 3's file too)" \
-  bash -c "rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && T_ROUTE_RANK=3 scripts/mpirun.sh 8 $T restore 1"
+  bash -c "rm -rf '$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB' && T_ROUTE_RANK=3 scripts/mpirun.sh 4 $T restore 1"
 # pfs.parity (issue 31): whether a synchronous level-4 checkpoint keeps the
 # parity copy too. off: level 1 and the PFS, and nodes lost take the PFS copy;
 # auto: the first keeps it, the later ones as the times measured say, every
 # rank alike. The level on the nodes is cairn ls's without the PFS.
 node_levels() { env -u CAIRN_PFS_DIR "$BUILD/cairn" ls --job "$CAIRN_JOB" | awk 'NR > 1 && $1 ~ /^[0-9]+$/ {printf "%s:%s ", $1, $2}'; }
 export -f node_levels
+export CAIRN_RANKS_PER_NODE=1
 fresh_pfs pfs-parity-off
-check "pfs.parity off: generations 1 and 2 at level 4, 8 ranks on 4 nodes: level 1 on the nodes (no parity), on the PFS" \
-  bash -c "CAIRN_PFS_PARITY=off CAIRN_KEEP=10 CAIRN_PFS_KEEP=10 scripts/mpirun.sh 8 $T save 2 4 >/dev/null && l=\$(node_levels) && echo \"levels: \$l\" &&
+check "pfs.parity off: generations 1 and 2 at level 4, 4 ranks on 4 nodes: level 1 on the nodes (no parity), on the PFS" \
+  bash -c "CAIRN_PFS_PARITY=off CAIRN_KEEP=10 CAIRN_PFS_KEEP=10 scripts/mpirun.sh 4 $T save 2 4 >/dev/null && l=\$(node_levels) && echo \"levels: \$l\" &&
            test \"\$l\" = '2:1 1:1 ' && test -e '$(pfs_gen 2)/index' && test -e '$(pfs_gen 1)/index'"
 wipe_nodes 1 2
 check "  ... nodes 1 and 2 wiped: generation 2 restored from the PFS, bit-exact" \
-  run_grep 'restoring generation 2 from the PFS' scripts/mpirun.sh 8 "$T" restore 2
+  run_grep 'restoring generation 2 from the PFS' scripts/mpirun.sh 4 "$T" restore 2
 fresh_pfs pfs-parity-auto
 check "pfs.parity auto: 4 generations at level 4: the first at level 3 on the nodes (nothing measured yet), each later one at 3 or 1, on the PFS" \
-  bash -c "CAIRN_PFS_PARITY=auto CAIRN_LOG_LEVEL=debug CAIRN_KEEP=10 CAIRN_PFS_KEEP=10 scripts/mpirun.sh 8 $T save 4 4 >'$CAIRN_BASE/auto.log' 2>&1 || { tail '$CAIRN_BASE/auto.log'; exit 1; }
+  bash -c "CAIRN_PFS_PARITY=auto CAIRN_LOG_LEVEL=debug CAIRN_KEEP=10 CAIRN_PFS_KEEP=10 scripts/mpirun.sh 4 $T save 4 4 >'$CAIRN_BASE/auto.log' 2>&1 || { tail '$CAIRN_BASE/auto.log'; exit 1; }
            l=\$(node_levels); echo \"levels: \$l\"; grep 'skipped at this level-4' '$CAIRN_BASE/auto.log' | head -3
            [[ \$l =~ ^4:[13]\ 3:[13]\ 2:[13]\ 1:3\ \$ ]] && for g in 1 2 3 4; do test -e \"\$(pfs_gen \$g)/index\" || exit 1; done"
 wipe_nodes 1 2
 check "  ... nodes 1 and 2 wiped: generation 4 restored (decoded, or from the PFS), bit-exact" \
-  scripts/mpirun.sh 8 "$T" restore 4
+  scripts/mpirun.sh 4 "$T" restore 4
 unset T_CODECS CAIRN_PFS_DIR CAIRN_PFS_GROUP CAIRN_SET_SIZE CAIRN_EC_M
 export CAIRN_RANKS_PER_NODE=2
 
@@ -413,32 +423,33 @@ export CAIRN_RANKS_PER_NODE=2
 # generation was written, returned success and was invisible after).
 MAXID=9223372036854775807
 export MAXID
+export CAIRN_RANKS_PER_NODE=1
 fresh pfs-maxid-l1
-check "id LONG_MAX at level 1: saved (8 ranks on 4 nodes)" \
-  env T_FIRST=$MAXID scripts/mpirun.sh 8 "$T" save 1 1
+check "id LONG_MAX at level 1: saved (4 ranks on 4 nodes)" \
+  env T_FIRST=$MAXID scripts/mpirun.sh 4 "$T" save 1 1
 check "  ... cairn ls lists generation $MAXID" \
   run_grep "^ *$MAXID +1 " "$BUILD/cairn" ls --base "$CAIRN_BASE" --job "$CAIRN_JOB"
-check "  ... a new job restores it (LATEST), bit-exact" scripts/mpirun.sh 8 "$T" restore $MAXID
+check "  ... a new job restores it (LATEST), bit-exact" scripts/mpirun.sh 4 "$T" restore $MAXID
 check "  ... cairn prune --gen $MAXID removes it from every node" \
   bash -c "out=\$('$BUILD/cairn' prune --base '$CAIRN_BASE' --job '$CAIRN_JOB' --gen $MAXID) &&
            [ \$(grep -c '^removed .*/gen-$MAXID\$' <<<\"\$out\") = 4 ] && for n in 0 1 2 3; do test ! -e \"\$(gen_dir \$n $MAXID)\" || exit 1; done"
 fresh_pfs pfs-maxid-l4
-check "id LONG_MAX at level 4: saved after generation 1 (8 ranks on 4 nodes)" \
-  bash -c "scripts/mpirun.sh 8 $T save 1 4 && T_FIRST=$MAXID scripts/mpirun.sh 8 $T save 1 4"
+check "id LONG_MAX at level 4: saved after generation 1 (4 ranks on 4 nodes)" \
+  bash -c "scripts/mpirun.sh 4 $T save 1 4 && T_FIRST=$MAXID scripts/mpirun.sh 4 $T save 1 4"
 check "  ... on the PFS with its index, and on every node" \
   bash -c "test -e '$(pfs_gen $MAXID)/index' && for n in 0 1 2 3; do test -e \"\$(gen_dir \$n $MAXID)/manifest\" || exit 1; done"
 check "  ... cairn ls lists it at level 4 (node-local and PFS)" \
   bash -c "'$BUILD/cairn' ls --base '$CAIRN_BASE' --job '$CAIRN_JOB' | awk '\$1==\"$MAXID\" && \$2==4' | grep -q ."
 check "  ... a new job restores it from node-local storage, bit-exact" \
-  scripts/mpirun.sh 8 "$T" restore $MAXID
+  scripts/mpirun.sh 4 "$T" restore $MAXID
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: restored from the PFS, bit-exact" \
-  run_grep "restoring generation $MAXID from the PFS" scripts/mpirun.sh 8 "$T" restore $MAXID
+  run_grep "restoring generation $MAXID from the PFS" scripts/mpirun.sh 4 "$T" restore $MAXID
 check "  ... cairn prune --gen $MAXID removes it from the PFS; generation 1 stays" \
   bash -c "'$BUILD/cairn' prune --base '$CAIRN_BASE' --job '$CAIRN_JOB' --gen $MAXID | grep -q '/gen-$MAXID\$' &&
            test ! -e '$(pfs_gen $MAXID)' && test -e '$(pfs_gen 1)/index'"
 check "  ... then the restart finds generation 1 on the PFS, bit-exact" \
-  scripts/mpirun.sh 8 "$T" restore 1
+  scripts/mpirun.sh 4 "$T" restore 1
 check "  ... an id above LONG_MAX is refused by the CLI (status 2)" \
   run_grep_rc 2 'not a generation id' "$BUILD/cairn" prune --base "$CAIRN_BASE" --job "$CAIRN_JOB" --gen 9223372036854775808
 unset CAIRN_PFS_DIR MAXID
@@ -447,22 +458,22 @@ unset CAIRN_PFS_DIR MAXID
 # read (issue 29): it may be the only copy left; as the PFS prune keeps such
 # a generation, the flush sets it aside (damaged-gen-<id>, logged) instead of
 # removing it, and no restart or prune reads it.
-export CAIRN_RANKS_PER_NODE=2
+export CAIRN_RANKS_PER_NODE=1
 fresh_pfs pfs-damaged
-check "a damaged PFS generation re-flushed: generation 1 saved at level 4 (8 ranks on 4 nodes)" \
-  scripts/mpirun.sh 8 "$T" save 1 4
+check "a damaged PFS generation re-flushed: generation 1 saved at level 4 (4 ranks on 4 nodes)" \
+  scripts/mpirun.sh 4 "$T" save 1 4
 f=$(pfs_gen 1)/index
 printf '\x5a' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") / 2)) conv=notrunc status=none
 cp -a "$(pfs_gen 1)" "$CAIRN_PFS_DIR/damaged.copy"
 check "  ... its index damaged; a new run writes id 1 again at level 4 and says it set the old one aside" \
-  run_grep 'PFS generation 1: .*set aside as damaged-gen-1' scripts/mpirun.sh 8 "$T" save 1 4
+  run_grep 'PFS generation 1: .*set aside as damaged-gen-1' scripts/mpirun.sh 4 "$T" save 1 4
 check "  ... the damaged generation is kept, byte for byte, as damaged-gen-1; the new gen-1 has its index" \
   bash -c "diff -r '$CAIRN_PFS_DIR/damaged.copy' \"\$(dirname '$(pfs_gen 1)')/damaged-gen-1\" && test -e '$(pfs_gen 1)/index'"
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: the new generation 1 restores from the PFS, bit-exact" \
-  run_grep 'restoring generation 1 from the PFS' scripts/mpirun.sh 8 "$T" restore 1
+  run_grep 'restoring generation 1 from the PFS' scripts/mpirun.sh 4 "$T" restore 1
 check "  ... generations 2..4 flushed (pfs.keep = 2): the prune leaves damaged-gen-1 alone" \
-  bash -c "T_FIRST=2 scripts/mpirun.sh 8 $T save 3 4 >/dev/null && test ! -e '$(pfs_gen 1)' &&
+  bash -c "T_FIRST=2 scripts/mpirun.sh 4 $T save 3 4 >/dev/null && test ! -e '$(pfs_gen 1)' &&
            diff -r '$CAIRN_PFS_DIR/damaged.copy' \"\$(dirname '$(pfs_gen 1)')/damaged-gen-1\""
 check "  ... cairn prune --above 0 removes every generation but never damaged-gen-1" \
   bash -c "'$BUILD/cairn' prune --base '$CAIRN_BASE' --job '$CAIRN_JOB' --above 0 >/dev/null &&
