@@ -75,19 +75,24 @@ export CAIRN_RANKS_PER_NODE=2
 # raise it (it stays at level 1, queued); a byte of one rank file is then
 # flipped; the next daemons resume generation 1 and must refuse to copy or
 # encode the damaged file: it stays at level 1, no partner copy or parity
-# file of it exists, and the daemon's log names the file.
-export CAIRN_RANKS_PER_NODE=2 CAIRN_SET_SIZE=4 CAIRN_EC_M=2 CAIRN_DAEMON_LAUNCHER="bash scripts/mpirun.sh"
-verify_before_raise() { # LEVEL
-  local lvl=$1 C=$BUILD/cairn job_dir
+# file of it exists, and the daemon's log names the file. Level 3 runs 4
+# ranks on the 4 nodes (one a node: the damaged file is rank 1's, on node 1);
+# level 2 keeps 8 ranks, two a node, so the partner copy it must refuse is
+# one of a node's two ranks' files (rank 2's, the first of node 1's).
+export CAIRN_SET_SIZE=4 CAIRN_EC_M=2 CAIRN_DAEMON_LAUNCHER="bash scripts/mpirun.sh"
+verify_before_raise() { # LEVEL NP: NP ranks on the 4 nodes (CAIRN_RANKS_PER_NODE = NP / 4)
+  local lvl=$1 np=$2 C=$BUILD/cairn job_dir
+  local r=$((np / 4)) # the first rank of node 1: its file is the one damaged
+  [ "$CAIRN_RANKS_PER_NODE" = "$r" ] || { echo "verify_before_raise: $np ranks need CAIRN_RANKS_PER_NODE=$r"; return 2; }
   job_dir=$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB
   local go; go=$(mktemp -u /dev/shm/cairn-levels-go.XXXXXX); SCRATCH_DIRS+=("$go")
   # held at generation 1 until the application handed it over everywhere, then dies
   CAIRN_FAULT="cairnd.gen:gen=1:until=$go;cairnd.gen:gen=1:rank=0" "$C" start --nodes 4 >/dev/null || return 1
-  run_grep 'PASS save' scripts/mpirun.sh 8 "$T" save 1 "$lvl" || return 1
+  run_grep 'PASS save' scripts/mpirun.sh "$np" "$T" save 1 "$lvl" || return 1
   touch "$go"
   local _; for _ in $(seq 600); do pgrep -f "^[^ ]*cairnd --job $CAIRN_JOB( |\$)" >/dev/null || break; sleep 0.1; done
   "$C" ls --job "$CAIRN_JOB" | awk '$1==1 && $2!=1 {exit 1}' || { echo "generation 1 left level 1 before the flip"; return 1; }
-  printf '\xff' | dd of="$job_dir/node1/gen-1/rank-2.ckpt" bs=1 seek=5000 conv=notrunc status=none
+  printf '\xff' | dd of="$job_dir/node1/gen-1/rank-$r.ckpt" bs=1 seek=5000 conv=notrunc status=none
   "$C" start --nodes 4 >/dev/null || return 1
   local busy=1
   for _ in $(seq 1200); do # idle with nothing queued, or gone
@@ -97,34 +102,37 @@ verify_before_raise() { # LEVEL
   "$C" stop >/dev/null
   [ "$busy" = 0 ] || { echo "daemons never went idle"; return 1; }
   "$C" ls --job "$CAIRN_JOB" | awk '$1==1 && $2!=1 {exit 1}' || { echo "generation 1 was raised"; "$C" ls --job "$CAIRN_JOB"; return 1; }
-  if ls "$job_dir"/node*/gen-1/parity.ec "$job_dir"/node*/gen-1/partner/rank-2.ckpt 2>/dev/null | grep -q .; then
+  if ls "$job_dir"/node*/gen-1/parity.ec "$job_dir"/node*/gen-1/partner/rank-$r.ckpt 2>/dev/null | grep -q .; then
     echo "damaged data was protected:"; ls -R "$job_dir"; return 1
   fi
   # the source file in the generation (not the partner's received copy) and the block
-  grep -Eq "stays at level 1: .*node1/gen-1/rank-2.ckpt: '[a-z]+' block [0-9]+ .*checksum mismatch" "$job_dir/cairnd.log" ||
+  grep -Eq "stays at level 1: .*node1/gen-1/rank-$r.ckpt: '[a-z]+' block [0-9]+ .*checksum mismatch" "$job_dir/cairnd.log" ||
     { echo "the daemon log does not name the damaged file and block"; tail "$job_dir/cairnd.log"; return 1; }
 }
+export CAIRN_RANKS_PER_NODE=1
 fresh verify-l3
-check "level 3: a rank file damaged before encoding is reported and not encoded into parity" verify_before_raise 3
+check "level 3: a rank file damaged before encoding is reported and not encoded into parity" verify_before_raise 3 4
+export CAIRN_RANKS_PER_NODE=2
 fresh verify-l2
-check "level 2: a rank file damaged before its partner copy is reported and not copied" verify_before_raise 2
+check "level 2: a rank file damaged before its partner copy is reported and not copied" verify_before_raise 2 8
 unset CAIRN_SET_SIZE CAIRN_EC_M CAIRN_DAEMON_LAUNCHER
 export CAIRN_RANKS_PER_NODE=2
 
 # The same with an intact older generation: generation 2's raise is refused
 # (damaged after level 1), and a restart skips it and restores generation 1
 # bit-exact. The daemons wait at generation 2 until the application has handed
-# it over on every node (a file: a condition, not a time) and die there.
-export CAIRN_RANKS_PER_NODE=2 CAIRN_SET_SIZE=4 CAIRN_EC_M=2 CAIRN_DAEMON_LAUNCHER="bash scripts/mpirun.sh"
+# it over on every node (a file: a condition, not a time) and die there. 4
+# ranks on the 4 nodes, one a node: the damaged file is rank 3's, on node 3.
+export CAIRN_RANKS_PER_NODE=1 CAIRN_SET_SIZE=4 CAIRN_EC_M=2 CAIRN_DAEMON_LAUNCHER="bash scripts/mpirun.sh"
 damaged_newest() {
   local C=$BUILD/cairn job_dir=$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB _
   local go; go=$(mktemp -u /dev/shm/cairn-levels-go.XXXXXX); SCRATCH_DIRS+=("$go")
   CAIRN_FAULT="cairnd.gen:gen=2:until=$go;cairnd.gen:gen=2:rank=0" "$C" start --nodes 4 >/dev/null || return 1
-  run_grep 'PASS save' scripts/mpirun.sh 8 "$T" save 2 3 || return 1
+  run_grep 'PASS save' scripts/mpirun.sh 4 "$T" save 2 3 || return 1
   touch "$go"
   for _ in $(seq 600); do pgrep -f "^[^ ]*cairnd --job $CAIRN_JOB( |\$)" >/dev/null || break; sleep 0.1; done
   "$C" ls --job "$CAIRN_JOB" | awk '$1==2 && $2!=1 {exit 1}' || { echo "generation 2 left level 1 before the flip"; return 1; }
-  printf '\xff' | dd of="$job_dir/node3/gen-2/rank-6.ckpt" bs=1 seek=5000 conv=notrunc status=none
+  printf '\xff' | dd of="$job_dir/node3/gen-2/rank-3.ckpt" bs=1 seek=5000 conv=notrunc status=none
   "$C" start --nodes 4 >/dev/null || return 1
   local busy=1
   for _ in $(seq 1200); do
@@ -135,9 +143,9 @@ damaged_newest() {
   [ "$busy" = 0 ] || { echo "daemons never went idle"; return 1; }
   "$C" ls --job "$CAIRN_JOB" | awk '$1==2 && $2!=1 {exit 1}' || { echo "generation 2 was raised"; return 1; }
   ! ls "$job_dir"/node*/gen-2/parity.ec 2>/dev/null | grep -q . || { echo "parity of damaged data was kept"; return 1; }
-  grep -Eq "generation 2 stays at level 1: .*node3/gen-2/rank-6.ckpt: '[a-z]+' block [0-9]+ .*checksum mismatch" "$job_dir/cairnd.log" ||
+  grep -Eq "generation 2 stays at level 1: .*node3/gen-2/rank-3.ckpt: '[a-z]+' block [0-9]+ .*checksum mismatch" "$job_dir/cairnd.log" ||
     { echo "the daemon log does not say why"; tail -5 "$job_dir/cairnd.log"; return 1; }
-  run_grep 'generation 2 is unusable .*rank-6.ckpt' scripts/mpirun.sh 8 "$T" restore 1
+  run_grep 'generation 2 is unusable .*rank-3\.ckpt' scripts/mpirun.sh 4 "$T" restore 1
 }
 fresh verify-older
 check "level 3: a damaged newest generation is not encoded; a restart restores the older one bit-exact" damaged_newest
