@@ -66,6 +66,7 @@ export -f y_pids y_group y_policy y_io y_all_at y_wait_at y_drain_boosts y_wait_
 # agree, between two generations); boost_after far away and no burst
 # (daemon.burst 0), so only what waits raises their priority.
 fresh_pfs yield
+export CAIRN_RANKS_PER_NODE=2 # this script's first scenario: 8 ranks, 2 per node (most others: 4, one per node)
 check "yield: 4 daemons start with their work thread at SCHED_IDLE and I/O class idle, their autogroup at nice 12 (daemon.share 7, the default: a weight of 70 against a busy session's 1024)" \
   bash -c "CAIRN_DAEMON_DELAY_MS=10000 CAIRN_DAEMON_BOOST_AFTER=3600 CAIRN_DAEMON_BURST=0 '$C' start --nodes 4 >/dev/null && y_all_at SCHED_IDLE idle"
 check "  ... 2 generations at level 4 handed over: with daemon.burst 0 the daemons work on them, still at idle priority" \
@@ -92,13 +93,14 @@ check "  ... every node wiped: generation 2 restored from the PFS, bit-exact" \
 # daemon a quarter of a core a second, savings whatever the load (the
 # autogroup's nice then differs from the default's: Y_ANY_GROUP).
 fresh_pfs yield-burst
+export CAIRN_RANKS_PER_NODE=1
 Y_GO1=$(mktemp -u /dev/shm/cairn-yield-go.XXXXXX); SCRATCH_DIRS+=("$Y_GO1")
 check "yield: daemon.burst: 1 generation at level 4 handed over: the daemons work on it at normal priority (SCHED_OTHER, I/O class none), and go back to idle priority once it is on the PFS" \
-  bash -c "CAIRN_DAEMON_SHARE=50 CAIRN_FAULT='cairnd.gen:until=$Y_GO1' CAIRN_DAEMON_BOOST_AFTER=3600 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 1 4 && daemons_busy && y_wait_at SCHED_OTHER none; rc=\$?; touch '$Y_GO1'; test \$rc = 0 && daemons_idle && Y_ANY_GROUP=1 y_wait_at SCHED_IDLE idle && test -e '$(pfs_gen 1)/index'"
+  bash -c "CAIRN_DAEMON_SHARE=50 CAIRN_FAULT='cairnd.gen:until=$Y_GO1' CAIRN_DAEMON_BOOST_AFTER=3600 '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 4 $T save 1 4 && daemons_busy && y_wait_at SCHED_OTHER none; rc=\$?; touch '$Y_GO1'; test \$rc = 0 && daemons_idle && Y_ANY_GROUP=1 y_wait_at SCHED_IDLE idle && test -e '$(pfs_gen 1)/index'"
 check "  ... cairn stop" bash -c "'$C' stop >/dev/null"
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: generation 1 restored from the PFS, bit-exact" \
-  run_grep 'restoring generation 1 from the PFS' scripts/mpirun.sh 8 "$T" restore 1
+  run_grep 'restoring generation 1 from the PFS' scripts/mpirun.sh 4 "$T" restore 1
 
 # A burst ends with its savings: begun on savings far smaller than the flush
 # costs (daemon.share 2: each of 4 daemons on a 2-core host earns 1% of a
@@ -114,7 +116,11 @@ check "  ... every node wiped: generation 1 restored from the PFS, bit-exact" \
 # daemon.boost_after (5 s here). (On a host loaded beyond the hogs the
 # daemons may spend what they earn before the generation comes: then no
 # burst begins, which the check says.)
+# 8 ranks, 2 per node: the 512 MiB set the cost, not the launch (4 x 128
+# MiB cost the ranks as much, and daemon 0, aggregating ranks 0-2 with
+# pfs.group 3, twice the work).
 fresh_pfs yield-credit
+export CAIRN_RANKS_PER_NODE=2
 y_hog 4
 check "yield: a burst ends with its savings: daemon.share 2, daemon.burst 3600, 4 CPU hogs, 8 x 64 MiB at level 4: in daemon 0's log 'burst ends' (at most 1 s of CPU owed) between 'burst begins' and 'generation 1 flushed'; generation 1 on the PFS" \
   bash -c "CAIRN_LOG_LEVEL=debug CAIRN_DAEMON_SHARE=2 CAIRN_DAEMON_BURST=3600 CAIRN_DAEMON_BOOST_AFTER=5 '$C' start --nodes 4 >/dev/null && T_VARS=none:67108864 scripts/mpirun.sh 8 $T save 1 4 && y_wait_file '$(pfs_gen 1)/index' && daemons_idle && log=\$(grep -E 'node0\\] (debug: (burst|work at)|info: generation 1 flushed)' '$CAIRN_BASE'/cairn-*/'$CAIRN_JOB'/cairnd.log) && echo \"\$log\" && awk '/generation 1 flushed/ {f = 1} /burst begins/ && !f {b = 1} b && !f && /burst ends/ {e = 1; left = \$(NF - 4) + 0; if (left < -1) deep = 1} END {if (!b) print \"(no burst began: the savings never rose above zero on this loaded host)\"; exit !(f && (!b || (e && !deep)))}' <<<\"\$log\""
@@ -128,6 +134,7 @@ check "  ... every node wiped: generation 1 restored from the PFS, bit-exact" \
 # least the kernel gives (nice 19), 25 a quarter (nice 5); an out-of-range
 # share is refused before any daemon starts.
 fresh_pfs yield-share
+export CAIRN_RANKS_PER_NODE=1
 check "yield: daemon.share 0: the daemons' autogroup at nice 19; 25: at nice 5; 51 refused (exit 1, naming the key, no daemon started)" \
   bash -c "rc=0; CAIRN_DAEMON_SHARE=0 '$C' start --nodes 4 >/dev/null && Y_IDLE_NICE=19 y_wait_at SCHED_IDLE idle || rc=1; '$C' stop >/dev/null || rc=1
            CAIRN_DAEMON_SHARE=25 '$C' start --nodes 4 >/dev/null && Y_IDLE_NICE=5 y_wait_at SCHED_IDLE idle || rc=1; '$C' stop >/dev/null || rc=1
@@ -138,20 +145,22 @@ check "yield: daemon.share 0: the daemons' autogroup at nice 19; 25: at nice 5; 
 # the application's, so they leave its nice alone (at 19 it would slow the
 # ranks); their threads are still at idle priority.
 fresh_pfs yield-session
+export CAIRN_RANKS_PER_NODE=1
 check "yield: 4 daemons launched by mpirun in this test's session: at idle priority, and this session's autogroup (the application's) left at its nice; cairn stop ends them" \
   bash -c "export Y_ANY_GROUP=1; g0=\$(y_group \$\$); (scripts/mpirun.sh 4 '$BUILD/cairnd' --job \$CAIRN_JOB --emulated >'$CAIRN_BASE/direct.log' 2>&1 &); for _ in \$(seq 1200); do [ \$(y_pids 2>/dev/null | wc -l) = 4 ] && y_all_at SCHED_IDLE idle && break; sleep 0.1; done; rc=0; y_all_at SCHED_IDLE idle || { y_wait_at SCHED_IDLE idle; rc=1; }; g=\$(y_group \$\$); echo \"this session's autogroup: nice \$g (was \$g0)\"; test \"\$g\" = \"\$g0\" || rc=1; '$C' stop >/dev/null || rc=1; exit \$rc"
 
 # Beside 4 CPU hogs: the daemons at idle priority would wait for a free core
 # forever; a drain boosts them, and so does a queue older than boost_after.
 fresh_pfs yield-hog
+export CAIRN_RANKS_PER_NODE=1
 y_hog 4
 check "yield beside 4 CPU hogs: 3 generations at level 4, then cairn drain finishes (exit 0, generation 3 on the PFS)" \
-  bash -c "'$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 3 4 && out=\$('$C' drain --timeout 600) && grep -q 'generation 3 ' <<<\"\$out\" && test -e '$(pfs_gen 3)/index'"
+  bash -c "'$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 4 $T save 3 4 && out=\$('$C' drain --timeout 600) && grep -q 'generation 3 ' <<<\"\$out\" && test -e '$(pfs_gen 3)/index'"
 check "  ... with daemon.boost_after 2, no burst and no drain, the daemons still empty their queue: generation 4 at level 3" \
-  bash -c "'$C' stop >/dev/null && CAIRN_DAEMON_BOOST_AFTER=2 CAIRN_DAEMON_BURST=0 '$C' start --nodes 4 >/dev/null && T_FIRST=4 scripts/mpirun.sh 8 $T save 1 3 && daemons_idle && test \"\$(level_of 4)\" = 3"
+  bash -c "'$C' stop >/dev/null && CAIRN_DAEMON_BOOST_AFTER=2 CAIRN_DAEMON_BURST=0 '$C' start --nodes 4 >/dev/null && T_FIRST=4 scripts/mpirun.sh 4 $T save 1 3 && daemons_idle && test \"\$(level_of 4)\" = 3"
 y_unhog
 wipe_nodes 1 2
-check "  ... 2 nodes wiped: generation 4 decoded, bit-exact" run_grep PASS scripts/mpirun.sh 8 "$T" restore-id 4
+check "  ... 2 nodes wiped: generation 4 decoded, bit-exact" run_grep PASS scripts/mpirun.sh 4 "$T" restore-id 4
 stop
 
 # One rank on one node, on a host with more cores: the work thread goes to
@@ -170,9 +179,10 @@ fi
 # both are asked: a file, Y_GO2): the second is a flush too (counted, its wait
 # timed for boost_after), not a stop.
 fresh_pfs yield-flush
+export CAIRN_RANKS_PER_NODE=1
 Y_GO2=$(mktemp -u /dev/shm/cairn-yield-go.XXXXXX); SCRATCH_DIRS+=("$Y_GO2")
 check "cairn flush twice while the daemons work: the newest generation reaches the PFS, the 4 daemons still serve" \
-  bash -c "CAIRN_FAULT='cairnd.gen:until=$Y_GO2' '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 8 $T save 1 3 && '$C' flush >/dev/null && '$C' flush >/dev/null; rc=\$?; touch '$Y_GO2'; test \$rc = 0 && y_wait_file '$(pfs_gen 1)/index' && daemons_idle && test \$('$C' status | grep -c idle) = 4"
+  bash -c "CAIRN_FAULT='cairnd.gen:until=$Y_GO2' '$C' start --nodes 4 >/dev/null && scripts/mpirun.sh 4 $T save 1 3 && '$C' flush >/dev/null && '$C' flush >/dev/null; rc=\$?; touch '$Y_GO2'; test \$rc = 0 && y_wait_file '$(pfs_gen 1)/index' && daemons_idle && test \$('$C' status | grep -c idle) = 4"
 stop
 
 # Behind, the newest full generation goes first: with 1-4 queued (the
@@ -182,12 +192,13 @@ stop
 # (pfs.every 3; its raise is wasted, skipped), and raise 4. Nothing owed is
 # lost.
 fresh_pfs yield-newest
+export CAIRN_RANKS_PER_NODE=1
 Y_GO=$(mktemp -u /dev/shm/cairn-yield-go.XXXXXX); SCRATCH_DIRS+=("$Y_GO")
 check "newest first: 4 generations at level 3, pfs.every 3: the daemons never take 1 or 2, flush 3 and raise 4, and still serve" \
-  bash -c "CAIRN_PFS_EVERY=3 CAIRN_FAULT='cairnd.offer:until=$Y_GO;cairnd.gen:gen=1:rank=0;cairnd.gen:gen=2:rank=0' '$C' start --nodes 4 >/dev/null && CAIRN_PFS_EVERY=3 scripts/mpirun.sh 8 $T save 4 3 && touch '$Y_GO' && daemons_idle && test \$('$C' status | grep -c idle) = 4 && test \"\$(level_of 4)\" = 3 && test -e '$(pfs_gen 3)/index'"
+  bash -c "CAIRN_PFS_EVERY=3 CAIRN_FAULT='cairnd.offer:until=$Y_GO;cairnd.gen:gen=1:rank=0;cairnd.gen:gen=2:rank=0' '$C' start --nodes 4 >/dev/null && CAIRN_PFS_EVERY=3 scripts/mpirun.sh 4 $T save 4 3 && touch '$Y_GO' && daemons_idle && test \$('$C' status | grep -c idle) = 4 && test \"\$(level_of 4)\" = 3 && test -e '$(pfs_gen 3)/index'"
 stop
 wipe_nodes 0 3
-check "  ... 2 nodes wiped: generation 4 decoded, bit-exact" run_grep PASS scripts/mpirun.sh 8 "$T" restore-id 4
+check "  ... 2 nodes wiped: generation 4 decoded, bit-exact" run_grep PASS scripts/mpirun.sh 4 "$T" restore-id 4
 wipe_nodes 0 1 2 3
 check "  ... every node wiped: generation 3 restored from the PFS, bit-exact" \
-  run_grep 'restoring generation 3 from the PFS' scripts/mpirun.sh 8 "$T" restore 3
+  run_grep 'restoring generation 3 from the PFS' scripts/mpirun.sh 4 "$T" restore 3
