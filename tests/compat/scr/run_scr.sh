@@ -32,6 +32,11 @@ scr_run() { # scr_run NP ARGS...: heat_scr in the working directory
   (cd "$SCR_W" && CAIRN_RANKS_PER_NODE=$SCR_RPN "$SCR_MPIRUN" "$np" "$SCR_H" "${SCR_ARGS[@]}" "$@")
 }
 SCR_NP=4 # ranks of scr_crash and scr_resume
+# scr_ranks NP RPN: the heat scenarios that follow run NP ranks, RPN a node, on
+# the same 48 x 48 grid (48/NP rows a rank): the final grid depends on the
+# steps alone, so every rank count ends as the 4-rank reference. Scenarios
+# that test nothing two ranks of a node do run 2 ranks on 2 nodes.
+scr_ranks() { SCR_NP=$1 SCR_RPN=$2 SCR_ARGS=(-x 48 -y $((48 / $1)) -t 60); }
 scr_crash() { # scr_crash GEN LAST ARGS...: dies as generation GEN begins, after checkpoint LAST
   local gen=$1 last=$2 out rc; shift 2; out=$(mktemp)
   CAIRN_FAULT="ckpt.begin:gen=$gen:rank=1" scr_run "$SCR_NP" "$@" >"$out" 2>&1; rc=$?
@@ -95,6 +100,7 @@ check "  ... ckpt.20 is generation 4 at level 1" scr_level 4 1
 check "  ... restart names ckpt.20 and ends byte-identical" scr_resume ckpt.20 -c 5
 
 scr_fresh jobid # no job id from cairn, SCR or Slurm: the job is named after the prefix
+scr_ranks 2 1
 check "scr with no CAIRN_JOB, SCR_JOB_ID or SLURM_JOB_ID: killed at checkpoint 5" \
   scr_env CAIRN_JOB= SLURM_JOB_ID= scr_crash 5 ckpt.20 -c 5
 check "  ... a new run in the same prefix finds ckpt.20 and ends byte-identical" \
@@ -102,7 +108,8 @@ check "  ... a new run in the same prefix finds ckpt.20 and ends byte-identical"
 check "  ... under the one job directory scr-defjobid-<16 hex digits>" \
   bash -c "test \"\$(ls '$CAIRN_BASE/cairn-$(id -u)' | grep -Ex 'scr-defjobid-[0-9a-f]{16}' | wc -l)\" = 1"
 
-scr_fresh l2
+scr_fresh l2 # 4 ranks on 2 nodes: a node's partner copy holds two ranks' files
+scr_ranks 4 2
 export SCR_COPY_TYPE=PARTNER
 check "scr level 2 (PARTNER, 4 ranks on 2 nodes): killed at checkpoint 5" scr_crash 5 ckpt.20 -c 5
 check "  ... ckpt.20 is generation 4 at level 2" scr_level 4 2
@@ -111,16 +118,16 @@ check "  ... node 1 lost and back empty: restart names ckpt.20, byte-identical" 
 
 scr_fresh l3
 export SCR_COPY_TYPE=RS SCR_SET_SIZE=4 SCR_SET_FAILURES=2
-SCR_RPN=1
+scr_ranks 4 1
 check "scr level 3 (RS, 2 failures per set, 4 ranks on 4 nodes): killed at checkpoint 5" \
   scr_crash 5 ckpt.20 -c 5
 check "  ... ckpt.20 is generation 4 at level 3" scr_level 4 3
 wipe_nodes 1 2
 check "  ... nodes 1 and 2 lost: restart names ckpt.20, byte-identical" scr_resume ckpt.20 -c 5
-SCR_RPN=2
 unset SCR_SET_SIZE SCR_SET_FAILURES
 
-scr_fresh l4
+scr_fresh l4 # 2 ranks on 2 nodes
+scr_ranks 2 1
 export SCR_COPY_TYPE=PARTNER SCR_FLUSH=2 SCR_PREFIX_SIZE=2
 check "scr level 4 (SCR_FLUSH=2, prefix = working directory): killed at checkpoint 5" \
   scr_crash 5 ckpt.20 -c 5
@@ -139,7 +146,7 @@ unset SCR_PREFIX_SIZE
 # 20 (never from 0), and its next checkpoints set nothing aside.
 scr_fresh pfsm1
 export SCR_COPY_TYPE=RS SCR_SET_SIZE=4 SCR_SET_FAILURES=1 SCR_FLUSH=2
-SCR_RPN=1
+scr_ranks 4 1
 check "scr level 4 over RS with 1 failure per set (4 ranks on 4 nodes, SCR_FLUSH=2): killed at checkpoint 5" \
   scr_crash 5 ckpt.20 -c 5
 check "  ... ckpt.20 (generation 4) is in the prefix directory" \
@@ -157,10 +164,11 @@ check "  ... nodes 0 and 1 lost: SCR_Have_restart offers ckpt.20, read from the 
   scr_pfs_m1
 export SCR_FLUSH=0
 unset SCR_SET_SIZE SCR_SET_FAILURES
-SCR_RPN=2
 
 # SCR_Complete_restart(0) on one rank: SCR offers the next older checkpoint.
+# From here to the configuration file, 2 ranks on 2 nodes.
 scr_fresh fallback
+scr_ranks 2 1
 export SCR_COPY_TYPE=SINGLE SCR_CACHE_SIZE=3
 check "scr fallback: killed at checkpoint 5 (SCR_CACHE_SIZE=3 keeps ckpt.10, .15, .20)" \
   scr_crash 5 ckpt.20 -c 5
@@ -175,7 +183,7 @@ check "scr SCR_CURRENT: killed at checkpoint 5" scr_crash 5 ckpt.20 -c 5
 check "  ... SCR_CURRENT=ckpt.15 restarts from ckpt.15, byte-identical" \
   scr_env SCR_CURRENT=ckpt.15 scr_resume ckpt.15 -c 5
 check "  ... SCR_CURRENT naming no checkpoint: SCR_Have_restart fails and says so" \
-  run_grep "no checkpoint named 'nope' can be restored" scr_env SCR_CURRENT=nope scr_run 4 -c 5
+  run_grep "no checkpoint named 'nope' can be restored" scr_env SCR_CURRENT=nope scr_run "$SCR_NP" -c 5
 
 # SCR_Complete_output(0) on one rank: the dataset is kept nowhere.
 scr_fresh invalid
@@ -188,14 +196,15 @@ scr_fresh output
 export SCR_COPY_TYPE=PARTNER
 check "scr output every 10 steps, checkpoint+output every 20: killed as ckpt.30 (generation 6) begins" \
   scr_crash 6 ckpt.25 -c 5 -o 10 -p 20
+SCR_RANKS=$(seq -s ' ' 0 $((SCR_NP - 1)))
 check "  ... output.10 and output.20 are in the prefix, whole, no part file left" \
-  bash -c "cd '$SCR_W' && for s in 10 20; do for r in 0 1 2 3; do test -s output.\$s/rank_\$r.out || exit 1; done; done && test -z \"\$(find . -name '*.cairn-scr-part')\""
+  bash -c "cd '$SCR_W' && for s in 10 20; do for r in $SCR_RANKS; do test -s output.\$s/rank_\$r.out || exit 1; done; done && test -z \"\$(find . -name '*.cairn-scr-part')\""
 check "  ... ckpt.20 (checkpoint+output) is in the prefix as files and on the PFS as generation 4" \
-  bash -c "cd '$SCR_W' && for r in 0 1 2 3; do test -s ckpt.20/rank_\$r.ckpt || exit 1; done && test -e cairn-$(id -u)/$CAIRN_JOB/gen-4/index && test ! -e ckpt.15"
+  bash -c "cd '$SCR_W' && for r in $SCR_RANKS; do test -s ckpt.20/rank_\$r.ckpt || exit 1; done && test -e cairn-$(id -u)/$CAIRN_JOB/gen-4/index && test ! -e ckpt.15"
 check "  ... restart names ckpt.25 (an output is no checkpoint), byte-identical" \
   scr_resume ckpt.25 -c 5 -o 10 -p 20
 check "  ... output.60 holds the final grid, byte for byte" \
-  bash -c "cd '$SCR_W' && cat output.60/rank_0.out output.60/rank_1.out output.60/rank_2.out output.60/rank_3.out | cmp - '$SCR_REF'"
+  bash -c "cd '$SCR_W' && for r in $SCR_RANKS; do cat output.60/rank_\$r.out || exit 1; done | cmp - '$SCR_REF'"
 
 # SCR's configuration file, SCR_Need_checkpoint and XOR; CAIRN_BASE unset (empty).
 scr_fresh conf
@@ -208,14 +217,14 @@ SCR_CHECKPOINT_INTERVAL=5
 SCR_CACHE_BASE=${SCR_TEST_CACHE}
 SCR_CACHE_BYPASS=0
 EOF
-SCR_RPN=1
+scr_ranks 4 1
 check "scr SCR_CONF_FILE (XOR, SCR_CACHE_BASE by \${VAR}), SCR_Need_checkpoint every 5: killed at checkpoint 5" \
   scr_env CAIRN_BASE= SCR_TEST_CACHE="$CAIRN_BASE" SCR_CONF_FILE="$SCR_W/scr.conf" scr_crash 5 ckpt.20
 check "  ... ckpt.20 is generation 4 at level 3 in SCR_CACHE_BASE" scr_level 4 3
 wipe_nodes 2
 check "  ... node 2 lost: restart names ckpt.20, byte-identical" \
   scr_env CAIRN_BASE= SCR_TEST_CACHE="$CAIRN_BASE" SCR_CONF_FILE="$SCR_W/scr.conf" scr_resume ckpt.20
-SCR_RPN=2
+scr_ranks 4 2
 
 # Bad configuration: a clear error naming the key, SCR_Init fails, nothing written.
 scr_fresh bad
@@ -249,12 +258,14 @@ scr_build_installed() { # the build line is the only change an SCR program needs
 check "scr installed: make install, heat_scr.c built with pkg-config cairn-scr alone (shared libcairn-scr.so.0)" \
   scr_build_installed
 SCR_H_TREE=$SCR_H SCR_H=$SCR_W/app/heat_scr
+scr_ranks 2 1
 check "  ... it runs, is killed at checkpoint 5 (PARTNER)" \
   scr_env LD_LIBRARY_PATH="$SCR_P/lib" SCR_COPY_TYPE=PARTNER scr_crash 5 ckpt.20 -c 5
 wipe_nodes 0
 check "  ... node 0 lost: restart names ckpt.20, byte-identical" \
   scr_env LD_LIBRARY_PATH="$SCR_P/lib" SCR_COPY_TYPE=PARTNER scr_resume ckpt.20 -c 5
 SCR_H=$SCR_H_TREE
+scr_ranks 4 2
 
 # Shared files, the cache directory, the job id: run_scr_dropin.sh.
 source tests/compat/scr/run_scr_dropin.sh

@@ -15,8 +15,8 @@ scr_cli_clean() { # scr_cli_clean CMD...: CMD without any job id or base but the
 scr_cli() {
   local c log=$SCR_W/run.log job
   c=$(cd "$BUILD" && pwd)/cairn
-  (cd "$SCR_W" && scr_cli_clean env CAIRN_RANKS_PER_NODE=$SCR_RPN SCR_COPY_TYPE=SINGLE \
-    "$SCR_MPIRUN" 4 "$SCR_H" -x 48 -y 12 -t 20 -c 5) >"$log" 2>&1 || { tail -n 20 "$log"; return 1; }
+  (cd "$SCR_W" && scr_cli_clean env CAIRN_RANKS_PER_NODE=1 SCR_COPY_TYPE=SINGLE \
+    "$SCR_MPIRUN" 2 "$SCR_H" -x 48 -y 24 -t 20 -c 5) >"$log" 2>&1 || { tail -n 20 "$log"; return 1; }
   job=$(sed -n 's/^cairn-scr: job id \([^ ]*\) (.*/\1/p' "$log")
   [ -n "$job" ] || { echo "the program did not say its job id:"; tail -n 20 "$log"; return 1; }
   scr_cli_clean "$c" ls --base "$SCR_CLI_CACHE" --pfs "$SCR_W" --job "$job" --json >"$SCR_W/want.json" &&

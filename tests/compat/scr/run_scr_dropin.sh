@@ -9,7 +9,6 @@
 
 # ---- files shared by ranks: 8 ranks on 4 emulated nodes, one file per checkpoint ----
 SCR_H_HEAT=$SCR_H SCR_REF_HEAT=$SCR_REF
-SCR_ARGS_HEAT=("${SCR_ARGS[@]}")
 SCR_H=${SCR_H%/*}/shared_scr SCR_ARGS=(-t 8 -s 40000) SCR_NP=8 SCR_RPN=2
 SCR_SHARED_BYTES=$((8 * (40000 + 16) + 37 * 28)) # every rank's part: 40000 + 37 r bytes and a header
 scr_fresh shared-ref
@@ -80,7 +79,10 @@ scr_shared_cache() {
 }
 check "scr shared file with SCR_CACHE_BYPASS=0: the checkpoint fails, naming the file and SCR_CACHE_BYPASS=1" \
   scr_shared_cache
-SCR_H=$SCR_H_HEAT SCR_REF=$SCR_REF_HEAT SCR_ARGS=("${SCR_ARGS_HEAT[@]}") SCR_NP=4
+SCR_H=$SCR_H_HEAT SCR_REF=$SCR_REF_HEAT
+
+# From here on 2 ranks on 2 nodes (scr_ranks): nothing below depends on two ranks sharing a node.
+scr_ranks 2 1
 
 # ---- the cache directory: SCR_Init creates it, and still refuses what is not the user's ----
 scr_fresh cachedir
@@ -113,7 +115,7 @@ scr_fresh jobids
 check "scr SCR_JOB_ID=alpha: killed at checkpoint 5" scr_env CAIRN_JOB= SCR_JOB_ID=alpha scr_crash 5 ckpt.20 -c 5
 scr_beta() { # another job id, same prefix and cache: nothing of alpha's restored
   local log=$SCR_W/beta.log
-  scr_env CAIRN_JOB= SCR_JOB_ID=beta scr_run 4 -c 5 -t 10 >"$log" 2>&1 &&
+  scr_env CAIRN_JOB= SCR_JOB_ID=beta scr_run "$SCR_NP" -c 5 -t 10 >"$log" 2>&1 &&
     grep -q '^cairn-scr: job id beta (SCR_JOB_ID)$' "$log" &&
     grep -q '^No checkpoint to restart from$' "$log" && ! grep -q '^Restarting' "$log" ||
     { tail -n 20 "$log"; return 1; }
@@ -127,7 +129,7 @@ check "scr no SCR_JOB_ID: Slurm's job id (SLURM_JOB_ID=777), said once" \
 
 # ---- SCR_Config as SCR's test_config uses it ----
 scr_fresh config
-scr_config() { (cd "$SCR_W" && env -u SCR_COPY_TYPE -u SCR_FLUSH CAIRN_RANKS_PER_NODE=2 "$SCR_MPIRUN" 4 "${SCR_H%/*}/config_scr"); }
+scr_config() { (cd "$SCR_W" && env -u SCR_COPY_TYPE -u SCR_FLUSH CAIRN_RANKS_PER_NODE=1 "$SCR_MPIRUN" 2 "${SCR_H%/*}/config_scr"); }
 check "scr SCR_Config as in SCR's test_config: set returns the value, spaces, queries, unsets, refusals, \$VAR; none after SCR_Init" \
   run_grep '^PASS config$' scr_config
 check "  ... SCR_Init took SCR_COPY_TYPE=SINGLE from SCR_Config: cfg.1 is generation 1 at level 1" scr_level 1 1
@@ -137,12 +139,12 @@ SCR_H=${SCR_H_HEAT%/*}/ckpt_scr SCR_ARGS=()
 scr_fresh fortran-ref
 SCR_REF=$SCR_W/ref.bin
 export SCR_COPY_TYPE=PARTNER
-check "scr Fortran (INCLUDE 'scrf.h', CALL SCR_INIT(IERR)...): uninterrupted, 4 ranks, 6 checkpoints and outputs" \
-  run_grep '^Completed checkpoint 6\.$' scr_run 4 -f "$SCR_REF"
+check "scr Fortran (INCLUDE 'scrf.h', CALL SCR_INIT(IERR)...): uninterrupted, 2 ranks on 2 nodes, 6 checkpoints and outputs" \
+  run_grep '^Completed checkpoint 6\.$' scr_run "$SCR_NP" -f "$SCR_REF"
 scr_fresh fortran
 check "scr Fortran, PARTNER: killed as its 4th checkpoint begins" scr_crash 4 3
 check "  ... its output datasets are in the prefix, under their names" \
-  bash -c "cd '$SCR_W' && for r in 0 1 2 3; do test -s output_00003/rank_0000\$r.out || exit 1; done"
+  bash -c "cd '$SCR_W' && for r in $(seq -s ' ' 0 $((SCR_NP - 1))); do test -s output_00003/rank_0000\$r.out || exit 1; done"
 wipe_nodes 1
 check "  ... node 1 lost: SCR_HAVE_RESTART names scr.dataset.5 (the 3rd checkpoint), final array byte-identical" \
   scr_resume scr.dataset.5
@@ -161,4 +163,5 @@ check "  ... it runs against libcairn-scr.so.0, killed as its 4th checkpoint beg
   scr_env LD_LIBRARY_PATH="$SCR_P/lib" scr_crash 4 3
 check "  ... restart names scr.dataset.5, byte-identical" \
   scr_env LD_LIBRARY_PATH="$SCR_P/lib" scr_resume scr.dataset.5
-SCR_H=$SCR_H_HEAT SCR_REF=$SCR_REF_HEAT SCR_ARGS=("${SCR_ARGS_HEAT[@]}")
+SCR_H=$SCR_H_HEAT SCR_REF=$SCR_REF_HEAT
+scr_ranks 4 2

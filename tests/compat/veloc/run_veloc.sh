@@ -33,16 +33,17 @@ vjob() { echo "$VS/cairn-$(id -u)/${1:-veloc}"; }
 vwipe() { for x in "$@"; do rm -rf "$(vjob)/node$x"; done; }
 vlevel() { "$BUILD/cairn" ls --base "$VS" --job "${2:-veloc}" | awk -v g="$1" '$1==g {print $2}'; }
 vpfs() { test -e "$VP/cairn-$(id -u)/${2:-veloc}/gen-$1/index"; }
-# vcrash PROG CFG: a run killed (SIGKILL, rank 1) as it begins checkpoint 400,
-# so checkpoint 200 is the newest; it must not exit 0.
+# vcrash PROG CFG: a run of VNP ranks (4 unless set) killed (SIGKILL, rank 1)
+# as it begins checkpoint 400, so checkpoint 200 is the newest; it must not exit 0.
 vcrash() {
-  CAIRN_FAULT=ckpt.begin:gen=400:rank=1 vmpi 4 "$VB/$1" 1 "$2" "$VW/crashed.bin" >"$VW/crash.log" 2>&1 &&
+  CAIRN_FAULT=ckpt.begin:gen=400:rank=1 vmpi "${VNP:-4}" "$VB/$1" 1 "$2" "$VW/crashed.bin" >"$VW/crash.log" 2>&1 &&
     { echo "the run was not killed"; tail "$VW/crash.log"; return 1; }
   return 0
 }
-# vrestart PROG CFG: the restarted run resumes at 200 and ends byte-identical.
+# vrestart PROG CFG: the restarted run (VNP ranks) resumes at 200 and ends
+# byte-identical with VREF (the witness of as many ranks).
 vrestart() {
-  run_grep 'Previous checkpoint found at iteration 200,' vmpi 4 "$VB/$1" 1 "$2" "$VW/restarted.bin" &&
+  run_grep 'Previous checkpoint found at iteration 200,' vmpi "${VNP:-4}" "$VB/$1" 1 "$2" "$VW/restarted.bin" &&
     cmp "$VREF" "$VW/restarted.bin"
 }
 export -f vmpi vjob vwipe vlevel vpfs vcrash vrestart
@@ -71,6 +72,13 @@ assert v["summary"]["generations"] == len(kept) and v["summary"]["corrupt"] == 0
 PY
 }
 check "  ... cairn ls/verify --veloc ref.cfg: job veloc under its scratch, the generations kept (600 newest)" veloc_cli
+# The witness of the scenarios that run 2 ranks on 2 nodes (VNP=2, VREF=$VREF2):
+# those in which nothing depends on two ranks sharing a node.
+VREF4=$VREF VREF2=$VW/ref2.bin
+export VREF4 VREF2
+printf 'scratch = %s\nec_interval = -1\njob.ranks_per_node = 1\n' "$VW/two" >"$VW/ref2.cfg"
+check "  ... and on 2 ranks of 2 nodes, 3 checkpoints: the witness of the 2-rank scenarios" \
+  bash -c "vmpi 2 '$VB/heatdis_mem' 1 '$VW/ref2.cfg' '$VREF2' && test -s '$VREF2' && test \"\$(VS='$VW/two' vlevel 600)\" = 1"
 
 # make install: libcairn-veloc.so.VERSION with its links, veloc.h under
 # include/cairn/veloc, cairn-veloc.pc; heatdis_mem built out of the tree with
@@ -102,11 +110,11 @@ veloc_outside() {
     ( cd "$a" && env -u CPATH -u C_INCLUDE_PATH -u LIBRARY_PATH mpicc "${san[@]}" $(vpc --cflags cairn-veloc) \
         heatdis_mem.c heatdis_common.c -o heatdis_mem $(vpc --libs cairn-veloc) -lm ) || return 1
   LD_LIBRARY_PATH=$VI/lib ldd "$a/heatdis_mem" >"$a/ldd.txt" && grep -q "libcairn-veloc.so.0 => $VI/lib/" "$a/ldd.txt" || { cat "$a/ldd.txt"; return 1; }
-  printf 'scratch = %s\npersistent = %s\njob.ranks_per_node = 2\n' "$VS" "$VP" >"$a/v.cfg"
-  CAIRN_FAULT=ckpt.begin:gen=400:rank=1 LD_LIBRARY_PATH=$VI/lib vmpi 4 "$a/heatdis_mem" 1 "$a/v.cfg" >"$a/crash.log" 2>&1 &&
+  printf 'scratch = %s\npersistent = %s\njob.ranks_per_node = 1\n' "$VS" "$VP" >"$a/v.cfg" # 2 ranks, 2 nodes
+  CAIRN_FAULT=ckpt.begin:gen=400:rank=1 LD_LIBRARY_PATH=$VI/lib vmpi 2 "$a/heatdis_mem" 1 "$a/v.cfg" >"$a/crash.log" 2>&1 &&
     { echo "not killed"; return 1; }
-  LD_LIBRARY_PATH=$VI/lib run_grep 'Previous checkpoint found at iteration 200,' vmpi 4 "$a/heatdis_mem" 1 "$a/v.cfg" "$a/out.bin" &&
-    cmp "$VREF" "$a/out.bin"
+  LD_LIBRARY_PATH=$VI/lib run_grep 'Previous checkpoint found at iteration 200,' vmpi 2 "$a/heatdis_mem" 1 "$a/v.cfg" "$a/out.bin" &&
+    cmp "$VREF2" "$a/out.bin"
 }
 check "  ... heatdis_mem built out of the tree with pkg-config cairn-veloc (shared): crash at 400, restart, byte-identical" \
   veloc_outside
@@ -150,15 +158,17 @@ check "  ... nodes 1 and 2 lost: restart decodes them, byte-identical" \
   vrestart heatdis_mem "$VW/v.cfg"
 
 # Level 4: VeloC's own heatdis.cfg (persistent = the PFS; async mode with no
-# cairnd running is synchronous; watchdog and AXL keys ignored), 2 nodes;
-# then every node-local directory lost.
+# cairnd running is synchronous; watchdog and AXL keys ignored), 2 ranks on 2
+# nodes; then every node-local directory lost.
 vfresh l4
-printf 'scratch = %s\npersistent = %s\nmode = async\nwatchdog_interval = 10\n\naxl_config = /tmp/axl.cfg\naxl_type = posix\njob.ranks_per_node = 2\n' "$VS" "$VP" >"$VW/v.cfg"
+export VNP=2 VREF=$VREF2
+printf 'scratch = %s\npersistent = %s\nmode = async\nwatchdog_interval = 10\n\naxl_config = /tmp/axl.cfg\naxl_type = posix\njob.ranks_per_node = 1\n' "$VS" "$VP" >"$VW/v.cfg"
 check "veloc level 4 (VeloC's heatdis.cfg): every checkpoint on the PFS, and at level 2 on 2 nodes" \
   bash -c "vcrash heatdis_mem '$VW/v.cfg' && vpfs 200 && test \"\$(vlevel 200)\" = 2"
 rm -rf "$(vjob)"
 check "  ... all node-local storage lost: restart from the PFS, byte-identical" \
   vrestart heatdis_mem "$VW/v.cfg"
+export VNP=4 VREF=$VREF4
 
 # Level 4 with erasure.m = 1 (4 nodes of one rank; cairn's key in VeloC's
 # file): 2 of the 4 nodes lost is more than level 3 rebuilds, and the PFS
@@ -198,13 +208,13 @@ vwipe 3
 check "  ... node 3 lost: the restart reads its file back from the decoded copy, byte-identical" \
   vrestart heatdis_file "$VW/v.cfg"
 
-# The API's finer points.
+# The API's finer points (2 ranks on 2 nodes).
 vfresh api
-printf 'scratch = %s\nec_interval = -1\nscratch_versions = 0\njob.ranks_per_node = 2\n' "$VS" >"$VW/v.cfg"
+printf 'scratch = %s\nec_interval = -1\nscratch_versions = 0\njob.ranks_per_node = 1\n' "$VS" >"$VW/v.cfg"
 check "veloc API: checkpoints of 3 names, a selective one, success = 0 and refusals (veloc_api save)" \
-  run_grep 'all passed' vmpi 4 "$VB/veloc_api" "$VW/v.cfg" save
+  run_grep 'all passed' vmpi 2 "$VB/veloc_api" "$VW/v.cfg" save
 check "  ... Restart_test per name and version, Recover_size, Recover_selective SOME/REST, larger and smaller regions (check)" \
-  run_grep 'all passed' vmpi 4 "$VB/veloc_api" "$VW/v.cfg" check
+  run_grep 'all passed' vmpi 2 "$VB/veloc_api" "$VW/v.cfg" check
 
 # Intervals: ec_interval / persistent_interval in seconds (ckpt.every_3/4).
 vfresh interval
@@ -233,10 +243,11 @@ check "  ... a bad cairn key (section.key), in cairn's words" bad_cfg "store.kee
 check "  ... a missing file" run_grep_rc 2 "cannot open config file $VW/none.cfg" vmpi 2 "$VB/heatdis_mem" 1 "$VW/none.cfg"
 
 # A missing scratch directory: VELOC_Init creates it (mode 0700), as VeloC does; what is not
-# the user's below it, and a symlink in its place, are still refused.
+# the user's below it, and a symlink in its place, are still refused. 2 ranks on 2 nodes.
 vfresh scratch
+export VNP=2 VREF=$VREF2
 VSN=$VS/new/scratch
-printf 'scratch = %s\nec_interval = -1\njob.ranks_per_node = 2\n' "$VSN" >"$VW/v.cfg"
+printf 'scratch = %s\nec_interval = -1\njob.ranks_per_node = 1\n' "$VSN" >"$VW/v.cfg"
 check "veloc scratch missing: VELOC_Init creates it; heatdis_mem killed as it begins checkpoint 400" \
   vcrash heatdis_mem "$VW/v.cfg"
 vscratch() { # this user's, mode 700, checkpoint 200 at level 1 in it
@@ -245,6 +256,7 @@ vscratch() { # this user's, mode 700, checkpoint 200 at level 1 in it
 }
 check "  ... it is this user's directory, mode 700, holding checkpoint 200 at level 1" vscratch
 check "  ... the restart resumes at 200 from it and ends byte-identical" vrestart heatdis_mem "$VW/v.cfg"
+export VNP=4 VREF=$VREF4
 ln -s "$VW/nowhere" "$VW/link"
 printf 'scratch = %s\n' "$VW/link" >"$VW/link.cfg"
 check "veloc scratch a dangling symlink: VELOC_Init refuses to follow it (exit 2), creates nothing" \
