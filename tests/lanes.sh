@@ -8,14 +8,15 @@
 # Returns run.sh's exit status (0: nothing failed).
 
 # The queue, longest first: the seconds each part took in the lanes of an idle
-# 2-core run (make test's profile, 2026-11-30; soak's halved with its trials).
-# Sections joined by "+" run in one child, one after another: the Slurm test and
-# the cluster lab take turns on machine-wide names (slurmctld's ports, munge,
-# namespace nodes) anyway; the quickest ones share one child's start-up.
-LANE_QUEUE="daemon:402 pfs:300 slurm+cluster:182 soak:180 scr:173 owed:155 crash:153 fti:153
-  veloc:138 mpi:133 hooks:121 incr:120 drill:107 query:93 python:78 install:73 levels:70 remap:63
-  ring:62 unit:59 fortran:42 user:39 h5:38 need:36 demo:30 auto:29 nodes:22 lossy:17
-  replay+cli+config+docs:32"
+# 2-core run (make test's profile, 2026-11-30, after the scenarios' rank counts
+# were cut to what each tests). Sections joined by "+" run in one child, one
+# after another: the Slurm test and the cluster lab take turns on machine-wide
+# names (slurmctld's ports, munge, namespace nodes) anyway; the quickest ones
+# share one child's start-up.
+LANE_QUEUE="daemon:368 pfs:325 slurm+cluster:210 soak:159 incr:136 fti:133 drill:131 scr:124
+  veloc:120 query:120 hooks:112 python:109 owed:101 install:89 levels:84 mpi:81 ring:73 unit:71
+  remap:71 crash:70 fortran:48 h5:45 user:38 need:37 demo:37 auto:27 nodes:26 lossy:14
+  replay+cli+config+docs:18"
 
 lanes_run() {
   local dir item name sections s picked=() n=0 lane
