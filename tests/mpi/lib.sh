@@ -18,8 +18,12 @@ fresh() { # fresh base and job for one scenario
   SCRATCH_DIRS+=("$CAIRN_BASE")
 }
 gen_dir() { echo "$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node$1/gen-$2"; }
-crash() { # run a job that must die at the fault point given as $1
-  CAIRN_FAULT=$1 mpi "${@:2}" >/dev/null 2>&1 && return 1; return 0
+crash() { # crash SPECS ARGS...: a job that must die, killed at the last fault point of SPECS
+  local last=${1##*;} out rc  # (POINT:gen=G[:...]; the ones before it must not fire)
+  local gen; gen=$(sed -n 's/.*:gen=\([0-9]*\).*/\1/p' <<<"$last")
+  out=$(CAIRN_FAULT=$1 mpi "${@:2}" 2>&1) && { echo "the job did not die"; return 1; }
+  grep -q "fault injection: killing the process at ${last%%:*} (generation $gen)" <<<"$out" && return 0
+  echo "the job died, but not at ${last%%:*} (generation $gen):"; tail -n 20 <<<"$out"; return 1
 }
 pfs_gen() { echo "$CAIRN_PFS_DIR/cairn-$(id -u)/$CAIRN_JOB/gen-$1"; }
 wipe_nodes() { for x in "$@"; do rm -rf "$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node$x"; done; }
