@@ -19,7 +19,7 @@ fresh() { # fresh base and job for one scenario
 }
 gen_dir() { echo "$CAIRN_BASE/cairn-$(id -u)/$CAIRN_JOB/node$1/gen-$2"; }
 crash() { # crash SPECS ARGS...: a job that must die, killed at the last fault point of SPECS
-  local last=${1##*;} out rc  # (POINT:gen=G[:...]; the ones before it must not fire)
+  local last=${1##*;} out  # (POINT:gen=G[:...]; the ones before it must not fire)
   local gen; gen=$(sed -n 's/.*:gen=\([0-9]*\).*/\1/p' <<<"$last")
   out=$(CAIRN_FAULT=$1 mpi "${@:2}" 2>&1) && { echo "the job did not die"; return 1; }
   grep -q "fault injection: killing the process at ${last%%:*} (generation $gen)" <<<"$out" && return 0
