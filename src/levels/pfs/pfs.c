@@ -330,12 +330,24 @@ int lvl_pfs_abandon(int jobfd, const char *job, uint32_t nranks, long newest, bo
 
 /* ---- writing one aggregated file ---------------------------------------- */
 
+/* Every write to the file starts and ends on a multiple of STAGE bytes (a
+ * page, a file system block) but the last: appends are cut there, and what
+ * lies between two cuts (a frame's header, the tail of its payload) waits in
+ * the stage, copied, for the next append or the commit. A write that began
+ * or ended inside a page made the file system copy that page in two calls,
+ * and a frame's header put every page of the payload after it off its
+ * boundary: on a tmpfs, 3-6% of a level-4 file's write (issue 31). */
+#define STAGE 4096u
+
 struct lvl_pfs_file {
     int fd;
     char name[64], tmp[72];
-    uint64_t size;
+    uint64_t size;                /* bytes appended */
+    uint64_t off;                 /* bytes written: size - staged, a multiple of STAGE */
     uint64_t started;             /* bytes whose writeback was started */
     double bps, t0;               /* throttle: bytes/s (0 = none), start time */
+    size_t staged;                /* bytes in stage, waiting for the next cut */
+    uint8_t stage[STAGE];
 };
 
 /* Writeback is started every WRITEBACK bytes as the file grows, so that the
@@ -371,15 +383,40 @@ int lvl_pfs_create(int genfd, const char *name, int mib_per_s, lvl_pfs_file **ou
     return 0;
 }
 
+/* LEN bytes at P written at the file's end of written bytes. */
+static int put(lvl_pfs_file *f, const void *p, size_t len, cn_err *err)
+{
+    CN_TRY(cn_pwrite_all(f->fd, p, len, f->off, f->tmp, err));
+    f->off += len;
+    return 0;
+}
+
 int lvl_pfs_append(void *arg, const void *buf, size_t len, cn_err *err)
 {
     lvl_pfs_file *f = arg;
-    CN_TRY(cn_pwrite_all(f->fd, buf, len, f->size, f->tmp, err));
+    const uint8_t *p = buf;
+    size_t left = len;
+    if (f->staged) { /* the stage filled up to its cut first */
+        size_t take = left < STAGE - f->staged ? left : STAGE - f->staged;
+        memcpy(f->stage + f->staged, p, take);
+        f->staged += take, p += take, left -= take;
+        if (f->staged == STAGE) {
+            CN_TRY(put(f, f->stage, STAGE, err));
+            f->staged = 0;
+        }
+    }
+    size_t whole = left & ~(size_t)(STAGE - 1); /* from a cut to a cut: straight */
+    if (whole)
+        CN_TRY(put(f, p, whole, err));
+    if (left > whole) { /* nothing staged now: the stage was written or not begun */
+        memcpy(f->stage, p + whole, left - whole);
+        f->staged = left - whole;
+    }
     f->size += len;
-    if (f->size - f->started >= WRITEBACK) { /* a failure here is the sync's to report */
-        sync_file_range(f->fd, (off_t)f->started, (off_t)(f->size - f->started),
+    if (f->off - f->started >= WRITEBACK) { /* a failure here is the sync's to report */
+        sync_file_range(f->fd, (off_t)f->started, (off_t)(f->off - f->started),
                         SYNC_FILE_RANGE_WRITE);
-        f->started = f->size;
+        f->started = f->off;
     }
     if (f->bps > 0) { /* not faster than the share: sleep off any lead */
         double lead = (double)f->size / f->bps - (now() - f->t0);
@@ -394,8 +431,8 @@ int lvl_pfs_append(void *arg, const void *buf, size_t len, cn_err *err)
 
 int lvl_pfs_commit(lvl_pfs_file *f, int genfd, uint64_t sum, cn_pfile *out, cn_err *err)
 {
-    int rc = 0;
-    if (fdatasync(f->fd) != 0)
+    int rc = f->staged ? put(f, f->stage, f->staged, err) : 0;
+    if (rc == 0 && fdatasync(f->fd) != 0)
         rc = cn_fail_errno(err, errno, "cannot sync %s on the PFS", f->tmp);
     if (close(f->fd) != 0 && rc == 0)
         rc = cn_fail_errno(err, errno, "cannot close %s on the PFS", f->tmp);

@@ -298,9 +298,10 @@ void lvl_pfs_stage_prune(int jobfd, long newest);
 typedef struct lvl_pfs_file lvl_pfs_file;
 /* Start NAME.tmp under GENFD, written at most MIB_PER_S MiB/s (0: no limit). */
 int lvl_pfs_create(int genfd, const char *name, int mib_per_s, lvl_pfs_file **out, cn_err *err);
-/* Append (a cz_agg_sink: ARG is the lvl_pfs_file). */
+/* Append (a cz_agg_sink: ARG is the lvl_pfs_file). Written in whole pages
+ * but the last: up to a page waits, copied, for the next append or the commit. */
 int lvl_pfs_append(void *arg, const void *buf, size_t len, cn_err *err);
-/* Sync, rename to NAME; *OUT gets its size and SUM (cz_agg_stats.sum). Frees F.
+/* Write what waits, sync, rename to NAME; *OUT gets its size and SUM (cz_agg_stats.sum). Frees F.
  * Not the directory: the index's (or a node record's) writer syncs it, once. */
 int lvl_pfs_commit(lvl_pfs_file *f, int genfd, uint64_t sum, cn_pfile *out, cn_err *err);
 void lvl_pfs_abort(lvl_pfs_file *f, int genfd);
