@@ -34,7 +34,8 @@
 #   AGG_LU_N=20  AGG_GROUPS=1,2,4,8,16,32  AGG_REPS=3  AGG_BLOCK=0 (the library's default)
 #   AGG_H5_GROUP=32 (ranks per aggregated file of HDF5 checkpoints)
 #   L4_NP=4 (ranks = emulated nodes)  L4_SIZE=64 (MiB of doubles per rank)  L4_REPS=5
-#   L4SYNC_SHAPES="4x64 8x256" (ranks x MiB per rank, on 4 nodes)  L4SYNC_REPS=5
+#   L4SYNC_SHAPES="4x64 8x256" (ranks x MiB per rank, on 4 nodes)  L4SYNC_REPS=6 (4 at 256 MiB
+#   a rank, 5 for l4.async.flush)
 #   ASYNC_NP=4 (ranks = emulated nodes = daemons, one encoding set, m = 1)  ASYNC_SIZE=32 (MiB
 #   per rank)  ASYNC_ITERS=12  ASYNC_PASSES=48 (stencil passes per iteration)  ASYNC_PFS_EVERY=4
 #   ASYNC_REPS=3
@@ -57,7 +58,7 @@ if [ "${QUICK:-0}" = 1 ]; then
   : "${INCR_REPS:=3}" "${INCR_MAT_N:=1200}" "${INCR_LU_N:=48}" "${INCR_BLOCKS:=4,64,1024}"
   : "${INCR_SWEEP_REPS:=1}" "${INCR_HASH_MIB:=64}" "${INCR_HASH_REPS:=3}" "${INCR_XDELTA_REPS:=1}"
   : "${AGG_HEAT_N:=768}" "${AGG_HEAT_STEPS:=200}" "${AGG_MAT_N:=256}" "${AGG_GROUPS:=1,8,32}"
-  : "${AGG_REPS:=1}" "${L4_SIZE:=16}" "${L4_REPS:=3}" "${L4SYNC_SHAPES:=4x64}" "${L4SYNC_REPS:=3}"
+  : "${AGG_REPS:=1}" "${L4_SIZE:=16}" "${L4_REPS:=3}" "${L4SYNC_SHAPES:=4x64}" "${L4SYNC_REPS:=4}"
   : "${ASYNC_ITERS:=8}" "${ASYNC_REPS:=3}" "${REMAP_SIZE:=8}" "${REMAP_REPS:=3}"
   export L1_RANKS L1_SIZES L1_IOS L1_REPS EC_REPS EC_KS EC_MS RING_SIZE RING_MEMBERS RING_REPS \
     L3_SIZE L3_REPS Z_SIZE Z_REPS Z_HEAT_STEPS Z_SCALE_SIZE LOSSY_REPS LOSSY_PAPER LOSSY_CKPT_REPS INCR_REPS \

@@ -123,7 +123,8 @@ bench_l4() {
 # ---- l4sync: a synchronous level-4 checkpoint vs every rank writing straight to the PFS ----
 # (bench/l4sync_bench.c, issue 31) cairn_checkpoint(id, 4) from call to return against every
 # rank writing its array straight to its own file in the same PFS directory and hashing it
-# (FTI's level 4), interleaved, medians of L4SYNC_REPS (default 5, 3 at 256 MiB a rank); 4 ranks x 64 MiB and 8 x 256 MiB
+# (FTI's level 4), interleaved and each first in every other repetition, medians of
+# L4SYNC_REPS (default 6, 4 at 256 MiB a rank; with --async 5); 4 ranks x 64 MiB and 8 x 256 MiB
 # (L4SYNC_SHAPES) on 4 emulated nodes, with the default codec and with compression off
 # (.nocomp), straight from memory (pfs.direct on, the default) and through level 1
 # (.level1: pfs.direct off), on two PFS directories: a tmpfs (.tmpfs) and a disk file system (.ext4: ext4
@@ -191,7 +192,7 @@ bench_l4sync() {
         CAIRN_PFS_DIR=$dir CAIRN_LOG_LEVEL=error OMPI_MCA_mpi_yield_when_idle=1 \
           run_mpi "$np" env CAIRN_RANKS_PER_NODE=$((np / 4)) CAIRN_CODEC=$codec \
           CAIRN_PFS_DIRECT=$direct "$bin" --name "$name.$fs" --size "$size" \
-          --reps "${L4SYNC_REPS:-$(( size >= 256 ? 3 : 5 ))}"
+          --reps "${L4SYNC_REPS:-$(( size >= 256 ? 4 : 6 ))}"
         rm -rf "${dir:?}"/*
       done
     done
