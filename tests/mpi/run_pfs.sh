@@ -459,7 +459,7 @@ unset CAIRN_PFS_DIR MAXID
 # a generation, the flush sets it aside (damaged-gen-<id>, logged) instead of
 # removing it, and no restart or prune reads it.
 export CAIRN_RANKS_PER_NODE=1
-fresh_pfs pfs-damaged
+fresh_pfs pfs-damaged-index
 check "a damaged PFS generation re-flushed: generation 1 saved at level 4 (4 ranks on 4 nodes)" \
   scripts/mpirun.sh 4 "$T" save 1 4
 f=$(pfs_gen 1)/index

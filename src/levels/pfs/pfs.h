@@ -240,9 +240,11 @@ void cz_h5_parts_free(cz_h5_parts *ps);         /* accepts NULL */
 
 /* ---- level 4: the parallel file system (pfs.c) ------------------------- */
 /* The write bandwidth of directory DIRFD (probe.c): BYTES of noise written to a probe file
- * (unlinked at once) and synced, timed; *BPS bytes/s. */
+ * (unlinked at once) and synced, timed, LVL_PFS_PROBE_PASSES times (the file emptied in
+ * between); *BPS bytes/s of the fastest. */
 int lvl_pfs_probe(int dirfd, uint64_t bytes, double *bps, cn_err *err);
 #define LVL_PFS_PROBE_BYTES (16u << 20)
+#define LVL_PFS_PROBE_PASSES 2 /* the faster counts */
 /* Open <PFS_DIR>/cairn-<uid>/<JOB> (creating it, 0700, with CREATE). fd or < 0;
  * CAIRN_ECONFIG when PFS_DIR is empty. */
 int lvl_pfs_open(const char *pfs_dir, const char *job, bool create, cn_err *err);
