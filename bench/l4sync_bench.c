@@ -251,22 +251,23 @@ int main(int argc, char **argv)
         bool l4_first = !async && r % 2 == 1;
         double td = 0, tl = 0, tc = 0;
         for (int step = 0; step < 2; step++) {
+            bool direct_now = (step == 0) != l4_first;
             warm_memory(warm);
             check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
             double t0 = now();
-            if ((step == 0) != l4_first) {
+            if (direct_now) {
                 direct_write(dpath, (const uint8_t *)u, n * sizeof *u);
                 td = slowest(now() - t0);
                 if (async)
                     compute_for(gap);
-                continue;
-            }
-            check_cairn(cairn_checkpoint(ctx, id, CAIRN_LEVEL_PFS), ctx, "cairn_checkpoint");
-            tl = tc = slowest(now() - t0);
-            if (async) {
-                snprintf(ipath, sizeof ipath, "%s/cairn-%u/%s/gen-%ld/index", pfs,
-                         (unsigned)geteuid(), job, id);
-                tl = compute_until(ipath, id);
+            } else {
+                check_cairn(cairn_checkpoint(ctx, id, CAIRN_LEVEL_PFS), ctx, "cairn_checkpoint");
+                tl = tc = slowest(now() - t0);
+                if (async) {
+                    snprintf(ipath, sizeof ipath, "%s/cairn-%u/%s/gen-%ld/index", pfs,
+                             (unsigned)geteuid(), job, id);
+                    tl = compute_until(ipath, id);
+                }
             }
         }
         if (r >= warmup)
