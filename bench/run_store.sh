@@ -124,7 +124,8 @@ bench_l4() {
 # (bench/l4sync_bench.c, issue 31) cairn_checkpoint(id, 4) from call to return against every
 # rank writing its array straight to its own file in the same PFS directory and hashing it
 # (FTI's level 4), interleaved and each first in every other repetition, medians of
-# L4SYNC_REPS (default 6, 4 at 256 MiB a rank; with --async 5); 4 ranks x 64 MiB and 8 x 256 MiB
+# L4SYNC_REPS (default 20, 8 at 256 MiB a rank; with --async 9: at 4 x 64 on a tmpfs, medians of 6
+# ranged 0.97-1.23 from run to run, of 30 1.01-1.16); 4 ranks x 64 MiB and 8 x 256 MiB
 # (L4SYNC_SHAPES) on 4 emulated nodes, with the default codec and with compression off
 # (.nocomp), straight from memory (pfs.direct on, the default) and through level 1
 # (.level1: pfs.direct off), on two PFS directories: a tmpfs (.tmpfs) and a disk file system (.ext4: ext4
@@ -151,7 +152,7 @@ l4async() { # DIR FS NAME GAP DIRECT
     return
   fi
   "${env[@]}" bash scripts/mpirun.sh 4 "$BUILD/bench/l4sync_bench" --async --size 64 \
-    --gap "$4" --name "$3.$fs" --reps "${L4SYNC_REPS:-5}" || rc=$?
+    --gap "$4" --name "$3.$fs" --reps "${L4SYNC_REPS:-9}" || rc=$?
   "${env[@]}" "$BUILD/cairn" stop --timeout 120 >/dev/null 2>&1 || rc=$?
   [ "$rc" -eq 0 ] || { echo "# FAILED (exit $rc): $3.$fs"; failed=1; }
   rm -rf "${dir:?}"/* "${tmp:?}"/cairn-*
@@ -192,7 +193,7 @@ bench_l4sync() {
         CAIRN_PFS_DIR=$dir CAIRN_LOG_LEVEL=error OMPI_MCA_mpi_yield_when_idle=1 \
           run_mpi "$np" env CAIRN_RANKS_PER_NODE=$((np / 4)) CAIRN_CODEC=$codec \
           CAIRN_PFS_DIRECT=$direct "$bin" --name "$name.$fs" --size "$size" \
-          --reps "${L4SYNC_REPS:-$(( size >= 256 ? 4 : 6 ))}"
+          --reps "${L4SYNC_REPS:-$(( size >= 256 ? 8 : 20 ))}"
         rm -rf "${dir:?}"/*
       done
     done
