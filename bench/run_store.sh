@@ -130,7 +130,8 @@ bench_l4() {
 # (.nocomp), straight from memory (pfs.direct on, the default) and through level 1
 # (.level1: pfs.direct off), on two PFS directories: a tmpfs (.tmpfs) and a disk file system (.ext4: ext4
 # on a loop device over a file under /var/tmp when root; else .disk, a directory there;
-# L4SYNC_FS: either alone).
+# L4SYNC_FS: either alone; L4SYNC_RUNS: some of on:auto on:none off:auto off:none, pfs.direct
+# and the codec).
 # l4.async.flush: 4 ranks x 64 MiB on 4 nodes with one cairnd per node: from the level-4
 # checkpoint's return until its PFS index exists, the ranks computing meanwhile, against the
 # same direct write (l4sync_bench --async; the daemons started and stopped here). The ranks
@@ -185,7 +186,7 @@ bench_l4sync() {
         echo "# skipped: l4sync $shape: not enough free memory for $((np * size * 4)) MiB"
         continue
       fi
-      for run in on:auto on:none off:auto off:none; do
+      for run in ${L4SYNC_RUNS:-on:auto on:none off:auto off:none}; do
         direct=${run%:*} codec=${run#*:}
         name=l4.sync; [ "$direct" = off ] && name+=.level1
         [ "$shape" = 4x64 ] || name+=.$shape
