@@ -35,7 +35,8 @@
 #   AGG_H5_GROUP=32 (ranks per aggregated file of HDF5 checkpoints)
 #   L4_NP=4 (ranks = emulated nodes)  L4_SIZE=64 (MiB of doubles per rank)  L4_REPS=5
 #   L4SYNC_SHAPES="4x64 8x256" (ranks x MiB per rank, on 4 nodes)  L4SYNC_REPS=20 (8 at 256 MiB
-#   a rank, 9 for l4.async.flush)
+#   a rank, 9 for l4.async.flush)  L4SYNC_FS="tmpfs ext4"  L4SYNC_RUNS="on:auto on:none off:auto off:none"
+#   (pfs.direct:codec)
 #   ASYNC_NP=4 (ranks = emulated nodes = daemons, one encoding set, m = 1)  ASYNC_SIZE=32 (MiB
 #   per rank)  ASYNC_ITERS=12  ASYNC_PASSES=48 (stencil passes per iteration)  ASYNC_PFS_EVERY=4
 #   ASYNC_REPS=3
